@@ -1,0 +1,217 @@
+// pybind11 glue: convert arrays, release the GIL around the core, wrap the results.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <chrono>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "proxanon/distance.hpp"
+#include "proxanon/initialize.hpp"
+#include "proxanon/loss.hpp"
+#include "proxanon/neighbour_graph.hpp"
+#include "proxanon/violation_queue.hpp"
+#include "proxanon/xcolor.hpp"
+
+namespace py = pybind11;
+using namespace proxanon;
+
+namespace {
+
+using DoubleArray = py::array_t<double, py::array::c_style | py::array::forcecast>;
+using Int64Array = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>;
+
+/// Hands a vector's buffer to numpy without copying it.
+template <typename T>
+py::array_t<T> to_numpy(std::vector<T>&& data) {
+    auto* owned = new std::vector<T>(std::move(data));
+    py::capsule owner(owned, [](void* p) { delete static_cast<std::vector<T>*>(p); });
+    return py::array_t<T>(static_cast<py::ssize_t>(owned->size()), owned->data(), owner);
+}
+
+Metric parse_metric(const std::string& name) {
+    if (name == "l1") return Metric::L1;
+    if (name == "l2") return Metric::L2;
+    if (name == "linf") return Metric::Linf;
+    throw std::invalid_argument("unknown metric '" + name + "'");
+}
+
+/// A 2-D view (n x cols) of a C-contiguous float64 array; 1-D means one column.
+struct Matrix {
+    const double* data;
+    std::size_t rows;
+    std::size_t cols;
+};
+
+Matrix as_matrix(const DoubleArray& array, const char* name) {
+    if (array.ndim() == 1) return {array.data(), static_cast<std::size_t>(array.shape(0)), 1};
+    if (array.ndim() == 2) {
+        return {array.data(), static_cast<std::size_t>(array.shape(0)),
+                static_cast<std::size_t>(array.shape(1))};
+    }
+    throw std::invalid_argument(std::string(name) + " must be 1-D or 2-D");
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+py::dict graph_dict(ValueTable&& table, NeighbourGraph&& graph) {
+    std::vector<std::int64_t> degree = row_degrees(table, graph);
+    const std::size_t u_count = table.size();
+    const std::size_t s = table.s;
+    py::dict out;
+    out["values"] = to_numpy(std::move(table.values)).reshape({static_cast<py::ssize_t>(u_count),
+                                                               static_cast<py::ssize_t>(s)});
+    out["counts"] = to_numpy(std::move(table.count));
+    out["row_value"] = to_numpy(std::move(table.row_value));
+    out["offsets"] = to_numpy(std::vector<std::int64_t>(graph.offsets()));
+    out["targets"] = to_numpy(std::vector<std::int32_t>(graph.targets()));
+    out["value_degree"] = to_numpy(std::move(degree));
+    return out;
+}
+
+py::dict neighbour_graph(const DoubleArray& sensitive, const std::string& metric,
+                         const std::vector<double>& weights, double epsilon,
+                         std::size_t max_entries) {
+    const Matrix sa = as_matrix(sensitive, "sensitive");
+    ValueTable table;
+    NeighbourGraph graph;
+    {
+        py::gil_scoped_release release;
+        const Distance distance(parse_metric(metric), weights, epsilon);
+        table = ValueTable::from_rows(sa.data, sa.rows, sa.cols);
+        graph = NeighbourGraph::build(table, distance, max_entries);
+    }
+    return graph_dict(std::move(table), std::move(graph));
+}
+
+py::dict run_partition(const DoubleArray& sensitive, const std::string& metric,
+                       const std::vector<double>& weights, double epsilon, std::size_t k,
+                       double delta, const std::optional<DoubleArray>& quasi_identifiers,
+                       std::size_t search_limit, bool trace, std::size_t max_graph_entries) {
+    const Matrix sa = as_matrix(sensitive, "sensitive");
+    std::optional<Matrix> qi;
+    if (quasi_identifiers) {
+        qi = as_matrix(*quasi_identifiers, "quasi_identifiers");
+        if (qi->rows != sa.rows) throw std::invalid_argument("quasi_identifiers and sensitive differ in rows");
+    }
+    XColorParams params;
+    params.k = k;
+    params.delta = delta;
+    params.search_limit = search_limit;
+    params.trace = trace;
+
+    XColorResult result;
+    std::size_t distinct = 0;
+    std::size_t value_edges = 0;
+    double seconds_graph = 0.0;
+    {
+        py::gil_scoped_release release;
+        const auto start = std::chrono::steady_clock::now();
+        const Distance distance(parse_metric(metric), weights, epsilon);
+        const ValueTable table = ValueTable::from_rows(sa.data, sa.rows, sa.cols);
+        const NeighbourGraph graph = NeighbourGraph::build(table, distance, max_graph_entries);
+        const LossModel loss = qi ? LossModel(qi->data, qi->rows, qi->cols) : LossModel();
+        seconds_graph = seconds_since(start);
+        distinct = table.size();
+        value_edges = graph.value_edges();
+        result = run_xcolor(table, graph, loss, params);
+    }
+    const XColorStats& st = result.stats;
+    py::dict stats;
+    stats["n"] = st.n;
+    stats["m"] = st.m;
+    stats["distinct_values"] = distinct;
+    stats["value_edges"] = value_edges;
+    stats["row_edges"] = st.row_edges;
+    stats["max_degree"] = st.max_degree;
+    stats["initial_violations"] = st.initial_violations;
+    stats["initial_potential"] = st.initial_potential;
+    stats["final_potential"] = st.final_potential;
+    stats["swaps"] = st.swaps;
+    stats["set_aside"] = st.set_aside;
+    stats["classes_examined"] = st.classes_examined;
+    stats["remaining_violations"] = st.remaining_violations;
+    stats["seconds_graph"] = seconds_graph;
+    stats["seconds_initialize"] = st.seconds_initialize;
+    stats["seconds_repair"] = st.seconds_repair;
+
+    py::dict out;
+    out["groups"] = to_numpy(std::move(result.groups));
+    out["violating_rows"] = to_numpy(std::move(result.violating_rows));
+    out["violating_groups"] = to_numpy(std::move(result.violating_groups));
+    out["stats"] = stats;
+    if (trace) {
+        const auto swaps = static_cast<py::ssize_t>(result.swap_log.size() / 3);
+        out["initial_groups"] = to_numpy(std::move(result.initial_groups));
+        out["swap_log"] = to_numpy(std::move(result.swap_log)).reshape({swaps, py::ssize_t{3}});
+    }
+    return out;
+}
+
+py::array_t<std::int32_t> initialize_classes(const Int64Array& degree, std::size_t m) {
+    if (degree.ndim() != 1) throw std::invalid_argument("degree must be 1-D");
+    std::vector<std::int64_t> d(degree.data(), degree.data() + degree.shape(0));
+    std::vector<std::int32_t> classes;
+    {
+        py::gil_scoped_release release;
+        classes = initialize(d, m);
+    }
+    return to_numpy(std::move(classes));
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_core, mod) {
+    mod.doc() = "proxanon's native XColor engine (see proxanon.partition for the public API)";
+
+    mod.def("partition", &run_partition, py::arg("sensitive"), py::arg("metric"),
+            py::arg("weights"), py::arg("epsilon"), py::arg("k"), py::arg("delta"),
+            py::arg("quasi_identifiers") = py::none(), py::arg("search_limit") = 0,
+            py::arg("trace") = false, py::arg("max_graph_entries") = std::size_t{1} << 31,
+            "Build the neighbour graph, run INITIALIZE and the XColor swap loop.");
+    mod.def("neighbour_graph", &neighbour_graph, py::arg("sensitive"), py::arg("metric"),
+            py::arg("weights"), py::arg("epsilon"),
+            py::arg("max_entries") = std::size_t{1} << 31,
+            "The distinct values, their multiplicities and the CSR epsilon-neighbour graph.");
+    mod.def("initialize", &initialize_classes, py::arg("degree"), py::arg("m"),
+            "Algorithm 1: the class of each row given row degrees.");
+    mod.def("equitable_sizes", &equitable_sizes, py::arg("n"), py::arg("m"));
+    mod.def("allowed_neighbours", &allowed_neighbours, py::arg("size"), py::arg("delta"),
+            "t(V) = floor((1 - delta)(|V| - 1) + 1e-9).");
+    mod.def("neighbour_threshold", &neighbour_threshold, py::arg("epsilon"));
+
+    py::class_<ViolationQueue>(mod, "ViolationQueue",
+                               "Bucketed FIFO priority queue of rows (exposed for tests).")
+        .def(py::init<std::size_t, std::size_t>(), py::arg("rows"), py::arg("buckets"))
+        .def("push", [](ViolationQueue& q, std::int32_t row, std::size_t bucket) {
+                 if (row < 0 || static_cast<std::size_t>(row) >= q.rows()) throw py::index_error("row out of range");
+                 if (bucket >= q.buckets()) throw py::index_error("bucket out of range");
+                 if (q.contains(row)) throw std::invalid_argument("row already queued");
+                 q.push(row, bucket);
+             }, py::arg("row"), py::arg("bucket"))
+        .def("remove", [](ViolationQueue& q, std::int32_t row) {
+                 if (row < 0 || static_cast<std::size_t>(row) >= q.rows()) throw py::index_error("row out of range");
+                 if (!q.contains(row)) throw std::invalid_argument("row not queued");
+                 q.remove(row);
+             }, py::arg("row"))
+        .def("update", [](ViolationQueue& q, std::int32_t row, std::size_t bucket) {
+                 if (row < 0 || static_cast<std::size_t>(row) >= q.rows()) throw py::index_error("row out of range");
+                 if (bucket >= q.buckets()) throw py::index_error("bucket out of range");
+                 if (!q.contains(row)) throw std::invalid_argument("row not queued");
+                 q.update(row, bucket);
+             }, py::arg("row"), py::arg("bucket"))
+        .def("pop", [](ViolationQueue& q) {
+                 if (q.empty()) throw py::index_error("pop from an empty queue");
+                 return q.pop();
+             })
+        .def("__contains__", [](const ViolationQueue& q, std::int32_t row) {
+                 return row >= 0 && static_cast<std::size_t>(row) < q.rows() && q.contains(row);
+             })
+        .def("__len__", &ViolationQueue::size);
+}

@@ -1,0 +1,92 @@
+// Distances over the sensitive attribute (SPEC §1) and the epsilon-neighbour test (SPEC §2).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <stdexcept>
+#include <vector>
+
+namespace proxanon {
+
+/// The built-in metrics over sensitive components already on a common scale.
+/// L1 = sum w_i |x_i - y_i|, L2 = sqrt(sum w_i (x_i - y_i)^2), Linf = max_i w_i |x_i - y_i|.
+enum class Metric { L1, L2, Linf };
+
+/// Tolerance of the neighbour test: delta(x, y) <= eps + 1e-9 * max(1, eps) (SPEC §2).
+/// Without it |0.7 - 0.8| = 0.10000000000000009 is not within 0.1 and the paper's Table I fails.
+inline double neighbour_threshold(double epsilon) {
+    return epsilon + 1e-9 * std::max(1.0, epsilon);
+}
+
+/// Answers "is delta(x, y) <= epsilon?" for one weighted metric. Cost O(s) per test.
+class Distance {
+public:
+    Distance(Metric metric, std::vector<double> weights, double epsilon)
+        : metric_(metric), weights_(std::move(weights)), epsilon_(epsilon),
+          threshold_(neighbour_threshold(epsilon)) {
+        if (!(epsilon >= 0.0) || !std::isfinite(epsilon)) {
+            throw std::invalid_argument("epsilon must be a finite number >= 0");
+        }
+        for (double w : weights_) {
+            if (!(w >= 0.0) || !std::isfinite(w)) {
+                throw std::invalid_argument("weights must be finite and >= 0");
+            }
+        }
+    }
+
+    Metric metric() const { return metric_; }
+    double epsilon() const { return epsilon_; }
+    std::size_t dimensions() const { return weights_.size(); }
+    const std::vector<double>& weights() const { return weights_; }
+
+    /// True iff the rows x and y (each of `dimensions()` components) are epsilon-neighbours.
+    bool within(const double* x, const double* y) const {
+        const std::size_t s = weights_.size();
+        switch (metric_) {
+        case Metric::L1: {
+            double acc = 0.0;
+            for (std::size_t i = 0; i < s; ++i) {
+                acc += weights_[i] * std::fabs(x[i] - y[i]);
+                if (acc > threshold_) return false;
+            }
+            return true;
+        }
+        case Metric::L2: {
+            const double limit = threshold_ * threshold_;
+            double acc = 0.0;
+            for (std::size_t i = 0; i < s; ++i) {
+                const double diff = x[i] - y[i];
+                acc += weights_[i] * diff * diff;
+                if (acc > limit) return false;
+            }
+            return true;
+        }
+        case Metric::Linf:
+            for (std::size_t i = 0; i < s; ++i) {
+                if (weights_[i] * std::fabs(x[i] - y[i]) > threshold_) return false;
+            }
+            return true;
+        }
+        return false;
+    }
+
+    /// Half-width r_i of the box that holds every neighbour of x along component i:
+    /// within(x, y) implies |x_i - y_i| <= r_i for all three metrics (one weighted term
+    /// alone cannot exceed the threshold). Infinite when w_i == 0 (the component is free).
+    double box_radius(std::size_t i) const {
+        const double w = weights_[i];
+        if (w <= 0.0) return std::numeric_limits<double>::infinity();
+        if (metric_ == Metric::L2) return threshold_ / std::sqrt(w);
+        return threshold_ / w;
+    }
+
+private:
+    Metric metric_;
+    std::vector<double> weights_;
+    double epsilon_;
+    double threshold_;
+};
+
+}  // namespace proxanon

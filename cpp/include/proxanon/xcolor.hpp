@@ -1,0 +1,56 @@
+// XColor (Algorithm 2, §V-D): repair an equitable colouring until no vertex has more than
+// t(V) neighbours in its own class.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "proxanon/loss.hpp"
+#include "proxanon/neighbour_graph.hpp"
+
+namespace proxanon {
+
+struct XColorParams {
+    std::size_t k = 1;            ///< minimum group size; m = floor(n / k) classes
+    double delta = 0.0;           ///< t(V) = floor((1 - delta)(|V| - 1) + 1e-9)
+    std::size_t search_limit = 0; ///< classes to examine per violation before settling for the
+                                  ///< best partner seen (0 = all classes: the paper's full scan)
+    bool trace = false;           ///< keep the initial colouring and every swap
+};
+
+struct XColorStats {
+    std::int64_t n = 0;
+    std::int64_t m = 0;
+    std::int64_t max_degree = 0;         ///< Theta: the largest row degree in Psi
+    std::int64_t row_edges = 0;          ///< |E| of Psi (never materialized)
+    std::int64_t initial_violations = 0;
+    std::int64_t initial_potential = 0;  ///< monochromatic edges after INITIALIZE
+    std::int64_t final_potential = 0;
+    std::int64_t swaps = 0;
+    std::int64_t set_aside = 0;          ///< times a violation had no exchangeable partner
+    std::int64_t classes_examined = 0;
+    std::int64_t remaining_violations = 0;
+    double seconds_initialize = 0.0;
+    double seconds_repair = 0.0;
+};
+
+struct XColorResult {
+    std::vector<std::int32_t> groups;          ///< class of each row, 0 .. m-1
+    std::vector<std::int32_t> violating_rows;  ///< rows with D_V(v) > t(V) at the end, ascending
+    std::vector<std::int32_t> violating_groups;///< their classes, ascending, once each
+    std::vector<std::int32_t> initial_groups;  ///< trace only: the colouring INITIALIZE built
+    std::vector<std::int64_t> swap_log;        ///< trace only: (v, v', Lambda) per swap, flat
+    XColorStats stats;
+};
+
+/// t(V) for a class of `size` rows (SPEC §2).
+std::int32_t allowed_neighbours(std::size_t size, double delta);
+
+/// Runs INITIALIZE and the swap loop over the rows described by `table` and `graph`.
+/// Every swap lowers the potential (monochromatic edges) by at least one, so the loop makes at
+/// most |E| swaps; each examines at most every class once, O(n) (Theorem 3: O(|E| |V|)).
+XColorResult run_xcolor(const ValueTable& table, const NeighbourGraph& graph,
+                        const LossModel& loss, const XColorParams& params);
+
+}  // namespace proxanon

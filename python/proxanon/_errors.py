@@ -1,0 +1,14 @@
+"""Exceptions raised by proxanon."""
+
+
+class InfeasibleError(ValueError):
+    """No partition satisfying the requested privacy could be found.
+
+    Raised with ``on_infeasible="raise"``. The message carries the numbers (violations left,
+    maximum degree, the bound of inequality (4)) and what to try; ``partition`` holds the
+    best-effort result so a caller can still inspect it.
+    """
+
+    def __init__(self, message: str, partition: object | None = None) -> None:
+        super().__init__(message)
+        self.partition = partition

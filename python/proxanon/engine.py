@@ -1,0 +1,188 @@
+"""``partition``: the XColor engine's Python entry point (paper §IV–V, SPEC §2–3)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from proxanon import _core, _validate
+from proxanon._errors import InfeasibleError
+
+#: Adjacency entries the value-level neighbour graph may hold (4 bytes each) before
+#: ``partition`` refuses epsilon as too large for the data.
+MAX_GRAPH_ENTRIES = 400_000_000
+
+#: Classes examined per violation before the best partner seen so far is taken.
+DEFAULT_SEARCH_LIMIT = 512
+
+
+@dataclass(frozen=True)
+class Partition:
+    """The groups XColor found, whether they satisfy (ε, δ)^k-dissimilarity, and how.
+
+    ``groups[i]`` is the group (colour class) of row ``i``: ids are ``0 .. m-1`` with
+    ``m = n // k``; sizes are ``n // m`` or ``n // m + 1``.
+    ``satisfied`` is True iff every row has at most ``t(G)`` ε-neighbours in its group.
+    ``stats`` holds the numbers of the run (see ``partition``).
+    With ``trace=True``, ``initial_groups`` is the colouring INITIALIZE built and
+    ``swap_log`` one row ``(v, v', Λ)`` per swap, in order.
+    """
+
+    groups: NDArray[np.int64]
+    satisfied: bool
+    stats: dict[str, Any]
+    violating_rows: NDArray[np.int64]
+    violating_groups: NDArray[np.int64]
+    initial_groups: NDArray[np.int64] | None = field(default=None, repr=False)
+    swap_log: NDArray[np.int64] | None = field(default=None, repr=False)
+
+    @property
+    def n_groups(self) -> int:
+        return int(self.stats["m"])
+
+    def __repr__(self) -> str:
+        s = self.stats
+        verdict = "satisfied" if self.satisfied else f"{s['remaining_violations']} violating rows"
+        return (
+            f"Partition(n={s['n']}, groups={s['m']}, k={s['k']}, epsilon={s['epsilon']}, "
+            f"delta={s['delta']}, {verdict}, swaps={s['swaps']}, "
+            f"seconds={s['seconds']['total']:.3f})"
+        )
+
+
+def inequality_4_bound(n: int, k: int, delta: float) -> float:
+    """Right-hand side of inequality (4): n/2 · (1 − (1 − 1/k) · δ).
+
+    When the maximum degree Θ of the neighbour graph is at most this, Lemma 2 guarantees
+    that XColor finds a satisfying partition; it is sufficient, not necessary.
+    """
+    return n / 2.0 * (1.0 - (1.0 - 1.0 / k) * delta)
+
+
+def partition(
+    sensitive: ArrayLike,
+    *,
+    k: int,
+    epsilon: float,
+    delta: float,
+    metric: str = "l1",
+    weights: ArrayLike | None = None,
+    quasi_identifiers: ArrayLike | None = None,
+    on_infeasible: str = "raise",
+    search_limit: int | None = DEFAULT_SEARCH_LIMIT,
+    trace: bool = False,
+) -> Partition:
+    """Partition rows into groups of at least ``k`` that satisfy (ε, δ)^k-dissimilarity.
+
+    Parameters
+    ----------
+    sensitive
+        Float array ``(n, s)`` or ``(n,)``: the sensitive attribute's components, already on a
+        common scale (SPEC §1: normalize each to [0, 1]).
+    k, epsilon, delta
+        Every group has at least ``k`` rows, and no row has more than
+        ``t(G) = floor((1 − δ)(|G| − 1))`` other rows within distance ``epsilon`` in its group,
+        i.e. the proximity risk of every group is at most ``1 − delta``.
+    metric, weights
+        ``"l1"``, ``"l2"`` or ``"linf"``, weighted; weights default to ``1/s`` each.
+    quasi_identifiers
+        Optional float array ``(n, d)``. When given, swaps are chosen to keep each group's
+        QI ranges narrow (the loss of §V-B); without it the swap that lowers the potential
+        most is taken.
+    on_infeasible
+        ``"raise"`` (default): raise :class:`InfeasibleError` when violations remain.
+        ``"best_effort"``: return the partition with ``satisfied=False`` and the violating
+        rows and groups listed.
+    search_limit
+        Classes examined per violation before settling for the best partner seen; ``None``
+        examines every class (the paper's full scan). A violation with no partner among the
+        first classes always continues through all of them, so a partner is never missed.
+    trace
+        Keep the initial colouring and every swap (for verification).
+
+    Returns
+    -------
+    Partition
+        ``stats`` has ``n``, ``m``, ``k``, ``epsilon``, ``delta``, ``metric``,
+        ``distinct_values``, ``value_edges``, ``row_edges``, ``max_degree`` (Θ), ``bound``
+        and ``bound_holds`` (inequality 4), ``initial_violations``, ``initial_potential``,
+        ``swaps``, ``final_potential``, ``set_aside``, ``remaining_violations``,
+        ``violating_groups`` and ``seconds`` (graph, initialize, repair, total).
+    """
+    started = time.perf_counter()
+    sens = _validate.float_matrix(sensitive, "sensitive")
+    n, s = sens.shape
+    k, eps, dlt = _validate.privacy(k, epsilon, delta, n)
+    metric = _validate.metric(metric)
+    w = _validate.weights(weights, s)
+    qi = None
+    if quasi_identifiers is not None:
+        qi = _validate.float_matrix(quasi_identifiers, "quasi_identifiers", rows=n)
+    on_infeasible = _validate.choice(on_infeasible, "on_infeasible", _validate.ON_INFEASIBLE)
+    limit = 0 if search_limit is None else _validate.integer(search_limit, "search_limit", minimum=1)
+    if not isinstance(trace, bool):
+        raise TypeError(f"trace must be True or False, got {trace!r}")
+
+    try:
+        raw = _core.partition(
+            sens, metric, w.tolist(), eps, k, dlt,
+            quasi_identifiers=qi, search_limit=limit, trace=trace,
+            max_graph_entries=MAX_GRAPH_ENTRIES,
+        )
+    except ValueError as exc:
+        if "adjacency entries" in str(exc):
+            raise ValueError(
+                f"epsilon={eps} makes the neighbour graph over the {metric} distances too dense "
+                f"({exc}); use a smaller epsilon"
+            ) from None
+        raise
+
+    stats: dict[str, Any] = dict(raw["stats"])
+    bound = inequality_4_bound(n, k, dlt)
+    violating_groups = np.asarray(raw["violating_groups"], dtype=np.int64)
+    stats.update(
+        k=k, epsilon=eps, delta=dlt, metric=metric,
+        bound=bound, bound_holds=bool(stats["max_degree"] <= bound),
+        violating_groups=violating_groups.tolist(),
+    )
+    stats["seconds"] = {
+        "graph": stats.pop("seconds_graph"),
+        "initialize": stats.pop("seconds_initialize"),
+        "repair": stats.pop("seconds_repair"),
+        "total": time.perf_counter() - started,
+    }
+    result = Partition(
+        groups=np.asarray(raw["groups"], dtype=np.int64),
+        satisfied=stats["remaining_violations"] == 0,
+        stats=stats,
+        violating_rows=np.asarray(raw["violating_rows"], dtype=np.int64),
+        violating_groups=violating_groups,
+        initial_groups=np.asarray(raw["initial_groups"], dtype=np.int64) if trace else None,
+        swap_log=np.asarray(raw["swap_log"], dtype=np.int64) if trace else None,
+    )
+    if not result.satisfied and on_infeasible == "raise":
+        raise InfeasibleError(infeasible_message(stats), partition=result)
+    return result
+
+
+def infeasible_message(stats: dict[str, Any]) -> str:
+    """Explains an unsatisfied run: what is left, the bound, and what to change."""
+    guarantee = (
+        "holds, yet swaps alone could not remove every violation"
+        if stats["bound_holds"]
+        else "fails, so a solution is not guaranteed"
+    )
+    return (
+        f"XColor left {stats['remaining_violations']} violating row(s) in "
+        f"{len(stats['violating_groups'])} of {stats['m']} group(s) "
+        f"(k={stats['k']}, epsilon={stats['epsilon']}, delta={stats['delta']}, "
+        f"metric={stats['metric']}). The largest number of epsilon-neighbours of a row is "
+        f"max_degree={stats['max_degree']}; inequality (4) asks for at most "
+        f"n/2*(1-(1-1/k)*delta)={stats['bound']:.1f} and {guarantee}. "
+        "Try a smaller epsilon or delta, or a larger k; or pass on_infeasible='best_effort' "
+        "to get this partition with the violations flagged."
+    )
