@@ -1,0 +1,333 @@
+"""An independent verifier of (epsilon, delta)^k-dissimilarity (SPEC §2, paper §II).
+
+``audit`` takes a table's sensitive values and a partition of its rows into groups and says,
+for every group and every row, whether the privacy principle holds. It is written in plain
+numpy and shares no code with the C++ engine (it never touches ``proxanon._core`` or
+``proxanon.engine``), so it can be used to check the engine's output and to assess any
+published table, however it was produced.
+
+What is computed (SPEC §1-2):
+
+- Distance between two rows x, y with weights w (SPEC §1):
+  ``l1 = sum_i w_i |x_i - y_i|``, ``l2 = sqrt(sum_i w_i (x_i - y_i)^2)``,
+  ``linf = max_i w_i |x_i - y_i|``.
+- x and y are epsilon-neighbours iff ``distance <= epsilon + 1e-9 * max(1, epsilon)``.
+  Identical values are neighbours; a row is not its own neighbour.
+- For a group G and member v, ``D_G(v)`` is the number of other members of G that are
+  epsilon-neighbours of v, and ``t(G) = floor((1 - delta) * (|G| - 1) + 1e-9)``.
+  v *violates* when ``D_G(v) > t(G)``; G violates (epsilon, delta)-dissimilarity when one of
+  its members does.
+- ``risk(G) = max_v D_G(v) / (|G| - 1)``, and 1 when |G| = 1. D_G(v) <= t(G) is the same
+  test as ``risk(G) <= 1 - delta`` (up to 1e-9) for every group of two or more rows. A group
+  of one row has risk 1 by convention but no neighbours, so it never *violates*; it fails the
+  principle only by being small (|G| < k, i.e. whenever k >= 2).
+- G is *small* when ``|G| < k``. The partition satisfies (epsilon, delta)^k-dissimilarity iff
+  no group is small and no group violates.
+- ``vulnerability`` is the fraction of groups that violate (epsilon, delta)-dissimilarity,
+  not counting smallness (paper §VI, Fig. 4).
+
+Cost: O(sum_G |G|^2 * s) arithmetic, done in vectorized blocks whose temporaries hold at
+most about ``_BLOCK_ELEMENTS`` numbers, so memory stays bounded whatever the group sizes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from proxanon import _validate
+
+__all__ = ["AuditReport", "audit"]
+
+#: Largest number of pairwise distances held in one temporary array.
+_BLOCK_ELEMENTS = 1 << 20
+
+#: How many of the worst groups ``str(report)`` lists.
+_WORST_SHOWN = 5
+
+
+@dataclass(frozen=True, eq=False)
+class AuditReport:
+    """The outcome of :func:`audit`: verdict, per-group and per-row detail (SPEC §2).
+
+    Arrays are read-only. Group-level arrays (``group_ids``, ``group_sizes``,
+    ``group_risk``) are aligned with each other, in ascending group id order; row-level
+    ``neighbour_counts`` is in the table's row order.
+
+    Attributes:
+        satisfied: True iff every group has at least ``k`` rows and no row has more than
+            ``t(G)`` epsilon-neighbours in its group.
+        max_risk: the largest ``risk(G)`` over all groups (the risk of the partition).
+        vulnerability: fraction of groups violating (epsilon, delta)-dissimilarity, small
+            groups not counted as violations (paper §VI, Fig. 4).
+        n_groups: number of distinct group ids.
+        k, epsilon, delta, metric: the parameters the table was checked against.
+        group_ids: the distinct group ids, ascending (int64).
+        group_sizes: ``|G|`` per group (int64).
+        group_risk: ``risk(G)`` per group (float64); 1.0 for a group of one row.
+        violating_groups: ids of groups with a member whose ``D_G(v) > t(G)``, ascending.
+        small_groups: ids of groups with ``|G| < k``, ascending.
+        violating_rows: row indices with ``D_G(v) > t(G)``, ascending.
+        neighbour_counts: ``D_G(v)`` for every row (int64).
+    """
+
+    satisfied: bool
+    max_risk: float
+    vulnerability: float
+    n_groups: int
+    k: int
+    epsilon: float
+    delta: float
+    metric: str
+    group_ids: NDArray[np.int64]
+    group_sizes: NDArray[np.int64]
+    group_risk: NDArray[np.float64]
+    violating_groups: NDArray[np.int64]
+    small_groups: NDArray[np.int64]
+    violating_rows: NDArray[np.int64]
+    neighbour_counts: NDArray[np.int64]
+
+    def summary(self) -> dict[str, Any]:
+        """The scalar results as plain Python values (JSON-serializable).
+
+        Holds every scalar field plus ``n_rows`` and the counts of violating groups,
+        violating rows and small groups.
+        """
+        return {
+            "satisfied": bool(self.satisfied),
+            "max_risk": float(self.max_risk),
+            "vulnerability": float(self.vulnerability),
+            "n_groups": int(self.n_groups),
+            "k": int(self.k),
+            "epsilon": float(self.epsilon),
+            "delta": float(self.delta),
+            "metric": str(self.metric),
+            "n_rows": int(self.neighbour_counts.shape[0]),
+            "n_violating_groups": int(self.violating_groups.shape[0]),
+            "n_violating_rows": int(self.violating_rows.shape[0]),
+            "n_small_groups": int(self.small_groups.shape[0]),
+        }
+
+    def __str__(self) -> str:
+        n_rows = int(self.neighbour_counts.shape[0])
+        verdict = "satisfied" if self.satisfied else "NOT satisfied"
+        allowed = 1.0 - self.delta
+        sizes = self.group_sizes
+        if int(sizes.min()) == int(sizes.max()):
+            size_text = f"all of size {int(sizes.min())}"
+        else:
+            size_text = f"sizes {int(sizes.min())} to {int(sizes.max())}"
+        risk_note = "within" if self.max_risk <= allowed + 1e-9 else "above"
+        parameters = (
+            f"k = {self.k}, epsilon = {self.epsilon:g}, delta = {self.delta:g}, "
+            f"metric = {self.metric}"
+        )
+        n_bad_groups = self.violating_groups.shape[0]
+        n_bad_rows = self.violating_rows.shape[0]
+        lines = [
+            f"(epsilon, delta)^k-dissimilarity: {verdict}",
+            f"  parameters     : {parameters}",
+            f"  groups         : {self.n_groups:,} over {n_rows:,} rows ({size_text})",
+            f"  max risk       : {self.max_risk:.4f} ({risk_note} 1 - delta = {allowed:.4f})",
+            f"  vulnerability  : {100.0 * self.vulnerability:.2f}% of groups violate "
+            + "(epsilon, delta)-dissimilarity",
+            f"  violations     : {n_bad_groups:,} group(s), {n_bad_rows:,} row(s) with more "
+            + "than t(G) neighbours",
+            f"  small groups   : {self.small_groups.shape[0]:,} with fewer than k = {self.k} rows",
+        ]
+        order = np.lexsort((self.group_ids, -self.group_risk))[:_WORST_SHOWN]
+        lines.append(f"  worst groups   : (id, size, risk), {order.shape[0]} of {self.n_groups:,}")
+        for i in order:
+            lines.append(
+                f"    group {int(self.group_ids[i])}: {int(self.group_sizes[i])} rows, "
+                f"risk {float(self.group_risk[i]):.4f}"
+            )
+        return "\n".join(lines)
+
+
+def audit(
+    sensitive: Any,
+    groups: Any,
+    *,
+    k: int,
+    epsilon: float,
+    delta: float,
+    metric: str = "l1",
+    weights: Any = None,
+) -> AuditReport:
+    """Checks a partition against (epsilon, delta)^k-dissimilarity (SPEC §2, paper §II).
+
+    Args:
+        sensitive: sensitive values, shape (n, s) or (n,), already on a common scale
+            (the built-in metrics expect components in [0, 1]). Not modified.
+        groups: one non-negative integer group id per row; ids need not be contiguous.
+            Not modified.
+        k: minimum group size.
+        epsilon: proximity threshold; rows within ``epsilon`` (inclusive, with a 1e-9
+            tolerance) are neighbours.
+        delta: in [0, 1]; a group's risk may be at most ``1 - delta``.
+        metric: ``"l1"``, ``"l2"`` or ``"linf"``, weighted as in SPEC §1.
+        weights: one non-negative weight per sensitive column; default ``1/s`` each.
+
+    Returns:
+        An :class:`AuditReport` with the verdict, per-group risk and per-row neighbour
+        counts ``D_G(v)``.
+
+    Raises:
+        ValueError, TypeError: on malformed input; the message names the parameter.
+
+    Cost: O(sum_G |G|^2 * s) time; memory O(n * s) plus bounded blocks of distances.
+    """
+    sens = _validate.float_matrix(sensitive, "sensitive")
+    n, s = sens.shape
+    labels = _validate.group_labels(groups, n)
+    k, eps, d = _validate.privacy(k, epsilon, delta, n)
+    metric = _validate.metric(metric)
+    w = _validate.weights(weights, s)
+    threshold = eps + 1e-9 * max(1.0, eps)
+
+    order = np.argsort(labels, kind="stable")
+    sorted_labels = labels[order]
+    group_ids, starts, sizes = np.unique(sorted_labels, return_index=True, return_counts=True)
+    group_ids = group_ids.astype(np.int64)
+    sizes = sizes.astype(np.int64)
+    starts = starts.astype(np.int64)
+
+    # Zero-weight columns add exactly 0 to every distance (and never raise a maximum).
+    used = [j for j in range(s) if w[j] != 0.0]
+    columns = [np.ascontiguousarray(sens[order, j]) for j in used]
+    col_weights = [float(w[j]) for j in used]
+
+    sorted_counts = np.zeros(n, dtype=np.int64)
+    for size in np.unique(sizes):
+        g = int(size)
+        if g == 1:
+            continue
+        class_starts = starts[sizes == size]
+        if g * g <= _BLOCK_ELEMENTS:
+            _count_equal_size_groups(
+                columns, col_weights, metric, threshold, class_starts, g, sorted_counts
+            )
+        else:
+            for start in class_starts:
+                _count_large_group(
+                    columns, col_weights, metric, threshold, int(start), g, sorted_counts
+                )
+
+    neighbour_counts = np.empty(n, dtype=np.int64)
+    neighbour_counts[order] = sorted_counts
+
+    max_per_group = np.maximum.reduceat(sorted_counts, starts)
+    t = np.floor((1.0 - d) * (sizes - 1).astype(np.float64) + 1e-9).astype(np.int64)
+    group_risk = np.ones(group_ids.shape[0], dtype=np.float64)
+    multi = sizes > 1
+    group_risk[multi] = max_per_group[multi] / (sizes[multi] - 1).astype(np.float64)
+
+    group_violates = max_per_group > t
+    row_t = np.repeat(t, sizes)
+    violating_rows = np.sort(order[sorted_counts > row_t]).astype(np.int64)
+    violating_groups = group_ids[group_violates]
+    small_groups = group_ids[sizes < k]
+
+    n_groups = int(group_ids.shape[0])
+    return AuditReport(
+        satisfied=bool(violating_groups.shape[0] == 0 and small_groups.shape[0] == 0),
+        max_risk=float(group_risk.max()),
+        vulnerability=float(violating_groups.shape[0]) / n_groups,
+        n_groups=n_groups,
+        k=k,
+        epsilon=eps,
+        delta=d,
+        metric=metric,
+        group_ids=_frozen(group_ids),
+        group_sizes=_frozen(sizes),
+        group_risk=_frozen(group_risk),
+        violating_groups=_frozen(violating_groups),
+        small_groups=_frozen(small_groups),
+        violating_rows=_frozen(violating_rows),
+        neighbour_counts=_frozen(neighbour_counts),
+    )
+
+
+def _count_equal_size_groups(
+    columns: list[NDArray[np.float64]],
+    col_weights: list[float],
+    metric: str,
+    threshold: float,
+    class_starts: NDArray[np.int64],
+    g: int,
+    sorted_counts: NDArray[np.int64],
+) -> None:
+    """Writes D_G(v) for every member of the groups of size g starting at ``class_starts``.
+
+    Groups are stacked into (G, g) slices per column and compared all-pairs as (G, g, g)
+    blocks of at most ``_BLOCK_ELEMENTS`` distances.
+    """
+    per_chunk = max(1, _BLOCK_ELEMENTS // (g * g))
+    offsets = np.arange(g, dtype=np.int64)
+    for lo in range(0, class_starts.shape[0], per_chunk):
+        index = class_starts[lo : lo + per_chunk, None] + offsets  # (G, g) sorted positions
+        left = [column[index][:, :, None] for column in columns]
+        right = [member.reshape(member.shape[0], 1, g) for member in left]
+        dist = _distances(left, right, col_weights, metric, (index.shape[0], g, g))
+        within = np.count_nonzero(dist <= threshold, axis=2)
+        sorted_counts[index] = within - 1  # each row is within 0 of itself
+
+
+def _count_large_group(
+    columns: list[NDArray[np.float64]],
+    col_weights: list[float],
+    metric: str,
+    threshold: float,
+    start: int,
+    g: int,
+    sorted_counts: NDArray[np.int64],
+) -> None:
+    """Writes D_G(v) for the members of one group too big for a (g, g) block, in row blocks."""
+    members = [column[start : start + g] for column in columns]
+    per_block = max(1, _BLOCK_ELEMENTS // g)
+    right = [member[None, :] for member in members]
+    for lo in range(0, g, per_block):
+        hi = min(g, lo + per_block)
+        left = [member[lo:hi, None] for member in members]
+        dist = _distances(left, right, col_weights, metric, (hi - lo, g))
+        within = np.count_nonzero(dist <= threshold, axis=1)
+        sorted_counts[start + lo : start + hi] = within - 1
+
+
+def _distances(
+    left: list[NDArray[np.float64]],
+    right: list[NDArray[np.float64]],
+    col_weights: list[float],
+    metric: str,
+    shape: tuple[int, ...],
+) -> NDArray[np.float64]:
+    """Weighted distances (SPEC §1) between broadcast ``left`` and ``right`` columns.
+
+    Columns are accumulated left to right, one temporary of ``shape`` at a time.
+    """
+    total = np.zeros(shape, dtype=np.float64)
+    scratch = np.empty(shape, dtype=np.float64)
+    for a, b, weight in zip(left, right, col_weights):
+        np.subtract(a, b, out=scratch)
+        if metric == "l2":
+            np.multiply(scratch, scratch, out=scratch)
+        else:
+            np.abs(scratch, out=scratch)
+        if weight != 1.0:
+            np.multiply(scratch, weight, out=scratch)
+        if metric == "linf":
+            np.maximum(total, scratch, out=total)
+        else:
+            np.add(total, scratch, out=total)
+    if metric == "l2":
+        np.sqrt(total, out=total)
+    return total
+
+
+def _frozen(array: NDArray[Any]) -> NDArray[Any]:
+    array.setflags(write=False)
+    return array
