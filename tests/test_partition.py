@@ -1,0 +1,181 @@
+"""Properties of ``proxanon.partition``, checked against the independent ``audit``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import proxanon
+from proxanon import InfeasibleError, audit, partition
+from tests.conftest import brute_potential
+
+METRICS = ("l1", "l2", "linf")
+
+
+@st.composite
+def instances(draw):
+    n = draw(st.integers(2, 60))
+    s = draw(st.integers(1, 3))
+    levels = draw(st.sampled_from([3, 5, 10]))
+    cells = draw(st.lists(st.integers(0, levels), min_size=n * s, max_size=n * s))
+    sensitive = np.array(cells, dtype=float).reshape(n, s) / levels
+    k = draw(st.integers(1, max(1, n // 2)))
+    eps = draw(st.sampled_from([0.0, 0.05, 0.1, 0.2, 0.4]))
+    delta = draw(st.sampled_from([0.0, 0.3, 0.5, 0.7, 0.8, 1.0]))
+    metric = draw(st.sampled_from(METRICS))
+    with_qi = draw(st.booleans())
+    qi = None
+    if with_qi:
+        d = draw(st.integers(1, 3))
+        qi = np.array(draw(st.lists(st.integers(0, 20), min_size=n * d, max_size=n * d)),
+                      dtype=float).reshape(n, d)
+    limit = draw(st.sampled_from([None, 1, 3]))
+    return sensitive, k, eps, delta, metric, qi, limit
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(instances())
+def test_every_result_agrees_with_audit(case):
+    sensitive, k, eps, delta, metric, qi, limit = case
+    result = partition(sensitive, k=k, epsilon=eps, delta=delta, metric=metric,
+                       quasi_identifiers=qi, on_infeasible="best_effort", search_limit=limit)
+    n = len(sensitive)
+    report = audit(sensitive, result.groups, k=k, epsilon=eps, delta=delta, metric=metric)
+    # Satisfied exactly when the independent audit says so, with the same violations.
+    assert result.satisfied == report.satisfied
+    np.testing.assert_array_equal(result.violating_rows, report.violating_rows)
+    np.testing.assert_array_equal(result.violating_groups, report.violating_groups)
+    assert result.stats["remaining_violations"] == len(report.violating_rows)
+    # m = floor(n/k) groups of equitable sizes, each at least k.
+    m = n // k
+    sizes = np.bincount(result.groups, minlength=m)
+    assert len(sizes) == m == result.stats["m"]
+    assert sizes.min() == n // m and sizes.max() == -(-n // m)
+    assert sizes.min() >= k
+
+
+@settings(max_examples=150, deadline=None)
+@given(instances())
+def test_every_swap_lowers_the_potential(case):
+    sensitive, k, eps, delta, metric, qi, limit = case
+    result = partition(sensitive, k=k, epsilon=eps, delta=delta, metric=metric,
+                       quasi_identifiers=qi, on_infeasible="best_effort", search_limit=limit,
+                       trace=True)
+    s = sensitive.shape[1]
+    w = np.full(s, 1.0 / s)
+    groups = result.initial_groups.copy()
+    potential = brute_potential(sensitive, groups, metric, w, eps)
+    assert potential == result.stats["initial_potential"]
+    for v, v2, claimed in result.swap_log:
+        assert claimed < 0
+        assert groups[v] != groups[v2]
+        groups[v], groups[v2] = groups[v2], groups[v]
+        after = brute_potential(sensitive, groups, metric, w, eps)
+        assert after - potential == claimed
+        potential = after
+    np.testing.assert_array_equal(groups, result.groups)
+    assert potential == result.stats["final_potential"]
+    assert len(result.swap_log) == result.stats["swaps"]
+
+
+def test_same_input_same_output():
+    rng = np.random.default_rng(7)
+    sensitive = rng.integers(0, 8, size=(3000, 3)) / 7
+    qi = rng.integers(17, 90, size=(3000, 2)).astype(float)
+    runs = [partition(sensitive, k=10, epsilon=0.1, delta=0.7, quasi_identifiers=qi,
+                      on_infeasible="best_effort") for _ in range(3)]
+    for other in runs[1:]:
+        np.testing.assert_array_equal(runs[0].groups, other.groups)
+        assert runs[0].stats["swaps"] == other.stats["swaps"]
+
+
+def test_inputs_are_not_modified():
+    rng = np.random.default_rng(3)
+    sensitive = rng.random((500, 2))
+    qi = rng.random((500, 3))
+    weights = np.array([0.3, 0.7])
+    copies = sensitive.copy(), qi.copy(), weights.copy()
+    result = partition(sensitive, k=5, epsilon=0.05, delta=0.5, weights=weights,
+                       quasi_identifiers=qi, on_infeasible="best_effort")
+    np.testing.assert_array_equal(sensitive, copies[0])
+    np.testing.assert_array_equal(qi, copies[1])
+    np.testing.assert_array_equal(weights, copies[2])
+    assert not np.shares_memory(result.groups, sensitive)
+
+
+def test_weights_change_the_neighbour_relation():
+    # Two components; with all weight on the second, rows differing only in the first
+    # component are identical in distance and must be spread across groups.
+    sensitive = np.column_stack([np.arange(40) / 39, np.repeat([0.0, 1.0], 20)])
+    result = partition(sensitive, k=4, epsilon=0.0, delta=0.5, weights=[0.0, 1.0])
+    report = audit(sensitive, result.groups, k=4, epsilon=0.0, delta=0.5, weights=[0.0, 1.0])
+    assert result.satisfied and report.satisfied
+    unweighted = audit(sensitive, result.groups, k=4, epsilon=0.0, delta=0.5)
+    assert unweighted.max_risk == 0.0  # all rows distinct under the default weights
+
+
+def test_stats_report_the_run():
+    rng = np.random.default_rng(11)
+    sensitive = rng.integers(0, 6, size=(1000, 2)) / 5
+    result = partition(sensitive, k=10, epsilon=0.1, delta=0.6, on_infeasible="best_effort")
+    stats = result.stats
+    for key in ("n", "m", "max_degree", "bound_holds", "bound", "initial_violations", "swaps",
+                "remaining_violations", "distinct_values", "value_edges", "row_edges",
+                "initial_potential", "final_potential", "violating_groups"):
+        assert key in stats
+    assert stats["n"] == 1000 and stats["m"] == 100
+    assert set(stats["seconds"]) == {"graph", "initialize", "repair", "total"}
+    assert all(v >= 0 for v in stats["seconds"].values())
+    assert stats["bound"] == pytest.approx(1000 / 2 * (1 - (1 - 1 / 10) * 0.6))
+    assert stats["bound_holds"] == (stats["max_degree"] <= stats["bound"])
+    assert stats["distinct_values"] == len(np.unique(sensitive, axis=0))
+    assert stats["final_potential"] <= stats["initial_potential"]
+    assert stats["initial_potential"] - stats["final_potential"] >= stats["swaps"]
+
+
+def infeasible_instance():
+    # 20 rows, all the same value: every pair are neighbours, so with delta = 1 no group of
+    # size >= 2 can be free of neighbours.
+    return np.zeros((20, 2))
+
+
+def test_infeasible_raises_with_numbers_and_advice():
+    with pytest.raises(InfeasibleError) as caught:
+        partition(infeasible_instance(), k=5, epsilon=0.1, delta=1.0)
+    message = str(caught.value)
+    assert "20 violating row(s)" in message and "4 of 4 group(s)" in message
+    assert "max_degree=19" in message
+    assert "smaller epsilon or delta" in message and "larger k" in message
+    assert isinstance(caught.value, ValueError)
+    assert caught.value.partition is not None and not caught.value.partition.satisfied
+
+
+def test_best_effort_lists_the_violations():
+    result = partition(infeasible_instance(), k=5, epsilon=0.1, delta=1.0,
+                       on_infeasible="best_effort")
+    assert not result.satisfied
+    assert result.stats["violating_groups"] == [0, 1, 2, 3]
+    np.testing.assert_array_equal(result.violating_rows, np.arange(20))
+    assert "20 violating rows" in repr(result)
+
+
+def test_bound_holding_gives_a_solution():
+    # Lemma 2: Theta <= m(t+1)/2 guarantees success. 10 distinct values, 100 rows, eps = 0:
+    # Theta = 9; k = 10 gives m = 10; delta = 0.5 gives t = 4 and m(t+1)/2 = 25.
+    sensitive = np.repeat(np.arange(10) / 9, 10)
+    result = partition(sensitive, k=10, epsilon=0.0, delta=0.5)
+    assert result.stats["bound_holds"] and result.satisfied
+
+
+def test_one_dimensional_input_is_one_column():
+    values = np.linspace(0, 1, 50)
+    flat = partition(values, k=5, epsilon=0.05, delta=0.6)
+    column = partition(values.reshape(-1, 1), k=5, epsilon=0.05, delta=0.6)
+    np.testing.assert_array_equal(flat.groups, column.groups)
+
+
+def test_package_exports():
+    assert {"partition", "audit", "InfeasibleError", "Partition", "AuditReport"} <= set(
+        proxanon.__all__)

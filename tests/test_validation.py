@@ -1,0 +1,82 @@
+"""Bad input gets a clear error naming the parameter and the fix; inputs are never changed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from proxanon import partition
+
+GOOD = np.linspace(0, 1, 40).reshape(20, 2)
+
+
+def call(**overrides):
+    args = {"sensitive": GOOD, "k": 4, "epsilon": 0.1, "delta": 0.5}
+    args.update(overrides)
+    sensitive = args.pop("sensitive")
+    return partition(sensitive, **args)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "error", "pattern"),
+    [
+        ({"sensitive": np.array([[0.1, np.nan]] * 20)}, ValueError, r"sensitive .*non-finite.*row 0, column 1"),
+        ({"sensitive": np.array([[0.1, np.inf]] * 20)}, ValueError, r"sensitive .*non-finite"),
+        ({"sensitive": np.empty((0, 2))}, ValueError, r"sensitive is empty"),
+        ({"sensitive": np.empty((5, 0))}, ValueError, r"sensitive has no columns"),
+        ({"sensitive": np.zeros((2, 2, 2))}, ValueError, r"sensitive must have shape"),
+        ({"sensitive": [["a", "b"]] * 20}, TypeError, r"sensitive must be a numeric array"),
+        ({"sensitive": "abc"}, TypeError, r"sensitive must be a numeric array"),
+        ({"sensitive": None}, TypeError, r"sensitive is required"),
+        ({"k": 0}, ValueError, r"k must be >= 1"),
+        ({"k": 2.5}, TypeError, r"k must be an integer"),
+        ({"k": True}, TypeError, r"k must be an integer"),
+        ({"k": 21}, ValueError, r"k=21 is larger than the number of rows \(20\)"),
+        ({"delta": 1.5}, ValueError, r"delta must lie in \[0, 1\]"),
+        ({"delta": -0.1}, ValueError, r"delta must lie in \[0, 1\]"),
+        ({"delta": float("nan")}, ValueError, r"delta must lie in \[0, 1\]"),
+        ({"delta": "0.5"}, TypeError, r"delta must be a number"),
+        ({"epsilon": -0.1}, ValueError, r"epsilon must be a finite number >= 0"),
+        ({"epsilon": float("nan")}, ValueError, r"epsilon must be a finite number >= 0"),
+        ({"epsilon": float("inf")}, ValueError, r"epsilon must be a finite number >= 0"),
+        ({"metric": "cosine"}, ValueError, r"unknown metric 'cosine'; choose one of l1, l2, linf"),
+        ({"weights": [1.0]}, ValueError, r"weights has 1 entries but sensitive has 2 column"),
+        ({"weights": [1.0, -1.0]}, ValueError, r"weights must be finite and >= 0"),
+        ({"weights": [1.0, np.nan]}, ValueError, r"weights must be finite and >= 0"),
+        ({"quasi_identifiers": np.zeros((19, 2))}, ValueError, r"quasi_identifiers has 19 rows but sensitive has 20"),
+        ({"quasi_identifiers": np.full((20, 1), np.nan)}, ValueError, r"quasi_identifiers .*non-finite"),
+        ({"on_infeasible": "ignore"}, ValueError, r"on_infeasible must be one of 'raise', 'best_effort'"),
+        ({"search_limit": 0}, ValueError, r"search_limit must be >= 1"),
+        ({"trace": "yes"}, TypeError, r"trace must be True or False"),
+    ],
+)
+def test_bad_input_is_refused_clearly(overrides, error, pattern):
+    with pytest.raises(error, match=pattern):
+        call(**overrides)
+
+
+def test_too_large_epsilon_for_a_continuous_attribute_is_refused(monkeypatch):
+    from proxanon import engine
+
+    monkeypatch.setattr(engine, "MAX_GRAPH_ENTRIES", 10_000)
+    values = np.linspace(0, 1, 2000)
+    with pytest.raises(ValueError, match="epsilon=0.5 makes the neighbour graph .* too dense"):
+        partition(values, k=10, epsilon=0.5, delta=0.5)
+
+
+def test_metric_names_are_case_insensitive():
+    a = call(metric="L2")
+    b = call(metric="l2")
+    np.testing.assert_array_equal(a.groups, b.groups)
+
+
+def test_numpy_integer_parameters_are_accepted():
+    result = call(k=np.int64(4), delta=np.float32(0.5))
+    assert result.stats["k"] == 4
+
+
+def test_integer_and_list_inputs_are_converted_not_modified():
+    values = [[i % 5, i % 3] for i in range(20)]
+    snapshot = [row[:] for row in values]
+    call(sensitive=values, epsilon=0.0)
+    assert values == snapshot
