@@ -15,9 +15,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from _common import ADULT_CATEGORICAL_QIS, ADULT_SENSITIVE
 from numpy.typing import NDArray
 
-from _common import ADULT_CATEGORICAL_QIS, ADULT_SENSITIVE
 from proxanon.datasets import load_adult
 from proxanon.tables import scale_sensitive
 

@@ -14,9 +14,6 @@ import anonypy
 import numpy as np
 import pandas as pd
 import pytest
-from numpy.typing import NDArray
-
-import proxanon
 from _common import (
     ADULT_CATEGORICAL_QIS,
     ADULT_QIS,
@@ -26,6 +23,9 @@ from _common import (
     check_partition,
     partition_info,
 )
+from numpy.typing import NDArray
+
+import proxanon
 
 #: anonypy's distinct l-diversity parameter and its sensitive column.
 ANONYPY_L = 2

@@ -29,10 +29,10 @@ import sys
 from pathlib import Path
 
 import pytest
-
-import proxanon
 from _common import DELTA, EPSILON, K, check_partition, partition_info
 from synthetic import census_table
+
+import proxanon
 
 BENCH_DIR = Path(__file__).resolve().parent
 

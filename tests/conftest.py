@@ -13,11 +13,11 @@ from proxanon.tables import scale_sensitive
 def brute_distance(x: NDArray[np.float64], y: NDArray[np.float64], metric: str,
                    w: NDArray[np.float64]) -> float:
     """Weighted distance between two rows, written out per component (SPEC §1)."""
-    terms = [wi * abs(a - b) for a, b, wi in zip(x, y, w)]
+    terms = [wi * abs(a - b) for a, b, wi in zip(x, y, w, strict=False)]
     if metric == "l1":
         return float(sum(terms))
     if metric == "l2":
-        return float(sum(wi * (a - b) ** 2 for a, b, wi in zip(x, y, w)) ** 0.5)
+        return float(sum(wi * (a - b) ** 2 for a, b, wi in zip(x, y, w, strict=False)) ** 0.5)
     return float(max(terms))
 
 

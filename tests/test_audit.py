@@ -26,11 +26,11 @@ from proxanon import AuditReport, audit
 
 def _distance(x: list[float], y: list[float], w: list[float], metric: str) -> float:
     if metric == "l1":
-        return sum(wi * abs(a - b) for a, b, wi in zip(x, y, w))
+        return sum(wi * abs(a - b) for a, b, wi in zip(x, y, w, strict=False))
     if metric == "l2":
-        return math.sqrt(sum(wi * (a - b) ** 2 for a, b, wi in zip(x, y, w)))
+        return math.sqrt(sum(wi * (a - b) ** 2 for a, b, wi in zip(x, y, w, strict=False)))
     if metric == "linf":
-        return max(wi * abs(a - b) for a, b, wi in zip(x, y, w))
+        return max(wi * abs(a - b) for a, b, wi in zip(x, y, w, strict=False))
     raise AssertionError(metric)
 
 
@@ -456,7 +456,7 @@ def test_inputs_are_not_modified() -> None:
     weights = np.array([0.2, 0.3, 0.5])
     copies = (sensitive.copy(), groups.copy(), weights.copy())
     report = audit(sensitive, groups, k=2, epsilon=0.3, delta=0.5, metric="l2", weights=weights)
-    for original, copy in zip((sensitive, groups, weights), copies):
+    for original, copy in zip((sensitive, groups, weights), copies, strict=False):
         np.testing.assert_array_equal(original, copy)
     for name in ARRAY_FIELDS:
         array = getattr(report, name)

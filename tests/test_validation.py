@@ -20,7 +20,11 @@ def call(**overrides):
 @pytest.mark.parametrize(
     ("overrides", "error", "pattern"),
     [
-        ({"sensitive": np.array([[0.1, np.nan]] * 20)}, ValueError, r"sensitive .*non-finite.*row 0, column 1"),
+        (
+            {"sensitive": np.array([[0.1, np.nan]] * 20)},
+            ValueError,
+            r"sensitive .*non-finite.*row 0, column 1",
+        ),
         ({"sensitive": np.array([[0.1, np.inf]] * 20)}, ValueError, r"sensitive .*non-finite"),
         ({"sensitive": np.empty((0, 2))}, ValueError, r"sensitive is empty"),
         ({"sensitive": np.empty((5, 0))}, ValueError, r"sensitive has no columns"),
@@ -43,9 +47,21 @@ def call(**overrides):
         ({"weights": [1.0]}, ValueError, r"weights has 1 entries but sensitive has 2 column"),
         ({"weights": [1.0, -1.0]}, ValueError, r"weights must be finite and >= 0"),
         ({"weights": [1.0, np.nan]}, ValueError, r"weights must be finite and >= 0"),
-        ({"quasi_identifiers": np.zeros((19, 2))}, ValueError, r"quasi_identifiers has 19 rows but sensitive has 20"),
-        ({"quasi_identifiers": np.full((20, 1), np.nan)}, ValueError, r"quasi_identifiers .*non-finite"),
-        ({"on_infeasible": "ignore"}, ValueError, r"on_infeasible must be one of 'raise', 'best_effort'"),
+        (
+            {"quasi_identifiers": np.zeros((19, 2))},
+            ValueError,
+            r"quasi_identifiers has 19 rows but sensitive has 20",
+        ),
+        (
+            {"quasi_identifiers": np.full((20, 1), np.nan)},
+            ValueError,
+            r"quasi_identifiers .*non-finite",
+        ),
+        (
+            {"on_infeasible": "ignore"},
+            ValueError,
+            r"on_infeasible must be one of 'raise', 'best_effort'",
+        ),
         ({"search_limit": 0}, ValueError, r"search_limit must be >= 1"),
         ({"trace": "yes"}, TypeError, r"trace must be True or False"),
     ],

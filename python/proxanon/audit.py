@@ -311,7 +311,7 @@ def _distances(
     """
     total = np.zeros(shape, dtype=np.float64)
     scratch = np.empty(shape, dtype=np.float64)
-    for a, b, weight in zip(left, right, col_weights):
+    for a, b, weight in zip(left, right, col_weights, strict=False):
         np.subtract(a, b, out=scratch)
         if metric == "l2":
             np.multiply(scratch, scratch, out=scratch)

@@ -123,7 +123,9 @@ def partition(
     if quasi_identifiers is not None:
         qi = _validate.float_matrix(quasi_identifiers, "quasi_identifiers", rows=n)
     on_infeasible = _validate.choice(on_infeasible, "on_infeasible", _validate.ON_INFEASIBLE)
-    limit = 0 if search_limit is None else _validate.integer(search_limit, "search_limit", minimum=1)
+    limit = 0
+    if search_limit is not None:
+        limit = _validate.integer(search_limit, "search_limit", minimum=1)
     if not isinstance(trace, bool):
         raise TypeError(f"trace must be True or False, got {trace!r}")
 

@@ -55,7 +55,9 @@ def scale_sensitive(frame: pd.DataFrame, columns: Sequence[str]) -> NDArray[np.f
         columns = [columns]
     missing = [c for c in columns if c not in frame.columns]
     if missing:
-        raise KeyError(f"sensitive column(s) {missing} not in the table; it has {list(frame.columns)}")
+        raise ValueError(
+            f"sensitive column(s) {missing} not in the table; its columns are {list(frame.columns)}"
+        )
     if not columns:
         raise ValueError("give at least one sensitive column")
     return np.column_stack([scale_column(frame[c], c) for c in columns])
