@@ -90,10 +90,17 @@ py::dict neighbour_graph(const DoubleArray& sensitive, const std::string& metric
     return graph_dict(std::move(table), std::move(graph));
 }
 
+/// (parent of every node, number of leaves) of a taxonomy QI column; leaves come first.
+using TaxonomySpec = std::optional<std::pair<std::vector<std::int32_t>, std::size_t>>;
+
 py::dict run_partition(const DoubleArray& sensitive, const std::string& metric,
                        const std::vector<double>& weights, double epsilon, std::size_t k,
                        double delta, const std::optional<DoubleArray>& quasi_identifiers,
-                       std::size_t search_limit, bool trace, std::size_t max_graph_entries) {
+                       const std::vector<TaxonomySpec>& qi_taxonomies,
+                       std::size_t search_limit, bool trace, std::size_t max_graph_entries,
+                       Progress* progress,
+                       const std::optional<std::vector<std::int32_t>>& initial_groups,
+                       const std::string& init, std::size_t init_block) {
     const Matrix sa = as_matrix(sensitive, "sensitive");
     std::optional<Matrix> qi;
     if (quasi_identifiers) {
@@ -105,6 +112,19 @@ py::dict run_partition(const DoubleArray& sensitive, const std::string& metric,
     params.delta = delta;
     params.search_limit = search_limit;
     params.trace = trace;
+    params.progress = progress;
+    if (init == "degree") params.init = Init::Degree;
+    else if (init == "qi") params.init = Init::Qi;
+    else throw std::invalid_argument("unknown init '" + init + "'");
+    params.init_block = init_block;
+    if (!qi_taxonomies.empty() && (!qi || qi_taxonomies.size() != qi->cols)) {
+        throw std::invalid_argument("qi_taxonomies needs one entry per quasi-identifier column");
+    }
+    std::vector<std::optional<Taxonomy>> taxonomies;
+    for (const TaxonomySpec& spec : qi_taxonomies) {
+        if (spec) taxonomies.emplace_back(Taxonomy(spec->first, spec->second));
+        else taxonomies.emplace_back(std::nullopt);
+    }
 
     XColorResult result;
     std::size_t distinct = 0;
@@ -116,11 +136,12 @@ py::dict run_partition(const DoubleArray& sensitive, const std::string& metric,
         const Distance distance(parse_metric(metric), weights, epsilon);
         const ValueTable table = ValueTable::from_rows(sa.data, sa.rows, sa.cols);
         const NeighbourGraph graph = NeighbourGraph::build(table, distance, max_graph_entries);
-        const LossModel loss = qi ? LossModel(qi->data, qi->rows, qi->cols) : LossModel();
+        const LossModel loss = qi ? LossModel(qi->data, qi->rows, qi->cols, std::move(taxonomies))
+                                  : LossModel();
         seconds_graph = seconds_since(start);
         distinct = table.size();
         value_edges = graph.value_edges();
-        result = run_xcolor(table, graph, loss, params);
+        result = run_xcolor(table, graph, loss, params, initial_groups ? &*initial_groups : nullptr);
     }
     const XColorStats& st = result.stats;
     py::dict stats;
@@ -172,8 +193,11 @@ PYBIND11_MODULE(_core, mod) {
 
     mod.def("partition", &run_partition, py::arg("sensitive"), py::arg("metric"),
             py::arg("weights"), py::arg("epsilon"), py::arg("k"), py::arg("delta"),
-            py::arg("quasi_identifiers") = py::none(), py::arg("search_limit") = 0,
+            py::arg("quasi_identifiers") = py::none(),
+            py::arg("qi_taxonomies") = std::vector<TaxonomySpec>{}, py::arg("search_limit") = 0,
             py::arg("trace") = false, py::arg("max_graph_entries") = std::size_t{1} << 31,
+            py::arg("progress") = nullptr, py::arg("initial_groups") = py::none(),
+            py::arg("init") = "degree", py::arg("init_block") = 8,
             "Build the neighbour graph, run INITIALIZE and the XColor swap loop.");
     mod.def("neighbour_graph", &neighbour_graph, py::arg("sensitive"), py::arg("metric"),
             py::arg("weights"), py::arg("epsilon"),
@@ -185,6 +209,17 @@ PYBIND11_MODULE(_core, mod) {
     mod.def("allowed_neighbours", &allowed_neighbours, py::arg("size"), py::arg("delta"),
             "t(V) = floor((1 - delta)(|V| - 1) + 1e-9).");
     mod.def("neighbour_threshold", &neighbour_threshold, py::arg("epsilon"));
+
+    py::class_<Progress>(mod, "Progress",
+                         "Live counters of a running partition, readable from another thread.")
+        .def(py::init<>())
+        .def_property_readonly("phase", [](const Progress& p) {
+            static const char* names[] = {"graph", "initialize", "repair", "done"};
+            return std::string(names[p.phase.load(std::memory_order_relaxed)]);
+        })
+        .def_property_readonly("queued", [](const Progress& p) { return p.queued.load(std::memory_order_relaxed); })
+        .def_property_readonly("set_aside", [](const Progress& p) { return p.set_aside.load(std::memory_order_relaxed); })
+        .def_property_readonly("swaps", [](const Progress& p) { return p.swaps.load(std::memory_order_relaxed); });
 
     py::class_<ViolationQueue>(mod, "ViolationQueue",
                                "Bucketed FIFO priority queue of rows (exposed for tests).")

@@ -57,4 +57,113 @@ std::vector<std::int32_t> initialize(const std::vector<std::int64_t>& degree, st
     return assigned;
 }
 
+std::vector<std::int32_t> qi_order(const LossModel& loss, std::size_t n, std::size_t leaf) {
+    std::vector<std::int32_t> order(n);
+    for (std::size_t r = 0; r < n; ++r) order[r] = static_cast<std::int32_t>(r);
+    const std::size_t d = loss.dimensions();
+    if (d == 0) return order;
+    leaf = std::max<std::size_t>(leaf, 1);
+    // Parts still to split, as [begin, end) ranges of `order`; processed depth first with the
+    // left half on top, so finished parts are in left-to-right order already (in place).
+    std::vector<std::pair<std::size_t, std::size_t>> stack{{0, n}};
+    while (!stack.empty()) {
+        const auto [begin, end] = stack.back();
+        stack.pop_back();
+        if (end - begin <= leaf) continue;
+        std::size_t best_dim = d;
+        double best_spread = 0.0;
+        for (std::size_t i = 0; i < d; ++i) {
+            double lo = loss.row(order[begin])[i];
+            double hi = lo;
+            for (std::size_t j = begin + 1; j < end; ++j) {
+                const double x = loss.row(order[j])[i];
+                lo = std::min(lo, x);
+                hi = std::max(hi, x);
+            }
+            const double spread = lo < hi ? loss.cost(i, lo, hi) : 0.0;
+            if (spread > best_spread) { best_spread = spread; best_dim = i; }
+        }
+        if (best_dim == d) continue;  // all rows share their QI values
+        std::size_t middle = begin + (end - begin) / 2;
+        const auto first = order.begin() + static_cast<std::ptrdiff_t>(begin);
+        const auto last = order.begin() + static_cast<std::ptrdiff_t>(end);
+        auto by_dim = [&](std::int32_t a, std::int32_t b) {
+            const double xa = loss.row(a)[best_dim];
+            const double xb = loss.row(b)[best_dim];
+            return xa != xb ? xa < xb : a < b;
+        };
+        if (const Taxonomy* tax = loss.taxonomy(best_dim)) {
+            // Split where a subtree of the part's LCA ends, as near the median as possible,
+            // so that parts (and the groups cut from them) generalize below the LCA.
+            std::sort(first, last, by_dim);
+            auto leaf_at = [&](std::size_t j) {
+                return static_cast<std::int32_t>(loss.row(order[j])[best_dim]);
+            };
+            const std::int32_t lo = leaf_at(begin), hi = leaf_at(end - 1);
+            const auto [child_first, child_last] = tax->child_range(lo, hi, leaf_at(middle));
+            auto position = [&](std::int32_t boundary) {  // rows with leaf < boundary
+                std::size_t a = begin, b = end;
+                while (a < b) {
+                    const std::size_t mid = a + (b - a) / 2;
+                    if (leaf_at(mid) < boundary) a = mid + 1; else b = mid;
+                }
+                return a;
+            };
+            const std::size_t before = position(child_first);
+            const std::size_t after = position(child_last + 1);
+            const auto gap = [&](std::size_t p) { return p > middle ? p - middle : middle - p; };
+            std::size_t chosen = end;
+            for (std::size_t candidate : {before, after}) {
+                if (candidate > begin && candidate < end && (chosen == end || gap(candidate) < gap(chosen))) {
+                    chosen = candidate;
+                }
+            }
+            if (chosen != end) middle = chosen;
+        } else {
+            std::nth_element(first, order.begin() + static_cast<std::ptrdiff_t>(middle), last, by_dim);
+        }
+        stack.emplace_back(middle, end);
+        stack.emplace_back(begin, middle);
+    }
+    return order;
+}
+
+std::vector<std::int32_t> initialize_in_blocks(const std::vector<std::int64_t>& degree,
+                                               const std::vector<std::int32_t>& order,
+                                               std::size_t m, std::size_t block) {
+    const std::size_t n = degree.size();
+    if (order.size() != n) throw std::invalid_argument("order must list every row once");
+    const std::vector<std::int32_t> sizes = equitable_sizes(n, m);
+    block = std::max<std::size_t>(block, 1);
+    std::vector<std::int32_t> assigned(n, -1);
+    using Entry = std::pair<std::int64_t, std::int32_t>;  // (degree sum, class)
+    std::size_t row_start = 0;
+    for (std::size_t first = 0; first < m; first += block) {
+        const std::size_t last = std::min(first + block, m);
+        std::size_t rows = 0;
+        for (std::size_t c = first; c < last; ++c) rows += static_cast<std::size_t>(sizes[c]);
+        std::vector<std::int32_t> members(order.begin() + static_cast<std::ptrdiff_t>(row_start),
+                                          order.begin() + static_cast<std::ptrdiff_t>(row_start + rows));
+        std::sort(members.begin(), members.end(), [&](std::int32_t a, std::int32_t b) {
+            const auto da = degree[static_cast<std::size_t>(a)];
+            const auto db = degree[static_cast<std::size_t>(b)];
+            return da != db ? da > db : a < b;
+        });
+        std::priority_queue<Entry, std::vector<Entry>, std::greater<>> open;
+        std::vector<std::int32_t> room(sizes.begin() + static_cast<std::ptrdiff_t>(first),
+                                       sizes.begin() + static_cast<std::ptrdiff_t>(last));
+        for (std::size_t c = first; c < last; ++c) open.emplace(0, static_cast<std::int32_t>(c));
+        for (std::int32_t row : members) {
+            const auto [sum, c] = open.top();
+            open.pop();
+            assigned[static_cast<std::size_t>(row)] = c;
+            if (--room[static_cast<std::size_t>(c) - first] > 0) {
+                open.emplace(sum + degree[static_cast<std::size_t>(row)], c);
+            }
+        }
+        row_start += rows;
+    }
+    return assigned;
+}
+
 }  // namespace proxanon

@@ -54,17 +54,19 @@ public:
         for (std::int32_t w : touched_) count_[static_cast<std::size_t>(w)] = 0;
         touched_.clear();
     }
-    void add_closed_neighbourhood(const NeighbourGraph& graph, std::int32_t u) {
-        bump(u);
+    /// Adds `times` rows of value u: each counts in the closed neighbourhood of u.
+    void add_closed_neighbourhood(const NeighbourGraph& graph, std::int32_t u, std::int32_t times = 1) {
+        bump(u, times);
         const auto uu = static_cast<std::size_t>(u);
-        for (const std::int32_t* p = graph.begin(uu); p != graph.end(uu); ++p) bump(*p);
+        for (const std::int32_t* p = graph.begin(uu); p != graph.end(uu); ++p) bump(*p, times);
     }
     std::int32_t operator[](std::int32_t w) const { return count_[static_cast<std::size_t>(w)]; }
 
 private:
-    void bump(std::int32_t w) {
+    void bump(std::int32_t w, std::int32_t times) {
         auto& c = count_[static_cast<std::size_t>(w)];
-        if (c++ == 0) touched_.push_back(w);
+        if (c == 0) touched_.push_back(w);
+        c += times;
     }
     std::vector<std::int32_t> count_;
     std::vector<std::int32_t> touched_;
@@ -82,7 +84,7 @@ public:
            const XColorParams& params, const std::vector<std::int32_t>& initial)
         : table_(table), graph_(graph), loss_(loss), params_(params),
           n_(table.row_value.size()), m_(0), mark_a_(table.size()), mark_b_(table.size()),
-          tally_(table.size()), queue_(n_, loss.active() ? kLossBuckets : 1),
+          tally_(table.size()), value_count_(table.size(), 0), queue_(n_, loss.active() ? kLossBuckets : 1),
           state_(n_, kNone), aside_epoch_(n_, 0), in_aside_list_(n_, 0) {
         for (std::int32_t c : initial) m_ = std::max(m_, static_cast<std::size_t>(c) + 1);
         class_start_.assign(m_ + 1, 0);
@@ -122,6 +124,7 @@ public:
     void repair(XColorResult& result) {
         for (std::size_t c = 0; c < m_; ++c) refresh_class(c);
         while (true) {
+            publish();
             if (!queue_.empty()) {
                 const std::int32_t v = queue_.pop();
                 state_[at(v)] = kNone;
@@ -129,6 +132,14 @@ public:
                 continue;
             }
             if (!retry_set_aside(result)) break;
+        }
+    }
+
+    void publish() const {
+        if (Progress* p = params_.progress) {
+            p->queued.store(static_cast<std::int64_t>(queue_.size()), std::memory_order_relaxed);
+            p->set_aside.store(aside_now_, std::memory_order_relaxed);
+            p->swaps.store(swaps(), std::memory_order_relaxed);
         }
     }
 
@@ -152,12 +163,27 @@ private:
     const std::int32_t* class_end(std::size_t c) const { return members_.data() + class_start_[c + 1]; }
     std::int32_t value_of(std::int32_t r) const { return table_.row_value[at(r)]; }
 
-    /// own_ for every member of class c from scratch: O(sum of degrees of its values).
-    void count_class(std::size_t c) {
+    /// tally_ := for every value w, the rows of class c (except `skip`) in N[w]. The class's
+    /// rows are first counted per distinct value, so the cost is O(|c| + sum over its distinct
+    /// values of their degree), not O(sum over its rows): merged classes can be large.
+    void tally_class(std::size_t c, std::int32_t skip) {
         tally_.clear();
+        distinct_.clear();
         for (const std::int32_t* p = class_begin(c); p != class_end(c); ++p) {
-            tally_.add_closed_neighbourhood(graph_, value_of(*p));
+            if (*p == skip) continue;
+            auto& k = value_count_[static_cast<std::size_t>(value_of(*p))];
+            if (k++ == 0) distinct_.push_back(value_of(*p));
         }
+        for (std::int32_t u : distinct_) {
+            auto& k = value_count_[static_cast<std::size_t>(u)];
+            tally_.add_closed_neighbourhood(graph_, u, k);
+            k = 0;
+        }
+    }
+
+    /// own_ for every member of class c from scratch.
+    void count_class(std::size_t c) {
+        tally_class(c, -1);
         // tally counts each member in its own closed neighbourhood: subtract it.
         for (const std::int32_t* p = class_begin(c); p != class_end(c); ++p) {
             own_[at(*p)] = tally_[value_of(*p)] - 1;
@@ -166,10 +192,10 @@ private:
     }
 
     /// Queue priority of a violation: how much its departure lowers its class's loss, in
-    /// 1/1024 steps of the largest possible drop (one whole range per QI column).
+    /// 1/1024 steps of the largest possible drop (one whole column per QI).
     std::size_t priority(std::int32_t r, const GroupExtremes& extremes) const {
         if (!loss_.active()) return 0;
-        const double gain = -extremes.departure(loss_.row(r));
+        const double gain = -extremes.departure(loss_, loss_.row(r));
         const double scaled = gain / static_cast<double>(loss_.dimensions()) *
                               static_cast<double>(kLossBuckets - 1);
         return static_cast<std::size_t>(std::clamp(scaled, 0.0, double(kLossBuckets - 1)));
@@ -181,6 +207,7 @@ private:
         for (const std::int32_t* p = class_begin(c); p != class_end(c); ++p) {
             const std::int32_t r = *p;
             auto& state = state_[at(r)];
+            if (state == kAside) --aside_now_;
             if (is_violation(r)) {
                 const std::size_t key = priority(r, extremes_of_[c]);
                 if (state == kQueued) queue_.update(r, key);
@@ -194,6 +221,7 @@ private:
 
     void set_aside(std::int32_t v) {
         ++set_aside_count_;
+        ++aside_now_;
         state_[at(v)] = kAside;
         aside_epoch_[at(v)] = swap_log_classes_.size() / 2;
         if (!in_aside_list_[at(v)]) {
@@ -241,10 +269,7 @@ private:
         const auto home = static_cast<std::size_t>(class_of_[at(v)]);
         mark_a_.set_closed_neighbourhood(graph_, a);
         // tally_[w]: members of V \ {v} in the closed neighbourhood of w, i.e. D_V(v') - [v~v'].
-        tally_.clear();
-        for (const std::int32_t* p = class_begin(home); p != class_end(home); ++p) {
-            if (*p != v) tally_.add_closed_neighbourhood(graph_, value_of(*p));
-        }
+        tally_class(home, v);
         const std::int32_t own_v = own_[at(v)];
         const bool priced = loss_.active();
         double home_loss = 0.0;
@@ -295,9 +320,9 @@ private:
                     const double* xw = loss_.row(w);
                     double home_after = 0.0;
                     for (std::size_t i = 0; i < rest_lo.size(); ++i) {
-                        home_after += std::max(rest_hi[i], xw[i]) - std::min(rest_lo[i], xw[i]);
+                        home_after += loss_.cost(i, std::min(rest_lo[i], xw[i]), std::max(rest_hi[i], xw[i]));
                     }
-                    loss_change = home_after + away.exchange(xw, xv) - home_loss - away.loss();
+                    loss_change = home_after + away.exchange(loss_, xw, xv) - home_loss - away.loss();
                 }
                 const bool better = best < 0 || loss_change < best_loss ||
                     (loss_change == best_loss && (lambda < best_lambda || (lambda == best_lambda && w < best)));
@@ -373,6 +398,8 @@ private:
     std::vector<std::int32_t> members_, pos_, class_of_, own_, allowed_;
     ValueMark mark_a_, mark_b_;
     NeighbourTally tally_;
+    std::vector<std::int32_t> value_count_;  ///< scratch for tally_class, all zero between uses
+    std::vector<std::int32_t> distinct_;
     ViolationQueue queue_;
     std::vector<std::uint8_t> state_;
     std::vector<std::size_t> aside_epoch_;
@@ -386,17 +413,33 @@ private:
     std::vector<double> rest_lo_, rest_hi_;
     std::int64_t potential_ = 0;
     std::int64_t set_aside_count_ = 0;
+    std::int64_t aside_now_ = 0;
     std::int64_t classes_examined_ = 0;
 };
 
 }  // namespace
 
 XColorResult run_xcolor(const ValueTable& table, const NeighbourGraph& graph,
-                        const LossModel& loss, const XColorParams& params) {
+                        const LossModel& loss, const XColorParams& params,
+                        const std::vector<std::int32_t>* initial_classes) {
     const std::size_t n = table.row_value.size();
     if (params.k < 1 || params.k > n) throw std::invalid_argument("need 1 <= k <= n");
     if (graph.size() != table.size()) throw std::invalid_argument("graph and value table differ in size");
-    const std::size_t m = n / params.k;
+    std::size_t m = n / params.k;
+    if (initial_classes) {
+        if (initial_classes->size() != n) throw std::invalid_argument("initial colouring needs one class per row");
+        std::int32_t top = -1;
+        for (std::int32_t c : *initial_classes) {
+            if (c < 0) throw std::invalid_argument("initial classes must be >= 0");
+            top = std::max(top, c);
+        }
+        m = static_cast<std::size_t>(top) + 1;
+        std::vector<std::uint8_t> used(m, 0);
+        for (std::int32_t c : *initial_classes) used[static_cast<std::size_t>(c)] = 1;
+        if (std::find(used.begin(), used.end(), 0) != used.end()) {
+            throw std::invalid_argument("initial classes must use every id 0..m-1");
+        }
+    }
 
     XColorResult result;
     XColorStats& stats = result.stats;
@@ -412,17 +455,29 @@ XColorResult run_xcolor(const ValueTable& table, const NeighbourGraph& graph,
     }
     stats.row_edges = degree_sum / 2;
 
+    if (params.progress) params.progress->phase.store(Progress::kInitialize, std::memory_order_relaxed);
     auto start = Clock::now();
-    std::vector<std::int32_t> initial = initialize(degree, m);
+    std::vector<std::int32_t> initial;
+    if (initial_classes) {
+        initial = *initial_classes;
+    } else if (params.init == Init::Qi) {
+        if (!loss.active()) throw std::invalid_argument("the QI-aware start needs QI columns");
+        initial = initialize_in_blocks(degree, qi_order(loss, n, params.k), m, params.init_block);
+    } else {
+        initial = initialize(degree, m);
+    }
     if (params.trace) result.initial_groups = initial;
     Engine engine(table, graph, loss, params, initial);
     stats.seconds_initialize = seconds_since(start);
     stats.initial_potential = engine.potential();
     stats.initial_violations = engine.violations();
 
+    if (params.progress) params.progress->phase.store(Progress::kRepair, std::memory_order_relaxed);
     start = Clock::now();
     engine.repair(result);
     stats.seconds_repair = seconds_since(start);
+    engine.publish();
+    if (params.progress) params.progress->phase.store(Progress::kDone, std::memory_order_relaxed);
 
     result.groups = engine.classes();
     stats.final_potential = engine.potential();

@@ -1,7 +1,9 @@
 // C++ unit tests of the core, with no Python: run by ctest (see README, "C++ tests").
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -99,9 +101,65 @@ void test_group_extremes() {
     GroupExtremes ex;
     ex.compute(model, members.data(), members.size());
     CHECK(ex.loss() == 1.0 / 3.0);
-    CHECK(ex.departure(model.row(0)) == -1.0 / 3.0);  // the unique minimum leaves
-    CHECK(ex.departure(model.row(1)) == 0.0);         // the maximum is held twice
-    CHECK(std::fabs(ex.exchange(model.row(0), model.row(3)) - 2.0 / 3.0) < 1e-12);
+    CHECK(ex.departure(model, model.row(0)) == -1.0 / 3.0);  // the unique minimum leaves
+    CHECK(ex.departure(model, model.row(1)) == 0.0);         // the maximum is held twice
+    CHECK(std::fabs(ex.exchange(model, model.row(0), model.row(3)) - 2.0 / 3.0) < 1e-12);
+}
+
+void test_taxonomy_cost() {
+    // Leaves 0..3 in DFS order; 0,1 under node 4, 2,3 under node 5, root 6.
+    const Taxonomy tax({4, 4, 5, 5, 6, 6, -1}, 4);
+    CHECK(tax.lca(0, 1) == 4);
+    CHECK(tax.lca(1, 2) == 6);
+    CHECK(tax.lca(3, 3) == 3);
+    CHECK(tax.cost(0, 1) == 0.5);
+    CHECK(tax.cost(0, 3) == 1.0);
+    CHECK(tax.cost(2, 2) == 0.25);
+    const std::vector<double> qi = {0.0, 1.0, 3.0};
+    std::vector<std::optional<Taxonomy>> taxonomies;
+    taxonomies.emplace_back(tax);
+    const LossModel model(qi.data(), 3, 1, taxonomies);
+    const std::vector<std::int32_t> members = {0, 1};
+    GroupExtremes ex;
+    ex.compute(model, members.data(), members.size());
+    CHECK(ex.loss() == 0.5);
+    CHECK(ex.exchange(model, model.row(1), model.row(2)) == 1.0);
+    CHECK(ex.departure(model, model.row(1)) == 0.25 - 0.5);
+}
+
+void test_qi_start_is_local_and_equitable() {
+    // One numeric QI 0..99 in shuffled row order: the QI order sorts it, and classes cut from
+    // it hold consecutive values.
+    const std::size_t n = 100;
+    std::vector<double> qi(n);
+    for (std::size_t r = 0; r < n; ++r) qi[r] = static_cast<double>((r * 37) % n);
+    const LossModel model(qi.data(), n, 1);
+    const auto order = qi_order(model, n, 1);
+    std::vector<int> seen(n, 0);
+    for (auto r : order) seen[static_cast<std::size_t>(r)] += 1;
+    for (int count : seen) CHECK(count == 1);
+    for (std::size_t i = 0; i + 1 < n; ++i) {  // single-row parts: the order sorts the QI
+        CHECK(qi[static_cast<std::size_t>(order[i])] < qi[static_cast<std::size_t>(order[i + 1])]);
+    }
+    const std::vector<std::int64_t> degree(n, 3);
+    const auto classes = initialize_in_blocks(degree, order, 10, 1);
+    for (std::size_t c = 0; c < 10; ++c) {
+        double lo = 1e9, hi = -1e9;
+        int size = 0;
+        for (std::size_t r = 0; r < n; ++r) {
+            if (classes[r] != static_cast<std::int32_t>(c)) continue;
+            lo = std::min(lo, qi[r]);
+            hi = std::max(hi, qi[r]);
+            ++size;
+        }
+        CHECK(size == 10);
+        CHECK(hi - lo == 9.0);  // ten consecutive values
+    }
+    // A taxonomy column splits at subtree boundaries: leaves 0-1 | 2-3.
+    const Taxonomy tax({4, 4, 5, 5, 6, 6, -1}, 4);
+    CHECK(tax.child_range(0, 3, 1) == std::make_pair(0, 1));
+    CHECK(tax.child_range(0, 3, 2) == std::make_pair(2, 3));
+    CHECK(tax.child_range(0, 1, 1) == std::make_pair(1, 1));
 }
 
 void test_xcolor_satisfies_and_lowers_potential() {
@@ -138,6 +196,8 @@ int main() {
     test_initialize_is_equitable();
     test_queue_order();
     test_group_extremes();
+    test_taxonomy_cost();
+    test_qi_start_is_local_and_equitable();
     test_xcolor_satisfies_and_lowers_potential();
     if (failures == 0) std::puts("all C++ core tests passed");
     return failures == 0 ? 0 : 1;

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "proxanon/loss.hpp"
+
 namespace proxanon {
 
 /// Sizes of the m equitable colour classes of n rows: the first n mod m classes hold
@@ -18,5 +20,20 @@ std::vector<std::int32_t> equitable_sizes(std::size_t n, std::size_t m);
 /// the expected number of monochromatic edges (Lemma 3). Returns the class of each row.
 /// Cost O(n log n + n log m).
 std::vector<std::int32_t> initialize(const std::vector<std::int64_t>& degree, std::size_t m);
+
+/// A row order that keeps QI-close rows close (Mondrian-style): recursively split the rows at
+/// the median of the QI column whose spread, priced by the loss model, is widest (ties: lower
+/// column, then lower row), until a part has at most `leaf` rows or no spread; parts are
+/// emitted left to right. Cost O(n log n · d).
+std::vector<std::int32_t> qi_order(const LossModel& loss, std::size_t n, std::size_t leaf);
+
+/// The QI-aware start: cut `order` into runs of `block` consecutive equitable classes and,
+/// inside each run, assign its rows as Algorithm 1 does (descending degree into the class with
+/// the smallest degree sum). Groups stay QI-local (a class's rows come from one run) while
+/// each run's neighbours are spread over its classes. Class ids follow `order`, so nearby ids
+/// are QI-close. Cost O(n log n).
+std::vector<std::int32_t> initialize_in_blocks(const std::vector<std::int64_t>& degree,
+                                               const std::vector<std::int32_t>& order,
+                                               std::size_t m, std::size_t block);
 
 }  // namespace proxanon

@@ -1,25 +1,129 @@
-// The information-loss model of §V-B / SPEC §4 over numeric quasi-identifiers.
+// The information-loss model of §V-B / SPEC §4 over numeric and taxonomy quasi-identifiers.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <optional>
+#include <stdexcept>
 #include <vector>
 
 namespace proxanon {
 
-/// loss(G) = sum_i |G.A_i| / |A_i|: for a numeric QI the width of the group's interval over the
-/// width of the column. Values are stored pre-divided by the column width (a constant column
-/// costs nothing), so a group's loss is the sum of its per-column value ranges.
+/// A generalization taxonomy in the form the loss needs. Nodes 0..L-1 are the leaves in
+/// depth-first order, so every node covers a contiguous range of leaf indices and the lowest
+/// common ancestor of a set of leaves is the LCA of its smallest and largest index.
+/// Invariant: exactly one root, parent[root] = -1, every node reaches it; depth[root] = 0.
+/// Cost: lca O(depth).
+class Taxonomy {
+public:
+    /// `parent` over all nodes; the first `leaves` nodes are the leaves in DFS order.
+    Taxonomy(std::vector<std::int32_t> parent, std::size_t leaves)
+        : parent_(std::move(parent)), depth_(parent_.size(), -1),
+          fraction_(parent_.size(), 0.0), leaves_(leaves) {
+        const std::size_t nodes = parent_.size();
+        if (leaves == 0 || leaves > nodes) throw std::invalid_argument("taxonomy needs 1..nodes leaves");
+        std::size_t roots = 0;
+        for (std::size_t v = 0; v < nodes; ++v) {
+            if (parent_[v] < -1 || parent_[v] >= static_cast<std::int32_t>(nodes)) {
+                throw std::invalid_argument("taxonomy parent out of range");
+            }
+            roots += parent_[v] == -1;
+        }
+        if (roots != 1) throw std::invalid_argument("taxonomy must have exactly one root");
+        for (std::size_t v = 0; v < nodes; ++v) depth_of(v);
+        std::vector<std::int64_t> below(nodes, 0);
+        for (std::size_t leaf = 0; leaf < leaves; ++leaf) {
+            for (std::int32_t v = static_cast<std::int32_t>(leaf); v >= 0; v = parent_[at(v)]) below[at(v)] += 1;
+        }
+        for (std::size_t v = 0; v < nodes; ++v) {
+            fraction_[v] = static_cast<double>(below[v]) / static_cast<double>(leaves);
+        }
+        first_.assign(nodes, std::numeric_limits<std::int32_t>::max());
+        last_.assign(nodes, -1);
+        for (std::size_t leaf = 0; leaf < leaves; ++leaf) {
+            for (std::int32_t v = static_cast<std::int32_t>(leaf); v >= 0; v = parent_[at(v)]) {
+                first_[at(v)] = std::min(first_[at(v)], static_cast<std::int32_t>(leaf));
+                last_[at(v)] = std::max(last_[at(v)], static_cast<std::int32_t>(leaf));
+            }
+        }
+    }
+
+    std::size_t leaves() const { return leaves_; }
+
+    std::int32_t lca(std::int32_t a, std::int32_t b) const {
+        while (a != b) {
+            if (depth_[at(a)] >= depth_[at(b)]) a = parent_[at(a)]; else b = parent_[at(b)];
+        }
+        return a;
+    }
+
+    /// Leaf-index range [first, last] of the child of LCA(lo, hi) that holds `leaf`
+    /// (lo <= leaf <= hi): the subtree boundaries a split of [lo, hi] can follow.
+    std::pair<std::int32_t, std::int32_t> child_range(std::int32_t lo, std::int32_t hi,
+                                                      std::int32_t leaf) const {
+        const std::int32_t top = lca(lo, hi);
+        std::int32_t v = leaf;
+        while (parent_[at(v)] != top && v != top) v = parent_[at(v)];
+        return {first_[at(v)], last_[at(v)]};
+    }
+
+    /// |G.A| / |A|: leaves under the LCA of the leaf range [lo, hi] over all leaves.
+    double cost(std::int32_t lo, std::int32_t hi) const { return fraction_[at(lca(lo, hi))]; }
+
+private:
+    static std::size_t at(std::int32_t v) { return static_cast<std::size_t>(v); }
+
+    std::int32_t depth_of(std::size_t v) {
+        if (depth_[v] >= 0) return depth_[v];
+        // Iterative walk up to a node of known depth; a cycle is an error, not a hang.
+        std::vector<std::size_t> path;
+        std::size_t u = v;
+        while (depth_[u] < 0) {
+            if (path.size() > parent_.size()) throw std::invalid_argument("taxonomy has a cycle");
+            path.push_back(u);
+            if (parent_[u] < 0) { depth_[u] = 0; path.pop_back(); break; }
+            u = at(parent_[u]);
+        }
+        for (auto it = path.rbegin(); it != path.rend(); ++it) depth_[*it] = depth_[at(parent_[*it])] + 1;
+        return depth_[v];
+    }
+
+    std::vector<std::int32_t> parent_;
+    std::vector<std::int32_t> depth_;
+    std::vector<double> fraction_;
+    std::vector<std::int32_t> first_, last_;  ///< leaf-index range under each node
+    std::size_t leaves_;
+};
+
+/// loss(G) = sum_i |G.A_i| / |A_i|. A numeric QI costs the width of the group's interval over
+/// the width of the column (values are stored pre-divided by the column width; a constant
+/// column costs nothing). A taxonomy QI holds DFS leaf indices and costs the share of leaves
+/// under the group's lowest common ancestor. Either way a column's cost depends only on the
+/// group's smallest and largest value, so one group is priced from its per-column extremes.
 /// With no QI columns every loss is 0 and the swap loop selects on the potential alone.
 class LossModel {
 public:
     LossModel() = default;
 
-    /// `qi` is row-major n x d.
-    LossModel(const double* qi, std::size_t n, std::size_t d) : d_(d), scaled_(n * d) {
+    /// `qi` is row-major n x d; `taxonomies[i]`, when set, makes column i a taxonomy column.
+    LossModel(const double* qi, std::size_t n, std::size_t d,
+              std::vector<std::optional<Taxonomy>> taxonomies = {})
+        : d_(d), scaled_(n * d), taxonomies_(std::move(taxonomies)) {
+        taxonomies_.resize(d);
         for (std::size_t i = 0; i < d; ++i) {
+            if (taxonomies_[i]) {
+                const double top = static_cast<double>(taxonomies_[i]->leaves());
+                for (std::size_t r = 0; r < n; ++r) {
+                    const double x = qi[r * d + i];
+                    if (!(x >= 0.0 && x < top && x == static_cast<double>(static_cast<std::int64_t>(x)))) {
+                        throw std::invalid_argument("taxonomy QI values must be leaf indices");
+                    }
+                    scaled_[r * d + i] = x;
+                }
+                continue;
+            }
             double lo = std::numeric_limits<double>::infinity();
             double hi = -lo;
             for (std::size_t r = 0; r < n; ++r) {
@@ -39,13 +143,27 @@ public:
         return scaled_.data() + static_cast<std::size_t>(r) * d_;
     }
 
+    /// The taxonomy of column i, or null for a numeric column.
+    const Taxonomy* taxonomy(std::size_t i) const {
+        return taxonomies_[i] ? &*taxonomies_[i] : nullptr;
+    }
+
+    /// |G.A_i| / |A_i| for a group whose column-i values span [lo, hi].
+    double cost(std::size_t i, double lo, double hi) const {
+        if (taxonomies_[i]) {
+            return taxonomies_[i]->cost(static_cast<std::int32_t>(lo), static_cast<std::int32_t>(hi));
+        }
+        return hi - lo;
+    }
+
 private:
     std::size_t d_ = 0;
     std::vector<double> scaled_;
+    std::vector<std::optional<Taxonomy>> taxonomies_;
 };
 
 /// Per-column extremes of one group, enough to price the removal of any one member and the
-/// arrival of any one outsider in O(d) (the two-step greedy of §V-B needs both).
+/// arrival of any one outsider in O(d) cost evaluations (the two-step greedy of §V-B).
 /// Invariant per column: lo <= lo2 where lo2 is the minimum once one holder of lo leaves
 /// (equal to lo when lo is held twice; +inf when the group has a single member); hi likewise.
 class GroupExtremes {
@@ -64,29 +182,29 @@ public:
             }
         }
         loss_ = 0.0;
-        for (std::size_t i = 0; i < d; ++i) loss_ += hi_[i] - lo_[i];
+        for (std::size_t i = 0; i < d; ++i) loss_ += model.cost(i, lo_[i], hi_[i]);
     }
 
     double loss() const { return loss_; }
 
     /// loss(G \ {x}) - loss(G) for a member x: negative when x alone holds an extreme.
-    double departure(const double* x) const {
+    double departure(const LossModel& model, const double* x) const {
         double after = 0.0;
         for (std::size_t i = 0; i < lo_.size(); ++i) {
             const double lo = x[i] == lo_[i] ? lo2_[i] : lo_[i];
             const double hi = x[i] == hi_[i] ? hi2_[i] : hi_[i];
-            if (lo <= hi) after += hi - lo;
+            if (lo <= hi) after += model.cost(i, lo, hi);
         }
         return after - loss_;
     }
 
     /// loss(G \ {out} ∪ {in}) for a member `out` and an outsider `in`.
-    double exchange(const double* out, const double* in) const {
+    double exchange(const LossModel& model, const double* out, const double* in) const {
         double after = 0.0;
         for (std::size_t i = 0; i < lo_.size(); ++i) {
             const double lo = out[i] == lo_[i] ? lo2_[i] : lo_[i];
             const double hi = out[i] == hi_[i] ? hi2_[i] : hi_[i];
-            after += std::max(hi, in[i]) - std::min(lo, in[i]);
+            after += model.cost(i, std::min(lo, in[i]), std::max(hi, in[i]));
         }
         return after;
     }

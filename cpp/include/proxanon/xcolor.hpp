@@ -2,6 +2,7 @@
 // t(V) neighbours in its own class.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -11,12 +12,29 @@
 
 namespace proxanon {
 
+/// Counters a run publishes as it works, for another thread to read (relaxed atomics: each
+/// number is current, the set of them is not a snapshot).
+struct Progress {
+    enum Phase : int { kGraph = 0, kInitialize = 1, kRepair = 2, kDone = 3 };
+    std::atomic<int> phase{kGraph};
+    std::atomic<std::int64_t> queued{0};     ///< violations waiting in the queue
+    std::atomic<std::int64_t> set_aside{0};  ///< violations with no partner for now
+    std::atomic<std::int64_t> swaps{0};
+};
+
+/// How the starting colouring is built: Algorithm 1 as published (QI-blind), or the QI-aware
+/// start of `initialize_in_blocks` over `qi_order` (needs QI columns in the loss model).
+enum class Init { Degree, Qi };
+
 struct XColorParams {
     std::size_t k = 1;            ///< minimum group size; m = floor(n / k) classes
+    Init init = Init::Degree;
+    std::size_t init_block = 8;   ///< classes per QI-local run (Init::Qi)
     double delta = 0.0;           ///< t(V) = floor((1 - delta)(|V| - 1) + 1e-9)
     std::size_t search_limit = 0; ///< classes to examine per violation before settling for the
                                   ///< best partner seen (0 = all classes: the paper's full scan)
     bool trace = false;           ///< keep the initial colouring and every swap
+    Progress* progress = nullptr; ///< optional live counters
 };
 
 struct XColorStats {
@@ -47,10 +65,12 @@ struct XColorResult {
 /// t(V) for a class of `size` rows (SPEC §2).
 std::int32_t allowed_neighbours(std::size_t size, double delta);
 
-/// Runs INITIALIZE and the swap loop over the rows described by `table` and `graph`.
+/// Runs INITIALIZE (or starts from `initial`, a class id 0..m-1 per row, every id used) and the
+/// swap loop over the rows described by `table` and `graph`.
 /// Every swap lowers the potential (monochromatic edges) by at least one, so the loop makes at
 /// most |E| swaps; each examines at most every class once, O(n) (Theorem 3: O(|E| |V|)).
 XColorResult run_xcolor(const ValueTable& table, const NeighbourGraph& graph,
-                        const LossModel& loss, const XColorParams& params);
+                        const LossModel& loss, const XColorParams& params,
+                        const std::vector<std::int32_t>* initial = nullptr);
 
 }  // namespace proxanon
