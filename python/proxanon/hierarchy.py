@@ -1,0 +1,803 @@
+"""Generalization taxonomies (hierarchies) for quasi-identifier columns (SPEC §4).
+
+A :class:`Hierarchy` is a tree over one column's values: the leaves are the values, every
+inner node is a generalization of the leaves below it, and the root (``*`` by convention)
+stands for "any value". A categorical quasi-identifier of a group is published as the lowest
+common ancestor (LCA) of its values, and the group's loss for that column is the number of
+leaves under that LCA divided by the number of leaves of the tree.
+
+The tree is stored as flat NumPy arrays so the engine can work on integer codes:
+
+* nodes ``0 .. n_leaves-1`` are the leaves, numbered in depth-first order (children in
+  order of first appearance), and the inner nodes follow in depth-first pre-order, so the
+  root is node ``n_leaves``;
+* because leaves are numbered depth-first, every node covers a contiguous range
+  ``first_leaf[n] .. last_leaf[n]`` of leaf indices, and the LCA of any set of leaves is the
+  LCA of its smallest and largest index. That makes the LCA of a group two reductions
+  (``min`` and ``max``) plus a short climb.
+
+A node is identified by its path from the root, not by its label: the same label may occur
+in several places (for example a leaf ``Other`` under one branch and an inner node ``Other``
+under another). Leaf labels must be unique, because data values are matched to leaves by
+label.
+
+Taxonomy files use ARX's format (one row per leaf, ``leaf;level1;...;root``); rows may have
+different lengths (a "ragged" tree), as in the UCI Adult taxonomies of Basic Mondrian.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+from pandas.api.extensions import ExtensionArray
+
+__all__ = ["Hierarchy"]
+
+#: Largest magnitude up to which every integer is exactly representable as a float64.
+_EXACT_FLOAT_INT = 2.0**53
+
+#: Relative tolerance below a band boundary within which from_intervals rounds up.
+_BOUNDARY_SLACK = 1e-9
+
+
+def _canonical(value: Any) -> str | None:
+    """The label a data value is matched against, or None for a missing value.
+
+    Strings are stripped (taxonomy labels are stripped too, so surrounding whitespace could
+    never match). Integral numbers, including floats such as ``39.0``, become ``str(int(v))``
+    so that an age read as a float still finds the leaf ``"39"``; other floats become
+    ``str(float(v))``. Booleans become ``"True"``/``"False"``.
+    """
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    if isinstance(value, numbers.Real):
+        number = float(value)
+        if math.isnan(number):
+            return None
+        if number.is_integer():
+            return str(int(number))
+        return str(number)
+    if value is pd.NA or value is pd.NaT:
+        return None
+    raise TypeError(
+        f"value {value!r} of type {type(value).__name__} cannot be matched to a hierarchy "
+        "label: convert the column to strings or numbers first"
+    )
+
+
+def _label(value: Any, where: str) -> str:
+    """A taxonomy label given by the caller (from_rows, from_dict): a string or a number."""
+    label = _canonical(value) if isinstance(value, (str, numbers.Real, np.bool_)) else None
+    if label is not None:
+        return label
+    raise TypeError(
+        f"{where}: a label must be a string or a number, got {value!r} "
+        f"({type(value).__name__})"
+    )
+
+
+def _factorize(values: Any, name: str) -> tuple[NDArray[np.intp], list[Any]]:
+    """Codes (-1 for missing) and the distinct raw values in order of first occurrence.
+
+    Works on lists, tuples, NumPy arrays, pandas Series/Index/Categorical; a scalar is
+    treated as a one-element sequence. Hashing is done by pandas, so only the distinct
+    values are handled in Python.
+    """
+    if isinstance(values, pd.DataFrame):
+        raise TypeError(f"{name}: got a DataFrame; pass a single column, e.g. frame['column']")
+    data: Any
+    if isinstance(values, (pd.Series, pd.Index, ExtensionArray, np.ndarray)):
+        data = values.reshape(1) if isinstance(values, np.ndarray) and values.ndim == 0 else values
+    elif isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        data = pd.Series([values], dtype=object)
+    else:
+        items = list(values)
+        data = pd.Series(items, dtype=None if items else object)
+    if np.ndim(data) != 1:
+        raise ValueError(
+            f"{name} must be one-dimensional (one value per row); got shape {np.shape(data)}"
+        )
+    try:
+        codes, uniques = pd.factorize(data, use_na_sentinel=True)
+    except TypeError as exc:  # unhashable elements, e.g. lists
+        raise TypeError(f"{name}: values must be strings or numbers ({exc})") from None
+    return np.asarray(codes, dtype=np.intp), list(uniques.tolist())
+
+
+def _format_examples(labels: Sequence[str], limit: int = 5) -> str:
+    shown = ", ".join(repr(label) for label in labels[:limit])
+    return shown + (", ..." if len(labels) > limit else "")
+
+
+def _clean_row(row: Any, where: str) -> tuple[str, ...] | None:
+    """A taxonomy row as stripped labels (leaf first), or None for a blank row.
+
+    Trailing empty fields (a trailing separator) are ignored; an empty field before the last
+    label is an error, as is a row with a single label (a leaf needs a root above it).
+    """
+    if isinstance(row, (str, bytes)):
+        raise TypeError(
+            f"{where} is a string ({row!r}); each row must be a sequence of labels "
+            "(leaf, parent, ..., root), e.g. line.split(';')"
+        )
+    if not isinstance(row, Iterable):
+        raise TypeError(
+            f"{where} must be a sequence of labels (leaf, parent, ..., root), "
+            f"got {type(row).__name__}"
+        )
+    fields = [field.strip() if isinstance(field, str) else field for field in row]
+    while fields and fields[-1] == "":
+        fields.pop()
+    if not fields:
+        return None
+    labels = tuple(_label(field, where) for field in fields)
+    if "" in labels:
+        position = labels.index("")
+        raise ValueError(
+            f"{where} has an empty field at position {position + 1} of {len(labels)} "
+            f"({';'.join(labels)!r}); every level between the leaf and the root needs a label"
+        )
+    if len(labels) == 1:
+        raise ValueError(
+            f"{where} has a single label {labels[0]!r}; a row must list the leaf and then its "
+            "ancestors up to the root (e.g. 'value;*'), since the root alone cannot be a leaf"
+        )
+    return labels
+
+
+def _rows_to_paths(
+    rows: Iterable[Any], source: str
+) -> tuple[list[tuple[str, ...]], list[str]]:
+    """Root-first paths and their row descriptions from leaf-first rows; checks the root.
+
+    ``source`` (a file name, or "" for in-memory rows) prefixes the row numbers in errors.
+    """
+    if isinstance(rows, (str, bytes)) or not isinstance(rows, Iterable):
+        raise TypeError(
+            "rows must be an iterable of rows, each a sequence of labels "
+            f"(leaf, parent, ..., root); got {type(rows).__name__}"
+        )
+    paths: list[tuple[str, ...]] = []
+    wheres: list[str] = []
+    root: str | None = None
+    root_where = ""
+    for number, row in enumerate(rows, start=1):
+        where = f"{source}: row {number}" if source else f"row {number}"
+        labels = _clean_row(row, where)
+        if labels is None:
+            continue
+        if root is None:
+            root, root_where = labels[-1], where
+        elif labels[-1] != root:
+            raise ValueError(
+                f"{where} ends at root {labels[-1]!r} but {root_where} ends at root {root!r}; "
+                "every row must end at the same root label"
+            )
+        paths.append(tuple(reversed(labels)))
+        wheres.append(where)
+    if not paths:
+        raise ValueError(
+            f"{source or 'rows'}: no rows; a hierarchy needs at least one row "
+            "'leaf;...;root'"
+        )
+    return paths, wheres
+
+
+def _describe_path(path: Sequence[str]) -> str:
+    return " > ".join(repr(label) for label in path)
+
+
+class Hierarchy:
+    """A generalization taxonomy (tree) over one column's values.
+
+    Build one with :meth:`from_csv` (ARX files), :meth:`from_rows`, :meth:`from_dict`,
+    :meth:`from_intervals` (nested numeric bands) or :meth:`flat`; ``Hierarchy(rows)`` is the
+    same as ``Hierarchy.from_rows(rows)``.
+
+    Attributes (the arrays are read-only):
+
+    ``leaves``
+        leaf labels in depth-first order; leaf ``i`` is node ``i``.
+    ``labels``
+        the label of every node: the leaves first, then the inner nodes in depth-first
+        pre-order (the root is node ``n_leaves``).
+    ``parent``, ``depth``
+        int32 per node; the root has parent -1 and depth 0.
+    ``leaf_counts``, ``first_leaf``, ``last_leaf``
+        int64 per node: the number of leaves under the node and the contiguous range of leaf
+        indices it covers (a leaf covers itself).
+    ``root``, ``height``, ``n_leaves``
+        the root label, the largest leaf depth (edges from the root) and the number of
+        leaves.
+    """
+
+    leaves: tuple[str, ...]
+    labels: tuple[str, ...]
+    parent: NDArray[np.int32]
+    depth: NDArray[np.int32]
+    leaf_counts: NDArray[np.int64]
+    first_leaf: NDArray[np.int64]
+    last_leaf: NDArray[np.int64]
+    root: str
+    height: int
+    n_leaves: int
+
+    def __init__(self, rows: Iterable[Sequence[str]]) -> None:
+        paths, wheres = _rows_to_paths(rows, "")
+        self._build(paths, wheres)
+
+    # ------------------------------------------------------------------ constructors
+
+    @classmethod
+    def from_csv(
+        cls, path: str | os.PathLike[str], sep: str = ";", encoding: str = "utf-8"
+    ) -> Hierarchy:
+        """Reads a taxonomy file in ARX's format: one ``leaf;level1;...;root`` row per leaf.
+
+        Rows may have different lengths (ragged trees). Blank lines are skipped, fields are
+        stripped of whitespace, LF and CRLF line endings and a UTF-8 byte-order mark are
+        accepted, and a trailing separator is ignored. There is no quoting: a label cannot
+        contain ``sep``. Errors name the file and the row (line) number.
+        """
+        if not isinstance(sep, str) or sep == "":
+            raise ValueError(f"sep must be a non-empty string such as ';', got {sep!r}")
+        with open(path, encoding=encoding, newline="") as handle:
+            text = handle.read()
+        text = text.removeprefix("\ufeff")
+        rows = (line.split(sep) for line in text.split("\n"))
+        hierarchy = cls.__new__(cls)
+        paths, wheres = _rows_to_paths(rows, os.fspath(path))
+        hierarchy._build(paths, wheres)
+        return hierarchy
+
+    @classmethod
+    def from_rows(cls, rows: Iterable[Sequence[str]]) -> Hierarchy:
+        """A taxonomy from rows ``(leaf, parent, ..., root)``, as in an ARX file.
+
+        Rows may differ in length; all must end at the same root. Labels may be strings or
+        numbers (numbers are written as :meth:`leaf_index` matches them, e.g. ``39.0`` ->
+        ``"39"``). Empty rows are skipped; errors name the (1-based) row number.
+        """
+        return cls(rows)
+
+    @classmethod
+    def from_dict(cls, tree: Mapping[Any, Any]) -> Hierarchy:
+        """A taxonomy from nested mappings: ``{label: children}``.
+
+        ``children`` is a mapping (a subtree), a list or tuple of leaf labels, or None (the
+        label is a leaf). Children keep the mapping's / list's order. If the top-level
+        mapping has exactly one key, that key is the root; otherwise its keys hang under an
+        implicit root ``"*"``. Example::
+
+            Hierarchy.from_dict({"*": {"Government": ["Federal-gov", "State-gov"],
+                                       "Private": None}})
+        """
+        if not isinstance(tree, Mapping):
+            raise TypeError(
+                f"from_dict expects a mapping {{label: children}}, got {type(tree).__name__}"
+            )
+        if not tree:
+            raise ValueError("from_dict got an empty mapping; a hierarchy needs at least one leaf")
+        if len(tree) == 1:
+            (key, children), = tree.items()
+            root = _label(key, "from_dict: the root")
+            if root == "":
+                raise ValueError("from_dict: the root label is empty; use e.g. '*'")
+            if children is None:
+                raise ValueError(
+                    f"from_dict: the single top-level key {root!r} is taken as the root, but "
+                    f"it has no children; give it children or wrap it, e.g. "
+                    f"{{'*': {{{root!r}: None}}}}"
+                )
+        else:
+            root, children = "*", tree
+        paths: list[tuple[str, ...]] = []
+        wheres: list[str] = []
+        stack: list[tuple[tuple[str, ...], Any]] = [((root,), children)]
+        while stack:
+            prefix, node_children = stack.pop()
+            where = f"from_dict: {_describe_path(prefix)}"
+            if node_children is None:
+                paths.append(prefix)
+                wheres.append("from_dict")  # errors about a leaf also print its path
+                continue
+            if isinstance(node_children, Mapping):
+                items = [
+                    (prefix + (_label(key, where),), sub) for key, sub in node_children.items()
+                ]
+            elif isinstance(node_children, (list, tuple)):
+                items = []
+                for item in node_children:
+                    if isinstance(item, (Mapping, list, tuple, set)):
+                        raise TypeError(
+                            f"{where}: a list of children may hold only leaf labels, got "
+                            f"{type(item).__name__} {item!r}; use a mapping for subtrees"
+                        )
+                    items.append((prefix + (_label(item, where),), None))
+            else:
+                hint = "; sets have no order, use a list" if isinstance(
+                    node_children, (set, frozenset)
+                ) else ""
+                raise TypeError(
+                    f"{where}: children must be a mapping (subtree), a list/tuple of leaf "
+                    f"labels or None (a leaf), got {type(node_children).__name__}{hint}"
+                )
+            if not items:
+                raise ValueError(
+                    f"{where} has an empty collection of children; use None to make it a leaf"
+                )
+            for item_path, _ in items:
+                if item_path[-1] == "":
+                    raise ValueError(f"{where} has a child with an empty label")
+            stack.extend(reversed(items))
+        hierarchy = cls.__new__(cls)
+        hierarchy._build(paths, wheres)
+        return hierarchy
+
+    @classmethod
+    def from_intervals(
+        cls,
+        values: Any,
+        widths: Sequence[float],
+        *,
+        origin: float = 0,
+        root: str = "*",
+    ) -> Hierarchy:
+        """A numeric taxonomy of nested intervals (bands) over the distinct ``values``.
+
+        The leaves are the distinct values in ascending order. Level ``j`` (``j = 0`` just
+        above the leaves) puts a value ``v`` in the band starting at
+        ``a = origin + floor((v - origin) / widths[j]) * widths[j]``; the root is on top.
+        The widths must be positive, strictly increasing, and each an integer multiple of the
+        previous one, so that every band lies inside one band of the next level. Bands are
+        labelled ``"a-b"`` with ``b = a + width - 1`` when the values, origin and widths are
+        all integers (ARX style, e.g. ``"35-39"``), else ``"[a, a + width)"``; for floats, a
+        value within a relative 1e-9 below a boundary counts as on it (so ``0.3`` is in
+        ``[0.3, 0.4)`` with width ``0.1``). An empty ``widths`` gives a flat hierarchy.
+
+        ARX's age hierarchy puts 1..5 in a band it labels ``"0-4"``; ``origin=1`` gives the
+        same bands, labelled ``"1-5"``.
+        """
+        numbers_, integral = _numeric_values(values, "values")
+        origin_value = _finite_real(origin, "origin")
+        width_values = _check_widths(widths)
+        root_label = _root_label(root)
+        integral = (
+            integral
+            and float(origin_value).is_integer()
+            and all(float(w).is_integer() for w in width_values)
+        )
+        distinct = np.unique(numbers_)
+        leaf_labels = [_canonical(v) or "" for v in distinct.tolist()]
+        levels: list[list[str]] = []
+        if integral:
+            ints = distinct.astype(np.int64)
+            start = int(origin_value)
+            previous: NDArray[np.int64] | None = None
+            previous_width = 1
+            for width_float in width_values:
+                width = int(width_float)
+                if previous is None:
+                    index = (ints - start) // width
+                else:
+                    index = previous // (width // previous_width)
+                previous, previous_width = index, width
+                starts = start + index * width
+                levels.append([f"{a}-{a + width - 1}" for a in starts.tolist()])
+        else:
+            floats = distinct.astype(np.float64)
+            start_f = float(origin_value)
+            previous = None
+            previous_width_f = 1.0
+            for width_f in width_values:
+                if previous is None:
+                    # A value a rounding error below a boundary belongs to the band above
+                    # (0.3 with width 0.1 goes to [0.3, 0.4) although 0.3 / 0.1 < 3 in
+                    # floating point), so decimal boundaries behave as written.
+                    quotient = (floats - start_f) / width_f
+                    slack = _BOUNDARY_SLACK * np.maximum(1.0, np.abs(quotient))
+                    index = np.floor(quotient + slack).astype(np.int64)
+                else:
+                    index = previous // int(round(width_f / previous_width_f))
+                previous, previous_width_f = index, width_f
+                starts_f = (start_f + index * width_f).tolist()
+                levels.append(_interval_labels(starts_f, width_f, index.tolist()))
+        paths = [
+            (root_label, *(level[i] for level in reversed(levels)), leaf_labels[i])
+            for i in range(len(leaf_labels))
+        ]
+        wheres = [f"from_intervals: value {label!r}" for label in leaf_labels]
+        hierarchy = cls.__new__(cls)
+        hierarchy._build(paths, wheres)
+        return hierarchy
+
+    @classmethod
+    def flat(cls, values: Any, root: str = "*") -> Hierarchy:
+        """A one-level taxonomy: the distinct values as leaves directly under ``root``.
+
+        Values are matched as in :meth:`leaf_index` (``39`` and ``39.0`` are one leaf
+        ``"39"``). Leaves are sorted numerically when every value is a number, else as
+        strings. Only values that occur are leaves (unused categories of a Categorical are
+        not).
+        """
+        root_label = _root_label(root)
+        codes, uniques = _factorize(values, "values")
+        if (codes < 0).any():
+            missing = int((codes < 0).sum())
+            raise ValueError(
+                f"values contain {missing} missing value(s) (None/NaN), first at position "
+                f"{int(np.flatnonzero(codes < 0)[0])}; drop or impute them first"
+            )
+        if not uniques:
+            raise ValueError("values is empty; a flat hierarchy needs at least one value")
+        labels: dict[str, Any] = {}
+        for value in uniques:
+            label = _canonical(value)
+            if label is None or label == "":
+                raise ValueError(
+                    f"values contain {value!r}, which cannot be a label; drop or replace it"
+                )
+            labels.setdefault(label, value)
+        numeric = all(
+            isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
+            for v in labels.values()
+        )
+        if numeric:
+            ordered = sorted(labels, key=lambda label: float(labels[label]))
+        else:
+            ordered = sorted(labels)
+        paths = [(root_label, label) for label in ordered]
+        wheres = [f"flat: value {label!r}" for label in ordered]
+        hierarchy = cls.__new__(cls)
+        hierarchy._build(paths, wheres)
+        return hierarchy
+
+    # ------------------------------------------------------------------ construction
+
+    def _build(self, paths: Sequence[tuple[str, ...]], wheres: Sequence[str]) -> None:
+        """Builds the arrays from root-first paths (one per leaf, in input order).
+
+        Checks that leaf labels are unique and that no path both ends at a node (a leaf) and
+        passes through it (an inner node) - e.g. rows 'A;*' and 'B;A;*'.
+        """
+        children: dict[tuple[str, ...], list[tuple[str, ...]]] = {}
+        inner_where: dict[tuple[str, ...], str] = {}
+        leaf_where: dict[tuple[str, ...], str] = {}
+        leaf_by_label: dict[str, tuple[tuple[str, ...], str]] = {}
+        for path, where in zip(paths, wheres, strict=True):
+            leaf = path[-1]
+            if leaf in leaf_by_label:
+                other_path, other_where = leaf_by_label[leaf]
+                raise ValueError(
+                    f"leaf {leaf!r} is listed twice: at {other_where} "
+                    f"({_describe_path(other_path)}) and at {where} ({_describe_path(path)}); "
+                    "each value must be a leaf exactly once, so remove or rename one of them"
+                )
+            if path in inner_where:
+                raise ValueError(
+                    f"{leaf!r} is a leaf at {where} but an inner node at {inner_where[path]} "
+                    f"(path {_describe_path(path)}); a value cannot be both, so rename one"
+                )
+            leaf_by_label[leaf] = (path, where)
+            leaf_where[path] = where
+            for length in range(1, len(path)):
+                prefix = path[:length]
+                if prefix in leaf_where:
+                    raise ValueError(
+                        f"{prefix[-1]!r} is a leaf at {leaf_where[prefix]} but an inner node "
+                        f"at {where} (path {_describe_path(prefix)}); a value cannot be both, "
+                        "so rename one"
+                    )
+                if prefix not in inner_where:
+                    inner_where[prefix] = where
+                    children[prefix] = []
+                    if length > 1:
+                        children[prefix[:-1]].append(prefix)
+            children[path[:-1]].append(path)
+
+        root_path = paths[0][:1]
+        n_leaves = len(paths)
+        n_nodes = n_leaves + len(inner_where)
+        labels: list[str] = [""] * n_nodes
+        parent = np.full(n_nodes, -1, dtype=np.int32)
+        depth = np.zeros(n_nodes, dtype=np.int32)
+        next_leaf, next_inner = 0, n_leaves
+        stack: list[tuple[tuple[str, ...], int]] = [(root_path, -1)]
+        while stack:
+            path, parent_id = stack.pop()
+            if path in leaf_where:
+                node, next_leaf = next_leaf, next_leaf + 1
+            else:
+                node, next_inner = next_inner, next_inner + 1
+                stack.extend((child, node) for child in reversed(children[path]))
+            labels[node] = path[-1]
+            parent[node] = parent_id
+            depth[node] = len(path) - 1
+
+        # Leaves cover themselves; an inner node covers the union of its children's ranges.
+        # Propagate one depth level at a time, deepest first (children before parents).
+        first = np.full(n_nodes, n_leaves, dtype=np.int64)
+        last = np.full(n_nodes, -1, dtype=np.int64)
+        first[:n_leaves] = np.arange(n_leaves)
+        last[:n_leaves] = np.arange(n_leaves)
+        for level in range(int(depth.max()), 0, -1):
+            nodes = np.flatnonzero(depth == level)
+            np.minimum.at(first, parent[nodes], first[nodes])
+            np.maximum.at(last, parent[nodes], last[nodes])
+        counts = last - first + 1
+
+        for array in (parent, depth, first, last, counts):
+            array.setflags(write=False)
+        self.labels = tuple(labels)
+        self.leaves = self.labels[:n_leaves]
+        self.parent = parent
+        self.depth = depth
+        self.first_leaf = first
+        self.last_leaf = last
+        self.leaf_counts = counts
+        self.root = root_path[0]
+        self.n_leaves = n_leaves
+        self.height = int(depth[:n_leaves].max())
+        self._leaf_of = {label: index for index, label in enumerate(self.leaves)}
+
+    # ------------------------------------------------------------------ queries
+
+    def leaf_index(self, values: Any, column: str | None = None) -> NDArray[np.int64]:
+        """The depth-first leaf index of every value (int64, same length as ``values``).
+
+        ``values`` may be a list, NumPy array, pandas Series/Index/Categorical of strings or
+        numbers; numbers match labels as ``str(int(v))`` when integral (``39.0`` -> ``"39"``)
+        and ``str(float(v))`` otherwise, and strings are stripped. Only distinct values are
+        looked up, so long columns are cheap. A value that is not a leaf, or a missing value
+        (None/NaN), raises ValueError naming ``column`` (if given) and up to five of the
+        offending values in order of first occurrence.
+        """
+        name = f"column {column!r}" if column is not None else "values"
+        codes, uniques = _factorize(values, name)
+        lookup = np.empty(len(uniques), dtype=np.int64)
+        unknown: list[str] = []
+        for position, value in enumerate(uniques):
+            try:
+                label = _canonical(value)
+            except TypeError as exc:
+                raise TypeError(f"{name}: {exc}") from None
+            index = self._leaf_of.get(label, -1) if label is not None else -1
+            if index < 0 and label is not None and label not in unknown:
+                unknown.append(label)
+            lookup[position] = index
+        missing = codes < 0
+        problems: list[str] = []
+        if unknown:
+            whose = "its" if column is not None else "the"
+            problems.append(
+                f"{len(unknown)} value(s) not in {whose} hierarchy, e.g. "
+                f"{_format_examples(unknown)}; add them as leaves of the hierarchy file or "
+                "fix the data"
+            )
+        if missing.any():
+            problems.append(
+                f"{int(missing.sum())} missing value(s) (None/NaN), first at position "
+                f"{int(np.flatnonzero(missing)[0])}; a hierarchy has no leaf for a missing "
+                "value, so drop or impute those rows first"
+            )
+        if problems:
+            raise ValueError(f"{name}: " + "; also ".join(problems))
+        return lookup[codes]
+
+    def _check_leaf_indices(self, indices: Any, name: str) -> NDArray[np.int64]:
+        array = np.asarray(indices)
+        if array.dtype.kind not in "iu":
+            if array.size == 0 and array.dtype.kind == "f":
+                array = array.astype(np.int64)
+            else:
+                raise TypeError(
+                    f"{name} must hold integer leaf indices (from leaf_index), got dtype "
+                    f"{array.dtype}"
+                )
+        array = array.astype(np.int64, copy=False)
+        bad = (array < 0) | (array >= self.n_leaves)
+        if bad.any():
+            raise ValueError(
+                f"{name} holds leaf index {int(array[bad].flat[0])}, outside 0..{self.n_leaves - 1}"
+                f" (this hierarchy has {self.n_leaves} leaves)"
+            )
+        return array
+
+    def _climb(self, low: NDArray[np.int64], high: NDArray[np.int64]) -> NDArray[np.int64]:
+        """Deepest ancestor of leaf ``low`` whose leaf range reaches ``high`` (>= low)."""
+        node: NDArray[np.int64] = low.copy()
+        parent = self.parent.astype(np.int64)
+        for _ in range(self.height):
+            short = self.last_leaf[node] < high
+            if not short.any():
+                break
+            node = np.where(short, parent[node], node).astype(np.int64, copy=False)
+        return node
+
+    def lca(self, a: Any, b: Any) -> NDArray[np.int64]:
+        """Node id of the lowest common ancestor of leaves ``a[i]`` and ``b[i]`` (vectorized).
+
+        ``a`` and ``b`` are leaf indices (as returned by :meth:`leaf_index`) of broadcastable
+        shapes; the result has the broadcast shape. The LCA of a leaf with itself is the leaf.
+        """
+        left = self._check_leaf_indices(a, "a")
+        right = self._check_leaf_indices(b, "b")
+        try:
+            left, right = np.broadcast_arrays(left, right)
+        except ValueError:
+            raise ValueError(
+                f"a and b must have the same (or broadcastable) shapes, got {left.shape} and "
+                f"{right.shape}"
+            ) from None
+        low = np.minimum(left, right).ravel()
+        high = np.maximum(left, right).ravel()
+        return self._climb(low, high).reshape(left.shape)
+
+    def lca_label(self, leaf_indices: Any) -> str:
+        """Label of the lowest common ancestor of a non-empty set of leaf indices.
+
+        Leaves are numbered depth-first, so this is the LCA of the smallest and the largest
+        index.
+        """
+        indices = self._check_leaf_indices(leaf_indices, "leaf_indices")
+        if indices.size == 0:
+            raise ValueError("leaf_indices is empty; the LCA needs at least one leaf")
+        node = self._climb(
+            np.array([indices.min()], dtype=np.int64), np.array([indices.max()], dtype=np.int64)
+        )
+        return self.labels[int(node[0])]
+
+    def _leaf_node(self, leaf: Any, name: str) -> int:
+        label = _canonical(leaf)
+        index = self._leaf_of.get(label, -1) if label is not None else -1
+        if index < 0:
+            inner = " (it is an inner node's label)" if label in self.labels else ""
+            raise ValueError(
+                f"{name} {leaf!r} is not a leaf of this hierarchy{inner}; leaves are e.g. "
+                f"{_format_examples(self.leaves, 3)}"
+            )
+        return index
+
+    def ancestors(self, leaf: str | float) -> list[str]:
+        """Labels from ``leaf`` up to the root, both included (a leaf's row in an ARX file)."""
+        node = self._leaf_node(leaf, "leaf")
+        result = []
+        while node >= 0:
+            result.append(self.labels[node])
+            node = int(self.parent[node])
+        return result
+
+    def covers(self, label: str, leaf: str | float) -> bool:
+        """True iff ``label`` is ``leaf`` itself or the label of one of its ancestors."""
+        return _canonical(label) in self.ancestors(leaf)
+
+    def __len__(self) -> int:
+        return self.n_leaves
+
+    def __repr__(self) -> str:
+        return (
+            f"Hierarchy(root={self.root!r}, n_leaves={self.n_leaves}, height={self.height}, "
+            f"nodes={len(self.labels)}, leaves=[{_format_examples(self.leaves, 4)}])"
+        )
+
+
+# ---------------------------------------------------------------------- from_intervals helpers
+
+
+def _finite_real(value: Any, name: str) -> float:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number, got {value!r} ({type(value).__name__})")
+    result = float(value)
+    if not math.isfinite(result):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    return result
+
+
+def _root_label(root: Any) -> str:
+    if not isinstance(root, str) or not root.strip():
+        raise ValueError(f"root must be a non-empty string label such as '*', got {root!r}")
+    return root.strip()
+
+
+def _check_widths(widths: Any) -> list[float]:
+    """The interval widths as floats after checking that their intervals nest."""
+    if isinstance(widths, (str, bytes)) or not isinstance(widths, Iterable):
+        raise TypeError(
+            f"widths must be a sequence of band widths such as [5, 10, 20], got {widths!r}"
+        )
+    result: list[float] = []
+    for position, width in enumerate(widths):
+        value = _finite_real(width, f"widths[{position}]")
+        if value <= 0:
+            raise ValueError(f"widths[{position}] = {width!r} must be positive")
+        if result:
+            below = result[-1]
+            if value <= below:
+                raise ValueError(
+                    f"widths must be strictly increasing (each level groups more values than "
+                    f"the one below); got widths[{position}] = {width!r} after "
+                    f"widths[{position - 1}] = {below:g}"
+                )
+            ratio = value / below
+            if abs(ratio - round(ratio)) > 1e-9 * ratio:
+                raise ValueError(
+                    f"widths[{position}] = {width!r} is not an integer multiple of "
+                    f"widths[{position - 1}] = {below:g}, so its intervals would not nest "
+                    f"(a band of the lower level would straddle two bands above it); use e.g. "
+                    f"{below * math.ceil(ratio):g}"
+                )
+        result.append(value)
+    return result
+
+
+def _numeric_values(values: Any, name: str) -> tuple[NDArray[Any], bool]:
+    """Finite numeric values as int64 (when all integral and exact) or float64."""
+    if isinstance(values, pd.DataFrame):
+        raise TypeError(f"{name}: got a DataFrame; pass a single column, e.g. frame['age']")
+    if isinstance(values, (pd.Series, pd.Index, ExtensionArray)):
+        array = np.asarray(values)
+    elif isinstance(values, np.ndarray):
+        array = values
+    elif isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        raise TypeError(f"{name} must be a sequence of numbers, got {type(values).__name__}")
+    else:
+        array = np.asarray(list(values), dtype=object)
+    if array.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional, got shape {array.shape}")
+    if array.size == 0:
+        raise ValueError(f"{name} is empty; a hierarchy needs at least one value")
+    if array.dtype.kind == "b" or array.dtype.kind not in "iufO":
+        raise TypeError(
+            f"{name} must be numbers, got dtype {array.dtype}; for labels use "
+            "Hierarchy.flat or Hierarchy.from_rows"
+        )
+    if array.dtype.kind == "O":
+        for item in array:
+            if item is not None and (
+                isinstance(item, (bool, np.bool_)) or not isinstance(item, numbers.Real)
+            ) and item is not pd.NA:
+                raise TypeError(
+                    f"{name} must be numbers, got {item!r} ({type(item).__name__}); for labels "
+                    "use Hierarchy.flat or Hierarchy.from_rows"
+                )
+        array = np.array([np.nan if v is None or v is pd.NA else float(v) for v in array])
+    if array.dtype.kind in "iu":
+        return array.astype(np.int64), True
+    floats = array.astype(np.float64)
+    missing = np.isnan(floats)
+    if missing.any():
+        raise ValueError(
+            f"{name} contains {int(missing.sum())} missing value(s) (NaN/None), first at "
+            f"position {int(np.flatnonzero(missing)[0])}; drop or impute them first"
+        )
+    if not np.isfinite(floats).all():
+        raise ValueError(f"{name} contains an infinite value; intervals need finite values")
+    integral = bool(
+        np.all(np.floor(floats) == floats) and np.all(np.abs(floats) < _EXACT_FLOAT_INT)
+    )
+    if integral:
+        return floats.astype(np.int64), True
+    return floats, False
+
+
+def _interval_labels(starts: list[float], width: float, index: list[int]) -> list[str]:
+    """``[a, a + width)`` labels, with full precision if ``:g`` would merge two bands."""
+    labels = [f"[{a:g}, {a + width:g})" for a in starts]
+    band_of: dict[str, int] = {}
+    for label, band in zip(labels, index, strict=True):
+        if band_of.setdefault(label, band) != band:
+            return [f"[{a!r}, {a + width!r})" for a in starts]
+    return labels
