@@ -2,12 +2,31 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
+import pandas as pd
 import pytest
 from numpy.typing import NDArray
 
 from proxanon.datasets import load_adult
 from proxanon.tables import scale_sensitive
+
+#: The project's shared data, beside the repository (as CI lays it out: shared/ next to main/).
+SHARED_ADULT = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "adult"
+
+UCI_COLUMNS = [
+    "age", "workclass", "fnlwgt", "education", "education-num", "marital-status",
+    "occupation", "relationship", "race", "sex", "capital-gain", "capital-loss",
+    "hours-per-week", "native-country", "income",
+]
+
+
+def load_uci_adult() -> pd.DataFrame:
+    """The UCI copy of Adult (``shared/data/adult/uci/adult.data``), rows with '?' dropped."""
+    frame = pd.read_csv(SHARED_ADULT / "uci" / "adult.data", header=None, names=UCI_COLUMNS,
+                        sep=",", skipinitialspace=True, na_values=["?"])
+    return frame.dropna().reset_index(drop=True)
 
 
 def brute_distance(x: NDArray[np.float64], y: NDArray[np.float64], metric: str,
@@ -36,6 +55,11 @@ def brute_potential(sensitive: NDArray[np.float64], groups: NDArray[np.int64], m
             for b in rows[i + 1:]:
                 total += brute_neighbours(sensitive[a], sensitive[b], metric, w, eps)
     return total
+
+
+@pytest.fixture(scope="session")
+def uci_adult() -> pd.DataFrame:
+    return load_uci_adult()
 
 
 @pytest.fixture(scope="session")

@@ -1,9 +1,26 @@
 """proxanon: anonymize microdata against proximity breaches with XColor."""
 
+from proxanon import datasets
 from proxanon._errors import InfeasibleError
+from proxanon.anonymize import Anonymization, Report, anonymize
 from proxanon.audit import AuditReport, audit
 from proxanon.engine import Partition, partition
+from proxanon.hierarchy import Hierarchy
+from proxanon.tables import scale_sensitive
 
 __version__ = "0.1.0"
 
-__all__ = ["AuditReport", "InfeasibleError", "Partition", "audit", "partition", "__version__"]
+__all__ = [
+    "Anonymization",
+    "AuditReport",
+    "Hierarchy",
+    "InfeasibleError",
+    "Partition",
+    "Report",
+    "__version__",
+    "anonymize",
+    "audit",
+    "datasets",
+    "partition",
+    "scale_sensitive",
+]

@@ -149,6 +149,80 @@ class AuditReport:
 
 
 def audit(
+    data: Any = None,
+    groups: Any = None,
+    *,
+    k: int,
+    epsilon: float,
+    delta: float,
+    metric: str = "l1",
+    weights: Any = None,
+    sensitive: Any = None,
+    quasi_identifiers: Any = None,
+) -> AuditReport:
+    """Checks a partition, or a published table, against (epsilon, delta)^k-dissimilarity.
+
+    Two forms:
+
+    - ``audit(sensitive, groups, k=..., epsilon=..., delta=...)``: ``sensitive`` a float array
+      ``(n, s)`` or ``(n,)`` on a common scale and ``groups`` one group id per row.
+    - ``audit(table, quasi_identifiers=[...], sensitive=[...], k=..., ...)``: ``table`` a
+      pandas DataFrame, e.g. one published by proxanon or any other tool. Its groups are the
+      rows that share the same (generalized) values in the ``quasi_identifiers`` columns, or
+      ``groups`` (a column name or an array) when given. The ``sensitive`` columns are scaled
+      to [0, 1] as SPEC §1 says (numeric by min-max, ordered categoricals by rank).
+
+    Inputs are never modified. See :func:`audit_arrays` for what is computed.
+    """
+    import pandas as pd
+
+    if isinstance(data, pd.DataFrame):
+        return _audit_table(data, groups, k=k, epsilon=epsilon, delta=delta, metric=metric,
+                            weights=weights, sensitive=sensitive,
+                            quasi_identifiers=quasi_identifiers)
+    if quasi_identifiers is not None:
+        raise TypeError(
+            "quasi_identifiers names columns of a table: pass a pandas DataFrame as the first "
+            "argument, or pass groups for an array of sensitive values"
+        )
+    if data is None:
+        data = sensitive
+    elif sensitive is not None:
+        raise TypeError("sensitive was given twice: positionally and as a keyword")
+    if groups is None:
+        raise TypeError("groups is required: one group id per row of sensitive")
+    return audit_arrays(data, groups, k=k, epsilon=epsilon, delta=delta, metric=metric,
+                        weights=weights)
+
+
+def _audit_table(
+    table: Any, groups: Any, *, k: int, epsilon: float, delta: float, metric: str,
+    weights: Any, sensitive: Any, quasi_identifiers: Any,
+) -> AuditReport:
+    """The DataFrame form of :func:`audit`."""
+    from proxanon.tables import column_list, scale_sensitive
+
+    if sensitive is None:
+        raise TypeError("sensitive is required with a table: the names of its sensitive columns")
+    sens_cols = column_list(table, sensitive, "sensitive")
+    values = scale_sensitive(table, sens_cols)
+    if groups is None:
+        if quasi_identifiers is None:
+            raise TypeError(
+                "give quasi_identifiers (the published QI columns that define the groups) "
+                "or groups (a column name or one id per row)"
+            )
+        qi_cols = column_list(table, quasi_identifiers, "quasi_identifiers")
+        labels = table.groupby(qi_cols, sort=True, dropna=False, observed=True).ngroup()
+        groups = labels.to_numpy(dtype=np.int64)
+    elif isinstance(groups, str):
+        groups = column_list(table, [groups], "groups")[0]
+        groups = table[groups].to_numpy()
+    return audit_arrays(values, groups, k=k, epsilon=epsilon, delta=delta, metric=metric,
+                        weights=weights)
+
+
+def audit_arrays(
     sensitive: Any,
     groups: Any,
     *,

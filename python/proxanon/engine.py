@@ -11,6 +11,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from proxanon import _core, _validate
 from proxanon._errors import InfeasibleError
+from proxanon._progress import ProgressReporter
 
 #: Adjacency entries the value-level neighbour graph may hold (4 bytes each) before
 #: ``partition`` refuses epsilon as too large for the data.
@@ -18,6 +19,9 @@ MAX_GRAPH_ENTRIES = 400_000_000
 
 #: Classes examined per violation before the best partner seen so far is taken.
 DEFAULT_SEARCH_LIMIT = 512
+
+#: Starting colourings: Algorithm 1 as published, or the QI-aware start.
+INITS = ("degree", "qi")
 
 
 @dataclass(frozen=True)
@@ -75,6 +79,8 @@ def partition(
     on_infeasible: str = "raise",
     search_limit: int | None = DEFAULT_SEARCH_LIMIT,
     trace: bool = False,
+    progress: bool = False,
+    init: str = "degree",
 ) -> Partition:
     """Partition rows into groups of at least ``k`` that satisfy (ε, δ)^k-dissimilarity.
 
@@ -103,6 +109,13 @@ def partition(
         first classes always continues through all of them, so a partner is never missed.
     trace
         Keep the initial colouring and every swap (for verification).
+    progress
+        Show the phase and the violations left on standard error while a run is long.
+    init
+        ``"degree"`` (default): Algorithm 1 as published, which ignores the QIs.
+        ``"qi"``: start from groups of QI-close rows (rows ordered by recursive median splits
+        on the widest QI, as Mondrian does, cut into equitable groups), then repair the same
+        way; groups stay narrow in the QIs. Needs ``quasi_identifiers``.
 
     Returns
     -------
@@ -126,14 +139,58 @@ def partition(
     limit = 0
     if search_limit is not None:
         limit = _validate.integer(search_limit, "search_limit", minimum=1)
-    if not isinstance(trace, bool):
-        raise TypeError(f"trace must be True or False, got {trace!r}")
+    for flag, name in ((trace, "trace"), (progress, "progress")):
+        if not isinstance(flag, bool):
+            raise TypeError(f"{name} must be True or False, got {flag!r}")
+    init = _validate.choice(init, "init", INITS)
+    if init == "qi" and qi is None:
+        raise ValueError("init='qi' builds groups from the quasi-identifiers: pass "
+                         "quasi_identifiers, or use init='degree'")
+    reporter = ProgressReporter() if progress else None
+    if reporter is None:
+        return run_engine(sens, k, eps, dlt, metric, w, qi, None, on_infeasible, limit, trace,
+                          None, started, init=init)
+    with reporter:
+        return run_engine(sens, k, eps, dlt, metric, w, qi, None, on_infeasible, limit, trace,
+                          reporter, started, init=init)
 
+
+def run_engine(
+    sens: NDArray[np.float64],
+    k: int,
+    eps: float,
+    dlt: float,
+    metric: str,
+    w: NDArray[np.float64],
+    qi: NDArray[np.float64] | None,
+    qi_taxonomies: list[tuple[NDArray[np.int32], int] | None] | None,
+    on_infeasible: str,
+    limit: int,
+    trace: bool,
+    reporter: ProgressReporter | None,
+    started: float,
+    initial_groups: NDArray[np.int64] | None = None,
+    init: str = "degree",
+    init_block: int = 1,
+) -> Partition:
+    """Runs the native engine on validated inputs and wraps its result (see ``partition``).
+
+    ``initial_groups`` (ids 0..m-1, all used) replaces INITIALIZE as the starting colouring.
+
+    ``qi_taxonomies`` marks QI columns that hold DFS leaf indices of a taxonomy, given as
+    (parent of every node, number of leaves), so that their loss is the LCA's leaf share.
+    """
+    n = sens.shape[0]
+    if reporter is not None:
+        reporter.engine_running = True
     try:
         raw = _core.partition(
             sens, metric, w.tolist(), eps, k, dlt,
-            quasi_identifiers=qi, search_limit=limit, trace=trace,
-            max_graph_entries=MAX_GRAPH_ENTRIES,
+            quasi_identifiers=qi, qi_taxonomies=qi_taxonomies or [], search_limit=limit,
+            trace=trace, max_graph_entries=MAX_GRAPH_ENTRIES,
+            progress=reporter.counters if reporter is not None else None,
+            initial_groups=None if initial_groups is None else initial_groups.tolist(),
+            init=init, init_block=init_block,
         )
     except ValueError as exc:
         if "adjacency entries" in str(exc):
@@ -142,6 +199,9 @@ def partition(
                 f"({exc}); use a smaller epsilon"
             ) from None
         raise
+    finally:
+        if reporter is not None:
+            reporter.engine_running = False
 
     stats: dict[str, Any] = dict(raw["stats"])
     bound = inequality_4_bound(n, k, dlt)

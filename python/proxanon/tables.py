@@ -49,15 +49,24 @@ def scale_column(series: pd.Series, name: str | None = None) -> NDArray[np.float
     return (values - lo) / (hi - lo) if hi > lo else np.zeros(len(values))
 
 
-def scale_sensitive(frame: pd.DataFrame, columns: Sequence[str]) -> NDArray[np.float64]:
-    """The sensitive columns of ``frame`` as an ``(n, len(columns))`` float array on [0, 1]."""
-    if isinstance(columns, str):
-        columns = [columns]
-    missing = [c for c in columns if c not in frame.columns]
+def column_list(frame: pd.DataFrame, columns: str | Sequence[str], role: str) -> list[str]:
+    """``columns`` (one name or several) checked against ``frame``: present, unique, non-empty."""
+    names = [columns] if isinstance(columns, str) else list(columns)
+    if not names:
+        raise ValueError(f"{role}: give at least one column name")
+    missing = [c for c in names if c not in frame.columns]
     if missing:
         raise ValueError(
-            f"sensitive column(s) {missing} not in the table; its columns are {list(frame.columns)}"
+            f"{role}: column(s) {missing} not in the table; its columns are "
+            f"{[str(c) for c in frame.columns]}"
         )
-    if not columns:
-        raise ValueError("give at least one sensitive column")
-    return np.column_stack([scale_column(frame[c], c) for c in columns])
+    repeated = sorted({c for c in names if names.count(c) > 1})
+    if repeated:
+        raise ValueError(f"{role}: column(s) {repeated} named more than once")
+    return names
+
+
+def scale_sensitive(frame: pd.DataFrame, columns: str | Sequence[str]) -> NDArray[np.float64]:
+    """The sensitive columns of ``frame`` as an ``(n, len(columns))`` float array on [0, 1]."""
+    names = column_list(frame, columns, "sensitive")
+    return np.column_stack([scale_column(frame[c], c) for c in names])

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from proxanon.hierarchy import Hierarchy
+
 #: Education levels from least to most schooling (the order of UCI's education-num).
 EDUCATION_ORDER = (
     "Preschool", "1st-4th", "5th-6th", "7th-8th", "9th", "10th", "11th", "12th", "HS-grad",
@@ -22,9 +24,11 @@ ADULT_COLUMNS = (
 
 @dataclass(frozen=True)
 class Dataset:
-    """A bundled table: ``data`` (a new DataFrame on every load) and where its files are."""
+    """A bundled table: ``data`` (a new DataFrame on every load), a :class:`Hierarchy` per
+    column that has one, the files they came from, and the attribution (``source``)."""
 
     data: pd.DataFrame
+    hierarchies: dict[str, Hierarchy] = field(repr=False)
     hierarchy_files: dict[str, Path] = field(repr=False)
     source: str = field(repr=False, default="")
 
@@ -40,6 +44,9 @@ def _leaf_order(path: Path) -> list[str]:
 
 def load_adult() -> Dataset:
     """The Adult census data (30,162 rows, 9 columns) with its ARX hierarchies.
+
+    UCI Adult (Kohavi & Becker, 1996; CC BY 4.0), rows with missing values removed, as
+    distributed with ARX; ``source`` has the full attribution.
 
     ``age`` is an integer column; every other column is a pandas Categorical. ``education``
     is ordered by schooling (:data:`EDUCATION_ORDER`); the other categorical columns are
@@ -60,7 +67,8 @@ def load_adult() -> Dataset:
         order = list(EDUCATION_ORDER) if column == "education" else _leaf_order(files[column])
         frame[column] = pd.Categorical(frame[column], categories=order, ordered=True)
     source = (folder / "SOURCE.md").read_text(encoding="utf-8")
-    return Dataset(data=frame, hierarchy_files=files, source=source)
+    hierarchies = {column: Hierarchy.from_csv(path, sep=";") for column, path in files.items()}
+    return Dataset(data=frame, hierarchies=hierarchies, hierarchy_files=files, source=source)
 
 
 __all__ = ["ADULT_COLUMNS", "EDUCATION_ORDER", "Dataset", "load_adult"]

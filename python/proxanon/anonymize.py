@@ -1,0 +1,289 @@
+"""``anonymize``: a pandas table in, a published table out (SPEC §1, §4)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike, NDArray
+
+from proxanon import _validate
+from proxanon._errors import InfeasibleError
+from proxanon._progress import ProgressReporter
+from proxanon.audit import audit_arrays
+from proxanon.engine import INITS, Partition, infeasible_message, run_engine
+from proxanon.generalize import QIColumn, encode_qi, load_hierarchies, summarize_groups
+from proxanon.hierarchy import Hierarchy
+from proxanon.tables import column_list, scale_sensitive
+
+GROUP_COLUMN = "group"
+
+#: Classes examined per violation in ``anonymize``: with the QI-aware start, classes near a
+#: violation's own (in the QI order) are examined first, and a few dozen suffice.
+TABLE_SEARCH_LIMIT = 64
+
+
+@dataclass(frozen=True)
+class Report:
+    """The privacy and utility numbers of one anonymization; ``print(report)`` reads well.
+
+    Privacy: ``satisfied``, ``max_risk`` and ``vulnerability`` (from the independent audit of
+    the result), and the engine's numbers. Utility (SPEC §4): ``loss`` is the paper's
+    loss(G) = Σ_i |G.A_i| / |A_i| averaged over groups (0 to the number of QIs); ``gcp`` the
+    global certainty penalty Σ_G |G|·Σ_i NCP_i(G) / (n·d) in [0, 1], where NCP is the same
+    ratio except that a group with one category costs 0; ``ncp`` the per-column average NCP
+    over rows; ``discernibility`` Σ_G |G|²; ``average_group_size`` n / groups.
+    """
+
+    satisfied: bool
+    n: int
+    groups: int
+    k: int
+    epsilon: float
+    delta: float
+    metric: str
+    quasi_identifiers: tuple[str, ...]
+    sensitive: tuple[str, ...]
+    max_risk: float
+    vulnerability: float
+    max_degree: int
+    bound: float
+    bound_holds: bool
+    initial_violations: int
+    swaps: int
+    merge_rounds: int
+    remaining_violations: int
+    violating_groups: tuple[int, ...]
+    loss: float
+    gcp: float
+    ncp: dict[str, float]
+    discernibility: int
+    average_group_size: float
+    min_group_size: int
+    max_group_size: int
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain Python values, ready for JSON."""
+        return {
+            name: (list(value) if isinstance(value, tuple) else
+                   dict(value) if isinstance(value, dict) else value)
+            for name, value in self.__dict__.items()
+        }
+
+    def __str__(self) -> str:
+        verdict = "satisfied" if self.satisfied else (
+            f"NOT satisfied: {self.remaining_violations:,} violating row(s) in "
+            f"{len(self.violating_groups):,} group(s)")
+        bound = "holds" if self.bound_holds else "fails"
+        ncp = ", ".join(f"{name} {value:.3f}" for name, value in self.ncp.items())
+        seconds = ", ".join(f"{name} {value:.3f}" for name, value in self.seconds.items())
+        return "\n".join([
+            f"proxanon anonymization: {verdict}",
+            f"  table          : {self.n:,} rows in {self.groups:,} groups "
+            f"(sizes {self.min_group_size} to {self.max_group_size}, "
+            f"average {self.average_group_size:.2f})",
+            f"  privacy        : k = {self.k}, epsilon = {self.epsilon}, delta = {self.delta}, "
+            f"{self.metric} over {', '.join(self.sensitive)}",
+            f"  max risk       : {self.max_risk:.4f} (allowed 1 - delta = {1 - self.delta:.4f}); "
+            f"vulnerability {self.vulnerability:.2%}",
+            f"  engine         : max degree {self.max_degree:,} (inequality (4) bound "
+            f"{self.bound:,.1f} {bound}); {self.initial_violations:,} violating row(s) after "
+            f"INITIALIZE, {self.swaps:,} swap(s), {self.remaining_violations:,} left; "
+            f"{self.merge_rounds} round(s) merging groups that published the same QI values",
+            f"  utility        : loss {self.loss:.4f} per group over "
+            f"{len(self.quasi_identifiers)} QI(s); GCP {self.gcp:.4f}; "
+            f"discernibility {self.discernibility:,}",
+            f"  NCP per column : {ncp}",
+            f"  seconds        : {seconds}",
+        ])
+
+
+@dataclass(frozen=True)
+class Anonymization:
+    """The result of :func:`anonymize`.
+
+    ``table``: a new DataFrame with the input's columns and row order, QI columns generalized
+    (strings), sensitive and other columns unchanged, plus a ``group`` column.
+    ``groups``: int64 group id per row. ``report``: see :class:`Report`.
+    ``hierarchies``: the taxonomy used for each categorical QI column (flat when none given).
+    ``partition``: the engine's :class:`~proxanon.Partition`.
+    """
+
+    table: pd.DataFrame
+    groups: NDArray[np.int64]
+    satisfied: bool
+    report: Report
+    hierarchies: dict[str, Hierarchy] = field(repr=False)
+    partition: Partition = field(repr=False)
+
+    def __repr__(self) -> str:
+        return (f"Anonymization(rows={self.report.n}, groups={self.report.groups}, "
+                f"satisfied={self.satisfied})")
+
+
+def _merge_equal_tuples(labels: list[NDArray[np.object_]]) -> NDArray[np.int64]:
+    """Class id per group such that groups with the same published tuple share a class;
+    ids follow the first group of each class, so they are 0 .. classes-1 in group order."""
+    frame = pd.DataFrame({str(j): column for j, column in enumerate(labels)})
+    ids: NDArray[np.int64] = frame.groupby(list(frame.columns), sort=False).ngroup().to_numpy(
+        dtype=np.int64)
+    return ids
+
+
+def anonymize(
+    data: pd.DataFrame,
+    *,
+    quasi_identifiers: str | Sequence[str],
+    sensitive: str | Sequence[str],
+    k: int,
+    epsilon: float,
+    delta: float,
+    metric: str = "l1",
+    weights: ArrayLike | None = None,
+    hierarchies: Mapping[str, Hierarchy | str] | None = None,
+    on_infeasible: str = "raise",
+    progress: bool = False,
+    init: str = "qi",
+    search_limit: int | None = TABLE_SEARCH_LIMIT,
+) -> Anonymization:
+    """Anonymize a table so that every group satisfies (ε, δ)^k-dissimilarity.
+
+    ``quasi_identifiers``: columns an attacker may know; numeric or categorical (strings,
+    pandas categoricals). ``sensitive``: numeric columns (scaled to [0, 1] by min-max) or
+    ordered categoricals (by rank); compared with ``metric`` and ``weights`` as in
+    :func:`proxanon.partition`. ``hierarchies``: per QI column, a :class:`Hierarchy` or the
+    path of an ARX-format CSV file; a categorical QI without one gets the flat taxonomy
+    (its value, or ``*``), a numeric QI without one its interval ``[min-max]``.
+    ``on_infeasible``: ``"raise"`` (:class:`~proxanon.InfeasibleError`) or ``"best_effort"``.
+    ``progress``: show the phase and the violations left on standard error in long runs.
+    ``init``: ``"qi"`` (default) starts from groups of QI-close rows, ``"degree"`` from the
+    paper's Algorithm 1 (see :func:`proxanon.partition`).
+
+    Groups that would publish the same QI values are one equivalence class to an attacker,
+    so they are merged and the merged classes repaired until every group publishes its own
+    values; ``report.merge_rounds`` counts those rounds.
+
+    The input frame is never modified.
+    """
+    started = time.perf_counter()
+    if not isinstance(data, pd.DataFrame):
+        raise TypeError(f"data must be a pandas DataFrame, got {type(data).__name__}")
+    if len(data) == 0:
+        raise ValueError("data is empty: it needs at least one row")
+    qi_cols = column_list(data, quasi_identifiers, "quasi_identifiers")
+    sens_cols = column_list(data, sensitive, "sensitive")
+    both = [c for c in qi_cols if c in sens_cols]
+    if both:
+        raise ValueError(f"column(s) {both} are both quasi-identifier and sensitive; "
+                         "each column plays one role")
+    if GROUP_COLUMN in data.columns:
+        raise ValueError(f"data already has a column named {GROUP_COLUMN!r}, which the "
+                         "published table adds; rename it first")
+    for flag, name in ((progress, "progress"),):
+        if not isinstance(flag, bool):
+            raise TypeError(f"{name} must be True or False, got {flag!r}")
+    on_infeasible = _validate.choice(on_infeasible, "on_infeasible", _validate.ON_INFEASIBLE)
+    k, eps, dlt = _validate.privacy(k, epsilon, delta, len(data))
+    metric = _validate.metric(metric)
+    w = _validate.weights(weights, len(sens_cols))
+    limit = 0
+    if search_limit is not None:
+        limit = _validate.integer(search_limit, "search_limit", minimum=1)
+    init = _validate.choice(init, "init", INITS)
+
+    reporter = ProgressReporter() if progress else None
+    if reporter is None:
+        return _anonymize(data, qi_cols, sens_cols, k, eps, dlt, metric, w, hierarchies,
+                          on_infeasible, limit, init, None, started)
+    with reporter:
+        return _anonymize(data, qi_cols, sens_cols, k, eps, dlt, metric, w, hierarchies,
+                          on_infeasible, limit, init, reporter, started)
+
+
+def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: int,
+               eps: float, dlt: float, metric: str, w: NDArray[np.float64],
+               hierarchies: Mapping[str, Any] | None, on_infeasible: str, limit: int,
+               init: str, reporter: ProgressReporter | None, started: float) -> Anonymization:
+    tic = time.perf_counter()
+    given = load_hierarchies(hierarchies, qi_cols, [str(c) for c in data.columns])
+    columns: list[QIColumn] = [encode_qi(data, c, given.get(c)) for c in qi_cols]
+    sens = scale_sensitive(data, sens_cols)
+    qi = np.ascontiguousarray(np.column_stack([c.codes for c in columns]))
+    seconds = {"prepare": time.perf_counter() - tic}
+
+    taxonomies = [c.taxonomy_spec() for c in columns]
+    part = run_engine(sens, k, eps, dlt, metric, w, qi, taxonomies, "best_effort", limit,
+                      False, reporter, time.perf_counter(), init=init)
+    seconds.update({name: value for name, value in part.stats["seconds"].items()
+                    if name != "total"})
+    first_stats = part.stats
+    swaps = int(part.stats["swaps"])
+
+    # An attacker sees groups only through their published QI values: groups that publish the
+    # same tuple form one equivalence class, and a union of satisfying groups can violate
+    # (their cross-group neighbours add up). Merge such groups and repair the merged classes
+    # with the same swap loop, until every class publishes its own tuple. Each round that does
+    # not stop merges at least two classes, so this ends.
+    tic = time.perf_counter()
+    groups = part.groups
+    rounds = 0
+    while True:
+        summary = summarize_groups(columns, groups)
+        merged = _merge_equal_tuples(summary.labels)
+        if merged.max() + 1 == summary.sizes.size or not part.satisfied:
+            break
+        rounds += 1
+        part = run_engine(sens, k, eps, dlt, metric, w, qi, taxonomies, "best_effort", limit,
+                          False, reporter, time.perf_counter(), initial_groups=merged[groups])
+        swaps += int(part.stats["swaps"])
+        groups = part.groups
+    seconds["merge"] = time.perf_counter() - tic
+    if not part.satisfied and on_infeasible == "raise":
+        raise InfeasibleError(infeasible_message(part.stats), partition=part)
+
+    if reporter is not None:
+        reporter.phase = "generalize"
+    tic = time.perf_counter()
+    table = data.copy()
+    for col, labels in zip(columns, summary.labels, strict=True):
+        table[col.name] = pd.Series(labels[groups], index=data.index, dtype=object)
+    table[GROUP_COLUMN] = groups
+    seconds["generalize"] = time.perf_counter() - tic
+
+    tic = time.perf_counter()
+    check = audit_arrays(sens, groups, k=k, epsilon=eps, delta=dlt, metric=metric, weights=w)
+    seconds["audit"] = time.perf_counter() - tic
+    seconds["total"] = time.perf_counter() - started
+
+    n, d = len(data), len(columns)
+    sizes = summary.sizes
+    stats = part.stats
+    report = Report(
+        satisfied=part.satisfied and check.satisfied,
+        n=n, groups=int(sizes.size), k=k, epsilon=eps, delta=dlt, metric=metric,
+        quasi_identifiers=tuple(qi_cols), sensitive=tuple(sens_cols),
+        max_risk=check.max_risk, vulnerability=check.vulnerability,
+        max_degree=int(stats["max_degree"]), bound=float(stats["bound"]),
+        bound_holds=bool(stats["bound_holds"]),
+        initial_violations=int(first_stats["initial_violations"]), swaps=swaps,
+        merge_rounds=rounds,
+        remaining_violations=int(stats["remaining_violations"]),
+        violating_groups=tuple(int(g) for g in stats["violating_groups"]),
+        loss=float(summary.cost.sum(axis=1).mean()),
+        gcp=float((sizes[:, None] * summary.ncp).sum() / (n * d)),
+        ncp={c: float((sizes * summary.ncp[:, j]).sum() / n) for j, c in enumerate(qi_cols)},
+        discernibility=int((sizes.astype(np.int64) ** 2).sum()),
+        average_group_size=n / sizes.size,
+        min_group_size=int(sizes.min()), max_group_size=int(sizes.max()),
+        seconds=seconds,
+    )
+    return Anonymization(
+        table=table, groups=groups, satisfied=report.satisfied, report=report,
+        hierarchies={c.name: c.hierarchy for c in columns if c.hierarchy is not None},
+        partition=part,
+    )

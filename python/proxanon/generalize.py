@@ -1,0 +1,150 @@
+"""Quasi-identifier columns as the engine sees them, and as a published table shows them.
+
+SPEC §4: a numeric QI is published as its group's interval ``[min-max]`` (the value itself
+when all members agree); a categorical QI as the lowest common ancestor of its group's values
+in the column's taxonomy (a flat taxonomy, ``*`` over the values, when none is given).
+Each column's cost in a group depends only on the group's smallest and largest code, so all
+per-group numbers below come from one sort of the rows by group.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from proxanon.hierarchy import Hierarchy
+
+
+@dataclass(frozen=True)
+class QIColumn:
+    """One QI column encoded for the engine.
+
+    ``codes`` are the raw numbers of a numeric column, or the DFS leaf index of each row's
+    value in ``hierarchy`` (then the published value is an LCA label).
+    """
+
+    name: str
+    codes: NDArray[np.float64]
+    hierarchy: Hierarchy | None
+
+    @property
+    def numeric(self) -> bool:
+        return self.hierarchy is None
+
+    def taxonomy_spec(self) -> tuple[NDArray[np.int32], int] | None:
+        """(parent of every node, number of leaves) for the native loss model."""
+        if self.hierarchy is None:
+            return None
+        return np.asarray(self.hierarchy.parent, dtype=np.int32), self.hierarchy.n_leaves
+
+
+def load_hierarchies(hierarchies: Mapping[str, Any] | None, quasi_identifiers: list[str],
+                     columns: list[str], sep: str = ";") -> dict[str, Hierarchy]:
+    """Hierarchy objects for the QI columns; paths are read as ARX-format CSV files.
+
+    Hierarchies of other columns of the table are accepted and left out (a data set's full
+    set of hierarchies can be passed as is); one for a column the table lacks is an error.
+    """
+    if hierarchies is None:
+        return {}
+    if not isinstance(hierarchies, Mapping):
+        raise TypeError("hierarchies must be a dict mapping a column name to a Hierarchy or a "
+                        "path of an ARX-format CSV file")
+    loaded: dict[str, Hierarchy] = {}
+    for column, given in hierarchies.items():
+        if column not in columns:
+            raise ValueError(
+                f"a hierarchy is given for column {column!r}, which is not in the table; "
+                f"its columns are {columns}"
+            )
+        if column not in quasi_identifiers:
+            continue
+        if isinstance(given, Hierarchy):
+            loaded[column] = given
+        elif isinstance(given, (str, os.PathLike)):
+            if not os.path.exists(given):
+                raise ValueError(f"hierarchy file for column {column!r} not found: {given}")
+            loaded[column] = Hierarchy.from_csv(given, sep=sep)
+        else:
+            raise TypeError(
+                f"hierarchy for column {column!r} must be a Hierarchy or a file path, "
+                f"got {type(given).__name__}"
+            )
+    return loaded
+
+
+def encode_qi(frame: pd.DataFrame, column: str, hierarchy: Hierarchy | None) -> QIColumn:
+    """Encodes one QI column: numeric as is; with a hierarchy, or categorical, by leaf index."""
+    series = frame[column]
+    missing = series.isna().to_numpy()
+    if missing.any():
+        raise ValueError(
+            f"quasi-identifier column {column!r} has {int(missing.sum())} missing value(s), "
+            f"first at row {int(np.argmax(missing))}; drop or fill those rows first"
+        )
+    numeric = (pd.api.types.is_numeric_dtype(series.dtype)
+               and not pd.api.types.is_bool_dtype(series.dtype)
+               and not isinstance(series.dtype, pd.CategoricalDtype))
+    if hierarchy is None and numeric:
+        codes = series.to_numpy(dtype=np.float64)
+        if not np.isfinite(codes).all():
+            row = int(np.argmax(~np.isfinite(codes)))
+            raise ValueError(f"quasi-identifier column {column!r} has a non-finite value at "
+                             f"row {row}; drop or fix it")
+        return QIColumn(column, codes, None)
+    values = series.astype(object) if isinstance(series.dtype, pd.CategoricalDtype) else series
+    if hierarchy is None:
+        hierarchy = Hierarchy.flat(pd.unique(values.to_numpy()))
+    codes = hierarchy.leaf_index(values.to_numpy(), column=column).astype(np.float64)
+    return QIColumn(column, codes, hierarchy)
+
+
+def format_number(x: float) -> str:
+    """Shortest text that reads back as x: 39 for 39.0, 2.5 for 2.5."""
+    return np.format_float_positional(float(x), trim="-")
+
+
+@dataclass(frozen=True)
+class GroupSummary:
+    """Per group and QI column: published label, the paper's cost and NCP (SPEC §4)."""
+
+    labels: list[NDArray[np.object_]]   # per column, one label per group
+    cost: NDArray[np.float64]           # (groups, d): |G.A_i| / |A_i|
+    ncp: NDArray[np.float64]            # (groups, d): as cost, but one category costs 0
+    sizes: NDArray[np.int64]
+
+
+def summarize_groups(columns: list[QIColumn], groups: NDArray[np.int64]) -> GroupSummary:
+    """Published labels and costs of every group, from each column's per-group extremes."""
+    order = np.argsort(groups, kind="stable")
+    ids, starts, sizes = np.unique(groups[order], return_index=True, return_counts=True)
+    if ids.size and (ids[0] != 0 or ids[-1] != ids.size - 1):
+        raise ValueError("group ids must be 0 .. m-1")
+    labels: list[NDArray[np.object_]] = []
+    cost = np.zeros((ids.size, len(columns)))
+    ncp = np.zeros((ids.size, len(columns)))
+    for j, col in enumerate(columns):
+        ordered = col.codes[order]
+        lo = np.minimum.reduceat(ordered, starts)
+        hi = np.maximum.reduceat(ordered, starts)
+        if col.hierarchy is None:
+            width = float(col.codes.max() - col.codes.min())
+            cost[:, j] = (hi - lo) / width if width > 0 else 0.0
+            ncp[:, j] = cost[:, j]
+            text = np.array([format_number(a) if a == b else
+                             f"[{format_number(a)}-{format_number(b)}]"
+                             for a, b in zip(lo, hi, strict=True)], dtype=object)
+        else:
+            tree = col.hierarchy
+            nodes = tree.lca(lo.astype(np.int64), hi.astype(np.int64))
+            cost[:, j] = np.asarray(tree.leaf_counts)[nodes] / tree.n_leaves
+            ncp[:, j] = np.where(lo == hi, 0.0, cost[:, j])
+            text = np.asarray(tree.labels, dtype=object)[nodes]
+        labels.append(text)
+    return GroupSummary(labels=labels, cost=cost, ncp=ncp, sizes=sizes.astype(np.int64))

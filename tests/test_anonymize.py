@@ -1,0 +1,217 @@
+"""``anonymize``: a real table in, a published table out (issue 3's bars on Adult)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from proxanon import Hierarchy, InfeasibleError, anonymize, audit
+from proxanon.datasets import load_adult
+from tests.conftest import SHARED_ADULT
+
+QI = ["age", "sex", "race", "marital-status"]
+SENSITIVE = ["education-num", "hours-per-week"]
+
+
+def arx_hierarchies(columns=QI) -> dict[str, Hierarchy]:
+    return {c: Hierarchy.from_csv(SHARED_ADULT / f"adult_hierarchy_{c}.csv") for c in columns}
+
+
+def parse_interval(text: str) -> tuple[float, float]:
+    if text.startswith("["):
+        lo, hi = text[1:-1].split("-")
+        return float(lo), float(hi)
+    return float(text), float(text)
+
+
+def check_published(original: pd.DataFrame, result, qi, hierarchies, sensitive, k, eps, delta):
+    """Issue 3's bars: audit passes on the published table, one tuple per group, each
+    published value covers every member's value, sensitive columns unchanged."""
+    table = result.table
+    assert list(table.columns) == [*original.columns, "group"]
+    assert table.index.equals(original.index)
+    np.testing.assert_array_equal(table["group"].to_numpy(), result.groups)
+    for column in original.columns:
+        if column not in qi:
+            pd.testing.assert_series_equal(table[column], original[column])
+    # Grouping the published table by its QI values gives exactly the engine's groups,
+    # and each group publishes one tuple.
+    tuples = table.groupby(qi, sort=False).ngroup().to_numpy()
+    assert len(np.unique(tuples)) == len(np.unique(result.groups))
+    pairs = pd.DataFrame({"g": result.groups, "t": tuples}).drop_duplicates()
+    assert pairs["g"].is_unique and pairs["t"].is_unique
+    # Each published value covers every member's true value.
+    for column in qi:
+        published = table[column].to_numpy()
+        values = original[column].to_numpy()
+        if column in hierarchies:
+            tree = hierarchies[column]
+            for label, value in set(zip(published, values, strict=True)):
+                assert tree.covers(label, value), (column, label, value)
+        else:
+            for label, value in set(zip(published, values, strict=True)):
+                lo, hi = parse_interval(label)
+                assert lo <= value <= hi, (column, label, value)
+    report = audit(table, quasi_identifiers=qi, sensitive=sensitive, k=k, epsilon=eps,
+                   delta=delta)
+    assert report.satisfied
+    assert report.max_risk <= 1 - delta + 1e-9
+    assert result.satisfied
+
+
+def test_uci_adult_with_arx_taxonomies(uci_adult):
+    before = uci_adult.copy()
+    hierarchies = arx_hierarchies()
+    result = anonymize(uci_adult, quasi_identifiers=QI, sensitive=SENSITIVE, k=10,
+                       epsilon=0.05, delta=0.6, hierarchies=hierarchies)
+    pd.testing.assert_frame_equal(uci_adult, before)  # input untouched
+    check_published(uci_adult, result, QI, hierarchies, SENSITIVE, 10, 0.05, 0.6)
+
+
+def test_uci_adult_numeric_age_and_flat_categoricals(uci_adult):
+    result = anonymize(uci_adult, quasi_identifiers=QI, sensitive=SENSITIVE, k=10,
+                       epsilon=0.05, delta=0.6)
+    flat = {c: result.hierarchies[c] for c in QI if c != "age"}
+    assert all(tree.height == 1 for tree in flat.values())
+    check_published(uci_adult, result, QI, flat, SENSITIVE, 10, 0.05, 0.6)
+
+
+def test_hierarchy_paths_are_read_as_arx_files(uci_adult):
+    sample = uci_adult.head(2000)
+    paths = {c: str(SHARED_ADULT / f"adult_hierarchy_{c}.csv") for c in ("sex", "race")}
+    by_path = anonymize(sample, quasi_identifiers=QI, sensitive=SENSITIVE, k=5, epsilon=0.05,
+                        delta=0.5, hierarchies=paths)
+    by_object = anonymize(sample, quasi_identifiers=QI, sensitive=SENSITIVE, k=5,
+                          epsilon=0.05, delta=0.5, hierarchies=arx_hierarchies(["sex", "race"]))
+    pd.testing.assert_frame_equal(by_path.table, by_object.table)
+
+
+def test_ordered_categorical_sensitive_columns_from_the_bundled_data():
+    adult = load_adult()
+    result = anonymize(adult.data, quasi_identifiers=QI,
+                       sensitive=["education", "occupation", "workclass"], k=10, epsilon=0.05,
+                       delta=0.8, hierarchies=adult.hierarchies)
+    check_published(adult.data, result, QI, {c: adult.hierarchies[c] for c in QI},
+                    ["education", "occupation", "workclass"], 10, 0.05, 0.8)
+    assert result.table["education"].dtype == adult.data["education"].dtype
+
+
+def test_report_numbers_are_consistent(uci_adult):
+    result = anonymize(uci_adult, quasi_identifiers=QI, sensitive=SENSITIVE, k=10,
+                       epsilon=0.05, delta=0.6)
+    report = result.report
+    sizes = np.bincount(result.groups)
+    assert report.n == len(uci_adult) and report.groups == len(sizes)
+    assert report.discernibility == int((sizes**2).sum())
+    assert report.average_group_size == pytest.approx(len(uci_adult) / len(sizes))
+    assert report.min_group_size == sizes.min() >= 10
+    assert 0 <= report.gcp <= 1
+    assert set(report.ncp) == set(QI)
+    assert report.gcp == pytest.approx(np.mean(list(report.ncp.values())))
+    assert 0 <= report.loss <= len(QI)
+    assert {"prepare", "graph", "initialize", "repair", "generalize", "audit", "total"} <= set(
+        report.seconds)
+    text = str(report)
+    for needle in ("satisfied", "max risk", "GCP", "discernibility", "NCP per column"):
+        assert needle in text
+    assert report.to_dict()["quasi_identifiers"] == QI
+
+
+def test_numeric_generalization_and_loss_by_hand():
+    # Two groups are forced by k = 2 and four rows; check the published intervals and loss.
+    frame = pd.DataFrame({"age": [20, 30, 40, 50], "city": ["a", "a", "b", "b"],
+                          "salary": [0.0, 1.0, 0.0, 1.0]})
+    result = anonymize(frame, quasi_identifiers=["age", "city"], sensitive="salary", k=2,
+                       epsilon=0.1, delta=1.0)
+    table = result.table
+    for g in np.unique(result.groups):
+        members = frame[result.groups == g]
+        published = table[result.groups == g]
+        lo, hi = members["age"].min(), members["age"].max()
+        expect = str(lo) if lo == hi else f"[{lo}-{hi}]"
+        assert set(published["age"]) == {expect}
+        cities = set(members["city"])
+        assert set(published["city"]) == {cities.pop() if len(cities) == 1 else "*"}
+        # every group mixes the two salaries (delta = 1: no two neighbours together)
+        assert set(members["salary"]) == {0.0, 1.0}
+    # paper's loss: age width / 30 plus the city's leaves under the LCA over 2 leaves
+    expected = np.mean([
+        (frame.age[result.groups == g].max() - frame.age[result.groups == g].min()) / 30
+        + (1.0 if frame.city[result.groups == g].nunique() > 1 else 0.5)
+        for g in np.unique(result.groups)])
+    assert result.report.loss == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "pattern"),
+    [
+        ({"quasi_identifiers": ["nope"]}, ValueError, r"quasi_identifiers: column\(s\) \['nope'\]"),
+        ({"sensitive": ["nope"]}, ValueError, r"sensitive: column\(s\) \['nope'\]"),
+        ({"sensitive": ["sex"]}, ValueError, r"both quasi-identifier and sensitive"),
+        ({"sensitive": ["workclass"]}, ValueError, r"sensitive column 'workclass'.*ordered"),
+        ({"hierarchies": {"nope": Hierarchy.flat([1])}}, ValueError,
+         r"'nope', which is not in the table"),
+        ({"hierarchies": {"race": 3}}, TypeError, r"hierarchy for column 'race'"),
+        ({"hierarchies": {"race": "/no/such/file.csv"}}, ValueError, r"not found"),
+        ({"k": 0}, ValueError, r"k must be >= 1"),
+        ({"delta": 2}, ValueError, r"delta must lie in \[0, 1\]"),
+        ({"on_infeasible": "skip"}, ValueError, r"on_infeasible must be one of"),
+    ],
+)
+def test_bad_input_is_refused_clearly(uci_adult, kwargs, error, pattern):
+    args = {"quasi_identifiers": QI, "sensitive": SENSITIVE, "k": 10, "epsilon": 0.05,
+            "delta": 0.6}
+    args.update(kwargs)
+    with pytest.raises(error, match=pattern):
+        anonymize(uci_adult.head(500), **args)
+
+
+def test_value_missing_from_its_taxonomy_is_named(uci_adult):
+    tree = Hierarchy.from_dict({"*": ["White", "Black"]})
+    with pytest.raises(ValueError, match=r"column 'race'.*not in its hierarchy.*Asian-Pac"):
+        anonymize(uci_adult.head(3000), quasi_identifiers=QI, sensitive=SENSITIVE, k=10,
+                  epsilon=0.05, delta=0.6, hierarchies={"race": tree})
+
+
+def test_missing_qi_values_and_group_column_are_refused():
+    frame = pd.DataFrame({"age": [20.0, None, 40.0, 50.0], "s": [0.0, 1.0, 0.0, 1.0]})
+    with pytest.raises(ValueError, match=r"column 'age' has 1 missing value.*row 1"):
+        anonymize(frame, quasi_identifiers="age", sensitive="s", k=2, epsilon=0.1, delta=0.5)
+    clash = pd.DataFrame({"age": [1, 2], "s": [0.0, 1.0], "group": [0, 0]})
+    with pytest.raises(ValueError, match="already has a column named 'group'"):
+        anonymize(clash, quasi_identifiers="age", sensitive="s", k=1, epsilon=0.1, delta=0.5)
+    with pytest.raises(TypeError, match="DataFrame"):
+        anonymize(clash.to_numpy(), quasi_identifiers="age", sensitive="s", k=1, epsilon=0.1,
+                  delta=0.5)
+
+
+def test_infeasible_raises_or_reports():
+    frame = pd.DataFrame({"age": np.arange(20), "s": np.zeros(20)})
+    with pytest.raises(InfeasibleError, match="violating row"):
+        anonymize(frame, quasi_identifiers="age", sensitive="s", k=5, epsilon=0.1, delta=1.0)
+    result = anonymize(frame, quasi_identifiers="age", sensitive="s", k=5, epsilon=0.1,
+                       delta=1.0, on_infeasible="best_effort")
+    assert not result.satisfied and not result.report.satisfied
+    assert "NOT satisfied" in str(result.report)
+
+
+def test_same_input_same_output(uci_adult):
+    sample = uci_adult.head(5000)
+    runs = [anonymize(sample, quasi_identifiers=QI, sensitive=SENSITIVE, k=10, epsilon=0.05,
+                      delta=0.6, hierarchies=arx_hierarchies()) for _ in range(2)]
+    pd.testing.assert_frame_equal(runs[0].table, runs[1].table)
+
+
+def test_progress_lines_go_to_stderr(uci_adult, capsys, monkeypatch):
+    from proxanon import _progress
+
+    monkeypatch.setattr(_progress.ProgressReporter, "__init__.__defaults__", None,
+                        raising=False)
+    reporter = _progress.ProgressReporter(delay=0.0, interval=0.01)
+    with reporter:
+        reporter.phase = "prepare"
+        import time
+        time.sleep(0.05)
+    err = capsys.readouterr().err
+    assert "proxanon: prepare" in err
