@@ -1,0 +1,399 @@
+"""The installed ``proxanon`` console script, run as a user would: real CSV files in a
+temporary folder, a subprocess per command, exit status and output checked.
+
+Exit status contract (``proxanon.cli``): 0 success, 1 ``audit`` found violations, 2 usage
+errors and bad input with one ``proxanon: ...`` line on standard error and no traceback.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from tests.conftest import SHARED_ADULT, load_uci_adult
+
+QI = ["age", "sex", "race", "marital-status"]
+SENSITIVE = ["education-num", "hours-per-week"]
+PRIVACY = ["--k", "10", "--epsilon", "0.05", "--delta", "0.6"]
+COLUMNS = ["--qi", ",".join(QI), "--sensitive", ",".join(SENSITIVE)]
+EDUCATION_ORDER = ("Preschool,1st-4th,5th-6th,7th-8th,9th,10th,11th,12th,HS-grad,Some-college,"
+                   "Assoc-voc,Assoc-acdm,Bachelors,Masters,Prof-school,Doctorate")
+SAMPLE_ROWS = 3000
+FULL_ROWS = 30162
+TIMEOUT = 120
+
+
+def _hierarchy_args() -> list[str]:
+    args = []
+    for column in ("sex", "race", "marital-status"):
+        args += ["--hierarchy", f"{column}={SHARED_ADULT / f'adult_hierarchy_{column}.csv'}"]
+    return args
+
+
+@pytest.fixture(scope="module")
+def exe() -> str:
+    path = shutil.which("proxanon")
+    if path is None:
+        pytest.fail("the `proxanon` console script is not on PATH; install the package with "
+                    "`pip install --no-build-isolation -Cbuild-dir=build/dev -e .`")
+    return path
+
+
+@pytest.fixture(scope="module")
+def adult() -> pd.DataFrame:
+    if not (SHARED_ADULT / "uci" / "adult.data").is_file():
+        pytest.fail(f"shared Adult data missing under {SHARED_ADULT}")
+    return load_uci_adult()
+
+
+@pytest.fixture(scope="module")
+def sample(adult: pd.DataFrame) -> pd.DataFrame:
+    return adult.sample(n=SAMPLE_ROWS, random_state=7).reset_index(drop=True)
+
+
+@pytest.fixture
+def run(exe: str, tmp_path: Path):
+    """Runs ``proxanon ARGS`` in tmp_path with stdout and stderr captured (not a terminal)."""
+    def _run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([exe, *args], capture_output=True, text=True, cwd=tmp_path,
+                              timeout=TIMEOUT, check=False)
+    return _run
+
+
+@pytest.fixture
+def sample_csv(sample: pd.DataFrame, tmp_path: Path) -> Path:
+    path = tmp_path / "in.csv"
+    sample.to_csv(path, index=False)
+    return path
+
+
+def assert_usage_error(proc: subprocess.CompletedProcess[str], *needles: str) -> str:
+    """Exit 2, one ``proxanon:`` line on stderr naming every needle, no traceback."""
+    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stdout + proc.stderr, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("proxanon:"), proc.stderr
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])
+    return lines[0]
+
+
+def assert_published(inp: pd.DataFrame, out: pd.DataFrame, qi: list[str],
+                     sensitive: list[str], k: int) -> None:
+    """Same rows and columns plus ``group``; non-QI columns unchanged; groups of >= k rows
+    that publish one QI tuple each."""
+    assert list(out.columns) == [*inp.columns, "group"]
+    assert len(out) == len(inp)
+    for column in inp.columns:
+        if column not in qi:
+            pd.testing.assert_series_equal(out[column], inp[column], check_dtype=False,
+                                           obj=column)
+    for column in sensitive:
+        assert (out[column].to_numpy() == inp[column].to_numpy()).all(), column
+    sizes = out.groupby("group").size()
+    assert sizes.min() >= k
+    assert (out.groupby("group")[qi].nunique() == 1).all().all()
+
+
+# --- anonymize and audit: the happy paths ------------------------------------------------
+
+
+def test_anonymize_then_audit(run, sample: pd.DataFrame, sample_csv: Path,
+                              tmp_path: Path) -> None:
+    proc = run("anonymize", sample_csv.name, "-o", "out.csv", *COLUMNS, *PRIVACY,
+               *_hierarchy_args())
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "proxanon anonymization: satisfied" in proc.stdout
+    assert "NOT satisfied" not in proc.stdout
+    assert f"wrote {SAMPLE_ROWS:,} rows to out.csv" in proc.stdout
+    assert proc.stderr == ""  # captured, so not a terminal: no progress lines
+
+    out = pd.read_csv(tmp_path / "out.csv", skipinitialspace=True)
+    assert_published(sample, out, QI, SENSITIVE, k=10)
+    # The hierarchies were used: their values (or roots) are what the table publishes.
+    assert set(out["sex"]) <= {"Male", "Female", "*"}
+    assert set(out["marital-status"]) <= {
+        *sample["marital-status"], "spouse present", "spouse not present", "*"}
+
+    check = run("audit", "out.csv", *COLUMNS, *PRIVACY)
+    assert check.returncode == 0, (check.stdout, check.stderr)
+    assert "satisfied" in check.stdout
+    assert "NOT satisfied" not in check.stdout
+    assert check.stderr == ""
+
+
+@pytest.mark.parametrize("give_sep", [True, False], ids=["--sep", "sniffed"])
+def test_semicolon_separated_input_keeps_its_separator(run, sample: pd.DataFrame,
+                                                       tmp_path: Path, give_sep: bool) -> None:
+    (tmp_path / "in.csv").write_text(sample.to_csv(sep=";", index=False), encoding="utf-8")
+    sep = ["--sep", ";"] if give_sep else []
+    proc = run("anonymize", "in.csv", "-o", "out.csv", *sep, *COLUMNS, *PRIVACY,
+               *_hierarchy_args())
+    assert proc.returncode == 0, proc.stderr
+    assert "satisfied" in proc.stdout and "wrote" in proc.stdout
+
+    header = (tmp_path / "out.csv").read_text(encoding="utf-8").splitlines()[0]
+    assert header == ";".join([*sample.columns, "group"])
+    out = pd.read_csv(tmp_path / "out.csv", sep=";")
+    assert_published(sample, out, QI, SENSITIVE, k=10)
+
+    check = run("audit", "out.csv", *sep, *COLUMNS, *PRIVACY)
+    assert check.returncode == 0, (check.stdout, check.stderr)
+
+
+def test_full_adult(run, adult: pd.DataFrame, tmp_path: Path) -> None:
+    assert len(adult) == FULL_ROWS
+    adult.to_csv(tmp_path / "adult.csv", index=False)
+    proc = run("anonymize", "adult.csv", "-o", "out.csv", *COLUMNS, *PRIVACY,
+               *_hierarchy_args())
+    assert proc.returncode == 0, proc.stderr
+    assert "proxanon anonymization: satisfied" in proc.stdout
+    assert f"wrote {FULL_ROWS:,} rows to out.csv" in proc.stdout
+    assert proc.stderr == ""  # quiet when piped, also on the larger run
+
+    out = pd.read_csv(tmp_path / "out.csv", skipinitialspace=True)
+    assert_published(adult, out, QI, SENSITIVE, k=10)
+
+    check = run("audit", "out.csv", *COLUMNS, *PRIVACY)
+    assert check.returncode == 0, (check.stdout, check.stderr)
+    assert "satisfied" in check.stdout and "NOT satisfied" not in check.stdout
+
+
+def test_audit_of_raw_input_finds_violations(run, sample_csv: Path) -> None:
+    # Every row is its own QI combination or close to it: groups far below k, risks of 1.
+    proc = run("audit", sample_csv.name, *COLUMNS, *PRIVACY)
+    assert proc.returncode == 1, (proc.stdout, proc.stderr)
+    assert "NOT satisfied" in proc.stdout
+    assert "Traceback" not in proc.stderr
+
+
+def test_text_sensitive_column_with_order(run, sample: pd.DataFrame, sample_csv: Path,
+                                          tmp_path: Path) -> None:
+    proc = run("anonymize", sample_csv.name, "-o", "out.csv", "--qi", "age,sex",
+               "--sensitive", "education", "--order", f"education={EDUCATION_ORDER}",
+               *PRIVACY, *_hierarchy_args()[:2])
+    assert proc.returncode == 0, proc.stderr
+    assert "satisfied" in proc.stdout and "NOT satisfied" not in proc.stdout
+    out = pd.read_csv(tmp_path / "out.csv", skipinitialspace=True)
+    assert_published(sample, out, ["age", "sex"], ["education"], k=10)
+
+    check = run("audit", "out.csv", "--qi", "age,sex", "--sensitive", "education",
+                "--order", f"education={EDUCATION_ORDER}", *PRIVACY)
+    assert check.returncode == 0, (check.stdout, check.stderr)
+
+
+def test_force_overwrites_existing_output(run, sample_csv: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out.csv"
+    out.write_text("old contents\n", encoding="utf-8")
+    proc = run("anonymize", sample_csv.name, "-o", "out.csv", "--force", *COLUMNS, *PRIVACY,
+               *_hierarchy_args())
+    assert proc.returncode == 0, proc.stderr
+    table = pd.read_csv(out)
+    assert len(table) == SAMPLE_ROWS and "group" in table.columns
+
+
+def test_best_effort_writes_infeasible_table(run, sample: pd.DataFrame, sample_csv: Path,
+                                             tmp_path: Path) -> None:
+    args = [*COLUMNS, "--k", "10", "--epsilon", "0.5", "--delta", "1.0"]
+    proc = run("anonymize", sample_csv.name, "-o", "out.csv", "--best-effort", *args,
+               *_hierarchy_args())
+    assert proc.returncode == 0, proc.stderr
+    assert "NOT satisfied" in proc.stdout
+    assert "wrote" in proc.stdout
+    out = pd.read_csv(tmp_path / "out.csv", skipinitialspace=True)
+    assert list(out.columns) == [*sample.columns, "group"] and len(out) == SAMPLE_ROWS
+    # The independent audit agrees the published table violates the parameters.
+    check = run("audit", "out.csv", *args)
+    assert check.returncode == 1 and "NOT satisfied" in check.stdout
+
+
+# --- demo ---------------------------------------------------------------------------------
+
+
+def test_demo_with_output(run, tmp_path: Path) -> None:
+    proc = run("demo", "-o", "demo.csv")
+    assert proc.returncode == 0, proc.stderr
+    assert "proxanon anonymization: satisfied" in proc.stdout
+    assert "demo.csv" in proc.stdout
+    assert proc.stderr == ""
+    table = pd.read_csv(tmp_path / "demo.csv", sep=";")
+    assert len(table) == FULL_ROWS
+    assert "group" in table.columns
+
+    again = run("demo", "-o", "demo.csv")  # exists now: refused without --force
+    assert_usage_error(again, "--force")
+
+
+def test_demo_without_output_prints_an_existing_path(run) -> None:
+    proc = run("demo")
+    assert proc.returncode == 0, proc.stderr
+    last = proc.stdout.strip().splitlines()[-1]
+    assert " to " in last, proc.stdout
+    path = Path(last.rsplit(" to ", 1)[1].strip())
+    try:
+        assert path.is_absolute() and path.is_file(), path
+        assert len(pd.read_csv(path, sep=";")) == FULL_ROWS
+    finally:
+        if path.is_file() and path.parent.name.startswith("proxanon-demo-"):
+            shutil.rmtree(path.parent)
+
+
+# --- help -----------------------------------------------------------------------------------
+
+
+def test_python_dash_m_help(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "proxanon", "--help"], capture_output=True,
+                          text=True, cwd=tmp_path, timeout=TIMEOUT, check=False)
+    assert proc.returncode == 0, proc.stderr
+    for command in ("anonymize", "audit", "demo"):
+        assert command in proc.stdout
+
+
+def test_subcommand_help_and_missing_subcommand(run) -> None:
+    proc = run("anonymize", "--help")
+    assert proc.returncode == 0
+    for option in ("--qi", "--sensitive", "--hierarchy", "--order", "--best-effort", "--force"):
+        assert option in proc.stdout
+    bare = run()
+    assert bare.returncode == 2 and "Traceback" not in bare.stderr and bare.stderr
+
+
+# --- error paths: exit 2, one line on stderr, no traceback, no output file ----------------
+
+
+def test_missing_input_file(run, tmp_path: Path) -> None:
+    assert_usage_error(run("anonymize", "nope.csv", "-o", "out.csv", *COLUMNS, *PRIVACY),
+                       "nope.csv")
+    assert not (tmp_path / "out.csv").exists()
+    assert_usage_error(run("audit", "nope.csv", *COLUMNS, *PRIVACY), "nope.csv")
+
+
+def test_missing_qi_column(run, sample_csv: Path, tmp_path: Path) -> None:
+    proc = run("anonymize", sample_csv.name, "-o", "out.csv", "--qi", "age,no-such-column",
+               "--sensitive", "education-num", *PRIVACY)
+    assert_usage_error(proc, "no-such-column")
+    assert not (tmp_path / "out.csv").exists()
+    assert_usage_error(run("audit", sample_csv.name, "--qi", "age,no-such-column",
+                           "--sensitive", "education-num", *PRIVACY), "no-such-column")
+
+
+@pytest.mark.parametrize(("option", "value"), [("--k", "ten"), ("--k", "2.5"),
+                                               ("--epsilon", "abc"), ("--delta", "half")])
+def test_bad_number_is_an_argparse_error(run, sample_csv: Path, tmp_path: Path, option: str,
+                                         value: str) -> None:
+    numbers = {"--k": "10", "--epsilon": "0.05", "--delta": "0.6", option: value}
+    args = [part for pair in numbers.items() for part in pair]
+    proc = run("anonymize", sample_csv.name, "-o", "out.csv", *COLUMNS, *args)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert proc.stdout == ""
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("proxanon anonymize: error:") and option in last, proc.stderr
+    assert not (tmp_path / "out.csv").exists()
+
+
+def test_delta_out_of_range(run, sample_csv: Path, tmp_path: Path) -> None:
+    proc = run("anonymize", sample_csv.name, "-o", "out.csv", *COLUMNS, "--k", "10",
+               "--epsilon", "0.05", "--delta", "1.5")
+    assert_usage_error(proc, "delta", "1.5")
+    assert not (tmp_path / "out.csv").exists()
+    assert_usage_error(run("audit", sample_csv.name, *COLUMNS, "--k", "10", "--epsilon",
+                           "0.05", "--delta", "1.5"), "delta")
+
+
+def test_existing_output_needs_force(run, sample_csv: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out.csv"
+    out.write_bytes(b"keep me\n")
+    proc = run("anonymize", sample_csv.name, "-o", "out.csv", *COLUMNS, *PRIVACY)
+    assert_usage_error(proc, "out.csv", "--force")
+    assert out.read_bytes() == b"keep me\n"
+
+
+@pytest.mark.parametrize("spelling", ["same", "absolute", "dotted"])
+def test_output_over_input_refused_even_with_force(run, sample_csv: Path, tmp_path: Path,
+                                                   spelling: str) -> None:
+    before = sample_csv.read_bytes()
+    out = {"same": sample_csv.name, "absolute": str(sample_csv),
+           "dotted": f"./{sample_csv.name}"}[spelling]
+    proc = run("anonymize", sample_csv.name, "-o", out, "--force", *COLUMNS, *PRIVACY,
+               *_hierarchy_args())
+    assert_usage_error(proc, "input")
+    assert sample_csv.read_bytes() == before
+
+
+def test_output_is_a_folder(run, sample_csv: Path, tmp_path: Path) -> None:
+    (tmp_path / "folder").mkdir()
+    proc = run("anonymize", sample_csv.name, "-o", "folder", "--force", *COLUMNS, *PRIVACY)
+    assert_usage_error(proc, "folder")
+    assert_usage_error(run("anonymize", sample_csv.name, "-o", "nowhere/out.csv", *COLUMNS,
+                           *PRIVACY), "nowhere")
+
+
+def test_hierarchy_missing_data_values(run, sample_csv: Path, tmp_path: Path) -> None:
+    (tmp_path / "sex.csv").write_text("Male;*\n", encoding="utf-8")
+    proc = run("anonymize", sample_csv.name, "-o", "out.csv", *COLUMNS, *PRIVACY,
+               "--hierarchy", "sex=sex.csv")
+    assert_usage_error(proc, "sex", "Female")
+    assert not (tmp_path / "out.csv").exists()
+    # A real ARX file for another column: none of the data's values is in it.
+    proc = run("anonymize", sample_csv.name, "-o", "out.csv", *COLUMNS, *PRIVACY,
+               "--hierarchy", f"sex={SHARED_ADULT / 'adult_hierarchy_race.csv'}")
+    assert_usage_error(proc, "sex", "Male", "Female")
+
+
+def test_nonexistent_hierarchy_file(run, sample_csv: Path, tmp_path: Path) -> None:
+    proc = run("anonymize", sample_csv.name, "-o", "out.csv", *COLUMNS, *PRIVACY,
+               "--hierarchy", "sex=no-such-hierarchy.csv")
+    assert_usage_error(proc, "no-such-hierarchy.csv")
+    assert not (tmp_path / "out.csv").exists()
+
+
+@pytest.mark.parametrize("value", ["sex", "sex=", "=sex.csv"])
+def test_hierarchy_needs_column_equals_file(run, sample_csv: Path, value: str) -> None:
+    proc = run("anonymize", sample_csv.name, "-o", "out.csv", *COLUMNS, *PRIVACY,
+               "--hierarchy", value)
+    assert_usage_error(proc, "--hierarchy")
+
+
+def test_infeasible_parameters(run, sample_csv: Path, tmp_path: Path) -> None:
+    proc = run("anonymize", sample_csv.name, "-o", "out.csv", *COLUMNS, "--k", "10",
+               "--epsilon", "0.5", "--delta", "1.0", *_hierarchy_args())
+    line = assert_usage_error(proc, "infeasible", "--best-effort")
+    assert "epsilon" in line and "delta" in line  # advice on which parameters to change
+    assert "on_infeasible" not in line  # the Python keyword means nothing on the command line
+    assert proc.stdout == ""
+    assert not (tmp_path / "out.csv").exists()
+
+
+def test_text_sensitive_column_needs_order(run, sample_csv: Path, tmp_path: Path) -> None:
+    proc = run("anonymize", sample_csv.name, "-o", "out.csv", "--qi", "age,sex",
+               "--sensitive", "education", *PRIVACY)
+    assert_usage_error(proc, "education", "--order")
+    assert not (tmp_path / "out.csv").exists()
+    assert_usage_error(run("audit", sample_csv.name, "--qi", "age,sex", "--sensitive",
+                           "education", *PRIVACY), "--order")
+
+
+def test_order_missing_a_level(run, sample_csv: Path) -> None:
+    partial = EDUCATION_ORDER.replace(",Doctorate", "")
+    proc = run("anonymize", sample_csv.name, "-o", "out.csv", "--qi", "age,sex",
+               "--sensitive", "education", "--order", f"education={partial}", *PRIVACY)
+    assert_usage_error(proc, "--order", "Doctorate")
+
+
+@pytest.mark.parametrize(("content", "needle"), [
+    (b"", "in.csv"),
+    (b"a,b,c\n1,2,3\n1,2,3,4\n", "in.csv"),
+    (b"\xff\xfea,b\n1,2\n", "in.csv"),
+])
+def test_unreadable_csv(run, tmp_path: Path, content: bytes, needle: str) -> None:
+    (tmp_path / "in.csv").write_bytes(content)
+    assert_usage_error(run("audit", "in.csv", "--qi", "a", "--sensitive", "b", "--k", "1",
+                           "--epsilon", "0.1", "--delta", "0.5"), needle)
