@@ -25,6 +25,8 @@ RESULTS = BENCH_DIR / "results" / "latest.json"
 PARTITION_WITH_QIS = "test_partition_adult_with_qis"
 PARTITION_WITHOUT_QIS = "test_partition_adult_without_qis"
 ANONYPY = "test_anonypy_adult_l_diversity"
+ANONYMIZE = "test_anonymize_adult"
+ANONYMIZE_HIERARCHIES = "test_anonymize_adult_with_hierarchies"
 CENSUS_100K = "test_partition_census[100k]"
 CENSUS_1M = "test_partition_census[1M]"
 
@@ -68,6 +70,11 @@ def render(results: dict) -> str:
         (
             "anonypy / partition, Adult, without QIs",
             ratio(anonypy, median.get(PARTITION_WITHOUT_QIS)),
+        ),
+        ("anonypy / anonymize, Adult", ratio(anonypy, median.get(ANONYMIZE))),
+        (
+            "anonypy / anonymize, Adult, ARX hierarchies",
+            ratio(anonypy, median.get(ANONYMIZE_HIERARCHIES)),
         ),
         (
             "time(1M) / time(100k), census, with QIs",

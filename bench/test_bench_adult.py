@@ -17,6 +17,7 @@ import pytest
 from _common import (
     ADULT_CATEGORICAL_QIS,
     ADULT_QIS,
+    ADULT_SENSITIVE,
     DELTA,
     EPSILON,
     K,
@@ -101,3 +102,43 @@ def test_anonypy_adult_l_diversity(benchmark, anonypy_frame) -> None:
         min_class_size=int(classes["size"].min()),
         min_distinct_sensitive=int(classes["distinct"].min()),
     )
+
+
+def _run_anonymize(benchmark, frame: pd.DataFrame, hierarchies=None) -> proxanon.Anonymization:
+    result = benchmark.pedantic(
+        proxanon.anonymize,
+        args=(frame,),
+        kwargs={
+            "quasi_identifiers": list(ADULT_QIS),
+            "sensitive": list(ADULT_SENSITIVE),
+            "k": K,
+            "epsilon": EPSILON,
+            "delta": DELTA,
+            "hierarchies": hierarchies,
+        },
+        rounds=10,
+        iterations=1,
+        warmup_rounds=1,
+    )
+    assert result.satisfied
+    report = result.report
+    benchmark.extra_info.update(
+        n=report.n, groups=report.groups, swaps=report.swaps, satisfied=report.satisfied,
+        merge_rounds=report.merge_rounds, gcp=round(report.gcp, 4),
+    )
+    return result
+
+
+@pytest.mark.benchmark(group="adult")
+def test_anonymize_adult(benchmark, adult_frame) -> None:
+    """The whole table job on the table anonypy gets: QIs age (interval), sex, race,
+    marital-status (flat taxonomies); sensitive education, occupation, workclass."""
+    _run_anonymize(benchmark, adult_frame)
+
+
+@pytest.mark.benchmark(group="adult")
+def test_anonymize_adult_with_hierarchies(benchmark, adult_frame) -> None:
+    """The same with the ARX hierarchies for the four QIs (coarser published values)."""
+    hierarchies = proxanon.datasets.load_adult().hierarchies
+    _run_anonymize(benchmark, adult_frame,
+                   {c: hierarchies[c] for c in ADULT_QIS})

@@ -203,15 +203,19 @@ def test_same_input_same_output(uci_adult):
     pd.testing.assert_frame_equal(runs[0].table, runs[1].table)
 
 
-def test_progress_lines_go_to_stderr(uci_adult, capsys, monkeypatch):
-    from proxanon import _progress
+def test_progress_reporter_writes_phases_to_its_stream():
+    import io
+    import time
 
-    monkeypatch.setattr(_progress.ProgressReporter, "__init__.__defaults__", None,
-                        raising=False)
-    reporter = _progress.ProgressReporter(delay=0.0, interval=0.01)
-    with reporter:
+    from proxanon._progress import ProgressReporter
+
+    stream = io.StringIO()
+    with ProgressReporter(stream, delay=0.0, interval=0.01) as reporter:
         reporter.phase = "prepare"
-        import time
         time.sleep(0.05)
-    err = capsys.readouterr().err
-    assert "proxanon: prepare" in err
+    lines = stream.getvalue().splitlines()
+    assert lines and all(line == "proxanon: prepare" for line in lines)
+    quiet = io.StringIO()
+    with ProgressReporter(quiet, delay=5.0):
+        pass
+    assert quiet.getvalue() == ""

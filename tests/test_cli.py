@@ -397,3 +397,39 @@ def test_unreadable_csv(run, tmp_path: Path, content: bytes, needle: str) -> Non
     (tmp_path / "in.csv").write_bytes(content)
     assert_usage_error(run("audit", "in.csv", "--qi", "a", "--sensitive", "b", "--k", "1",
                            "--epsilon", "0.1", "--delta", "0.5"), needle)
+
+
+def test_progress_shows_on_a_terminal(tmp_path, sample_csv):
+    """With standard error on a terminal (a pseudo-terminal here), progress lines appear."""
+    import os
+    import pty
+    import select
+    import time
+
+    exe = shutil.which("proxanon")
+    primary, secondary = pty.openpty()
+    env = dict(os.environ, PROXANON_PROGRESS_DELAY="0")
+    proc = subprocess.Popen(
+        [exe, "anonymize", str(sample_csv), "--qi", "age,sex,race,marital-status",
+         "--sensitive", "education-num,hours-per-week", "--k", "10", "--epsilon", "0.05",
+         "--delta", "0.6", "-o", str(tmp_path / "tty.csv")],
+        stdout=subprocess.PIPE, stderr=secondary, cwd=tmp_path, env=env)
+    os.close(secondary)
+    seen = b""
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        ready, _, _ = select.select([primary], [], [], 0.1)
+        if ready:
+            try:
+                chunk = os.read(primary, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+        elif proc.poll() is not None:
+            break
+    proc.communicate(timeout=60)
+    os.close(primary)
+    assert proc.returncode == 0
+    assert b"proxanon: " in seen

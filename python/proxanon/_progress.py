@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 from types import TracebackType
@@ -13,15 +14,21 @@ from proxanon import _core
 class ProgressReporter:
     """Polls the native engine's counters from a thread while it works (the GIL is released).
 
-    Quiet for the first ``delay`` seconds, so short runs print nothing. On a terminal one line
-    is rewritten in place; on any other stream a plain line is written every ``interval``
-    seconds at most. ``phase`` names the Python-side step when the engine is not running.
+    Quiet for the first ``delay`` seconds (default 0.5, or the environment variable
+    ``PROXANON_PROGRESS_DELAY``), so short runs print nothing. On a terminal one line is
+    rewritten in place; on any other stream a plain line is written every ``interval`` seconds
+    at most. ``phase`` names the Python-side step when the engine is not running.
     """
 
-    def __init__(self, stream: TextIO | None = None, *, delay: float = 0.5,
+    def __init__(self, stream: TextIO | None = None, *, delay: float | None = None,
                  interval: float | None = None) -> None:
         self.stream = stream if stream is not None else sys.stderr
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        if delay is None:
+            try:
+                delay = float(os.environ.get("PROXANON_PROGRESS_DELAY", "0.5"))
+            except ValueError:
+                delay = 0.5
         self.delay = delay
         self.interval = interval if interval is not None else (0.2 if self.tty else 2.0)
         self.counters = _core.Progress()
