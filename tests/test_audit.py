@@ -428,7 +428,7 @@ GOOD = {"k": 2, "epsilon": 0.1, "delta": 0.5}
     [
         ([[0.1], [np.nan]], [0, 0], {}, ValueError, "sensitive"),
         ([0.1, 0.2, 0.3], [0, 0], {}, ValueError, "groups"),
-        ([0.1, 0.2], [0, -1], {}, ValueError, "groups"),
+        ([0.1, 0.2], [0, -2], {}, ValueError, "groups"),
         ([0.1, 0.2], [0.0, 0.5], {}, TypeError, "groups"),
         ([0.1, 0.2], [0, 0], {"k": 0}, ValueError, r"\bk\b"),
         ([0.1, 0.2], [0, 0], {"k": 2.5}, TypeError, r"\bk\b"),

@@ -433,3 +433,22 @@ def test_progress_shows_on_a_terminal(tmp_path, sample_csv):
     os.close(primary)
     assert proc.returncode == 0
     assert b"proxanon: " in seen
+
+
+def test_suppress_leaves_rows_out_within_the_budget(run, tmp_path, sample_csv, sample):
+    """Infeasible for the repair alone; --suppress leaves a few rows out and the result audits."""
+    out = tmp_path / "suppressed.csv"
+    args = ["--qi", "age,sex,race,marital-status", "--sensitive",
+            "education-num,hours-per-week", "--k", "10", "--epsilon", "0.1", "--delta", "0.6"]
+    proc = run("anonymize", str(sample_csv), *args, "--suppress", "0.1", "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert "suppressed" in proc.stdout
+    published = pd.read_csv(out)
+    assert 0.9 * len(sample) <= len(published) < len(sample)
+    check = run("audit", str(out), *args)
+    assert check.returncode == 0, check.stdout
+    too_small = run("anonymize", str(sample_csv), *args, "--suppress", "0.0001",
+                    "-o", str(tmp_path / "no.csv"))
+    assert too_small.returncode == 2
+    assert "--suppress" in too_small.stderr and "max_suppression" not in too_small.stderr
+    assert not (tmp_path / "no.csv").exists()

@@ -10,9 +10,22 @@ from hypothesis import strategies as st
 
 import proxanon
 from proxanon import InfeasibleError, audit, partition
-from tests.conftest import brute_potential
+from tests.conftest import brute_neighbours, brute_potential
 
 METRICS = ("l1", "l2", "linf")
+
+
+def brute_excess(sensitive, groups, metric, w, eps, delta) -> int:
+    """E = Σ_v max(0, D_G(v) − t(G)), counted pair by pair."""
+    total = 0
+    for g in np.unique(groups):
+        rows = np.flatnonzero(groups == g)
+        t = int(np.floor((1 - delta) * (len(rows) - 1) + 1e-9))
+        for a in rows:
+            d = sum(brute_neighbours(sensitive[a], sensitive[b], metric, w, eps)
+                    for b in rows if b != a)
+            total += max(0, d - t)
+    return total
 
 
 @st.composite
@@ -34,16 +47,17 @@ def instances(draw):
                       dtype=float).reshape(n, d)
     limit = draw(st.sampled_from([None, 1, 3]))
     init = draw(st.sampled_from(["degree", "qi"])) if with_qi else "degree"
-    return sensitive, k, eps, delta, metric, qi, limit, init
+    moves = draw(st.sampled_from(["auto", "swap"]))
+    return sensitive, k, eps, delta, metric, qi, limit, init, moves
 
 
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(instances())
 def test_every_result_agrees_with_audit(case):
-    sensitive, k, eps, delta, metric, qi, limit, init = case
+    sensitive, k, eps, delta, metric, qi, limit, init, moves = case
     result = partition(sensitive, k=k, epsilon=eps, delta=delta, metric=metric,
                        quasi_identifiers=qi, on_infeasible="best_effort", search_limit=limit,
-                       init=init)
+                       init=init, moves=moves)
     n = len(sensitive)
     report = audit(sensitive, result.groups, k=k, epsilon=eps, delta=delta, metric=metric)
     # Satisfied exactly when the independent audit says so, with the same violations.
@@ -51,21 +65,21 @@ def test_every_result_agrees_with_audit(case):
     np.testing.assert_array_equal(result.violating_rows, report.violating_rows)
     np.testing.assert_array_equal(result.violating_groups, report.violating_groups)
     assert result.stats["remaining_violations"] == len(report.violating_rows)
-    # m = floor(n/k) groups of equitable sizes, each at least k.
-    m = n // k
-    sizes = np.bincount(result.groups, minlength=m)
-    assert len(sizes) == m == result.stats["m"]
-    assert sizes.min() == n // m and sizes.max() == -(-n // m)
-    assert sizes.min() >= k
+    sizes = np.bincount(result.groups)
+    assert len(sizes) == result.stats["m"] and sizes.min() >= k
+    if moves == "swap":  # the paper's repair: m = floor(n/k) groups of equitable sizes
+        m = n // k
+        assert len(sizes) == m
+        assert sizes.min() == n // m and sizes.max() == -(-n // m)
 
 
 @settings(max_examples=150, deadline=None)
 @given(instances())
-def test_every_swap_lowers_the_potential(case):
-    sensitive, k, eps, delta, metric, qi, limit, init = case
+def test_every_move_lowers_potential_or_excess(case):
+    sensitive, k, eps, delta, metric, qi, limit, init, moves = case
     result = partition(sensitive, k=k, epsilon=eps, delta=delta, metric=metric,
                        quasi_identifiers=qi, on_infeasible="best_effort", search_limit=limit,
-                       trace=True, init=init)
+                       trace=True, init=init, moves=moves)
     s = sensitive.shape[1]
     w = np.full(s, 1.0 / s)
     groups = result.initial_groups.copy()
@@ -78,9 +92,24 @@ def test_every_swap_lowers_the_potential(case):
         after = brute_potential(sensitive, groups, metric, w, eps)
         assert after - potential == claimed
         potential = after
-    np.testing.assert_array_equal(groups, result.groups)
-    assert potential == result.stats["final_potential"]
     assert len(result.swap_log) == result.stats["swaps"]
+    # The stronger repair's moves each lower the total excess by what they claim.
+    excess = brute_excess(sensitive, groups, metric, w, eps, delta)
+    for v, v2, target, claimed in result.move_log:
+        assert claimed < 0
+        if v2 >= 0:
+            assert groups[v2] == target
+            groups[v2] = groups[v]
+        groups[v] = target
+        assert np.bincount(groups).min() >= k
+        after = brute_excess(sensitive, groups, metric, w, eps, delta)
+        assert after - excess == claimed
+        excess = after
+    assert len(result.move_log) == result.stats["excess_moves"]
+    if moves == "swap":
+        assert len(result.move_log) == 0
+    np.testing.assert_array_equal(groups, result.groups)
+    assert brute_potential(sensitive, groups, metric, w, eps) == result.stats["final_potential"]
 
 
 def test_same_input_same_output():
@@ -129,7 +158,7 @@ def test_stats_report_the_run():
                 "initial_potential", "final_potential", "violating_groups"):
         assert key in stats
     assert stats["n"] == 1000 and stats["m"] == 100
-    assert set(stats["seconds"]) == {"graph", "initialize", "repair", "total"}
+    assert set(stats["seconds"]) == {"graph", "initialize", "repair", "suppress", "total"}
     assert all(v >= 0 for v in stats["seconds"].values())
     assert stats["bound"] == pytest.approx(1000 / 2 * (1 - (1 - 1 / 10) * 0.6))
     assert stats["bound_holds"] == (stats["max_degree"] <= stats["bound"])
@@ -150,7 +179,9 @@ def test_infeasible_raises_with_numbers_and_advice():
     message = str(caught.value)
     assert "20 violating row(s)" in message and "4 of 4 group(s)" in message
     assert "max_degree=19" in message
-    assert "smaller epsilon or delta" in message and "larger k" in message
+    assert "smaller epsilon or delta" in message and "proxanon.advise" in message
+    assert "Proof: rows within epsilon/2 of (0, 0) are 20 pairwise neighbours" in message
+    assert "no partition into groups of at least k rows satisfies it" in message
     assert isinstance(caught.value, ValueError)
     assert caught.value.partition is not None and not caught.value.partition.satisfied
 
@@ -208,3 +239,48 @@ def test_qi_start_needs_quasi_identifiers():
         partition(np.zeros(20), k=5, epsilon=0.1, delta=0.5, init="qi")
     with pytest.raises(ValueError, match="init must be one of 'degree', 'qi'"):
         partition(np.zeros(20), k=5, epsilon=0.1, delta=0.5, init="random")
+
+
+@settings(max_examples=150, deadline=None)
+@given(instances(), st.sampled_from([0.0, 0.1, 0.3, 1.0]))
+def test_suppression_respects_its_budget_and_passes_audit(case, budget):
+    sensitive, k, eps, delta, metric, qi, limit, init, moves = case
+    n = len(sensitive)
+    try:
+        result = partition(sensitive, k=k, epsilon=eps, delta=delta, metric=metric,
+                           quasi_identifiers=qi, search_limit=limit, init=init, moves=moves,
+                           on_infeasible="suppress", max_suppression=budget)
+    except InfeasibleError as exc:
+        left_out = exc.partition.suppressed_rows
+        # refused only when the budget is too small, or nothing could be released
+        if n - left_out.size < k:
+            assert "fewer than k" in str(exc)
+        else:
+            assert left_out.size > budget * n and "max_suppression" in str(exc)
+        return
+    left_out = result.suppressed_rows
+    assert left_out.size <= budget * n
+    np.testing.assert_array_equal(np.flatnonzero(result.groups == -1), left_out)
+    report = audit(sensitive, result.groups, k=k, epsilon=eps, delta=delta, metric=metric)
+    assert result.satisfied and report.satisfied
+    np.testing.assert_array_equal(report.suppressed_rows, left_out)
+    kept = result.groups[result.groups >= 0]
+    assert kept.size == 0 or np.array_equal(np.unique(kept), np.arange(kept.max() + 1))
+
+
+def test_stronger_repair_beats_swaps_on_adult(adult_sensitive):
+    # epsilon = 0.1, delta = 0.8: the paper's swaps stall (issue 4's motivating case).
+    swaps = partition(adult_sensitive, k=10, epsilon=0.1, delta=0.8, moves="swap",
+                      on_infeasible="best_effort")
+    stronger = partition(adult_sensitive, k=10, epsilon=0.1, delta=0.8,
+                         on_infeasible="best_effort")
+    left = stronger.stats["remaining_violations"]
+    assert left <= 0.7 * swaps.stats["remaining_violations"]
+    report = audit(adult_sensitive, stronger.groups, k=10, epsilon=0.1, delta=0.8)
+    assert len(report.violating_rows) == left
+    assert report.group_sizes.min() >= 10
+    # and suppression removes what is left, within a budget
+    clean = partition(adult_sensitive, k=10, epsilon=0.1, delta=0.8,
+                      on_infeasible="suppress", max_suppression=0.05)
+    assert audit(adult_sensitive, clean.groups, k=10, epsilon=0.1, delta=0.8).satisfied
+    assert 0 < clean.suppressed_rows.size <= 0.05 * len(adult_sensitive)

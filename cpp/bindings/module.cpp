@@ -100,7 +100,8 @@ py::dict run_partition(const DoubleArray& sensitive, const std::string& metric,
                        std::size_t search_limit, bool trace, std::size_t max_graph_entries,
                        Progress* progress,
                        const std::optional<std::vector<std::int32_t>>& initial_groups,
-                       const std::string& init, std::size_t init_block) {
+                       const std::string& init, std::size_t init_block,
+                       const std::string& moves, bool suppress) {
     const Matrix sa = as_matrix(sensitive, "sensitive");
     std::optional<Matrix> qi;
     if (quasi_identifiers) {
@@ -117,6 +118,10 @@ py::dict run_partition(const DoubleArray& sensitive, const std::string& metric,
     else if (init == "qi") params.init = Init::Qi;
     else throw std::invalid_argument("unknown init '" + init + "'");
     params.init_block = init_block;
+    if (moves == "swap") params.moves = Moves::Swap;
+    else if (moves == "auto") params.moves = Moves::Auto;
+    else throw std::invalid_argument("unknown moves '" + moves + "'");
+    params.suppress = suppress;
     if (!qi_taxonomies.empty() && (!qi || qi_taxonomies.size() != qi->cols)) {
         throw std::invalid_argument("qi_taxonomies needs one entry per quasi-identifier column");
     }
@@ -158,6 +163,12 @@ py::dict run_partition(const DoubleArray& sensitive, const std::string& metric,
     stats["set_aside"] = st.set_aside;
     stats["classes_examined"] = st.classes_examined;
     stats["remaining_violations"] = st.remaining_violations;
+    stats["stalled_violations"] = st.stalled_violations;
+    stats["excess_moves"] = st.excess_moves;
+    stats["transfers"] = st.transfers;
+    stats["suppressed"] = st.suppressed;
+    stats["regrouped_size"] = st.regrouped_size;
+    stats["seconds_suppress"] = st.seconds_suppress;
     stats["seconds_graph"] = seconds_graph;
     stats["seconds_initialize"] = st.seconds_initialize;
     stats["seconds_repair"] = st.seconds_repair;
@@ -166,11 +177,14 @@ py::dict run_partition(const DoubleArray& sensitive, const std::string& metric,
     out["groups"] = to_numpy(std::move(result.groups));
     out["violating_rows"] = to_numpy(std::move(result.violating_rows));
     out["violating_groups"] = to_numpy(std::move(result.violating_groups));
+    out["suppressed_rows"] = to_numpy(std::move(result.suppressed_rows));
     out["stats"] = stats;
     if (trace) {
         const auto swaps = static_cast<py::ssize_t>(result.swap_log.size() / 3);
         out["initial_groups"] = to_numpy(std::move(result.initial_groups));
         out["swap_log"] = to_numpy(std::move(result.swap_log)).reshape({swaps, py::ssize_t{3}});
+        const auto moved = static_cast<py::ssize_t>(result.move_log.size() / 4);
+        out["move_log"] = to_numpy(std::move(result.move_log)).reshape({moved, py::ssize_t{4}});
     }
     return out;
 }
@@ -198,6 +212,7 @@ PYBIND11_MODULE(_core, mod) {
             py::arg("trace") = false, py::arg("max_graph_entries") = std::size_t{1} << 31,
             py::arg("progress") = nullptr, py::arg("initial_groups") = py::none(),
             py::arg("init") = "degree", py::arg("init_block") = 8,
+            py::arg("moves") = "swap", py::arg("suppress") = false,
             "Build the neighbour graph, run INITIALIZE and the XColor swap loop.");
     mod.def("neighbour_graph", &neighbour_graph, py::arg("sensitive"), py::arg("metric"),
             py::arg("weights"), py::arg("epsilon"),

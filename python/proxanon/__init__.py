@@ -1,7 +1,8 @@
 """proxanon: anonymize microdata against proximity breaches with XColor."""
 
-from proxanon import datasets
+from proxanon import datasets, evaluate
 from proxanon._errors import InfeasibleError
+from proxanon.advise import Advice, advise
 from proxanon.anonymize import Anonymization, Report, anonymize
 from proxanon.audit import AuditReport, audit
 from proxanon.engine import Partition, partition
@@ -11,6 +12,7 @@ from proxanon.tables import scale_sensitive
 __version__ = "0.1.0"
 
 __all__ = [
+    "Advice",
     "Anonymization",
     "AuditReport",
     "Hierarchy",
@@ -18,9 +20,11 @@ __all__ = [
     "Partition",
     "Report",
     "__version__",
+    "advise",
     "anonymize",
     "audit",
     "datasets",
+    "evaluate",
     "partition",
     "scale_sensitive",
 ]

@@ -21,6 +21,8 @@ def partition(
     initial_groups: list[int] | None = None,
     init: str = "degree",
     init_block: int = 8,
+    moves: str = "swap",
+    suppress: bool = False,
 ) -> dict[str, Any]: ...
 def neighbour_graph(
     sensitive: NDArray[np.float64],

@@ -15,7 +15,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 METRICS = ("l1", "l2", "linf")
-ON_INFEASIBLE = ("raise", "best_effort")
+ON_INFEASIBLE = ("raise", "best_effort", "suppress")
+MOVES = ("auto", "swap")
 
 
 def float_matrix(value: Any, name: str, *, rows: int | None = None) -> NDArray[np.float64]:
@@ -148,9 +149,9 @@ def group_labels(value: Any, rows: int) -> NDArray[np.int64]:
         else:
             raise TypeError(f"groups must hold integer group ids; got dtype {raw.dtype}")
     labels = np.array(raw, dtype=np.int64, copy=True)
-    if (labels < 0).any():
-        row = int(np.argmax(labels < 0))
+    if (labels < -1).any():
+        row = int(np.argmax(labels < -1))
         raise ValueError(
-            f"groups must be >= 0; row {row} has group {labels[row]}"
+            f"groups must be >= 0, or -1 for a suppressed row; row {row} has group {labels[row]}"
         )
     return labels

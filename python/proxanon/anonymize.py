@@ -15,7 +15,14 @@ from proxanon import _validate
 from proxanon._errors import InfeasibleError
 from proxanon._progress import ProgressReporter
 from proxanon.audit import audit_arrays
-from proxanon.engine import INITS, Partition, infeasible_message, run_engine
+from proxanon.engine import (
+    INITS,
+    Partition,
+    feasibility_advice,
+    infeasible_message,
+    run_engine,
+    suppression_budget,
+)
 from proxanon.generalize import QIColumn, encode_qi, load_hierarchies, summarize_groups
 from proxanon.hierarchy import Hierarchy
 from proxanon.tables import column_list, scale_sensitive
@@ -58,6 +65,7 @@ class Report:
     merge_rounds: int
     remaining_violations: int
     violating_groups: tuple[int, ...]
+    suppressed_rows: tuple[int, ...]
     loss: float
     gcp: float
     ncp: dict[str, float]
@@ -86,7 +94,9 @@ class Report:
             f"proxanon anonymization: {verdict}",
             f"  table          : {self.n:,} rows in {self.groups:,} groups "
             f"(sizes {self.min_group_size} to {self.max_group_size}, "
-            f"average {self.average_group_size:.2f})",
+            f"average {self.average_group_size:.2f})"
+            + (f"; {len(self.suppressed_rows):,} row(s) suppressed" if self.suppressed_rows
+               else ""),
             f"  privacy        : k = {self.k}, epsilon = {self.epsilon}, delta = {self.delta}, "
             f"{self.metric} over {', '.join(self.sensitive)}",
             f"  max risk       : {self.max_risk:.4f} (allowed 1 - delta = {1 - self.delta:.4f}); "
@@ -107,9 +117,10 @@ class Report:
 class Anonymization:
     """The result of :func:`anonymize`.
 
-    ``table``: a new DataFrame with the input's columns and row order, QI columns generalized
-    (strings), sensitive and other columns unchanged, plus a ``group`` column.
-    ``groups``: int64 group id per row. ``report``: see :class:`Report`.
+    ``table``: a new DataFrame with the input's columns and row order (suppressed rows left
+    out), QI columns generalized (strings), sensitive and other columns unchanged, plus a
+    ``group`` column. ``groups``: int64 group id per input row, -1 for a suppressed row.
+    ``report``: see :class:`Report`.
     ``hierarchies``: the taxonomy used for each categorical QI column (flat when none given).
     ``partition``: the engine's :class:`~proxanon.Partition`.
     """
@@ -150,6 +161,8 @@ def anonymize(
     progress: bool = False,
     init: str = "qi",
     search_limit: int | None = TABLE_SEARCH_LIMIT,
+    moves: str = "auto",
+    max_suppression: float = 0.0,
 ) -> Anonymization:
     """Anonymize a table so that every group satisfies (ε, δ)^k-dissimilarity.
 
@@ -162,7 +175,10 @@ def anonymize(
     ``on_infeasible``: ``"raise"`` (:class:`~proxanon.InfeasibleError`) or ``"best_effort"``.
     ``progress``: show the phase and the violations left on standard error in long runs.
     ``init``: ``"qi"`` (default) starts from groups of QI-close rows, ``"degree"`` from the
-    paper's Algorithm 1 (see :func:`proxanon.partition`).
+    paper's Algorithm 1; ``moves``: ``"auto"`` (default) or ``"swap"`` (see
+    :func:`proxanon.partition`). ``on_infeasible="suppress"`` leaves rows out of the published
+    table (at most ``max_suppression`` of them, a fraction) until every group satisfies the
+    principle; they are listed in ``report.suppressed_rows`` and their ``groups`` entry is -1.
 
     Groups that would publish the same QI values are one equivalence class to an attacker,
     so they are merged and the merged classes repaired until every group publishes its own
@@ -195,30 +211,45 @@ def anonymize(
     if search_limit is not None:
         limit = _validate.integer(search_limit, "search_limit", minimum=1)
     init = _validate.choice(init, "init", INITS)
+    moves = _validate.choice(moves, "moves", _validate.MOVES)
+    budget = suppression_budget(max_suppression, on_infeasible)
 
     reporter = ProgressReporter() if progress else None
     if reporter is None:
         return _anonymize(data, qi_cols, sens_cols, k, eps, dlt, metric, w, hierarchies,
-                          on_infeasible, limit, init, None, started)
+                          on_infeasible, limit, init, moves, budget, None, started)
     with reporter:
         return _anonymize(data, qi_cols, sens_cols, k, eps, dlt, metric, w, hierarchies,
-                          on_infeasible, limit, init, reporter, started)
+                          on_infeasible, limit, init, moves, budget, reporter, started)
 
 
 def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: int,
                eps: float, dlt: float, metric: str, w: NDArray[np.float64],
                hierarchies: Mapping[str, Any] | None, on_infeasible: str, limit: int,
-               init: str, reporter: ProgressReporter | None, started: float) -> Anonymization:
+               init: str, moves: str, budget: float, reporter: ProgressReporter | None,
+               started: float) -> Anonymization:
     tic = time.perf_counter()
     given = load_hierarchies(hierarchies, qi_cols, [str(c) for c in data.columns])
-    columns: list[QIColumn] = [encode_qi(data, c, given.get(c)) for c in qi_cols]
-    sens = scale_sensitive(data, sens_cols)
-    qi = np.ascontiguousarray(np.column_stack([c.codes for c in columns]))
+    all_columns: list[QIColumn] = [encode_qi(data, c, given.get(c)) for c in qi_cols]
+    all_sens = scale_sensitive(data, sens_cols)
+    all_qi = np.ascontiguousarray(np.column_stack([c.codes for c in all_columns]))
+    taxonomies = [c.taxonomy_spec() for c in all_columns]
     seconds = {"prepare": time.perf_counter() - tic}
+    n_all = len(data)
+    suppress = on_infeasible == "suppress"
+    engine_mode = "suppress" if suppress else "best_effort"
+    released = np.arange(n_all)  # rows still in the release (suppression removes rows)
 
-    taxonomies = [c.taxonomy_spec() for c in columns]
-    part = run_engine(sens, k, eps, dlt, metric, w, qi, taxonomies, "best_effort", limit,
-                      False, reporter, time.perf_counter(), init=init)
+    def run(initial: NDArray[np.int64] | None) -> Partition:
+        if released.size < k:
+            raise InfeasibleError(
+                f"only {released.size} row(s) would remain after suppression, fewer than "
+                f"k={k}; allow less suppression or relax epsilon or delta")
+        return run_engine(all_sens[released], k, eps, dlt, metric, w, all_qi[released],
+                          taxonomies, engine_mode, limit, False, reporter, time.perf_counter(),
+                          initial_groups=initial, init=init, moves=moves, max_suppression=1.0)
+
+    part = run(None)
     seconds.update({name: value for name, value in part.stats["seconds"].items()
                     if name != "total"})
     first_stats = part.stats
@@ -227,40 +258,52 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
     # An attacker sees groups only through their published QI values: groups that publish the
     # same tuple form one equivalence class, and a union of satisfying groups can violate
     # (their cross-group neighbours add up). Merge such groups and repair the merged classes
-    # with the same swap loop, until every class publishes its own tuple. Each round that does
-    # not stop merges at least two classes, so this ends.
+    # with the same repair, until every class publishes its own tuple. Each round that does
+    # not stop merges at least two classes (or leaves rows out), so this ends.
     tic = time.perf_counter()
-    groups = part.groups
     rounds = 0
     while True:
+        kept = part.groups >= 0
+        released, groups = released[kept], part.groups[kept]
+        columns = [QIColumn(c.name, c.codes[released], c.hierarchy) for c in all_columns]
         summary = summarize_groups(columns, groups)
         merged = _merge_equal_tuples(summary.labels)
         if merged.max() + 1 == summary.sizes.size or not part.satisfied:
             break
         rounds += 1
-        part = run_engine(sens, k, eps, dlt, metric, w, qi, taxonomies, "best_effort", limit,
-                          False, reporter, time.perf_counter(), initial_groups=merged[groups])
+        part = run(merged[groups])
         swaps += int(part.stats["swaps"])
-        groups = part.groups
     seconds["merge"] = time.perf_counter() - tic
+    suppressed_rows = np.setdiff1d(np.arange(n_all), released)
+    if suppress and suppressed_rows.size > budget * n_all:
+        raise InfeasibleError(
+            f"satisfying every group needs {suppressed_rows.size} of {n_all} row(s) left out "
+            f"({suppressed_rows.size / n_all:.2%}), more than max_suppression={budget} allows "
+            f"({int(budget * n_all)} row(s)); allow more suppression, or try a smaller epsilon "
+            "or delta", partition=part)
     if not part.satisfied and on_infeasible == "raise":
-        raise InfeasibleError(infeasible_message(part.stats), partition=part)
+        raise InfeasibleError(
+            infeasible_message(part.stats)
+            + feasibility_advice(all_sens[released], part.stats, w), partition=part)
 
     if reporter is not None:
         reporter.phase = "generalize"
     tic = time.perf_counter()
-    table = data.copy()
+    table = data.iloc[released].copy()
     for col, labels in zip(columns, summary.labels, strict=True):
-        table[col.name] = pd.Series(labels[groups], index=data.index, dtype=object)
+        table[col.name] = pd.Series(labels[groups], index=table.index, dtype=object)
     table[GROUP_COLUMN] = groups
+    all_groups = np.full(n_all, -1, dtype=np.int64)
+    all_groups[released] = groups
     seconds["generalize"] = time.perf_counter() - tic
 
     tic = time.perf_counter()
+    sens = all_sens[released]
     check = audit_arrays(sens, groups, k=k, epsilon=eps, delta=dlt, metric=metric, weights=w)
     seconds["audit"] = time.perf_counter() - tic
     seconds["total"] = time.perf_counter() - started
 
-    n, d = len(data), len(columns)
+    n, d = len(released), len(columns)
     sizes = summary.sizes
     stats = part.stats
     report = Report(
@@ -274,6 +317,7 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
         merge_rounds=rounds,
         remaining_violations=int(stats["remaining_violations"]),
         violating_groups=tuple(int(g) for g in stats["violating_groups"]),
+        suppressed_rows=tuple(int(r) for r in suppressed_rows),
         loss=float(summary.cost.sum(axis=1).mean()),
         gcp=float((sizes[:, None] * summary.ncp).sum() / (n * d)),
         ncp={c: float((sizes * summary.ncp[:, j]).sum() / n) for j, c in enumerate(qi_cols)},
@@ -283,7 +327,7 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
         seconds=seconds,
     )
     return Anonymization(
-        table=table, groups=groups, satisfied=report.satisfied, report=report,
+        table=table, groups=all_groups, satisfied=report.satisfied, report=report,
         hierarchies={c.name: c.hierarchy for c in columns if c.hierarchy is not None},
         partition=part,
     )

@@ -32,7 +32,7 @@ most about ``_BLOCK_ELEMENTS`` numbers, so memory stays bounded whatever the gro
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -71,7 +71,9 @@ class AuditReport:
         violating_groups: ids of groups with a member whose ``D_G(v) > t(G)``, ascending.
         small_groups: ids of groups with ``|G| < k``, ascending.
         violating_rows: row indices with ``D_G(v) > t(G)``, ascending.
-        neighbour_counts: ``D_G(v)`` for every row (int64).
+        neighbour_counts: ``D_G(v)`` for every row (int64); -1 for a suppressed row.
+        suppressed_rows: rows whose group id is -1 (left out of the release), ascending;
+            they are not part of any group and not audited.
     """
 
     satisfied: bool
@@ -89,6 +91,8 @@ class AuditReport:
     small_groups: NDArray[np.int64]
     violating_rows: NDArray[np.int64]
     neighbour_counts: NDArray[np.int64]
+    suppressed_rows: NDArray[np.int64] = field(
+        default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     def summary(self) -> dict[str, Any]:
         """The scalar results as plain Python values (JSON-serializable).
@@ -258,6 +262,19 @@ def audit_arrays(
     sens = _validate.float_matrix(sensitive, "sensitive")
     n, s = sens.shape
     labels = _validate.group_labels(groups, n)
+    kept = labels >= 0
+    if not kept.all():
+        # Rows labelled -1 were suppressed (left out of the release): audit the others.
+        rows = np.flatnonzero(kept)
+        if rows.size == 0:
+            raise ValueError("groups: every row is suppressed (-1); there is nothing to audit")
+        inner = audit_arrays(sens[rows], labels[rows], k=k, epsilon=epsilon, delta=delta,
+                             metric=metric, weights=weights)
+        counts = np.full(n, -1, dtype=np.int64)
+        counts[rows] = inner.neighbour_counts
+        return replace(inner, violating_rows=_frozen(rows[inner.violating_rows]),
+                       neighbour_counts=_frozen(counts),
+                       suppressed_rows=_frozen(np.flatnonzero(~kept).astype(np.int64)))
     k, eps, d = _validate.privacy(k, epsilon, delta, n)
     metric = _validate.metric(metric)
     w = _validate.weights(weights, s)

@@ -151,6 +151,12 @@ def _parser() -> argparse.ArgumentParser:
     anon.add_argument("--force", action="store_true", help="overwrite the output file")
     anon.add_argument("--best-effort", action="store_true",
                       help="write the table even when violations remain (flagged in the report)")
+    anon.add_argument("--suppress", type=float, metavar="FRACTION",
+                      help="leave out at most this fraction of the rows so that every group "
+                           "satisfies the principle (e.g. 0.01)")
+    anon.add_argument("--moves", default="auto", choices=["auto", "swap"],
+                      help="auto (default): stronger repair when swaps stall; swap: the "
+                           "paper's pairwise swaps only")
 
     check = commands.add_parser("audit", help="check a published CSV table")
     check.add_argument("table", help="CSV file with a header row")
@@ -167,6 +173,8 @@ def _run_anonymize(args: argparse.Namespace) -> int:
     from proxanon.anonymize import anonymize
     from proxanon.generalize import load_hierarchies
 
+    if args.suppress is not None and args.best_effort:
+        raise UsageError("--suppress and --best-effort exclude each other: choose one")
     target = _output_path(args.output, [args.input], args.force)
     frame, sep = read_table(args.input, args.sep)
     qi = _names(args.qi, "--qi")
@@ -180,7 +188,10 @@ def _run_anonymize(args: argparse.Namespace) -> int:
         delta=args.delta, metric=args.metric,
         weights=_floats(args.weights, "--weights") if args.weights else None,
         hierarchies=hierarchies,
-        on_infeasible="best_effort" if args.best_effort else "raise",
+        on_infeasible=("suppress" if args.suppress is not None
+                       else "best_effort" if args.best_effort else "raise"),
+        max_suppression=args.suppress if args.suppress is not None else 0.0,
+        moves=args.moves,
         progress=sys.stderr.isatty(),
     )
     result.table.to_csv(target, sep=sep, index=False)
@@ -244,9 +255,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_OK
     except InfeasibleError as exc:
-        advice = ("--best-effort" if args.command == "anonymize"
-                  else "--best-effort to proxanon anonymize")
-        message = str(exc).replace("pass on_infeasible='best_effort'", f"pass {advice}")
+        command = "" if args.command == "anonymize" else " to proxanon anonymize"
+        message = (str(exc)
+                   .replace("pass on_infeasible='best_effort'", f"pass --best-effort{command}")
+                   .replace("on_infeasible='suppress' with a max_suppression budget",
+                            f"--suppress FRACTION{command}")
+                   .replace("max_suppression=", "--suppress "))
         print(f"proxanon: infeasible: {_one_line(message)}", file=sys.stderr)
         return EXIT_USAGE
     except (UsageError, ValueError, TypeError, OSError) as exc:

@@ -32,8 +32,11 @@ class Partition:
     ``m = n // k``; sizes are ``n // m`` or ``n // m + 1``.
     ``satisfied`` is True iff every row has at most ``t(G)`` ε-neighbours in its group.
     ``stats`` holds the numbers of the run (see ``partition``).
-    With ``trace=True``, ``initial_groups`` is the colouring INITIALIZE built and
-    ``swap_log`` one row ``(v, v', Λ)`` per swap, in order.
+    ``suppressed_rows`` (with ``on_infeasible="suppress"``) are the rows left out; their
+    group is -1.
+    With ``trace=True``, ``initial_groups`` is the colouring INITIALIZE built, ``swap_log``
+    one row ``(v, v', Λ)`` per pairwise swap, in order, and ``move_log`` one row
+    ``(v, v' or -1, target group, change of E)`` per move of the stronger repair.
     """
 
     groups: NDArray[np.int64]
@@ -41,8 +44,11 @@ class Partition:
     stats: dict[str, Any]
     violating_rows: NDArray[np.int64]
     violating_groups: NDArray[np.int64]
+    suppressed_rows: NDArray[np.int64] = field(
+        default_factory=lambda: np.zeros(0, dtype=np.int64), repr=False)
     initial_groups: NDArray[np.int64] | None = field(default=None, repr=False)
     swap_log: NDArray[np.int64] | None = field(default=None, repr=False)
+    move_log: NDArray[np.int64] | None = field(default=None, repr=False)
 
     @property
     def n_groups(self) -> int:
@@ -59,10 +65,11 @@ class Partition:
 
 
 def inequality_4_bound(n: int, k: int, delta: float) -> float:
-    """Right-hand side of inequality (4): n/2 · (1 − (1 − 1/k) · δ).
+    """Right-hand side of the paper's inequality (4): n/2 · (1 − (1 − 1/k) · δ).
 
-    When the maximum degree Θ of the neighbour graph is at most this, Lemma 2 guarantees
-    that XColor finds a satisfying partition; it is sufficient, not necessary.
+    The paper derives it from Lemma 2 (Θ ≤ m(t+1)/2) but drops the floor in t and assumes
+    k divides n, so as printed it is not a guarantee (``proxanon.advise`` has a 9-row
+    counterexample and the bound that is proven). Reported as the paper's yardstick.
     """
     return n / 2.0 * (1.0 - (1.0 - 1.0 / k) * delta)
 
@@ -81,6 +88,8 @@ def partition(
     trace: bool = False,
     progress: bool = False,
     init: str = "degree",
+    moves: str = "auto",
+    max_suppression: float = 0.0,
 ) -> Partition:
     """Partition rows into groups of at least ``k`` that satisfy (ε, δ)^k-dissimilarity.
 
@@ -102,7 +111,18 @@ def partition(
     on_infeasible
         ``"raise"`` (default): raise :class:`InfeasibleError` when violations remain.
         ``"best_effort"``: return the partition with ``satisfied=False`` and the violating
-        rows and groups listed.
+        rows and groups listed. ``"suppress"``: leave rows out (group -1) until every group
+        satisfies the principle, at most ``max_suppression`` of them (a fraction of n),
+        else raise :class:`InfeasibleError` with the numbers.
+    moves
+        ``"auto"`` (default): when the paper's pairwise swaps stall, regroup into the group
+        size ``s >= k`` that allows the most neighbours per row (``t`` is a floor, so sizes
+        of exactly ``k`` can waste allowance), keep the better of the two, then run a local
+        search that swaps or transfers rows while the total excess
+        ``E = Σ max(0, D_G(v) − t(G))`` falls (sizes stay ``>= k``; E drops every move, so it
+        ends). ``"swap"``: the paper's pairwise exchanges only; sizes stay equitable.
+    max_suppression
+        With ``on_infeasible="suppress"``: the largest fraction of rows that may be left out.
     search_limit
         Classes examined per violation before settling for the best partner seen; ``None``
         examines every class (the paper's full scan). A violation with no partner among the
@@ -143,16 +163,29 @@ def partition(
         if not isinstance(flag, bool):
             raise TypeError(f"{name} must be True or False, got {flag!r}")
     init = _validate.choice(init, "init", INITS)
+    moves = _validate.choice(moves, "moves", _validate.MOVES)
+    budget = suppression_budget(max_suppression, on_infeasible)
     if init == "qi" and qi is None:
         raise ValueError("init='qi' builds groups from the quasi-identifiers: pass "
                          "quasi_identifiers, or use init='degree'")
     reporter = ProgressReporter() if progress else None
     if reporter is None:
         return run_engine(sens, k, eps, dlt, metric, w, qi, None, on_infeasible, limit, trace,
-                          None, started, init=init)
+                          None, started, init=init, moves=moves, max_suppression=budget)
     with reporter:
         return run_engine(sens, k, eps, dlt, metric, w, qi, None, on_infeasible, limit, trace,
-                          reporter, started, init=init)
+                          reporter, started, init=init, moves=moves, max_suppression=budget)
+
+
+def suppression_budget(max_suppression: Any, on_infeasible: str) -> float:
+    """``max_suppression`` checked: a fraction in [0, 1], meaningful with "suppress"."""
+    budget = _validate.real(max_suppression, "max_suppression")
+    if not 0.0 <= budget <= 1.0:
+        raise ValueError(f"max_suppression must be a fraction of the rows in [0, 1], got "
+                         f"{max_suppression!r}")
+    if budget > 0.0 and on_infeasible != "suppress":
+        raise ValueError("max_suppression applies only with on_infeasible='suppress'")
+    return budget
 
 
 def run_engine(
@@ -172,6 +205,8 @@ def run_engine(
     initial_groups: NDArray[np.int64] | None = None,
     init: str = "degree",
     init_block: int = 1,
+    moves: str = "auto",
+    max_suppression: float = 0.0,
 ) -> Partition:
     """Runs the native engine on validated inputs and wraps its result (see ``partition``).
 
@@ -190,7 +225,8 @@ def run_engine(
             trace=trace, max_graph_entries=MAX_GRAPH_ENTRIES,
             progress=reporter.counters if reporter is not None else None,
             initial_groups=None if initial_groups is None else initial_groups.tolist(),
-            init=init, init_block=init_block,
+            init=init, init_block=init_block, moves=moves,
+            suppress=on_infeasible == "suppress",
         )
     except ValueError as exc:
         if "adjacency entries" in str(exc):
@@ -215,36 +251,69 @@ def run_engine(
         "graph": stats.pop("seconds_graph"),
         "initialize": stats.pop("seconds_initialize"),
         "repair": stats.pop("seconds_repair"),
+        "suppress": stats.pop("seconds_suppress"),
         "total": time.perf_counter() - started,
     }
+    suppressed = np.asarray(raw["suppressed_rows"], dtype=np.int64)
+    stats["moves"] = moves
     result = Partition(
         groups=np.asarray(raw["groups"], dtype=np.int64),
         satisfied=stats["remaining_violations"] == 0,
         stats=stats,
         violating_rows=np.asarray(raw["violating_rows"], dtype=np.int64),
         violating_groups=violating_groups,
+        suppressed_rows=suppressed,
         initial_groups=np.asarray(raw["initial_groups"], dtype=np.int64) if trace else None,
         swap_log=np.asarray(raw["swap_log"], dtype=np.int64) if trace else None,
+        move_log=np.asarray(raw["move_log"], dtype=np.int64) if trace else None,
     )
+    if on_infeasible == "suppress" and n - suppressed.size < k:
+        raise InfeasibleError(
+            f"satisfying every group would leave {n - suppressed.size} of {n} row(s), fewer "
+            f"than k={k}: nothing could be released. Try a smaller epsilon or delta. "
+            + infeasible_message(stats), partition=result)
+    if on_infeasible == "suppress" and suppressed.size > max_suppression * n:
+        raise InfeasibleError(
+            f"satisfying every group needs {suppressed.size} of {n} row(s) left out "
+            f"({suppressed.size / n:.2%}), more than max_suppression={max_suppression} allows "
+            f"({int(max_suppression * n)} row(s)). Allow more suppression, or try a smaller "
+            f"epsilon or delta. {infeasible_message(stats)}", partition=result)
     if not result.satisfied and on_infeasible == "raise":
-        raise InfeasibleError(infeasible_message(stats), partition=result)
+        raise InfeasibleError(infeasible_message(stats) + feasibility_advice(sens, stats, w),
+                              partition=result)
     return result
 
 
+def feasibility_advice(sens: NDArray[np.float64], stats: dict[str, Any],
+                       w: NDArray[np.float64]) -> str:
+    """What :func:`proxanon.advise` can prove about these parameters, as a sentence."""
+    from proxanon.advise import advise
+
+    try:
+        advice = advise(sens, k=stats["k"], epsilon=stats["epsilon"], metric=stats["metric"],
+                        weights=w, delta=stats["delta"])
+    except ValueError:  # e.g. an epsilon/2 graph too dense to build: no proof to offer
+        return ""
+    if advice.reason:
+        return " Proof: " + advice.reason + "."
+    return (f" proxanon.advise: success is proven for delta <= {advice.max_delta_proven:.4f}, "
+            f"and no delta up to {advice.largest_delta_not_refuted:.4f} is ruled out.")
+
+
 def infeasible_message(stats: dict[str, Any]) -> str:
-    """Explains an unsatisfied run: what is left, the bound, and what to change."""
-    guarantee = (
-        "holds, yet swaps alone could not remove every violation"
-        if stats["bound_holds"]
-        else "fails, so a solution is not guaranteed"
-    )
+    """Explains an unsatisfied run: what is left, the degree bound, and what to change."""
+    holds = "holds" if stats["bound_holds"] else "fails"
     return (
         f"XColor left {stats['remaining_violations']} violating row(s) in "
         f"{len(stats['violating_groups'])} of {stats['m']} group(s) "
         f"(k={stats['k']}, epsilon={stats['epsilon']}, delta={stats['delta']}, "
         f"metric={stats['metric']}). The largest number of epsilon-neighbours of a row is "
-        f"max_degree={stats['max_degree']}; inequality (4) asks for at most "
-        f"n/2*(1-(1-1/k)*delta)={stats['bound']:.1f} and {guarantee}. "
-        "Try a smaller epsilon or delta, or a larger k; or pass on_infeasible='best_effort' "
-        "to get this partition with the violations flagged."
+        f"max_degree={stats['max_degree']}; the paper's inequality (4) asks for at most "
+        f"n/2*(1-(1-1/k)*delta)={stats['bound']:.1f} and {holds} (proxanon.advise gives the "
+        "bound that is proven, and can prove that no partition exists). "
+        "Try a smaller epsilon or delta, or a k whose groups allow more neighbours per row "
+        "(t = floor((1-delta)(|G|-1)) relative to |G|; a larger k gives fewer groups, which "
+        "can hold fewer near-identical rows). Or pass on_infeasible='best_effort' to get "
+        "this partition with the violations flagged, or on_infeasible='suppress' with a "
+        "max_suppression budget to leave the violating rows out."
     )

@@ -181,8 +181,10 @@ public:
                 else if (x[i] > hi2_[i]) { hi2_[i] = x[i]; }
             }
         }
-        loss_ = 0.0;
-        for (std::size_t i = 0; i < d; ++i) loss_ += model.cost(i, lo_[i], hi_[i]);
+        loss_ = 0.0;  // an empty group (dissolved by suppression) costs nothing
+        for (std::size_t i = 0; i < d; ++i) {
+            if (lo_[i] <= hi_[i]) loss_ += model.cost(i, lo_[i], hi_[i]);
+        }
     }
 
     double loss() const { return loss_; }
@@ -196,6 +198,15 @@ public:
             if (lo <= hi) after += model.cost(i, lo, hi);
         }
         return after - loss_;
+    }
+
+    /// loss(G ∪ {in}) for an outsider `in`.
+    double with(const LossModel& model, const double* in) const {
+        double after = 0.0;
+        for (std::size_t i = 0; i < lo_.size(); ++i) {
+            after += model.cost(i, std::min(lo_[i], in[i]), std::max(hi_[i], in[i]));
+        }
+        return after;
     }
 
     /// loss(G \ {out} ∪ {in}) for a member `out` and an outsider `in`.

@@ -22,6 +22,12 @@ struct Progress {
     std::atomic<std::int64_t> swaps{0};
 };
 
+/// Which moves the repair may make. Swap: the paper's pairwise exchanges only (Algorithm 2).
+/// Auto: when the swaps stall, a local search on the total excess
+/// E = sum_v max(0, D_V(v) - t(V)) with swaps to any partner and transfers of one row to
+/// another class (sizes stay >= k); every such move lowers E by at least one, so it ends.
+enum class Moves { Swap, Auto };
+
 /// How the starting colouring is built: Algorithm 1 as published (QI-blind), or the QI-aware
 /// start of `initialize_in_blocks` over `qi_order` (needs QI columns in the loss model).
 enum class Init { Degree, Qi };
@@ -30,6 +36,8 @@ struct XColorParams {
     std::size_t k = 1;            ///< minimum group size; m = floor(n / k) classes
     Init init = Init::Degree;
     std::size_t init_block = 8;   ///< classes per QI-local run (Init::Qi)
+    Moves moves = Moves::Swap;
+    bool suppress = false;        ///< finally leave out rows until every class satisfies
     double delta = 0.0;           ///< t(V) = floor((1 - delta)(|V| - 1) + 1e-9)
     std::size_t search_limit = 0; ///< classes to examine per violation before settling for the
                                   ///< best partner seen (0 = all classes: the paper's full scan)
@@ -49,16 +57,25 @@ struct XColorStats {
     std::int64_t set_aside = 0;          ///< times a violation had no exchangeable partner
     std::int64_t classes_examined = 0;
     std::int64_t remaining_violations = 0;
+    std::int64_t excess_moves = 0;        ///< phase 2 swaps and transfers
+    std::int64_t transfers = 0;           ///< of which transfers (sizes change)
+    std::int64_t stalled_violations = 0;  ///< violating rows when the pairwise swaps stopped
+    std::int64_t suppressed = 0;
+    std::int64_t regrouped_size = 0;      ///< group size chosen when swaps stalled (0: kept k)
+    double seconds_suppress = 0.0;
     double seconds_initialize = 0.0;
     double seconds_repair = 0.0;
 };
 
 struct XColorResult {
-    std::vector<std::int32_t> groups;          ///< class of each row, 0 .. m-1
+    std::vector<std::int32_t> groups;          ///< class of each row, 0 .. m-1 (-1: suppressed)
     std::vector<std::int32_t> violating_rows;  ///< rows with D_V(v) > t(V) at the end, ascending
     std::vector<std::int32_t> violating_groups;///< their classes, ascending, once each
     std::vector<std::int32_t> initial_groups;  ///< trace only: the colouring INITIALIZE built
     std::vector<std::int64_t> swap_log;        ///< trace only: (v, v', Lambda) per swap, flat
+    std::vector<std::int64_t> move_log;        ///< trace only: (v, v' or -1, target class,
+                                               ///< change of E) per phase-2 move, flat
+    std::vector<std::int32_t> suppressed_rows; ///< left out (class -1 in groups), ascending
     XColorStats stats;
 };
 

@@ -1,0 +1,427 @@
+"""``advise``: what the neighbour graph says about (k, ε, δ) before XColor runs.
+
+Everything here follows from the ε-neighbour graph Ψ (one vertex per row, an edge between
+rows within ε, SPEC §2) and the sizes of the groups XColor builds: m = n // k groups of
+``n // m`` or ``n // m + 1`` rows (SPEC §3). Write ``q = n // m`` for the smaller size,
+``t(s) = floor((1 - δ)(s - 1) + 1e-9)`` for the neighbours a member of an s-row group may
+have, and Θ for the maximum degree of Ψ.
+
+Sufficient conditions (XColor will succeed)
+    *Inequality (4)* of the paper, ``Θ <= (n/2)(1 - (1 - 1/k)δ)``, is Lemma 2's condition
+    ``Θ <= m(t + 1)/2`` with ``m = n/k`` and the floor in t dropped. It is what the paper
+    offers as the guarantee (``max_delta_guaranteed``), but it assumes k divides n and drops
+    the floor, so it is weaker than the lemma's hypothesis (n = 40, k = 10, δ = 0.45: (4)
+    allows Θ <= 11.9, the lemma needs Θ <= 10) and is not a proof. It does fail: 9 rows
+    with values (2/3 ×5, 0 ×2, 1, 1/3), k = 2, ε = 0.3, δ = 0.2 have Θ = 4 <= 4.05, a
+    satisfying partition exists, and XColor ends with violations.
+
+    *Lemma 2 with integer t and unequal sizes* (``max_delta_proven``): if
+    ``Θ·(q + q' - 1) < q·m·(t(q) + 1)``, where q' is the largest group size, then every
+    violation in every equitable colouring has an exchangeable partner, so each swap lowers
+    the number of monochromatic edges by at least one and XColor ends with no violation.
+    Proof (the paper's, keeping sizes and floors): let v in V have ``D_V(v) >= t(V) + 1``,
+    let V_1..V_g be the classes movable for v (``D_Vi(v) =: d_i <= t(V_i)``) and assume none
+    is exchangeable. Every other class V' (V included) holds ``>= t(V') + 1 >= t(q) + 1``
+    neighbours of v, so ``Σ d_i <= Θ - (m - g)(t(q) + 1)``. Not exchangeable means, for each
+    v' in V_i, ``D_{V∖v}(v') >= D_V(v) - d_i >= t(q) + 1 - d_i``, and also ``>= 0``. Summing
+    over the ``|V_i| >= q`` members of each V_i gives at least
+    ``q·Σ_i (t(q) + 1 - d_i) >= q·(m(t(q) + 1) - Θ)``. The same sum counts, for each of the
+    ``|V| - 1 <= q' - 1`` rows of ``V∖v``, its neighbours in the V_i, so it is at most
+    ``(q' - 1)·Θ``. The condition makes the lower bound exceed the upper one: contradiction.
+    With q' = q this is ``Θ < q·m(t + 1)/(2q - 1)``, slightly weaker than the paper's
+    ``Θ <= m(t + 1)/2``; with q' = q + 1 it is ``Θ < m(t(q) + 1)/2``. Trivially, too, no row
+    can violate when every group size s has ``t(s) >= min(Θ, s - 1)`` (e.g. at δ = 0).
+
+A necessary condition (a proof of infeasibility)
+    For the true metrics (weighted L1, L2, L∞ with weights >= 0 obey the triangle
+    inequality), rows within ε/2 of one row's value x are pairwise within ε: a clique of c
+    rows in Ψ. A group that holds c_G of them gives each c_G - 1 neighbours, so a satisfying
+    group holds at most ``t(G) + 1`` of them, and a satisfying partition needs
+    ``c <= Σ_G (t(G) + 1)``.
+
+    - For the equitable partition into m groups (what XColor builds) the right-hand side is
+      ``capacity(δ)``, computed exactly from the sizes.
+    - For *any* partition into g groups of at least k rows (so g <= m), since
+      ``t(s) <= (1 - δ)(s - 1) + 1e-9`` and a sum of floors is at most the floor of the sum,
+      ``Σ_G (t(G) + 1) <= floor((1 - δ)(n - g) + g·1e-9) + g``. Going from g to g + 1 groups
+      changes the floor by at least -1 (it loses ``1 - δ - 1e-9 < 1``) and adds 1, so the
+      bound is non-decreasing in g and largest at g = m:
+      ``capacity_any(δ) = floor((1 - δ)(n - m) + E) + m``, with E = 2e-9·(n + m) covering the
+      1e-9 terms and float rounding. If the clique exceeds it, no partition of the table into
+      groups of at least k rows satisfies (ε, δ)^k-dissimilarity.
+
+    The ball radius r is set a little below ε/2 (see ``_clique_radius``) so that the SPEC's
+    threshold at r, ``thr(r) = r + 1e-9·max(1, r)``, counted twice, still fits inside the
+    threshold at ε with room for float rounding: ``2·thr(r) = ε + 0.5e-9·max(1, ε)``, which
+    is at most ``thr(ε) - 0.4e-9·max(1, ε)`` (checked in the code). Rows at exactly ε/2 from
+    the centre are inside the ball.
+
+Everything is deterministic and the caller's arrays are never modified.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from proxanon import _core, _validate
+from proxanon.engine import MAX_GRAPH_ENTRIES, inequality_4_bound
+
+#: Metrics for which the triangle inequality holds (weighted Lp with weights >= 0), so
+#: the ε/2-ball argument proves a clique.
+TRIANGLE_METRICS = ("l1", "l2", "linf")
+
+
+@dataclass(frozen=True)
+class Advice:
+    """What the neighbour graph proves about (k, ε, δ); see the module docstring.
+
+    Attributes
+    ----------
+    n, k, m, epsilon, metric, delta
+        The inputs (``m = n // k`` groups; ``delta`` is None when not given).
+    group_sizes
+        ``((size, number of groups), ...)`` of the equitable partition, smaller size first.
+    max_degree, row, value
+        Θ: the most ε-neighbours any row has; the lowest row index attaining it; its value.
+    max_delta_guaranteed
+        The largest δ in [0, 1] for which inequality (4), ``Θ <= (n/2)(1 - (1 - 1/k)δ)``,
+        holds; None if it fails even at δ = 0 (Θ > n/2). This is the paper's stated
+        guarantee, but (4) drops the floor in t and assumes k divides n, so it is only an
+        approximation of Lemma 2 and does not guarantee success (module docstring gives a
+        failing instance); above it success is possible but not guaranteed. For a proven
+        guarantee use ``max_delta_proven``.
+    max_delta_proven
+        The largest δ in [0, 1] for which Lemma 2 with integer t and the actual group sizes
+        holds, or no row can violate at all (module docstring); with any δ at most this,
+        XColor is proven to end with every group satisfying (ε, δ)^k-dissimilarity. At
+        least 0: at δ = 0 every group allows ``|G| - 1`` neighbours.
+    clique_radius
+        Radius r (about ε/2) of the balls that give cliques; None when ε is too small for a
+        positive radius, and then only rows with identical values are counted.
+    clique_size, clique_value, clique_rows
+        The largest number of rows within r of one row's value (all pairwise ε-neighbours),
+        the centre value, and those rows' indices, ascending.
+    largest_delta_not_refuted
+        The largest δ in [0, 1] with ``capacity(δ) >= clique_size``: for every larger δ the
+        clique proves that no equitable partition into m groups satisfies the principle.
+    provably_infeasible
+        When delta is given: ``clique_size > capacity(delta)``, i.e. no partition into
+        ``n // k`` equitable groups (what XColor builds) can satisfy the principle.
+    infeasible_for_any_partition
+        When delta is given: ``clique_size > capacity_any(delta)``, i.e. no partition into
+        groups of at least k rows at all can satisfy it.
+    reason
+        When ``provably_infeasible``: a sentence with the clique and the numbers.
+    """
+
+    n: int
+    k: int
+    m: int
+    epsilon: float
+    metric: str
+    delta: float | None
+    group_sizes: tuple[tuple[int, int], ...]
+    max_degree: int
+    row: int
+    value: tuple[float, ...]
+    max_delta_guaranteed: float | None
+    max_delta_proven: float
+    clique_radius: float | None
+    clique_size: int
+    clique_value: tuple[float, ...]
+    clique_rows: NDArray[np.int64] = field(repr=False, compare=False)
+    largest_delta_not_refuted: float
+    provably_infeasible: bool | None
+    infeasible_for_any_partition: bool | None
+    reason: str | None
+
+    def capacity(self, delta: float) -> int:
+        """``Σ_G (t(G) + 1)`` over the equitable groups: at most this many rows of a clique
+        fit into ``n // k`` groups that satisfy (ε, δ)^k-dissimilarity."""
+        d = _delta(delta, self.k, self.epsilon, self.n)
+        return _capacity(self.group_sizes, d)
+
+    def capacity_any(self, delta: float) -> int:
+        """An upper bound on ``Σ_G (t(G) + 1)`` over every partition into groups of at least
+        k rows: ``floor((1 - δ)(n - m) + E) + m`` (module docstring)."""
+        d = _delta(delta, self.k, self.epsilon, self.n)
+        return _capacity_any(self.n, self.m, d)
+
+    def __str__(self) -> str:
+        sizes = " or ".join(f"{size:,}" for size, _ in self.group_sizes)
+        lines = [
+            f"n={self.n:,} rows, k={self.k} -> m={self.m:,} groups of {sizes} rows; "
+            f"epsilon={self.epsilon:g} ({self.metric})",
+            f"  max degree Θ = {self.max_degree:,} epsilon-neighbours "
+            f"(row {self.row}, value {_value_text(self.value)})",
+        ]
+        if self.max_delta_guaranteed is None:
+            lines.append("  inequality (4) Θ <= n/2·(1 - (1 - 1/k)·δ) fails for every δ "
+                         f"(Θ > n/2 = {self.n / 2:,g})")
+        else:
+            lines.append("  inequality (4) Θ <= n/2·(1 - (1 - 1/k)·δ) holds for "
+                         f"δ <= {_down(self.max_delta_guaranteed)} (the paper's bound)")
+        lines.append("  proven (Lemma 2 with integer t): XColor succeeds for "
+                     f"δ <= {_down(self.max_delta_proven)}")
+        lines.append(
+            f"  clique: {self.clique_size:,} rows {_ball_text(self.clique_radius)} "
+            f"{_value_text(self.clique_value)} are pairwise neighbours; {self.m:,} groups can "
+            f"hold them only for δ <= {_down(self.largest_delta_not_refuted)}"
+        )
+        if self.delta is not None:
+            if self.provably_infeasible:
+                lines.append(f"  at δ = {self.delta:g}: provably infeasible: {self.reason}")
+            else:
+                proven = self.delta <= self.max_delta_proven
+                lines.append(
+                    f"  at δ = {self.delta:g}: not ruled out (the clique of "
+                    f"{self.clique_size:,} fits the capacity {self.capacity(self.delta):,}); "
+                    + ("success is proven" if proven else "success is possible, not guaranteed")
+                )
+        lines.append(
+            f"  to try: δ <= {_down(self.largest_delta_not_refuted)} escapes the clique bound, "
+            f"δ <= {_down(self.max_delta_proven)} guarantees success"
+            "; a smaller epsilon (fewer neighbours); a smaller k (more groups: a larger k "
+            "lowers both bounds)"
+        )
+        return "\n".join(lines)
+
+
+def advise(
+    sensitive: ArrayLike,
+    *,
+    k: int,
+    epsilon: float,
+    metric: str = "l1",
+    weights: ArrayLike | None = None,
+    delta: float | None = None,
+) -> Advice:
+    """What the ε-neighbour graph proves about running XColor with (k, ε, δ).
+
+    Parameters are those of :func:`proxanon.partition`; ``delta`` is optional (without it
+    there is no verdict, only the bounds). Returns an :class:`Advice` with Θ, the largest δ
+    for which success is guaranteed, the largest clique found, and, when ``delta`` is given,
+    whether that clique proves the instance infeasible. See the module docstring for what
+    is proven and how.
+    """
+    sens = _validate.float_matrix(sensitive, "sensitive")
+    n, s = sens.shape
+    k, eps, _ = _validate.privacy(k, epsilon, 0.0 if delta is None else delta, n)
+    dlt = None if delta is None else _validate.privacy(k, epsilon, delta, n)[2]
+    metric = _validate.metric(metric)
+    if metric not in TRIANGLE_METRICS:
+        raise ValueError(f"advise needs a metric with the triangle inequality "
+                         f"({', '.join(TRIANGLE_METRICS)}); got {metric!r}")
+    w = _validate.weights(weights, s)
+    m = n // k
+    group_sizes = tuple(sorted(Counter(_core.equitable_sizes(n, m)).items()))
+
+    graph = _graph(sens, metric, w, eps)
+    values = np.asarray(graph["values"], dtype=np.float64)
+    degree = np.asarray(graph["value_degree"], dtype=np.int64)
+    first_row = _first_rows(np.asarray(graph["row_value"], dtype=np.int64), len(values))
+    theta = int(degree.max())
+    top = int(np.argmin(np.where(degree == theta, first_row, n)))
+
+    radius = _clique_radius(eps)
+    if radius is None:
+        counts = np.asarray(graph["counts"], dtype=np.int64)
+        clique = counts
+        ball_graph = None
+    else:
+        ball_graph = _graph(sens, metric, w, radius)
+        counts = np.asarray(ball_graph["counts"], dtype=np.int64)
+        offsets = np.asarray(ball_graph["offsets"], dtype=np.int64)
+        targets = np.asarray(ball_graph["targets"], dtype=np.int64)
+        summed = np.concatenate(([0], np.cumsum(counts[targets])))
+        clique = counts + summed[offsets[1:]] - summed[offsets[:-1]]
+    clique_size = int(clique.max())
+    centre = int(np.argmin(np.where(clique == clique_size, first_row, n)))
+    members = [centre]
+    if ball_graph is not None:
+        start, stop = int(ball_graph["offsets"][centre]), int(ball_graph["offsets"][centre + 1])
+        members += [int(u) for u in ball_graph["targets"][start:stop]]
+    row_value = np.asarray((graph if ball_graph is None else ball_graph)["row_value"],
+                           dtype=np.int64)
+    clique_rows = np.flatnonzero(np.isin(row_value, members)).astype(np.int64)
+    clique_rows.setflags(write=False)
+
+    def guaranteed(d: float) -> bool:
+        return theta <= inequality_4_bound(n, k, d)
+
+    q, q_max = group_sizes[0][0], group_sizes[-1][0]
+
+    def proven(d: float) -> bool:
+        # No row can violate when every group allows min(Θ, |G| - 1) neighbours ...
+        if all(_core.allowed_neighbours(size, d) >= min(theta, size - 1)
+               for size, _ in group_sizes):
+            return True
+        # ... and otherwise Lemma 2 (integer t, unequal sizes) gives every violation a swap.
+        t = _core.allowed_neighbours(q, d)
+        return bool(theta * (q + q_max - 1) < q * m * (t + 1))
+
+    def not_refuted(d: float) -> bool:
+        return _capacity(group_sizes, d) >= clique_size
+
+    not_refuted_max = _largest_true(not_refuted)
+    proven_max = _largest_true(proven)
+    # At δ = 0, t(G) = |G| - 1: capacity(0) = n >= any clique, and no row can violate.
+    assert not_refuted_max is not None and proven_max is not None
+
+    infeasible = any_infeasible = None
+    reason = None
+    if dlt is not None:
+        capacity = _capacity(group_sizes, dlt)
+        capacity_any = _capacity_any(n, m, dlt)
+        infeasible = clique_size > capacity
+        any_infeasible = clique_size > capacity_any
+        if infeasible:
+            reason = _reason(
+                clique_size, _value_text(tuple(float(x) for x in values[centre])), radius,
+                group_sizes, dlt, capacity, capacity_any, any_infeasible, m, k,
+            )
+
+    return Advice(
+        n=n, k=k, m=m, epsilon=eps, metric=metric, delta=dlt, group_sizes=group_sizes,
+        max_degree=theta, row=int(first_row[top]),
+        value=tuple(float(x) for x in values[top]),
+        max_delta_guaranteed=_largest_true(guaranteed),
+        max_delta_proven=proven_max,
+        clique_radius=radius, clique_size=clique_size,
+        clique_value=tuple(float(x) for x in values[centre]), clique_rows=clique_rows,
+        largest_delta_not_refuted=not_refuted_max,
+        provably_infeasible=infeasible, infeasible_for_any_partition=any_infeasible,
+        reason=reason,
+    )
+
+
+def _graph(sens: NDArray[np.float64], metric: str, w: NDArray[np.float64],
+           radius: float) -> dict[str, NDArray[Any]]:
+    try:
+        return _core.neighbour_graph(sens, metric, w.tolist(), radius,
+                                     max_entries=MAX_GRAPH_ENTRIES)
+    except ValueError as exc:
+        if "adjacency entries" in str(exc):
+            raise ValueError(
+                f"epsilon={radius} makes the neighbour graph over the {metric} distances too "
+                f"dense ({exc}); use a smaller epsilon"
+            ) from None
+        raise
+
+
+def _first_rows(row_value: NDArray[np.int64], values: int) -> NDArray[np.int64]:
+    """Lowest row index holding each value."""
+    first = np.full(values, len(row_value), dtype=np.int64)
+    np.minimum.at(first, row_value, np.arange(len(row_value), dtype=np.int64))
+    return first
+
+
+def _clique_radius(eps: float) -> float | None:
+    """A ball radius r whose neighbour threshold, doubled, stays inside ε's.
+
+    With ``thr(x) = x + 1e-9·max(1, x)`` (SPEC §2), rows a, b with computed distances
+    ``d(x, a), d(x, b) <= thr(r)`` have ``d(a, b) <= 2·thr(r)`` by the triangle inequality.
+    r is chosen so that ``2·thr(r) = ε + 0.5e-9·max(1, ε)``: distances of exactly ε/2 are
+    inside the ball, and ``thr(ε) - 2·thr(r) = 0.5e-9·max(1, ε)`` absorbs float rounding in
+    the three computed distances (relative error about s·1e-16 each). None when that r is
+    not positive (ε below about 1.5e-9); then only identical values form the clique.
+    """
+    scale = max(1.0, eps)
+    target = eps / 2.0 + 0.25e-9 * scale  # the wanted thr(r)
+    radius = target - 1e-9 * max(1.0, eps / 2.0)
+    if radius <= 0.0:
+        return None
+    # max(1, r) was approximated by max(1, ε/2); make sure the margin really holds.
+    limit = _core.neighbour_threshold(eps) - 0.4e-9 * scale
+    while 2.0 * _core.neighbour_threshold(radius) > limit:
+        radius -= 1e-12 * scale
+    return radius
+
+
+def _capacity(group_sizes: tuple[tuple[int, int], ...], delta: float) -> int:
+    return sum(count * (_core.allowed_neighbours(size, delta) + 1)
+               for size, count in group_sizes)
+
+
+def _capacity_any(n: int, m: int, delta: float) -> int:
+    slack = 2e-9 * (n + m)
+    return max(int(math.floor((1.0 - delta) * (n - m) + slack)), 0) + m
+
+
+def _delta(value: Any, k: int, eps: float, n: int) -> float:
+    return _validate.privacy(k, eps, value, n)[2]
+
+
+def _bits(x: float) -> int:
+    return int(struct.unpack("<q", struct.pack("<d", x))[0])
+
+
+def _from_bits(b: int) -> float:
+    return float(struct.unpack("<d", struct.pack("<q", b))[0])
+
+
+def _largest_true(predicate: Callable[[float], bool]) -> float | None:
+    """The largest double δ in [0, 1] with ``predicate(δ)``, for a predicate that is true
+    on a prefix of [0, 1] (every one here is monotone in δ, floats included); None if
+    false at 0. Exact: bisection on the bit patterns of non-negative doubles."""
+    if predicate(1.0):
+        return 1.0
+    if not predicate(0.0):
+        return None
+    lo, hi = _bits(0.0), _bits(1.0)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if predicate(_from_bits(mid)):
+            lo = mid
+        else:
+            hi = mid
+    return _from_bits(lo)
+
+
+def _down(d: float) -> str:
+    """δ rounded down to 4 decimals, so that the printed value is itself allowed."""
+    return f"{math.floor(d * 10_000) / 10_000:.4f}"
+
+
+def _value_text(value: tuple[float, ...]) -> str:
+    return "(" + ", ".join(f"{x:.6g}" for x in value) + ")"
+
+
+def _ball_text(radius: float | None) -> str:
+    return "with the value" if radius is None else "within epsilon/2 of"
+
+
+def _reason(clique: int, centre: str, radius: float | None,
+            group_sizes: tuple[tuple[int, int], ...], delta: float, capacity: int,
+            capacity_any: int, any_infeasible: bool, m: int, k: int) -> str:
+    kinds = ", ".join(
+        f"{count:,} of {size:,} rows with t = {_core.allowed_neighbours(size, delta)}"
+        for size, count in group_sizes
+    )
+    text = (
+        f"rows {_ball_text(radius)} {centre} are {clique:,} pairwise neighbours, but a "
+        f"satisfying group holds at most t + 1 of them, so the {m:,} groups XColor builds "
+        f"(n // k; {kinds}) hold at most {capacity:,}: no equitable partition into {m:,} "
+        f"groups satisfies (epsilon, delta)^k-dissimilarity with delta = {delta:g}"
+    )
+    if any_infeasible:
+        text += (
+            f"; and any partition into groups of at least k = {k} rows holds at most "
+            f"{capacity_any:,} of them (floor((1 - delta)(n - n // k)) + n // k, with a 1e-9 "
+            "rounding allowance), so no partition into groups of at least k rows satisfies "
+            "it with these parameters"
+        )
+    else:
+        text += (
+            f"; partitions into fewer, larger groups may hold up to {capacity_any:,}, so this "
+            "bound does not rule them out"
+        )
+    return text

@@ -1,0 +1,385 @@
+"""Utility of a published table: the paper's count-query workload and the report's measures.
+
+SPEC §5 (XColor paper §VI-B): random count queries
+``select count(*) where A_1 ∈ I_1 and ... and A_q ∈ I_q`` are answered on the original table
+and, assuming each generalized value spreads its rows uniformly over the domain values it
+covers (LeFevre et al., Mondrian), on the published one; the workload's utility is the mean
+relative error. SPEC §4's loss, GCP, NCP and discernibility are recomputed from the original
+table and the published groups, the same numbers :class:`~proxanon.Report` shows.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from proxanon import _validate
+from proxanon.anonymize import Anonymization
+from proxanon.generalize import GroupSummary, QIColumn, encode_qi, summarize_groups
+
+__all__ = [
+    "WorkloadResult",
+    "count_query_error",
+    "discernibility",
+    "gcp",
+    "loss",
+    "ncp",
+]
+
+#: Sensitive attributes per query (the paper's qs).
+QS = 2
+
+#: A query workload gives up after this many draws per requested query.
+MAX_DRAWS_PER_QUERY = 100
+
+
+@dataclass(frozen=True, eq=False)
+class WorkloadResult:
+    """The outcome of :func:`count_query_error`.
+
+    Per query ``i``: ``attributes[i]`` (the QI columns first, then the sensitive ones),
+    ``ranges[i]`` (per attribute, the inclusive range ``(first, last)`` of indices into
+    ``domains[attribute]``, the attribute's ordered domain), ``actual[i]`` (count on the
+    original table, always > 0), ``estimate[i]`` (on the published table) and ``errors[i]``
+    (``|estimate - actual| / actual``). ``redraws`` counts the queries drawn and discarded
+    because their actual count was 0.
+    """
+
+    mean_relative_error: float
+    errors: NDArray[np.float64]
+    actual: NDArray[np.int64]
+    estimate: NDArray[np.float64]
+    attributes: list[tuple[str, ...]]
+    ranges: list[dict[str, tuple[int, int]]]
+    domains: dict[str, tuple[Any, ...]]
+    redraws: int
+    qd: int
+    s: float
+    n_queries: int
+    seed: int
+
+    def __str__(self) -> str:
+        qs = len(self.attributes[0]) - self.qd if self.attributes else 0
+        return (f"count-query workload: {self.n_queries:,} queries over {self.qd} QI + {qs} "
+                f"sensitive attribute(s), s = {self.s:g}, seed {self.seed}: mean relative "
+                f"error {self.mean_relative_error:.4f} ({self.redraws:,} redraw(s) of "
+                f"queries with no matching row)")
+
+
+# ---------------------------------------------------------------------- input checks
+
+
+def _check_anonymization(anonymization: Any) -> Anonymization:
+    if not isinstance(anonymization, Anonymization):
+        raise TypeError("anonymization must be the Anonymization returned by "
+                        f"proxanon.anonymize, got {type(anonymization).__name__}")
+    return anonymization
+
+
+def _check_pair(original: Any, anonymization: Any) -> tuple[pd.DataFrame, Anonymization]:
+    """The original table and its anonymization, checked to belong together."""
+    if not isinstance(original, pd.DataFrame):
+        raise TypeError("original must be the pandas DataFrame that was anonymized, got "
+                        f"{type(original).__name__}")
+    anon = _check_anonymization(anonymization)
+    rows = len(anon.groups)
+    if len(original) != rows:
+        raise ValueError(f"original has {len(original):,} rows but the anonymization has "
+                         f"{rows:,}: pass the table that was anonymized, in the same order")
+    report = anon.report
+    needed = [*report.quasi_identifiers, *report.sensitive]
+    missing = [c for c in needed if c not in original.columns]
+    if missing:
+        raise ValueError(f"original lacks column(s) {missing} of the anonymization (its "
+                         f"quasi-identifiers {list(report.quasi_identifiers)} and sensitive "
+                         f"columns {list(report.sensitive)}): pass the table that was "
+                         "anonymized")
+    for column in report.sensitive:
+        if column in anon.table.columns and not np.array_equal(
+                original[column].to_numpy(), anon.table[column].to_numpy()):
+            raise ValueError(f"original's sensitive column {column!r} differs from the "
+                             "published one (sensitive columns are published unchanged): "
+                             "pass the table that was anonymized, in the same order")
+    return original, anon
+
+
+def _qi_columns(original: pd.DataFrame, anon: Anonymization) -> list[QIColumn]:
+    """The original QI columns encoded as the anonymization encoded them."""
+    columns = []
+    for name in anon.report.quasi_identifiers:
+        column = encode_qi(original, name, anon.hierarchies.get(name))
+        if column.hierarchy is not None and name not in anon.hierarchies:
+            raise ValueError(f"original's quasi-identifier column {name!r} is not numeric, "
+                             "but the anonymization published it as numeric intervals: pass "
+                             "the table that was anonymized")
+        columns.append(column)
+    return columns
+
+
+# ---------------------------------------------------------------------- report measures
+
+
+def _summary(original: Any, anonymization: Any) -> tuple[GroupSummary, int]:
+    original, anon = _check_pair(original, anonymization)
+    columns = _qi_columns(original, anon)
+    return summarize_groups(columns, anon.groups), len(columns)
+
+
+def loss(original: pd.DataFrame, anonymization: Anonymization) -> float:
+    """The paper's loss(G) = Σ_i |G.A_i| / |A_i|, averaged over groups (SPEC §4)."""
+    summary, _ = _summary(original, anonymization)
+    return float(summary.cost.sum(axis=1).mean())
+
+
+def gcp(original: pd.DataFrame, anonymization: Anonymization) -> float:
+    """Global certainty penalty Σ_G |G|·Σ_i NCP_i(G) / (n·d), in [0, 1] (SPEC §4)."""
+    summary, d = _summary(original, anonymization)
+    n = int(summary.sizes.sum())
+    return float((summary.sizes[:, None] * summary.ncp).sum() / (n * d))
+
+
+def ncp(original: pd.DataFrame, anonymization: Anonymization) -> dict[str, float]:
+    """Per QI column, the NCP averaged over rows (SPEC §4)."""
+    summary, _ = _summary(original, anonymization)
+    n = int(summary.sizes.sum())
+    names = anonymization.report.quasi_identifiers
+    return {c: float((summary.sizes * summary.ncp[:, j]).sum() / n)
+            for j, c in enumerate(names)}
+
+
+def discernibility(anonymization: Anonymization) -> int:
+    """Σ_G |G|², the discernibility metric (SPEC §4)."""
+    anon = _check_anonymization(anonymization)
+    sizes = np.bincount(anon.groups).astype(np.int64)
+    return int((sizes[sizes > 0] ** 2).sum())
+
+
+# ---------------------------------------------------------------------- count queries
+
+
+@dataclass(frozen=True)
+class _Attribute:
+    """One attribute as the workload sees it: its ordered domain and each row's index in it.
+
+    For a QI column also the covered range ``[lo, hi]`` of domain indices of every group and
+    its width; the published value of a group stands for exactly those domain values.
+    """
+
+    name: str
+    domain: tuple[Any, ...]
+    index: NDArray[np.int64]
+    lo: NDArray[np.int64] | None = None
+    hi: NDArray[np.int64] | None = None
+    width: NDArray[np.float64] | None = None
+
+    @property
+    def packed(self) -> NDArray[np.unsignedinteger[Any]]:
+        """``index`` in the smallest unsigned type that holds ``len(domain)``, a missing
+        value (-1) as ``len(domain)``: :meth:`select` then needs one subtraction and one
+        comparison on a narrow array per query."""
+        cached: NDArray[np.unsignedinteger[Any]] | None = self.__dict__.get("_packed")
+        if cached is None:
+            size = len(self.domain)
+            dtype = np.min_scalar_type(size)
+            cached = np.where(self.index >= 0, self.index, size).astype(dtype)
+            object.__setattr__(self, "_packed", cached)
+        return cached
+
+    def select(self, first: int, last: int, out: NDArray[np.bool_]) -> NDArray[np.bool_]:
+        """Into ``out``: whether each row's value lies in domain range ``[first, last]``.
+
+        Unsigned wrap-around sends values below ``first`` above ``last - first``."""
+        packed = self.packed
+        shifted = np.subtract(packed, packed.dtype.type(first))
+        np.less_equal(shifted, packed.dtype.type(last - first), out=out)
+        return out
+
+
+def _group_extremes(index: NDArray[np.int64], groups: NDArray[np.int64]
+                    ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Smallest and largest ``index`` of every group id 0 .. max (0 for an absent id)."""
+    order = np.argsort(groups, kind="stable")
+    ids, starts = np.unique(groups[order], return_index=True)
+    ordered = index[order]
+    lo = np.zeros(int(groups.max()) + 1, dtype=np.int64)
+    hi = np.zeros_like(lo)
+    lo[ids] = np.minimum.reduceat(ordered, starts)
+    hi[ids] = np.maximum.reduceat(ordered, starts)
+    return lo, hi
+
+
+def _qi_attribute(original: pd.DataFrame, column: QIColumn,
+                  groups: NDArray[np.int64]) -> _Attribute:
+    tree = column.hierarchy
+    if tree is None:
+        # Numeric: the sorted distinct values; a group's interval [min-max] (or its single
+        # value) covers the contiguous run of distinct values from its min to its max.
+        raw = original[column.name].to_numpy()
+        if raw.dtype.kind not in "iuf":  # e.g. a nullable integer column: its float codes
+            raw = column.codes
+        values, inverse = np.unique(raw, return_inverse=True)
+        index = inverse.reshape(-1).astype(np.int64)
+        lo, hi = _group_extremes(index, groups)
+        domain = tuple(values.tolist())
+    else:
+        # Taxonomy: the leaves in DFS order; a group's LCA covers a contiguous leaf range.
+        index = column.codes.astype(np.int64)
+        low, high = _group_extremes(index, groups)
+        nodes = tree.lca(low, high)
+        lo = np.asarray(tree.first_leaf)[nodes].astype(np.int64)
+        hi = np.asarray(tree.last_leaf)[nodes].astype(np.int64)
+        domain = tuple(tree.leaves)
+    width = (hi - lo + 1).astype(np.float64)
+    return _Attribute(column.name, domain, index, lo, hi, width)
+
+
+def _sensitive_attribute(series: pd.Series, name: str) -> _Attribute:
+    dtype = series.dtype
+    if isinstance(dtype, pd.CategoricalDtype) and dtype.ordered:
+        # Ordered categorical: all its categories in their order (unused ones included).
+        index = series.cat.codes.to_numpy().astype(np.int64)
+        domain = tuple(dtype.categories.tolist())
+    else:
+        # Numeric or unordered: the sorted distinct values (a missing value matches nothing).
+        values = series.astype(object) if isinstance(dtype, pd.CategoricalDtype) else series
+        try:
+            codes, uniques = pd.factorize(values, sort=True)
+        except TypeError:  # values of mixed types: order them by their text
+            codes, raw = pd.factorize(values)
+            order = sorted(range(len(raw)), key=lambda i: str(raw[i]))
+            rank = np.empty(len(order), dtype=np.int64)
+            rank[order] = np.arange(len(order))
+            codes = np.where(codes >= 0, rank[np.maximum(codes, 0)], -1)
+            uniques = [raw[i] for i in order]
+        index = np.asarray(codes, dtype=np.int64)
+        domain = tuple(pd.Index(uniques).tolist())
+    return _Attribute(name, domain, index)
+
+
+def _check_workload(qd: Any, s: Any, n_queries: Any, seed: Any,
+                    n_qi: int) -> tuple[int, float, int, int]:
+    qd = _validate.integer(qd, "qd", minimum=0)
+    if qd > n_qi:
+        raise ValueError(f"qd must be at most the number of quasi-identifiers ({n_qi}), "
+                         f"got {qd}")
+    if isinstance(s, bool) or not isinstance(s, numbers.Real):
+        raise TypeError(f"s must be a number in (0, 1], got {s!r} ({type(s).__name__})")
+    sel = float(s)
+    if math.isnan(sel) or not 0.0 < sel <= 1.0:
+        raise ValueError(f"s (the query selectivity) must lie in (0, 1], got {s!r}")
+    count = _validate.integer(n_queries, "n_queries", minimum=1)
+    seed = _validate.integer(seed, "seed", minimum=0)
+    return qd, sel, count, seed
+
+
+def count_query_error(original: pd.DataFrame, anonymization: Anonymization, *, qd: int,
+                      s: float, n_queries: int = 1000, seed: int = 0) -> WorkloadResult:
+    """Mean relative error of random count queries answered on the published table.
+
+    Each query (SPEC §5, the XColor paper's §VI-B) is ``select count(*) where A_1 ∈ I_1 and
+    ... and A_q ∈ I_q`` over ``q = qd + qs`` distinct attributes: ``qd`` quasi-identifiers
+    and ``qs = 2`` sensitive columns, each set drawn at random (when the anonymization has
+    fewer than 2 sensitive columns, every query uses all of them, so ``qs`` is 1). ``I_j``
+    is a random contiguous range of ``max(1, round(|A_j| · s^(1/q)))`` values of ``A_j``'s
+    ordered domain: for a numeric QI, the sorted distinct values of the original column; for
+    a categorical QI, the leaves of its hierarchy in depth-first order (all leaves, used or
+    not); for an ordered categorical sensitive column, its categories in order; otherwise the
+    sorted distinct values.
+
+    ``actual`` counts the original rows that satisfy every predicate. ``estimate`` assumes each
+    published QI value spreads its rows uniformly over the domain values it covers (LeFevre
+    et al.): a row contributes the product over QI predicates of ``|covered ∩ I_j| /
+    |covered|`` if its (unchanged) sensitive values satisfy their predicates, and 0 otherwise.
+    An interval ``[lo-hi]`` (or a single number) covers the distinct values of the column
+    from the group's minimum to its maximum; a taxonomy label the leaves under the group's
+    LCA. A query whose actual count is 0 is drawn again (``redraws`` counts them); after
+    ``100 · n_queries`` draws without enough non-empty queries a ValueError says so.
+
+    ``original`` is the table passed to :func:`~proxanon.anonymize`, rows in the same order.
+    Queries come from ``numpy.random.default_rng(seed)``: the same inputs give the same
+    numbers.
+    """
+    original, anon = _check_pair(original, anonymization)
+    report = anon.report
+    qi_names = list(report.quasi_identifiers)
+    sens_names = list(report.sensitive)
+    qd, sel, count, seed = _check_workload(qd, s, n_queries, seed, len(qi_names))
+    qs = min(QS, len(sens_names))
+    q = qd + qs
+
+    groups = np.asarray(anon.groups, dtype=np.int64)
+    m = int(groups.max()) + 1
+    qi_attrs = [_qi_attribute(original, column, groups)
+                for column in _qi_columns(original, anon)]
+    sens_attrs = [_sensitive_attribute(original[c], c) for c in sens_names]
+    # Rows in group order, so a group's matching rows are counted by one reduceat over
+    # contiguous runs (several times faster than a bincount over scattered group ids).
+    order = np.argsort(groups, kind="stable")
+    present, starts = np.unique(groups[order], return_index=True)
+    qi_attrs = [replace(a, index=a.index[order]) for a in qi_attrs]
+    sens_attrs = [replace(a, index=a.index[order]) for a in sens_attrs]
+    lengths = {a.name: max(1, round(len(a.domain) * sel ** (1.0 / q)))
+               for a in (*qi_attrs, *sens_attrs)}
+
+    rng = np.random.default_rng(seed)
+    attributes: list[tuple[str, ...]] = []
+    ranges: list[dict[str, tuple[int, int]]] = []
+    actual = np.zeros(count, dtype=np.int64)
+    estimate = np.zeros(count, dtype=np.float64)
+    scratch = np.empty(len(groups), dtype=bool)
+    draws, limit = 0, MAX_DRAWS_PER_QUERY * count
+    while len(attributes) < count:
+        if draws == limit:
+            raise ValueError(
+                f"only {len(attributes)} of n_queries={count} count queries matched any "
+                f"original row in {limit:,} draws (qd={qd}, s={sel:g}): the query ranges are "
+                "too narrow for this table; raise s or lower qd"
+            )
+        draws += 1
+        chosen = [qi_attrs[i] for i in rng.choice(len(qi_attrs), size=qd, replace=False)]
+        chosen_sens = [sens_attrs[i] for i in rng.choice(len(sens_attrs), size=qs,
+                                                         replace=False)]
+        query: dict[str, tuple[int, int]] = {}
+        for attr in (*chosen, *chosen_sens):
+            length = lengths[attr.name]
+            first = int(rng.integers(0, len(attr.domain) - length + 1))
+            query[attr.name] = (first, first + length - 1)
+
+        # Rows whose sensitive values satisfy their predicates (published unchanged).
+        match = np.ones(len(groups), dtype=bool)
+        for attr in chosen_sens:
+            match &= attr.select(*query[attr.name], out=scratch)
+        exact = match.copy()
+        for attr in chosen:
+            exact &= attr.select(*query[attr.name], out=scratch)
+        hits = int(np.count_nonzero(exact))
+        if hits == 0:
+            continue
+
+        # Per group: the fraction of its covered QI domain values inside every QI range.
+        fraction = np.ones(m, dtype=np.float64)
+        for attr in chosen:
+            assert attr.lo is not None and attr.hi is not None and attr.width is not None
+            first, last = query[attr.name]
+            overlap = np.minimum(attr.hi, last) - np.maximum(attr.lo, first) + 1
+            fraction *= np.maximum(overlap, 0) / attr.width
+        per_group = np.add.reduceat(match.view(np.uint8), starts, dtype=np.int64)
+        i = len(attributes)
+        actual[i] = hits
+        estimate[i] = float(fraction[present] @ per_group)
+        attributes.append(tuple(query))
+        ranges.append(query)
+
+    errors = np.abs(estimate - actual) / actual
+    return WorkloadResult(
+        mean_relative_error=float(errors.mean()), errors=errors, actual=actual,
+        estimate=estimate, attributes=attributes, ranges=ranges,
+        domains={a.name: a.domain for a in (*qi_attrs, *sens_attrs)},
+        redraws=draws - count, qd=qd, s=sel, n_queries=count, seed=seed,
+    )
