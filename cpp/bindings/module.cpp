@@ -4,6 +4,7 @@
 #include <pybind11/stl.h>
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -37,6 +38,7 @@ Metric parse_metric(const std::string& name) {
     if (name == "l1") return Metric::L1;
     if (name == "l2") return Metric::L2;
     if (name == "linf") return Metric::Linf;
+    if (name == "min_component") return Metric::MinComponent;
     throw std::invalid_argument("unknown metric '" + name + "'");
 }
 
@@ -93,20 +95,21 @@ py::dict neighbour_graph(const DoubleArray& sensitive, const std::string& metric
 /// (parent of every node, number of leaves) of a taxonomy QI column; leaves come first.
 using TaxonomySpec = std::optional<std::pair<std::vector<std::int32_t>, std::size_t>>;
 
-py::dict run_partition(const DoubleArray& sensitive, const std::string& metric,
-                       const std::vector<double>& weights, double epsilon, std::size_t k,
-                       double delta, const std::optional<DoubleArray>& quasi_identifiers,
-                       const std::vector<TaxonomySpec>& qi_taxonomies,
-                       std::size_t search_limit, bool trace, std::size_t max_graph_entries,
-                       Progress* progress,
-                       const std::optional<std::vector<std::int32_t>>& initial_groups,
-                       const std::string& init, std::size_t init_block,
-                       const std::string& moves, bool suppress) {
-    const Matrix sa = as_matrix(sensitive, "sensitive");
+/// Builds the value table and neighbour graph; runs with the GIL released.
+using GraphBuilder = std::function<std::pair<ValueTable, NeighbourGraph>()>;
+
+/// The engine run shared by both entry points: `build` makes the relation, the rest is the same.
+py::dict run_engine(const GraphBuilder& build, std::size_t n, std::size_t k, double delta,
+                    const std::optional<DoubleArray>& quasi_identifiers,
+                    const std::vector<TaxonomySpec>& qi_taxonomies,
+                    std::size_t search_limit, bool trace, Progress* progress,
+                    const std::optional<std::vector<std::int32_t>>& initial_groups,
+                    const std::string& init, std::size_t init_block,
+                    const std::string& moves, bool suppress) {
     std::optional<Matrix> qi;
     if (quasi_identifiers) {
         qi = as_matrix(*quasi_identifiers, "quasi_identifiers");
-        if (qi->rows != sa.rows) throw std::invalid_argument("quasi_identifiers and sensitive differ in rows");
+        if (qi->rows != n) throw std::invalid_argument("quasi_identifiers and sensitive differ in rows");
     }
     XColorParams params;
     params.k = k;
@@ -138,9 +141,7 @@ py::dict run_partition(const DoubleArray& sensitive, const std::string& metric,
     {
         py::gil_scoped_release release;
         const auto start = std::chrono::steady_clock::now();
-        const Distance distance(parse_metric(metric), weights, epsilon);
-        const ValueTable table = ValueTable::from_rows(sa.data, sa.rows, sa.cols);
-        const NeighbourGraph graph = NeighbourGraph::build(table, distance, max_graph_entries);
+        const auto [table, graph] = build();
         const LossModel loss = qi ? LossModel(qi->data, qi->rows, qi->cols, std::move(taxonomies))
                                   : LossModel();
         seconds_graph = seconds_since(start);
@@ -189,6 +190,49 @@ py::dict run_partition(const DoubleArray& sensitive, const std::string& metric,
     return out;
 }
 
+py::dict run_partition(const DoubleArray& sensitive, const std::string& metric,
+                       const std::vector<double>& weights, double epsilon, std::size_t k,
+                       double delta, const std::optional<DoubleArray>& quasi_identifiers,
+                       const std::vector<TaxonomySpec>& qi_taxonomies,
+                       std::size_t search_limit, bool trace, std::size_t max_graph_entries,
+                       Progress* progress,
+                       const std::optional<std::vector<std::int32_t>>& initial_groups,
+                       const std::string& init, std::size_t init_block,
+                       const std::string& moves, bool suppress) {
+    const Matrix sa = as_matrix(sensitive, "sensitive");
+    const Metric kind = parse_metric(metric);
+    GraphBuilder build = [&]() {
+        const Distance distance(kind, weights, epsilon);
+        ValueTable table = ValueTable::from_rows(sa.data, sa.rows, sa.cols);
+        NeighbourGraph graph = NeighbourGraph::build(table, distance, max_graph_entries);
+        return std::make_pair(std::move(table), std::move(graph));
+    };
+    return run_engine(build, sa.rows, k, delta, quasi_identifiers, qi_taxonomies, search_limit,
+                      trace, progress, initial_groups, init, init_block, moves, suppress);
+}
+
+/// The same run over a relation given as value ids per row and a CSR adjacency between the
+/// values (a user's distance evaluated in Python, or a precomputed neighbour graph).
+py::dict run_partition_graph(std::vector<std::int32_t> row_value, std::vector<std::int64_t> offsets,
+                             std::vector<std::int32_t> targets, std::size_t k, double delta,
+                             const std::optional<DoubleArray>& quasi_identifiers,
+                             const std::vector<TaxonomySpec>& qi_taxonomies,
+                             std::size_t search_limit, bool trace, Progress* progress,
+                             const std::optional<std::vector<std::int32_t>>& initial_groups,
+                             const std::string& init, std::size_t init_block,
+                             const std::string& moves, bool suppress) {
+    const std::size_t n = row_value.size();
+    if (offsets.empty()) throw std::invalid_argument("offsets needs one entry per value plus one");
+    const std::size_t values = offsets.size() - 1;
+    GraphBuilder build = [&]() {
+        ValueTable table = ValueTable::from_labels(std::move(row_value), values);
+        NeighbourGraph graph = NeighbourGraph::from_csr(std::move(offsets), std::move(targets));
+        return std::make_pair(std::move(table), std::move(graph));
+    };
+    return run_engine(build, n, k, delta, quasi_identifiers, qi_taxonomies, search_limit, trace,
+                      progress, initial_groups, init, init_block, moves, suppress);
+}
+
 py::array_t<std::int32_t> initialize_classes(const Int64Array& degree, std::size_t m) {
     if (degree.ndim() != 1) throw std::invalid_argument("degree must be 1-D");
     std::vector<std::int64_t> d(degree.data(), degree.data() + degree.shape(0));
@@ -214,6 +258,14 @@ PYBIND11_MODULE(_core, mod) {
             py::arg("init") = "degree", py::arg("init_block") = 8,
             py::arg("moves") = "swap", py::arg("suppress") = false,
             "Build the neighbour graph, run INITIALIZE and the XColor swap loop.");
+    mod.def("partition_graph", &run_partition_graph, py::arg("row_value"), py::arg("offsets"),
+            py::arg("targets"), py::arg("k"), py::arg("delta"),
+            py::arg("quasi_identifiers") = py::none(),
+            py::arg("qi_taxonomies") = std::vector<TaxonomySpec>{}, py::arg("search_limit") = 0,
+            py::arg("trace") = false, py::arg("progress") = nullptr,
+            py::arg("initial_groups") = py::none(), py::arg("init") = "degree",
+            py::arg("init_block") = 8, py::arg("moves") = "swap", py::arg("suppress") = false,
+            "Run the engine over a given relation: value id per row and CSR between values.");
     mod.def("neighbour_graph", &neighbour_graph, py::arg("sensitive"), py::arg("metric"),
             py::arg("weights"), py::arg("epsilon"),
             py::arg("max_entries") = std::size_t{1} << 31,

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 
@@ -142,10 +143,75 @@ Grid choose_grid(const ValueTable& table, const Distance& distance) {
 
 }  // namespace
 
+namespace {
+
+/// MinComponent neighbours: the union over components of the values whose component i lies
+/// within the window of x_i. Each component's values are sorted once; a value's candidates
+/// along i are one contiguous run found by binary search. O(U log U · s + output).
+NeighbourGraph::Adjacency min_component_adjacency(const ValueTable& table, const Distance& distance,
+                                                  std::size_t max_entries) {
+    const std::size_t u_count = table.size();
+    const std::size_t s = table.s;
+    std::vector<std::vector<std::int32_t>> sorted(s);
+    for (std::size_t i = 0; i < s; ++i) {
+        auto& order = sorted[i];
+        order.resize(u_count);
+        std::iota(order.begin(), order.end(), 0);
+        std::sort(order.begin(), order.end(), [&](std::int32_t a, std::int32_t b) {
+            const double xa = table.value(static_cast<std::size_t>(a))[i];
+            const double xb = table.value(static_cast<std::size_t>(b))[i];
+            return xa != xb ? xa < xb : a < b;
+        });
+    }
+    NeighbourGraph::Adjacency adjacency;
+    adjacency.offsets.push_back(0);
+    std::vector<std::int32_t> found;
+    for (std::size_t u = 0; u < u_count; ++u) {
+        found.clear();
+        const double* x = table.value(u);
+        for (std::size_t i = 0; i < s; ++i) {
+            const double radius = distance.box_radius(i);
+            if (!std::isfinite(radius)) continue;  // weight 0: this component is never close
+            const auto& order = sorted[i];
+            auto at_least = [&](double bound) {
+                return std::lower_bound(order.begin(), order.end(), bound,
+                    [&](std::int32_t w, double b) { return table.value(static_cast<std::size_t>(w))[i] < b; });
+            };
+            for (auto it = at_least(x[i] - radius); it != order.end(); ++it) {
+                const double xi = table.value(static_cast<std::size_t>(*it))[i];
+                if (xi > x[i] + radius) break;
+                if (static_cast<std::size_t>(*it) != u &&
+                    distance.within(x, table.value(static_cast<std::size_t>(*it)))) {
+                    found.push_back(*it);
+                }
+            }
+        }
+        std::sort(found.begin(), found.end());
+        found.erase(std::unique(found.begin(), found.end()), found.end());
+        adjacency.targets.insert(adjacency.targets.end(), found.begin(), found.end());
+        if (adjacency.targets.size() > max_entries) {
+            throw std::length_error(
+                "the epsilon-neighbour graph over the distinct sensitive values exceeds " +
+                std::to_string(max_entries) + " adjacency entries");
+        }
+        adjacency.offsets.push_back(static_cast<std::int64_t>(adjacency.targets.size()));
+    }
+    return adjacency;
+}
+
+}  // namespace
+
 NeighbourGraph NeighbourGraph::build(const ValueTable& table, const Distance& distance,
                                      std::size_t max_entries) {
     if (distance.dimensions() != table.s) {
         throw std::invalid_argument("metric weights and sensitive components differ in number");
+    }
+    if (distance.metric() == Metric::MinComponent) {
+        Adjacency adjacency = min_component_adjacency(table, distance, max_entries);
+        NeighbourGraph graph;
+        graph.offsets_ = std::move(adjacency.offsets);
+        graph.targets_ = std::move(adjacency.targets);
+        return graph;
     }
     const std::size_t u_count = table.size();
     const Grid grid = choose_grid(table, distance);
@@ -250,6 +316,23 @@ bool NeighbourGraph::adjacent(std::int32_t a, std::int32_t b) const {
     if (a == b) return true;
     const auto ua = static_cast<std::size_t>(a);
     return std::binary_search(begin(ua), end(ua), b);
+}
+
+ValueTable ValueTable::from_labels(std::vector<std::int32_t> row_value, std::size_t values) {
+    ValueTable table;
+    table.s = 0;
+    table.count.assign(values, 0);
+    for (std::int32_t u : row_value) {
+        if (u < 0 || static_cast<std::size_t>(u) >= values) {
+            throw std::invalid_argument("value ids must lie in 0..values-1");
+        }
+        table.count[static_cast<std::size_t>(u)] += 1;
+    }
+    for (std::size_t u = 0; u < values; ++u) {
+        if (table.count[u] == 0) throw std::invalid_argument("every value id must be used by a row");
+    }
+    table.row_value = std::move(row_value);
+    return table;
 }
 
 std::vector<std::int64_t> row_degrees(const ValueTable& table, const NeighbourGraph& graph) {

@@ -24,6 +24,23 @@ def partition(
     moves: str = "swap",
     suppress: bool = False,
 ) -> dict[str, Any]: ...
+def partition_graph(
+    row_value: list[int],
+    offsets: list[int],
+    targets: list[int],
+    k: int,
+    delta: float,
+    quasi_identifiers: NDArray[np.float64] | None = None,
+    qi_taxonomies: list[tuple[NDArray[np.int32], int] | None] = ...,
+    search_limit: int = 0,
+    trace: bool = False,
+    progress: Progress | None = None,
+    initial_groups: list[int] | None = None,
+    init: str = "degree",
+    init_block: int = 8,
+    moves: str = "swap",
+    suppress: bool = False,
+) -> dict[str, Any]: ...
 def neighbour_graph(
     sensitive: NDArray[np.float64],
     metric: str,

@@ -72,11 +72,11 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from proxanon import _core, _validate
-from proxanon.engine import MAX_GRAPH_ENTRIES, inequality_4_bound
+from proxanon.distances import Relation, resolve, row_graph, value_graph
+from proxanon.engine import MAX_GRAPH_ENTRIES, checked_epsilon, inequality_4_bound
 
 #: Metrics for which the triangle inequality holds (weighted Lp with weights >= 0), so
 #: the ε/2-ball argument proves a clique.
-TRIANGLE_METRICS = ("l1", "l2", "linf")
 
 
 @dataclass(frozen=True)
@@ -200,7 +200,7 @@ def advise(
     *,
     k: int,
     epsilon: float,
-    metric: str = "l1",
+    metric: Any = "l1",
     weights: ArrayLike | None = None,
     delta: float | None = None,
 ) -> Advice:
@@ -214,30 +214,30 @@ def advise(
     """
     sens = _validate.float_matrix(sensitive, "sensitive")
     n, s = sens.shape
+    relation = resolve(metric, weights, s, n)
+    epsilon = checked_epsilon(epsilon, relation)
     k, eps, _ = _validate.privacy(k, epsilon, 0.0 if delta is None else delta, n)
     dlt = None if delta is None else _validate.privacy(k, epsilon, delta, n)[2]
-    metric = _validate.metric(metric)
-    if metric not in TRIANGLE_METRICS:
-        raise ValueError(f"advise needs a metric with the triangle inequality "
-                         f"({', '.join(TRIANGLE_METRICS)}); got {metric!r}")
-    w = _validate.weights(weights, s)
+    metric = relation.label
     m = n // k
     group_sizes = tuple(sorted(Counter(_core.equitable_sizes(n, m)).items()))
 
-    graph = _graph(sens, metric, w, eps)
+    graph = _graph(sens, relation, eps)
     values = np.asarray(graph["values"], dtype=np.float64)
     degree = np.asarray(graph["value_degree"], dtype=np.int64)
     first_row = _first_rows(np.asarray(graph["row_value"], dtype=np.int64), len(values))
     theta = int(degree.max())
     top = int(np.argmin(np.where(degree == theta, first_row, n)))
 
-    radius = _clique_radius(eps)
+    # The ball of radius ~eps/2 is a clique only under the triangle inequality; without it
+    # only identical values (always neighbours) are a proven clique.
+    radius = _clique_radius(eps) if relation.is_metric else None
     if radius is None:
         counts = np.asarray(graph["counts"], dtype=np.int64)
         clique = counts
         ball_graph = None
     else:
-        ball_graph = _graph(sens, metric, w, radius)
+        ball_graph = _graph(sens, relation, radius)
         counts = np.asarray(ball_graph["counts"], dtype=np.int64)
         offsets = np.asarray(ball_graph["offsets"], dtype=np.int64)
         targets = np.asarray(ball_graph["targets"], dtype=np.int64)
@@ -303,18 +303,32 @@ def advise(
     )
 
 
-def _graph(sens: NDArray[np.float64], metric: str, w: NDArray[np.float64],
+def _graph(sens: NDArray[np.float64], relation: Relation,
            radius: float) -> dict[str, NDArray[Any]]:
-    try:
-        return _core.neighbour_graph(sens, metric, w.tolist(), radius,
-                                     max_entries=MAX_GRAPH_ENTRIES)
-    except ValueError as exc:
-        if "adjacency entries" in str(exc):
-            raise ValueError(
-                f"epsilon={radius} makes the neighbour graph over the {metric} distances too "
-                f"dense ({exc}); use a smaller epsilon"
-            ) from None
-        raise
+    """Distinct values, multiplicities, value id per row, CSR and row degree per value."""
+    if relation.kind == "builtin":
+        assert relation.weights is not None
+        try:
+            return _core.neighbour_graph(sens, relation.name, relation.weights.tolist(), radius,
+                                         max_entries=MAX_GRAPH_ENTRIES)
+        except ValueError as exc:
+            if "adjacency entries" in str(exc):
+                raise ValueError(
+                    f"epsilon={radius} makes the neighbour graph over the {relation.label} "
+                    f"distances too dense ({exc}); use a smaller epsilon"
+                ) from None
+            raise
+    if relation.kind == "callable":
+        row_value, offsets, targets, _ = value_graph(relation, sens, radius)
+        values = np.unique(sens, axis=0)
+    else:
+        row_value, offsets, targets = row_graph(relation, sens.shape[0])
+        values = sens
+    counts = np.bincount(row_value, minlength=len(offsets) - 1).astype(np.int64)
+    summed = np.concatenate(([0], np.cumsum(counts[targets])))
+    degree = counts - 1 + summed[offsets[1:]] - summed[offsets[:-1]]
+    return {"values": values, "counts": counts, "row_value": row_value, "offsets": offsets,
+            "targets": targets, "value_degree": degree}
 
 
 def _first_rows(row_value: NDArray[np.int64], values: int) -> NDArray[np.int64]:

@@ -15,6 +15,7 @@ from proxanon import _validate
 from proxanon._errors import InfeasibleError
 from proxanon._progress import ProgressReporter
 from proxanon.audit import audit_arrays
+from proxanon.distances import Relation, componentwise, resolve
 from proxanon.engine import (
     INITS,
     Partition,
@@ -25,7 +26,7 @@ from proxanon.engine import (
 )
 from proxanon.generalize import QIColumn, encode_qi, load_hierarchies, summarize_groups
 from proxanon.hierarchy import Hierarchy
-from proxanon.tables import column_list, scale_sensitive
+from proxanon.tables import column_list, scale_column
 
 GROUP_COLUMN = "group"
 
@@ -137,6 +138,35 @@ class Anonymization:
                 f"satisfied={self.satisfied})")
 
 
+def encode_sensitive(data: pd.DataFrame, columns: list[str], hierarchies: dict[str, Hierarchy],
+                     metric: Any, weights: Any) -> tuple[NDArray[np.float64], Relation]:
+    """Sensitive columns as numbers, and the relation that compares them.
+
+    A column with a hierarchy is coded by leaf index and compared by taxonomy distance
+    (height of the LCA over the tree height; with epsilon = 0 this is exact-value
+    diversity); the others are scaled to [0, 1] (SPEC §1).
+    """
+    taxonomies = [hierarchies.get(c) for c in columns]
+    codes = []
+    for column, tree in zip(columns, taxonomies, strict=True):
+        if tree is None:
+            codes.append(scale_column(data[column], column))
+        else:
+            values = data[column]
+            if isinstance(values.dtype, pd.CategoricalDtype):
+                values = values.astype(object)
+            codes.append(tree.leaf_index(values.to_numpy(), column=column).astype(np.float64))
+    sens = np.column_stack(codes)
+    relation = resolve(metric, weights, len(columns), len(data))
+    if any(t is not None for t in taxonomies):
+        if relation.kind != "builtin" or relation.label == "variational":
+            raise ValueError(
+                "sensitive columns with a hierarchy are compared by taxonomy distance, which "
+                "combines with metric 'l1', 'l2', 'linf' or 'min_component' only")
+        relation = componentwise(relation, taxonomies)
+    return sens, relation
+
+
 def _merge_equal_tuples(labels: list[NDArray[np.object_]]) -> NDArray[np.int64]:
     """Class id per group such that groups with the same published tuple share a class;
     ids follow the first group of each class, so they are 0 .. classes-1 in group order."""
@@ -154,7 +184,7 @@ def anonymize(
     k: int,
     epsilon: float,
     delta: float,
-    metric: str = "l1",
+    metric: Any = "l1",
     weights: ArrayLike | None = None,
     hierarchies: Mapping[str, Hierarchy | str] | None = None,
     on_infeasible: str = "raise",
@@ -205,8 +235,6 @@ def anonymize(
             raise TypeError(f"{name} must be True or False, got {flag!r}")
     on_infeasible = _validate.choice(on_infeasible, "on_infeasible", _validate.ON_INFEASIBLE)
     k, eps, dlt = _validate.privacy(k, epsilon, delta, len(data))
-    metric = _validate.metric(metric)
-    w = _validate.weights(weights, len(sens_cols))
     limit = 0
     if search_limit is not None:
         limit = _validate.integer(search_limit, "search_limit", minimum=1)
@@ -216,22 +244,22 @@ def anonymize(
 
     reporter = ProgressReporter() if progress else None
     if reporter is None:
-        return _anonymize(data, qi_cols, sens_cols, k, eps, dlt, metric, w, hierarchies,
+        return _anonymize(data, qi_cols, sens_cols, k, eps, dlt, metric, weights, hierarchies,
                           on_infeasible, limit, init, moves, budget, None, started)
     with reporter:
-        return _anonymize(data, qi_cols, sens_cols, k, eps, dlt, metric, w, hierarchies,
+        return _anonymize(data, qi_cols, sens_cols, k, eps, dlt, metric, weights, hierarchies,
                           on_infeasible, limit, init, moves, budget, reporter, started)
 
 
 def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: int,
-               eps: float, dlt: float, metric: str, w: NDArray[np.float64],
+               eps: float, dlt: float, metric: Any, weights: Any,
                hierarchies: Mapping[str, Any] | None, on_infeasible: str, limit: int,
                init: str, moves: str, budget: float, reporter: ProgressReporter | None,
                started: float) -> Anonymization:
     tic = time.perf_counter()
-    given = load_hierarchies(hierarchies, qi_cols, [str(c) for c in data.columns])
+    given = load_hierarchies(hierarchies, qi_cols + sens_cols, [str(c) for c in data.columns])
     all_columns: list[QIColumn] = [encode_qi(data, c, given.get(c)) for c in qi_cols]
-    all_sens = scale_sensitive(data, sens_cols)
+    all_sens, relation = encode_sensitive(data, sens_cols, given, metric, weights)
     all_qi = np.ascontiguousarray(np.column_stack([c.codes for c in all_columns]))
     taxonomies = [c.taxonomy_spec() for c in all_columns]
     seconds = {"prepare": time.perf_counter() - tic}
@@ -245,7 +273,7 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
             raise InfeasibleError(
                 f"only {released.size} row(s) would remain after suppression, fewer than "
                 f"k={k}; allow less suppression or relax epsilon or delta")
-        return run_engine(all_sens[released], k, eps, dlt, metric, w, all_qi[released],
+        return run_engine(all_sens[released], k, eps, dlt, relation, all_qi[released],
                           taxonomies, engine_mode, limit, False, reporter, time.perf_counter(),
                           initial_groups=initial, init=init, moves=moves, max_suppression=1.0)
 
@@ -284,7 +312,7 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
     if not part.satisfied and on_infeasible == "raise":
         raise InfeasibleError(
             infeasible_message(part.stats)
-            + feasibility_advice(all_sens[released], part.stats, w), partition=part)
+            + feasibility_advice(all_sens[released], part.stats, relation), partition=part)
 
     if reporter is not None:
         reporter.phase = "generalize"
@@ -299,7 +327,10 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
 
     tic = time.perf_counter()
     sens = all_sens[released]
-    check = audit_arrays(sens, groups, k=k, epsilon=eps, delta=dlt, metric=metric, weights=w)
+    check = audit_arrays(sens, groups, k=k, epsilon=eps, delta=dlt,
+                         metric=relation.function or relation.label,
+                         weights=relation.weights if relation.kind == "builtin"
+                         and relation.label != "variational" else None)
     seconds["audit"] = time.perf_counter() - tic
     seconds["total"] = time.perf_counter() - started
 
@@ -308,7 +339,7 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
     stats = part.stats
     report = Report(
         satisfied=part.satisfied and check.satisfied,
-        n=n, groups=int(sizes.size), k=k, epsilon=eps, delta=dlt, metric=metric,
+        n=n, groups=int(sizes.size), k=k, epsilon=eps, delta=dlt, metric=relation.label,
         quasi_identifiers=tuple(qi_cols), sensitive=tuple(sens_cols),
         max_risk=check.max_risk, vulnerability=check.vulnerability,
         max_degree=int(stats["max_degree"]), bound=float(stats["bound"]),

@@ -39,11 +39,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from proxanon import _validate
+from proxanon.distances import Relation, pairwise, resolve
 
 __all__ = ["AuditReport", "audit"]
 
 #: Largest number of pairwise distances held in one temporary array.
 _BLOCK_ELEMENTS = 1 << 20
+#: Rows per chunk when a distance function or a graph is audited (chunk x chunk at most).
+_CHUNK_ROWS = 1024
 
 #: How many of the worst groups ``str(report)`` lists.
 _WORST_SHOWN = 5
@@ -159,7 +162,7 @@ def audit(
     k: int,
     epsilon: float,
     delta: float,
-    metric: str = "l1",
+    metric: Any = "l1",
     weights: Any = None,
     sensitive: Any = None,
     quasi_identifiers: Any = None,
@@ -200,7 +203,7 @@ def audit(
 
 
 def _audit_table(
-    table: Any, groups: Any, *, k: int, epsilon: float, delta: float, metric: str,
+    table: Any, groups: Any, *, k: int, epsilon: float, delta: float, metric: Any,
     weights: Any, sensitive: Any, quasi_identifiers: Any,
 ) -> AuditReport:
     """The DataFrame form of :func:`audit`."""
@@ -233,7 +236,7 @@ def audit_arrays(
     k: int,
     epsilon: float,
     delta: float,
-    metric: str = "l1",
+    metric: Any = "l1",
     weights: Any = None,
 ) -> AuditReport:
     """Checks a partition against (epsilon, delta)^k-dissimilarity (SPEC §2, paper §II).
@@ -275,10 +278,12 @@ def audit_arrays(
         return replace(inner, violating_rows=_frozen(rows[inner.violating_rows]),
                        neighbour_counts=_frozen(counts),
                        suppressed_rows=_frozen(np.flatnonzero(~kept).astype(np.int64)))
-    k, eps, d = _validate.privacy(k, epsilon, delta, n)
-    metric = _validate.metric(metric)
-    w = _validate.weights(weights, s)
-    threshold = eps + 1e-9 * max(1.0, eps)
+    relation = resolve(metric, weights, s, n)
+    from proxanon.engine import checked_epsilon
+
+    k, eps, d = _validate.privacy(k, checked_epsilon(epsilon, relation), delta, n)
+    metric = relation.name
+    threshold = relation.threshold(eps)
 
     order = np.argsort(labels, kind="stable")
     sorted_labels = labels[order]
@@ -287,26 +292,19 @@ def audit_arrays(
     sizes = sizes.astype(np.int64)
     starts = starts.astype(np.int64)
 
-    # Zero-weight columns add exactly 0 to every distance (and never raise a maximum).
-    used = [j for j in range(s) if w[j] != 0.0]
-    columns = [np.ascontiguousarray(sens[order, j]) for j in used]
-    col_weights = [float(w[j]) for j in used]
-
     sorted_counts = np.zeros(n, dtype=np.int64)
-    for size in np.unique(sizes):
-        g = int(size)
-        if g == 1:
-            continue
-        class_starts = starts[sizes == size]
-        if g * g <= _BLOCK_ELEMENTS:
-            _count_equal_size_groups(
-                columns, col_weights, metric, threshold, class_starts, g, sorted_counts
-            )
-        else:
-            for start in class_starts:
-                _count_large_group(
-                    columns, col_weights, metric, threshold, int(start), g, sorted_counts
-                )
+    if relation.kind != "builtin":
+        _count_by_relation(relation, sens[order], starts, sizes, threshold, sorted_counts,
+                           order)
+    else:
+        assert relation.weights is not None
+        w = relation.weights
+        # Zero-weight columns add exactly 0 to every distance (and never raise a maximum);
+        # min_component has positive weights only.
+        used = [j for j in range(s) if w[j] != 0.0]
+        columns = [np.ascontiguousarray(sens[order, j]) for j in used]
+        col_weights = [float(w[j]) for j in used]
+        _count_builtin(columns, col_weights, metric, threshold, starts, sizes, sorted_counts)
 
     neighbour_counts = np.empty(n, dtype=np.int64)
     neighbour_counts[order] = sorted_counts
@@ -332,7 +330,7 @@ def audit_arrays(
         k=k,
         epsilon=eps,
         delta=d,
-        metric=metric,
+        metric=relation.label,
         group_ids=_frozen(group_ids),
         group_sizes=_frozen(sizes),
         group_risk=_frozen(group_risk),
@@ -341,6 +339,69 @@ def audit_arrays(
         violating_rows=_frozen(violating_rows),
         neighbour_counts=_frozen(neighbour_counts),
     )
+
+
+def _count_builtin(columns: list[NDArray[np.float64]], col_weights: list[float], metric: str,
+                   threshold: float, starts: NDArray[np.int64], sizes: NDArray[np.int64],
+                   sorted_counts: NDArray[np.int64]) -> None:
+    """D_G(v) for a built-in metric, groups of equal size stacked together."""
+    for size in np.unique(sizes):
+        g = int(size)
+        if g == 1:
+            continue
+        class_starts = starts[sizes == size]
+        if g * g <= _BLOCK_ELEMENTS:
+            _count_equal_size_groups(
+                columns, col_weights, metric, threshold, class_starts, g, sorted_counts
+            )
+        else:
+            for start in class_starts:
+                _count_large_group(
+                    columns, col_weights, metric, threshold, int(start), g, sorted_counts
+                )
+
+
+def _count_by_relation(relation: Relation, ordered: NDArray[np.float64],
+                       starts: NDArray[np.int64], sizes: NDArray[np.int64], threshold: float,
+                       sorted_counts: NDArray[np.int64], order: NDArray[np.int64]) -> None:
+    """D_G(v) for a distance function or a precomputed graph, over rows sorted by group.
+
+    Consecutive groups are taken together in chunks of about ``_CHUNK_ROWS`` rows, so a
+    function is called once per chunk (not per group or pair); only pairs inside one group
+    count. A group larger than a chunk is compared in row blocks.
+    """
+    group_of = np.repeat(np.arange(sizes.shape[0]), sizes)
+    ends = starts + sizes
+    g = 0
+    while g < sizes.shape[0]:
+        first = g
+        rows = 0
+        while g < sizes.shape[0] and (rows == 0 or rows + sizes[g] <= _CHUNK_ROWS):
+            rows += int(sizes[g])
+            g += 1
+        lo, hi = int(starts[first]), int(ends[g - 1])
+        same = group_of[lo:hi]
+        for a in range(lo, hi, _CHUNK_ROWS):
+            b = min(a + _CHUNK_ROWS, hi)
+            near = _near(relation, ordered, order, slice(a, b), slice(lo, hi), threshold)
+            near &= same[a - lo:b - lo, None] == same[None, :]
+            sorted_counts[a:b] += np.count_nonzero(near, axis=1) - 1  # minus the row itself
+
+
+def _near(relation: Relation, ordered: NDArray[np.float64], order: NDArray[np.int64],
+          left: slice, right: slice, threshold: float) -> NDArray[np.bool_]:
+    """Neighbour matrix between two blocks of the group-sorted rows (a row is its own)."""
+    if relation.kind == "graph":
+        matrix = relation.matrix.tocsr()
+        rows, cols = order[left], order[right]
+        block = matrix[rows][:, cols].toarray() != 0
+        block |= matrix[cols][:, rows].toarray().T != 0
+        block |= rows[:, None] == cols[None, :]
+        return np.asarray(block)
+    near = pairwise(relation, ordered[left], ordered[right]) <= threshold
+    x, y = ordered[left], ordered[right]
+    identical = (x[:, None, :] == y[None, :, :]).all(axis=2)  # same value: always neighbours
+    return np.asarray(near | identical)
 
 
 def _count_equal_size_groups(
@@ -400,7 +461,8 @@ def _distances(
 
     Columns are accumulated left to right, one temporary of ``shape`` at a time.
     """
-    total = np.zeros(shape, dtype=np.float64)
+    start = np.inf if metric == "min_component" else 0.0
+    total = np.full(shape, start, dtype=np.float64)
     scratch = np.empty(shape, dtype=np.float64)
     for a, b, weight in zip(left, right, col_weights, strict=False):
         np.subtract(a, b, out=scratch)
@@ -412,6 +474,8 @@ def _distances(
             np.multiply(scratch, weight, out=scratch)
         if metric == "linf":
             np.maximum(total, scratch, out=total)
+        elif metric == "min_component":
+            np.minimum(total, scratch, out=total)
         else:
             np.add(total, scratch, out=total)
     if metric == "l2":

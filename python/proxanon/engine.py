@@ -12,6 +12,7 @@ from numpy.typing import ArrayLike, NDArray
 from proxanon import _core, _validate
 from proxanon._errors import InfeasibleError
 from proxanon._progress import ProgressReporter
+from proxanon.distances import Relation, resolve, row_graph, value_graph
 
 #: Adjacency entries the value-level neighbour graph may hold (4 bytes each) before
 #: ``partition`` refuses epsilon as too large for the data.
@@ -78,9 +79,9 @@ def partition(
     sensitive: ArrayLike,
     *,
     k: int,
-    epsilon: float,
+    epsilon: float | None = None,
     delta: float,
-    metric: str = "l1",
+    metric: Any = "l1",
     weights: ArrayLike | None = None,
     quasi_identifiers: ArrayLike | None = None,
     on_infeasible: str = "raise",
@@ -103,7 +104,10 @@ def partition(
         ``t(G) = floor((1 − δ)(|G| − 1))`` other rows within distance ``epsilon`` in its group,
         i.e. the proximity risk of every group is at most ``1 − delta``.
     metric, weights
-        ``"l1"``, ``"l2"`` or ``"linf"``, weighted; weights default to ``1/s`` each.
+        ``"l1"``, ``"l2"``, ``"linf"`` (weighted; weights default to ``1/s`` each),
+        ``"min_component"``, ``"variational"``, a function ``f(X, Y) -> distances`` (called
+        on blocks of distinct values), or a scipy.sparse n × n matrix whose nonzeros are the
+        neighbour pairs (then ``epsilon`` may be omitted). See :mod:`proxanon.distances`.
     quasi_identifiers
         Optional float array ``(n, d)``. When given, swaps are chosen to keep each group's
         QI ranges narrow (the loss of §V-B); without it the swap that lowers the potential
@@ -149,9 +153,8 @@ def partition(
     started = time.perf_counter()
     sens = _validate.float_matrix(sensitive, "sensitive")
     n, s = sens.shape
-    k, eps, dlt = _validate.privacy(k, epsilon, delta, n)
-    metric = _validate.metric(metric)
-    w = _validate.weights(weights, s)
+    relation = resolve(metric, weights, s, n)
+    k, eps, dlt = _validate.privacy(k, checked_epsilon(epsilon, relation), delta, n)
     qi = None
     if quasi_identifiers is not None:
         qi = _validate.float_matrix(quasi_identifiers, "quasi_identifiers", rows=n)
@@ -170,11 +173,21 @@ def partition(
                          "quasi_identifiers, or use init='degree'")
     reporter = ProgressReporter() if progress else None
     if reporter is None:
-        return run_engine(sens, k, eps, dlt, metric, w, qi, None, on_infeasible, limit, trace,
+        return run_engine(sens, k, eps, dlt, relation, qi, None, on_infeasible, limit, trace,
                           None, started, init=init, moves=moves, max_suppression=budget)
     with reporter:
-        return run_engine(sens, k, eps, dlt, metric, w, qi, None, on_infeasible, limit, trace,
+        return run_engine(sens, k, eps, dlt, relation, qi, None, on_infeasible, limit, trace,
                           reporter, started, init=init, moves=moves, max_suppression=budget)
+
+
+def checked_epsilon(epsilon: Any, relation: Relation) -> float:
+    """epsilon, which a precomputed neighbour graph does not need (it is then ignored)."""
+    if relation.kind == "graph":
+        return 0.0
+    if epsilon is None:
+        raise TypeError("epsilon is required (the distance within which values are "
+                        "neighbours), unless metric is a precomputed neighbour graph")
+    return _validate.real(epsilon, "epsilon")
 
 
 def suppression_budget(max_suppression: Any, on_infeasible: str) -> float:
@@ -193,8 +206,7 @@ def run_engine(
     k: int,
     eps: float,
     dlt: float,
-    metric: str,
-    w: NDArray[np.float64],
+    relation: Relation,
     qi: NDArray[np.float64] | None,
     qi_taxonomies: list[tuple[NDArray[np.int32], int] | None] | None,
     on_infeasible: str,
@@ -218,21 +230,33 @@ def run_engine(
     n = sens.shape[0]
     if reporter is not None:
         reporter.engine_running = True
+    options: dict[str, Any] = dict(
+        quasi_identifiers=qi, qi_taxonomies=qi_taxonomies or [], search_limit=limit,
+        trace=trace, progress=reporter.counters if reporter is not None else None,
+        initial_groups=None if initial_groups is None else initial_groups.tolist(),
+        init=init, init_block=init_block, moves=moves, suppress=on_infeasible == "suppress",
+    )
+    calls = 0
+    tic = time.perf_counter()
     try:
-        raw = _core.partition(
-            sens, metric, w.tolist(), eps, k, dlt,
-            quasi_identifiers=qi, qi_taxonomies=qi_taxonomies or [], search_limit=limit,
-            trace=trace, max_graph_entries=MAX_GRAPH_ENTRIES,
-            progress=reporter.counters if reporter is not None else None,
-            initial_groups=None if initial_groups is None else initial_groups.tolist(),
-            init=init, init_block=init_block, moves=moves,
-            suppress=on_infeasible == "suppress",
-        )
+        if relation.kind == "builtin":
+            assert relation.weights is not None
+            raw = _core.partition(sens, relation.name, relation.weights.tolist(), eps, k, dlt,
+                                  max_graph_entries=MAX_GRAPH_ENTRIES, **options)
+        else:
+            if relation.kind == "callable":
+                row_value, offsets, targets, calls = value_graph(relation, sens, eps)
+            else:
+                row_value, offsets, targets = row_graph(relation, n)
+            built = time.perf_counter() - tic
+            raw = _core.partition_graph(row_value.tolist(), offsets.tolist(), targets.tolist(),
+                                        k, dlt, **options)
+            raw["stats"]["seconds_graph"] += built
     except ValueError as exc:
         if "adjacency entries" in str(exc):
             raise ValueError(
-                f"epsilon={eps} makes the neighbour graph over the {metric} distances too dense "
-                f"({exc}); use a smaller epsilon"
+                f"epsilon={eps} makes the neighbour graph over the {relation.label} distances "
+                f"too dense ({exc}); use a smaller epsilon"
             ) from None
         raise
     finally:
@@ -243,7 +267,7 @@ def run_engine(
     bound = inequality_4_bound(n, k, dlt)
     violating_groups = np.asarray(raw["violating_groups"], dtype=np.int64)
     stats.update(
-        k=k, epsilon=eps, delta=dlt, metric=metric,
+        k=k, epsilon=eps, delta=dlt, metric=relation.label, distance_calls=calls,
         bound=bound, bound_holds=bool(stats["max_degree"] <= bound),
         violating_groups=violating_groups.tolist(),
     )
@@ -279,19 +303,23 @@ def run_engine(
             f"({int(max_suppression * n)} row(s)). Allow more suppression, or try a smaller "
             f"epsilon or delta. {infeasible_message(stats)}", partition=result)
     if not result.satisfied and on_infeasible == "raise":
-        raise InfeasibleError(infeasible_message(stats) + feasibility_advice(sens, stats, w),
-                              partition=result)
+        raise InfeasibleError(
+            infeasible_message(stats) + feasibility_advice(sens, stats, relation),
+            partition=result)
     return result
 
 
 def feasibility_advice(sens: NDArray[np.float64], stats: dict[str, Any],
-                       w: NDArray[np.float64]) -> str:
+                       relation: Relation) -> str:
     """What :func:`proxanon.advise` can prove about these parameters, as a sentence."""
     from proxanon.advise import advise
 
+    if relation.kind != "builtin" or not relation.is_metric:
+        return ""  # the clique proof needs the triangle inequality of a known metric
     try:
-        advice = advise(sens, k=stats["k"], epsilon=stats["epsilon"], metric=stats["metric"],
-                        weights=w, delta=stats["delta"])
+        advice = advise(sens, k=stats["k"], epsilon=stats["epsilon"], metric=relation.label,
+                        weights=None if relation.label == "variational" else relation.weights,
+                        delta=stats["delta"])
     except ValueError:  # e.g. an epsilon/2 graph too dense to build: no proof to offer
         return ""
     if advice.reason:

@@ -10,9 +10,11 @@
 
 namespace proxanon {
 
-/// The built-in metrics over sensitive components already on a common scale.
-/// L1 = sum w_i |x_i - y_i|, L2 = sqrt(sum w_i (x_i - y_i)^2), Linf = max_i w_i |x_i - y_i|.
-enum class Metric { L1, L2, Linf };
+/// The built-in distances over sensitive components already on a common scale.
+/// L1 = sum w_i |x_i - y_i|, L2 = sqrt(sum w_i (x_i - y_i)^2), Linf = max_i w_i |x_i - y_i|,
+/// MinComponent = min_i w_i |x_i - y_i| (the XColor paper's Example 2; not a metric: two
+/// values are neighbours as soon as one component is close).
+enum class Metric { L1, L2, Linf, MinComponent };
 
 /// Tolerance of the neighbour test: delta(x, y) <= eps + 1e-9 * max(1, eps) (SPEC §2).
 /// Without it |0.7 - 0.8| = 0.10000000000000009 is not within 0.1 and the paper's Table I fails.
@@ -68,13 +70,19 @@ public:
                 if (weights_[i] * std::fabs(x[i] - y[i]) > threshold_) return false;
             }
             return true;
+        case Metric::MinComponent:
+            for (std::size_t i = 0; i < s; ++i) {
+                if (weights_[i] * std::fabs(x[i] - y[i]) <= threshold_) return true;
+            }
+            return false;
         }
         return false;
     }
 
     /// Half-width r_i of the box that holds every neighbour of x along component i:
-    /// within(x, y) implies |x_i - y_i| <= r_i for all three metrics (one weighted term
-    /// alone cannot exceed the threshold). Infinite when w_i == 0 (the component is free).
+    /// within(x, y) implies |x_i - y_i| <= r_i for L1, L2 and Linf (one weighted term alone
+    /// cannot exceed the threshold). Infinite when w_i == 0 (the component is free). For
+    /// MinComponent it is the window along i in which a close component makes a neighbour.
     double box_radius(std::size_t i) const {
         const double w = weights_[i];
         if (w <= 0.0) return std::numeric_limits<double>::infinity();

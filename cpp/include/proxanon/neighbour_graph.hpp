@@ -23,6 +23,10 @@ struct ValueTable {
 
     /// Groups the n rows of `sensitive` (row-major n x s) by exact value.
     static ValueTable from_rows(const double* sensitive, std::size_t n, std::size_t s);
+
+    /// A table of `values` abstract values (no coordinates, s = 0) given each row's value id,
+    /// for relations computed elsewhere (a user's distance, a precomputed graph).
+    static ValueTable from_labels(std::vector<std::int32_t> row_value, std::size_t values);
 };
 
 /// Epsilon-neighbour graph between distinct values. Identical values are neighbours by
@@ -37,6 +41,12 @@ struct ValueTable {
 /// 3^g adjacent cells, never all pairs of rows.
 class NeighbourGraph {
 public:
+    /// Offsets and targets of a CSR adjacency under construction.
+    struct Adjacency {
+        std::vector<std::int64_t> offsets;
+        std::vector<std::int32_t> targets;
+    };
+
     NeighbourGraph() = default;
 
     /// Builds the graph over `table` for `distance`; throws std::length_error when the graph

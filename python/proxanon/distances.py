@@ -1,0 +1,235 @@
+"""Every form the ``metric=`` parameter takes (SPEC §1), resolved to a neighbour relation.
+
+- Built-ins over components on a common scale: ``"l1"``, ``"l2"``, ``"linf"`` (weighted,
+  weights default to 1/s), ``"min_component"`` (min_i w_i |x_i − y_i|, the XColor paper's
+  Example 2; weights default to 1 and must be positive) and ``"variational"``
+  (½ Σ |p_i − q_i| between probability vectors; takes no weights).
+- A Python callable ``f(X, Y) -> distances`` over blocks of rows: called on blocks of
+  *distinct* values (at most ``BLOCK`` × ``BLOCK`` at a time), never once per pair.
+  It must be symmetric; only the upper triangle of each block pair is used.
+- A precomputed neighbour graph: a scipy.sparse n × n matrix whose nonzeros are the
+  ε-neighbour pairs (made symmetric; the diagonal is ignored; ``epsilon`` is not needed).
+- :func:`taxonomy_distance`: the height of the lowest common ancestor over the tree height,
+  for categorical values coded as leaf indices of a :class:`~proxanon.Hierarchy`.
+
+Two values are neighbours when ``distance <= epsilon + 1e-9 * max(1, epsilon)`` (SPEC §2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from proxanon import _validate
+from proxanon.hierarchy import Hierarchy
+
+BUILTINS = ("l1", "l2", "linf", "min_component", "variational")
+#: Built-ins that satisfy the triangle inequality (advise's clique proof needs it).
+TRUE_METRICS = ("l1", "l2", "linf", "variational")
+#: Distinct values per block handed to a callable.
+BLOCK = 2048
+
+DistanceFunction = Callable[[NDArray[np.float64], NDArray[np.float64]], Any]
+
+
+@dataclass(frozen=True)
+class Relation:
+    """A resolved ``metric=``: a built-in (``name``, ``weights``), a callable, or a graph."""
+
+    kind: str                       # "builtin", "callable" or "graph"
+    name: str                       # the native metric's name, or "callable" / "graph"
+    label: str                      # how reports name it
+    weights: NDArray[np.float64] | None = None
+    function: DistanceFunction | None = None
+    matrix: Any = None              # scipy.sparse matrix for kind == "graph"
+    is_metric: bool = False         # the triangle inequality holds
+
+    def threshold(self, epsilon: float) -> float:
+        return epsilon + 1e-9 * max(1.0, epsilon)
+
+
+def _is_sparse(value: Any) -> bool:
+    try:
+        import scipy.sparse as sparse
+    except ImportError:  # scipy is optional: without it no value is a sparse matrix
+        return False
+    return bool(sparse.issparse(value))
+
+
+def resolve(metric: Any, weights: Any, columns: int, rows: int) -> Relation:
+    """Checks ``metric`` and ``weights`` for sensitive values of shape (rows, columns)."""
+    if _is_sparse(metric):
+        if weights is not None:
+            raise ValueError("weights do not apply to a precomputed neighbour graph")
+        if metric.shape != (rows, rows):
+            raise ValueError(
+                f"the neighbour graph (metric) has shape {metric.shape} but there are {rows} "
+                f"rows: it must be a {rows} x {rows} matrix whose nonzeros are neighbour pairs")
+        return Relation("graph", "graph", "precomputed graph", matrix=metric)
+    if callable(metric):
+        if weights is not None:
+            raise ValueError("weights do not apply to a distance function; fold them into it")
+        label = getattr(metric, "__name__", type(metric).__name__)
+        return Relation("callable", "callable", label, function=metric,
+                        is_metric=bool(getattr(metric, "is_metric", False)))
+    if not isinstance(metric, str) or metric.lower() not in BUILTINS:
+        raise ValueError(
+            f"unknown metric {metric!r}; choose one of {', '.join(BUILTINS)}, a function "
+            "f(X, Y) returning distances, or a scipy.sparse neighbour graph")
+    name = metric.lower()
+    if name == "variational":
+        if weights is not None:
+            raise ValueError("the variational distance takes no weights")
+        return Relation("builtin", "l1", name, weights=np.full(columns, 0.5), is_metric=True)
+    if name == "min_component":
+        w = np.ones(columns) if weights is None else _validate.weights(weights, columns)
+        if (w <= 0).any():
+            raise ValueError("min_component weights must be > 0 (a zero weight would make "
+                             "every pair of values neighbours)")
+        return Relation("builtin", name, name, weights=w)
+    return Relation("builtin", name, name, weights=_validate.weights(weights, columns),
+                    is_metric=True)
+
+
+def pairwise(relation: Relation, x: NDArray[np.float64], y: NDArray[np.float64]
+             ) -> NDArray[np.float64]:
+    """Distances between every row of x and every row of y (a built-in or a callable)."""
+    if relation.kind == "callable":
+        assert relation.function is not None
+        result = np.asarray(relation.function(x, y), dtype=np.float64)
+        if result.shape != (x.shape[0], y.shape[0]):
+            raise ValueError(
+                f"the distance function returned shape {result.shape} for blocks of "
+                f"{x.shape[0]} and {y.shape[0]} rows; it must return one distance per pair")
+        if np.isnan(result).any():
+            raise ValueError("the distance function returned NaN")
+        return result
+    assert relation.weights is not None
+    diff = np.abs(x[:, None, :] - y[None, :, :])
+    weighted = diff * relation.weights
+    if relation.name == "l2":
+        result = np.sqrt((weighted * diff).sum(axis=2))
+    elif relation.name == "linf":
+        result = weighted.max(axis=2)
+    elif relation.name == "min_component":
+        result = weighted.min(axis=2)
+    else:
+        result = weighted.sum(axis=2)
+    return np.asarray(result, dtype=np.float64)
+
+
+def value_graph(relation: Relation, sens: NDArray[np.float64], epsilon: float
+                ) -> tuple[NDArray[np.int32], NDArray[np.int64], NDArray[np.int32], int]:
+    """The neighbour graph of a callable over the distinct values of ``sens``.
+
+    Returns (value id per row, CSR offsets, CSR targets, number of calls made). The
+    function is called on blocks of up to BLOCK distinct values, upper triangle only.
+    """
+    values, row_value = np.unique(sens, axis=0, return_inverse=True)
+    count = values.shape[0]
+    threshold = relation.threshold(epsilon)
+    sources: list[NDArray[np.int64]] = []
+    sinks: list[NDArray[np.int64]] = []
+    calls = 0
+    for lo in range(0, count, BLOCK):
+        for hi in range(lo, count, BLOCK):
+            block = pairwise(relation, values[lo:lo + BLOCK], values[hi:hi + BLOCK])
+            calls += 1
+            a, b = np.nonzero(block <= threshold)
+            a, b = a + lo, b + hi
+            keep = a < b
+            sources.append(a[keep])
+            sinks.append(b[keep])
+    offsets, targets = _csr(np.concatenate(sources) if sources else np.zeros(0, np.int64),
+                            np.concatenate(sinks) if sinks else np.zeros(0, np.int64), count)
+    return row_value.reshape(-1).astype(np.int32), offsets, targets, calls
+
+
+def row_graph(relation: Relation, rows: int
+              ) -> tuple[NDArray[np.int32], NDArray[np.int64], NDArray[np.int32]]:
+    """A precomputed n × n neighbour graph as CSR over rows (each row its own value)."""
+    coo = relation.matrix.tocoo()
+    a = np.asarray(coo.row, dtype=np.int64)
+    b = np.asarray(coo.col, dtype=np.int64)
+    nonzero = np.asarray(coo.data) != 0
+    a, b = a[nonzero], b[nonzero]
+    off = a != b
+    a, b = np.minimum(a[off], b[off]), np.maximum(a[off], b[off])
+    offsets, targets = _csr(a, b, rows)
+    return np.arange(rows, dtype=np.int32), offsets, targets
+
+
+def _csr(a: NDArray[np.int64], b: NDArray[np.int64], count: int
+         ) -> tuple[NDArray[np.int64], NDArray[np.int32]]:
+    """Symmetric CSR adjacency from the undirected pairs a < b (duplicates removed)."""
+    pairs = np.unique(np.stack([np.concatenate([a, b]), np.concatenate([b, a])], axis=1), axis=0)
+    offsets = np.zeros(count + 1, dtype=np.int64)
+    np.cumsum(np.bincount(pairs[:, 0], minlength=count), out=offsets[1:])
+    return offsets, pairs[:, 1].astype(np.int32)
+
+
+def taxonomy_distance(hierarchy: Hierarchy) -> DistanceFunction:
+    """The taxonomy distance over leaf indices: height(LCA) / height of the tree.
+
+    A leaf's height is 0 and a node's height is the longest path down to a leaf below it, so
+    identical values are at distance 0, values meeting only at the root at distance 1, and
+    with ``epsilon = 0`` the principle becomes exact-value diversity ((α, k)-anonymity and
+    ℓ-diversity as special cases, paper §II-D). Values are ``Hierarchy.leaf_index`` codes,
+    one column. The distance is an ultrametric, so advise's clique proof applies.
+    """
+    depth = np.asarray(hierarchy.depth, dtype=np.int64)
+    leaves = hierarchy.n_leaves
+    height = np.zeros(depth.shape[0], dtype=np.int64)
+    parent = np.asarray(hierarchy.parent, dtype=np.int64)
+    for leaf in range(leaves):  # walk up, recording the longest way down seen at each node
+        node, below = leaf, 0
+        while node >= 0:
+            height[node] = max(height[node], below)
+            node, below = parent[node], below + 1
+    top = max(int(height.max()), 1)
+
+    def distance(x: NDArray[np.float64], y: NDArray[np.float64]) -> NDArray[np.float64]:
+        a = np.asarray(x, dtype=np.int64).reshape(-1)
+        b = np.asarray(y, dtype=np.int64).reshape(-1)
+        nodes = hierarchy.lca(a[:, None], b[None, :])
+        return np.asarray(height[nodes] / top, dtype=np.float64)
+
+    distance.__name__ = f"taxonomy({hierarchy.root})"
+    distance.is_metric = True  # type: ignore[attr-defined]
+    return distance
+
+
+def componentwise(relation: Relation, taxonomies: list[Hierarchy | None]) -> Relation:
+    """A built-in metric over components some of which are taxonomy leaf codes.
+
+    A numeric component contributes |x − y|; a taxonomy component its taxonomy distance;
+    they combine with the relation's weights as L1, L2, L∞ or min-component do. Used for
+    tables whose categorical sensitive columns come with a hierarchy.
+    """
+    assert relation.kind == "builtin" and relation.weights is not None
+    weights = relation.weights
+    parts = [taxonomy_distance(h) if h is not None else None for h in taxonomies]
+    name = relation.name
+
+    def distance(x: NDArray[np.float64], y: NDArray[np.float64]) -> NDArray[np.float64]:
+        terms = []
+        for j, part in enumerate(parts):
+            d = (part(x[:, j], y[:, j]) if part is not None
+                 else np.abs(x[:, j, None] - y[None, :, j]))
+            terms.append(weights[j] * (d * d if name == "l2" else d))
+        stack = np.stack(terms)
+        if name == "linf":
+            return np.asarray(stack.max(axis=0))
+        if name == "min_component":
+            return np.asarray(stack.min(axis=0))
+        total = stack.sum(axis=0)
+        return np.asarray(np.sqrt(total) if name == "l2" else total)
+
+    label = f"{relation.label} with taxonomy distance"
+    distance.__name__ = label
+    return Relation("callable", "callable", label, function=distance,
+                    is_metric=relation.is_metric)

@@ -1,0 +1,193 @@
+"""Every form of metric= (issue 4): built-ins, callables, precomputed graphs, taxonomies."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sparse
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from proxanon import Hierarchy, advise, audit, partition
+from proxanon.distances import taxonomy_distance
+
+TOL = 1e-9
+
+# XColor paper, Table I (syndrome: allergy, asthma, myocarditis), groups 1 and 2.
+XCOLOR_TABLE = np.array([
+    [0.8, 0.0, 0.0], [0.6, 0.4, 0.4], [0.7, 0.1, 0.1], [1.0, 0.2, 0.2], [0.1, 0.9, 0.9],
+    [0.2, 0.5, 0.2], [0.8, 0.1, 0.9], [0.4, 0.3, 0.5], [0.6, 0.9, 0.3], [1.0, 0.7, 0.7],
+])
+# General proximity principle paper, Table I (Disease: flu, asthma, bronchitis, none).
+GENERAL_TABLE = np.array([
+    [0.5, 0.3, 0.1, 0.1], [0.4, 0.3, 0.2, 0.1], [0.4, 0.2, 0.2, 0.2], [0.3, 0.4, 0.2, 0.1],
+    [0.2, 0.7, 0.1, 0.0], [0.2, 0.6, 0.2, 0.0], [0.8, 0.1, 0.0, 0.1], [0.3, 0.1, 0.5, 0.1],
+])
+
+
+def brute(name: str, x, y, w=None) -> float:
+    d = [abs(a - b) for a, b in zip(x, y, strict=True)]
+    if name == "min_component":
+        w = w if w is not None else [1.0] * len(d)
+        return min(wi * di for wi, di in zip(w, d, strict=True))
+    if name == "variational":
+        return 0.5 * sum(d)
+    raise AssertionError(name)
+
+
+def test_xcolor_table_one_min_component():
+    # Example 2 / Fig. 1: with eps = 0.1, #3 = (0.7, 0.1, 0.1) neighbours #1, #2 and #4
+    # (|0.7-0.8| = 0.1, |0.1-0.4| ... min 0.1, |0.1-0.2| = 0.1); #5 is 0.6 away at least.
+    groups = np.repeat([0, 1], 5)
+    report = audit(XCOLOR_TABLE, groups, k=5, epsilon=0.1, delta=0.5, metric="min_component")
+    assert report.neighbour_counts[2] == 3
+    assert report.group_risk[0] == pytest.approx(0.75)  # 3 / (5 - 1)
+    assert 0 in report.violating_groups  # 0.75 > 1 - 0.5 (t = 2 < 3)
+
+
+def test_general_principle_table_one_variational():
+    # #2 = (0.4, 0.3, 0.2, 0.1) is within variational distance 0.1 of #1, #3 and #4.
+    groups = np.array([0, 0, 0, 0, 0, 1, 1, 1])
+    report = audit(GENERAL_TABLE, groups, k=3, epsilon=0.1, delta=0.5, metric="variational")
+    assert report.neighbour_counts[1] == 3
+    assert report.group_risk[0] == pytest.approx(0.75)
+    for i, j in [(1, 0), (1, 2), (1, 3)]:
+        assert brute("variational", GENERAL_TABLE[i], GENERAL_TABLE[j]) <= 0.1 + TOL
+    assert brute("variational", GENERAL_TABLE[1], GENERAL_TABLE[4]) > 0.1
+
+
+@st.composite
+def tables(draw):
+    n = draw(st.integers(4, 40))
+    s = draw(st.integers(1, 3))
+    cells = draw(st.lists(st.integers(0, 10), min_size=n * s, max_size=n * s))
+    values = np.array(cells, dtype=float).reshape(n, s) / 10
+    k = draw(st.integers(1, max(1, n // 3)))
+    eps = draw(st.sampled_from([0.0, 0.1, 0.2, 0.3]))
+    delta = draw(st.sampled_from([0.3, 0.5, 0.8, 1.0]))
+    return values, k, eps, delta
+
+
+@settings(max_examples=150, deadline=None)
+@given(tables(), st.sampled_from(["min_component", "variational"]))
+def test_new_builtins_against_brute_force(case, name):
+    values, k, eps, delta = case
+    result = partition(values, k=k, epsilon=eps, delta=delta, metric=name,
+                       on_infeasible="best_effort")
+    groups = result.groups
+    report = audit(values, groups, k=k, epsilon=eps, delta=delta, metric=name)
+    for r in range(len(values)):
+        members = np.flatnonzero(groups == groups[r])
+        count = sum(brute(name, values[r], values[q]) <= eps + TOL * max(1, eps)
+                    for q in members if q != r)
+        assert report.neighbour_counts[r] == count
+    assert result.satisfied == report.satisfied
+    np.testing.assert_array_equal(result.violating_rows, report.violating_rows)
+
+
+def l1_function(x, y):
+    """The default-weighted L1 written as a distance function over blocks."""
+    return np.abs(x[:, None, :] - y[None, :, :]).mean(axis=2)
+
+
+@settings(max_examples=100, deadline=None)
+@given(tables(), st.sampled_from(["auto", "swap"]))
+def test_callable_and_graph_give_the_builtin_groups(case, moves):
+    values, k, eps, delta = case
+    builtin = partition(values, k=k, epsilon=eps, delta=delta, moves=moves,
+                        on_infeasible="best_effort")
+    by_function = partition(values, k=k, epsilon=eps, delta=delta, metric=l1_function,
+                            moves=moves, on_infeasible="best_effort")
+    np.testing.assert_array_equal(builtin.groups, by_function.groups)
+    # the same relation as a row-level sparse graph (identical values included)
+    n = len(values)
+    d = l1_function(values, values)
+    graph = sparse.csr_matrix(d <= eps + TOL * max(1, eps))
+    by_graph = partition(values, k=k, delta=delta, metric=graph, moves=moves,
+                         on_infeasible="best_effort")
+    np.testing.assert_array_equal(builtin.groups, by_graph.groups)
+    assert by_graph.stats["n"] == n
+    for form in (l1_function, graph):
+        report = audit(values, by_graph.groups, k=k, epsilon=eps, delta=delta, metric=form)
+        assert report.satisfied == builtin.satisfied
+
+
+def test_callable_is_called_on_blocks_of_distinct_values(adult_sensitive):
+    calls = []
+
+    def counting_l1(x, y):
+        calls.append((len(x), len(y)))
+        return np.abs(x[:, None, :] - y[None, :, :]).mean(axis=2)
+
+    rows = adult_sensitive[:6000]
+    result = partition(rows, k=10, epsilon=0.05, delta=0.8, metric=counting_l1)
+    distinct = len(np.unique(rows, axis=0))
+    assert len(calls) <= 3 and max(a for a, _ in calls) <= distinct
+    assert result.stats["distance_calls"] == len(calls)
+    builtin = partition(rows, k=10, epsilon=0.05, delta=0.8)
+    np.testing.assert_array_equal(result.groups, builtin.groups)
+
+
+def test_graph_form_needs_no_epsilon_and_ignores_it():
+    values = np.repeat(np.arange(5) / 4, 8).reshape(-1, 1)
+    graph = sparse.csr_matrix(values == values.T)
+    a = partition(values, k=4, delta=0.7, metric=graph)
+    b = partition(values, k=4, epsilon=123.0, delta=0.7, metric=graph)
+    np.testing.assert_array_equal(a.groups, b.groups)
+    assert a.satisfied
+    with pytest.raises(ValueError, match="shape"):
+        partition(values, k=4, delta=0.7, metric=sparse.csr_matrix((3, 3)))
+    with pytest.raises(TypeError, match="epsilon is required"):
+        partition(values, k=4, delta=0.7)
+
+
+def test_taxonomy_distance_is_lca_height_over_tree_height():
+    tree = Hierarchy.from_dict({"*": {"A": {"A1": ["a", "b"], "A2": ["c"]}, "B": ["d"]}})
+    f = taxonomy_distance(tree)
+    codes = tree.leaf_index(["a", "b", "c", "d"]).astype(float)
+    d = f(codes, codes)
+    # heights: a, b, c, d leaves 0; A1 1, A2 1, A 2, B 1, root 3
+    assert d[0, 1] == pytest.approx(1 / 3)  # LCA A1
+    assert d[0, 2] == pytest.approx(2 / 3)  # LCA A
+    assert d[0, 3] == pytest.approx(1.0)    # LCA root
+    assert d[2, 2] == 0.0
+    # epsilon = 0 is exact-value diversity: with delta = 1 no value may repeat in a group
+    labels = np.array(["a", "a", "b", "b", "c", "c", "d", "d"])
+    result = partition(tree.leaf_index(labels).astype(float), k=4, epsilon=0.0, delta=1.0,
+                       metric=f)
+    for g in np.unique(result.groups):
+        assert len(set(labels[result.groups == g])) == (result.groups == g).sum()
+
+
+def test_weights_are_refused_where_they_do_not_apply():
+    values = np.linspace(0, 1, 20).reshape(10, 2)
+    with pytest.raises(ValueError, match="variational distance takes no weights"):
+        partition(values, k=2, epsilon=0.1, delta=0.5, metric="variational", weights=[1, 1])
+    with pytest.raises(ValueError, match="min_component weights must be > 0"):
+        partition(values, k=2, epsilon=0.1, delta=0.5, metric="min_component", weights=[1, 0])
+    with pytest.raises(ValueError, match="weights do not apply to a distance function"):
+        partition(values, k=2, epsilon=0.1, delta=0.5, metric=l1_function, weights=[1, 1])
+    with pytest.raises(ValueError, match="returned shape"):
+        partition(values, k=2, epsilon=0.1, delta=0.5, metric=lambda x, y: np.zeros(3))
+
+
+@settings(max_examples=60, deadline=None)
+@given(tables(), st.sampled_from(["min_component", "variational", "function", "graph"]))
+def test_advise_degree_for_every_form(case, form):
+    values, k, eps, _ = case
+    n = len(values)
+    if form == "function":
+        metric, dist = l1_function, l1_function(values, values)
+    elif form == "graph":
+        dist = l1_function(values, values)
+        metric = sparse.csr_matrix(dist <= eps + TOL * max(1, eps))
+    else:
+        metric = form
+        dist = np.array([[brute(form, a, b) for b in values] for a in values])
+    near = dist <= eps + TOL * max(1, eps)
+    if form != "graph":
+        near |= (values[:, None, :] == values[None, :, :]).all(axis=2)
+    theta = int((near.sum(axis=1) - 1).max())
+    a = advise(values, k=k, epsilon=None if form == "graph" else eps, metric=metric)
+    assert a.max_degree == theta
+    assert n >= 1
