@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -452,3 +453,20 @@ def test_suppress_leaves_rows_out_within_the_budget(run, tmp_path, sample_csv, s
     assert too_small.returncode == 2
     assert "--suppress" in too_small.stderr and "max_suppression" not in too_small.stderr
     assert not (tmp_path / "no.csv").exists()
+
+
+def test_text_sensitive_column_with_a_hierarchy_uses_taxonomy_distance(run, tmp_path, sample):
+    """A text sensitive column with --hierarchy needs no --order: taxonomy distance."""
+    path = tmp_path / "occupations.csv"
+    sample.to_csv(path, index=False)
+    hierarchy = SHARED_ADULT / "adult_hierarchy_occupation.csv"
+    out = tmp_path / "occupations-anon.csv"
+    proc = run("anonymize", str(path), "--qi", "age,sex", "--sensitive", "occupation",
+               "--hierarchy", f"occupation={hierarchy}", "--k", "10", "--epsilon", "0",
+               "--delta", "0.7", "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert "taxonomy" in proc.stdout
+    published = pd.read_csv(out)
+    for _, members in published.groupby("group"):
+        t = int(np.floor(0.3 * (len(members) - 1) + 1e-9))
+        assert members["occupation"].value_counts().max() <= t + 1

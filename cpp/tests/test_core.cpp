@@ -71,6 +71,59 @@ void test_value_table_and_graph_against_brute_force() {
     }
 }
 
+void test_min_component_graph_against_brute_force() {
+    const std::size_t n = 300, s = 3;
+    const std::vector<double> rows = random_levels(n, s, 10, 11);
+    const Distance distance(Metric::MinComponent, {1.0, 0.5, 2.0}, 0.1);
+    const ValueTable table = ValueTable::from_rows(rows.data(), n, s);
+    const NeighbourGraph graph = NeighbourGraph::build(table, distance, 1u << 24);
+    for (std::size_t a = 0; a < table.size(); ++a) {
+        for (std::size_t b = 0; b < table.size(); ++b) {
+            bool close = a == b;
+            for (std::size_t i = 0; i < s; ++i) {
+                close = close || distance.weights()[i] * std::fabs(table.value(a)[i] - table.value(b)[i]) <= 0.1 + 1e-9;
+            }
+            CHECK(graph.adjacent(static_cast<std::int32_t>(a), static_cast<std::int32_t>(b)) == close);
+        }
+    }
+}
+
+void test_stronger_repair_and_suppression() {
+    // 200 rows, 120 of them one value: with delta = 0.9 no equitable grouping can hold them.
+    const std::size_t n = 200;
+    std::vector<double> rows = random_levels(n, 1, 50, 13);
+    for (std::size_t r = 0; r < 120; ++r) rows[r] = 0.5;
+    const Distance distance(Metric::L1, {1.0}, 0.01);
+    const ValueTable table = ValueTable::from_rows(rows.data(), n, 1);
+    const NeighbourGraph graph = NeighbourGraph::build(table, distance, 1u << 24);
+    XColorParams params;
+    params.k = 10;
+    params.delta = 0.9;
+    params.moves = Moves::Auto;
+    params.suppress = true;
+    const XColorResult result = run_xcolor(table, graph, LossModel(), params);
+    CHECK(result.stats.remaining_violations == 0);
+    CHECK(result.stats.suppressed > 0);
+    CHECK(result.stats.suppressed == static_cast<std::int64_t>(result.suppressed_rows.size()));
+    std::vector<int> size(static_cast<std::size_t>(result.stats.m), 0);
+    for (std::size_t r = 0; r < n; ++r) {
+        const bool left_out = std::binary_search(result.suppressed_rows.begin(),
+                                                 result.suppressed_rows.end(),
+                                                 static_cast<std::int32_t>(r));
+        CHECK(left_out == (result.groups[r] < 0));
+        if (result.groups[r] >= 0) size[static_cast<std::size_t>(result.groups[r])] += 1;
+    }
+    for (int sz : size) CHECK(sz >= 10);
+    for (std::size_t r = 0; r < n; ++r) {
+        if (result.groups[r] < 0) continue;
+        int count = 0;
+        for (std::size_t q = 0; q < n; ++q) {
+            if (q != r && result.groups[q] == result.groups[r] && distance.within(&rows[r], &rows[q])) ++count;
+        }
+        CHECK(count <= allowed_neighbours(static_cast<std::size_t>(size[static_cast<std::size_t>(result.groups[r])]), 0.9));
+    }
+}
+
 void test_initialize_is_equitable() {
     std::vector<std::int64_t> degree(103);
     for (std::size_t i = 0; i < degree.size(); ++i) degree[i] = static_cast<std::int64_t>((i * 37) % 11);
@@ -193,6 +246,8 @@ void test_xcolor_satisfies_and_lowers_potential() {
 int main() {
     test_distance_tolerance();
     test_value_table_and_graph_against_brute_force();
+    test_min_component_graph_against_brute_force();
+    test_stronger_repair_and_suppression();
     test_initialize_is_equitable();
     test_queue_order();
     test_group_extremes();

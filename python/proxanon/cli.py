@@ -145,7 +145,8 @@ def _parser() -> argparse.ArgumentParser:
     anon.add_argument("input", help="CSV file with a header row")
     _add_privacy(anon)
     anon.add_argument("--hierarchy", action="append", metavar="COL=FILE.csv",
-                      help="ARX-format taxonomy of a QI column (repeatable)")
+                      help="ARX-format taxonomy of a column (repeatable): a QI column is "
+                           "generalized along it, a sensitive one compared by taxonomy distance")
     anon.add_argument("--hierarchy-sep", default=";", help="separator of hierarchy files (;)")
     anon.add_argument("-o", "--output", required=True, help="where to write the table")
     anon.add_argument("--force", action="store_true", help="overwrite the output file")
@@ -180,9 +181,9 @@ def _run_anonymize(args: argparse.Namespace) -> int:
     qi = _names(args.qi, "--qi")
     sensitive = _names(args.sensitive, "--sensitive")
     frame = _apply_orders(frame, _pairs(args.order, "--order"))
-    _check_sensitive_text(frame, sensitive)
-    hierarchies = load_hierarchies(_pairs(args.hierarchy, "--hierarchy"), qi,
+    hierarchies = load_hierarchies(_pairs(args.hierarchy, "--hierarchy"), qi + sensitive,
                                    [str(c) for c in frame.columns], sep=args.hierarchy_sep)
+    _check_sensitive_text(frame, [c for c in sensitive if c not in hierarchies])
     result = anonymize(
         frame, quasi_identifiers=qi, sensitive=sensitive, k=args.k, epsilon=args.epsilon,
         delta=args.delta, metric=args.metric,
