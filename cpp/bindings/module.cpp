@@ -14,6 +14,7 @@
 #include "proxanon/distance.hpp"
 #include "proxanon/initialize.hpp"
 #include "proxanon/loss.hpp"
+#include "proxanon/mondrian.hpp"
 #include "proxanon/neighbour_graph.hpp"
 #include "proxanon/violation_queue.hpp"
 #include "proxanon/xcolor.hpp"
@@ -233,6 +234,46 @@ py::dict run_partition_graph(std::vector<std::int32_t> row_value, std::vector<st
                       progress, initial_groups, init, init_block, moves, suppress);
 }
 
+py::dict run_mondrian(const DoubleArray& sensitive, const std::string& metric,
+                      const std::vector<double>& weights, std::optional<double> epsilon,
+                      std::size_t k, double delta, std::size_t l,
+                      const DoubleArray& quasi_identifiers,
+                      const std::vector<TaxonomySpec>& qi_taxonomies) {
+    const Matrix sa = as_matrix(sensitive, "sensitive");
+    const Matrix qi = as_matrix(quasi_identifiers, "quasi_identifiers");
+    if (qi.rows != sa.rows) throw std::invalid_argument("quasi_identifiers and sensitive differ in rows");
+    std::vector<std::optional<Taxonomy>> taxonomies;
+    for (const TaxonomySpec& spec : qi_taxonomies) {
+        if (spec) taxonomies.emplace_back(Taxonomy(spec->first, spec->second));
+        else taxonomies.emplace_back(std::nullopt);
+    }
+    MondrianParams params;
+    params.k = k;
+    params.l = l;
+    params.dissimilarity = epsilon.has_value();
+    params.delta = delta;
+    MondrianResult result;
+    double seconds = 0.0;
+    {
+        py::gil_scoped_release release;
+        const auto start = std::chrono::steady_clock::now();
+        const ValueTable table = ValueTable::from_rows(sa.data, sa.rows, sa.cols);
+        const NeighbourGraph graph =
+            epsilon ? NeighbourGraph::build(table, Distance(parse_metric(metric), weights, *epsilon),
+                                            std::size_t{1} << 31)
+                    : NeighbourGraph::from_csr(std::vector<std::int64_t>(table.size() + 1, 0), {});
+        const LossModel loss(qi.data, qi.rows, qi.cols, std::move(taxonomies));
+        result = mondrian(loss, table, graph, params);
+        seconds = seconds_since(start);
+    }
+    py::dict out;
+    out["groups"] = to_numpy(std::move(result.groups));
+    out["cuts"] = result.cuts;
+    out["whole_table_passes"] = result.whole_table_passes;
+    out["seconds"] = seconds;
+    return out;
+}
+
 py::array_t<std::int32_t> initialize_classes(const Int64Array& degree, std::size_t m) {
     if (degree.ndim() != 1) throw std::invalid_argument("degree must be 1-D");
     std::vector<std::int64_t> d(degree.data(), degree.data() + degree.shape(0));
@@ -266,6 +307,11 @@ PYBIND11_MODULE(_core, mod) {
             py::arg("initial_groups") = py::none(), py::arg("init") = "degree",
             py::arg("init_block") = 8, py::arg("moves") = "swap", py::arg("suppress") = false,
             "Run the engine over a given relation: value id per row and CSR between values.");
+    mod.def("mondrian", &run_mondrian, py::arg("sensitive"), py::arg("metric"),
+            py::arg("weights"), py::arg("epsilon"), py::arg("k"), py::arg("delta"),
+            py::arg("l"), py::arg("quasi_identifiers"),
+            py::arg("qi_taxonomies") = std::vector<TaxonomySpec>{},
+            "Strict multidimensional Mondrian with k, distinct-l and (epsilon, delta) checks.");
     mod.def("neighbour_graph", &neighbour_graph, py::arg("sensitive"), py::arg("metric"),
             py::arg("weights"), py::arg("epsilon"),
             py::arg("max_entries") = std::size_t{1} << 31,

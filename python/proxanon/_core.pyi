@@ -41,6 +41,17 @@ def partition_graph(
     moves: str = "swap",
     suppress: bool = False,
 ) -> dict[str, Any]: ...
+def mondrian(
+    sensitive: NDArray[np.float64],
+    metric: str,
+    weights: list[float],
+    epsilon: float | None,
+    k: int,
+    delta: float,
+    l: int,  # noqa: E741
+    quasi_identifiers: NDArray[np.float64],
+    qi_taxonomies: list[tuple[NDArray[np.int32], int] | None] = ...,
+) -> dict[str, Any]: ...
 def neighbour_graph(
     sensitive: NDArray[np.float64],
     metric: str,

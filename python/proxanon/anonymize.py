@@ -18,10 +18,12 @@ from proxanon.audit import audit_arrays
 from proxanon.distances import Relation, componentwise, resolve
 from proxanon.engine import (
     INITS,
+    METHODS,
     Partition,
     feasibility_advice,
     infeasible_message,
     run_engine,
+    run_mondrian,
     suppression_budget,
 )
 from proxanon.generalize import QIColumn, encode_qi, load_hierarchies, summarize_groups
@@ -75,6 +77,7 @@ class Report:
     min_group_size: int
     max_group_size: int
     seconds: dict[str, float] = field(default_factory=dict)
+    method: str = "xcolor"
 
     def to_dict(self) -> dict[str, Any]:
         """Plain Python values, ready for JSON."""
@@ -138,6 +141,70 @@ class Anonymization:
                 f"satisfied={self.satisfied})")
 
 
+def _anonymize_mondrian(data: pd.DataFrame, columns: list[QIColumn], sens_cols: list[str],
+                        sens: NDArray[np.float64],
+                        qi: NDArray[np.float64],
+                        taxonomies: list[tuple[NDArray[np.int32], int] | None],
+                        relation: Relation, k: int, eps: float | None, dlt: float | None,
+                        ell: int | None, on_infeasible: str, seconds: dict[str, float],
+                        started: float) -> Anonymization:
+    """The table job with strict Mondrian: cut, merge groups publishing the same values,
+    generalize, and audit every check that was asked for."""
+    part = run_mondrian(sens, k, eps, dlt, relation, ell, qi, taxonomies, "best_effort",
+                        time.perf_counter())
+    seconds["mondrian"] = part.stats["seconds"]["mondrian"]
+    tic = time.perf_counter()
+    # Mondrian's boxes are disjoint, but two can still publish the same LCA labels; the
+    # union of such groups is one equivalence class (one pass: a union keeps its tuple).
+    groups = _merge_equal_tuples(summarize_groups(columns, part.groups).labels)[part.groups]
+    summary = summarize_groups(columns, groups)
+    table = data.copy()
+    for col, labels in zip(columns, summary.labels, strict=True):
+        table[col.name] = pd.Series(labels[groups], index=table.index, dtype=object)
+    table[GROUP_COLUMN] = groups
+    seconds["generalize"] = time.perf_counter() - tic
+    tic = time.perf_counter()
+    check = audit_arrays(sens, groups, k=k, epsilon=0.0 if eps is None else eps,
+                         delta=0.0 if dlt is None else dlt,
+                         metric=relation.function or relation.label,
+                         weights=relation.weights if relation.kind == "builtin"
+                         and relation.label != "variational" else None)
+    distinct = pd.DataFrame(sens).assign(g=groups).drop_duplicates().groupby("g").size()
+    diverse = ell is None or int(distinct.min()) >= ell
+    satisfied = bool(check.satisfied and diverse)
+    seconds["audit"] = time.perf_counter() - tic
+    seconds["total"] = time.perf_counter() - started
+    if not satisfied and on_infeasible == "raise":
+        raise InfeasibleError(
+            f"Mondrian's published groups fail the checks (k={k}, l={ell}, epsilon={eps}, "
+            f"delta={dlt}): max risk {check.max_risk:.3f}, {len(check.violating_groups)} "
+            "violating group(s); relax the parameters or use method='xcolor'", partition=part)
+    sizes = summary.sizes
+    n, d = len(data), len(columns)
+    report = Report(
+        satisfied=satisfied, n=n, groups=int(sizes.size), k=k,
+        epsilon=eps if eps is not None else float("nan"),
+        delta=dlt if dlt is not None else float("nan"), metric=relation.label,
+        quasi_identifiers=tuple(c.name for c in columns),
+        sensitive=tuple(sens_cols),
+        max_risk=check.max_risk, vulnerability=check.vulnerability, max_degree=0,
+        bound=float("nan"), bound_holds=False, initial_violations=0, swaps=0,
+        merge_rounds=int(part.stats["m"] != sizes.size),  # the one merging pass, if it merged
+        remaining_violations=len(check.violating_rows),
+        violating_groups=tuple(int(g) for g in check.violating_groups), suppressed_rows=(),
+        loss=float(summary.cost.sum(axis=1).mean()),
+        gcp=float((sizes[:, None] * summary.ncp).sum() / (n * d)),
+        ncp={c.name: float((sizes * summary.ncp[:, j]).sum() / n)
+             for j, c in enumerate(columns)},
+        discernibility=int((sizes.astype(np.int64) ** 2).sum()),
+        average_group_size=n / sizes.size, min_group_size=int(sizes.min()),
+        max_group_size=int(sizes.max()), seconds=seconds, method="mondrian",
+    )
+    return Anonymization(table=table, groups=groups, satisfied=satisfied, report=report,
+                         hierarchies={c.name: c.hierarchy for c in columns
+                                      if c.hierarchy is not None}, partition=part)
+
+
 def encode_sensitive(data: pd.DataFrame, columns: list[str], hierarchies: dict[str, Hierarchy],
                      metric: Any, weights: Any) -> tuple[NDArray[np.float64], Relation]:
     """Sensitive columns as numbers, and the relation that compares them.
@@ -182,8 +249,8 @@ def anonymize(
     quasi_identifiers: str | Sequence[str],
     sensitive: str | Sequence[str],
     k: int,
-    epsilon: float,
-    delta: float,
+    epsilon: float | None = None,
+    delta: float | None = None,
     metric: Any = "l1",
     weights: ArrayLike | None = None,
     hierarchies: Mapping[str, Hierarchy | str] | None = None,
@@ -193,6 +260,8 @@ def anonymize(
     search_limit: int | None = TABLE_SEARCH_LIMIT,
     moves: str = "auto",
     max_suppression: float = 0.0,
+    method: str = "xcolor",
+    l: int | None = None,  # noqa: E741 (the name the literature and the API use)
 ) -> Anonymization:
     """Anonymize a table so that every group satisfies (ε, δ)^k-dissimilarity.
 
@@ -234,7 +303,19 @@ def anonymize(
         if not isinstance(flag, bool):
             raise TypeError(f"{name} must be True or False, got {flag!r}")
     on_infeasible = _validate.choice(on_infeasible, "on_infeasible", _validate.ON_INFEASIBLE)
-    k, eps, dlt = _validate.privacy(k, epsilon, delta, len(data))
+    method = _validate.choice(method, "method", METHODS)
+    if method == "xcolor":
+        if l is not None:
+            raise ValueError("l (distinct l-diversity) applies to method='mondrian' only")
+        if epsilon is None or delta is None:
+            raise TypeError("epsilon and delta are required for method='xcolor'")
+    elif (epsilon is None) != (delta is None):
+        raise ValueError("give both epsilon and delta to check (epsilon, delta)^k-"
+                         "dissimilarity, or neither")
+    k, eps, dlt = _validate.privacy(k, 0.0 if epsilon is None else epsilon,
+                                    0.0 if delta is None else delta, len(data))
+    checked = epsilon is not None
+    ell = None if l is None else _validate.integer(l, "l", minimum=1)
     limit = 0
     if search_limit is not None:
         limit = _validate.integer(search_limit, "search_limit", minimum=1)
@@ -245,17 +326,20 @@ def anonymize(
     reporter = ProgressReporter() if progress else None
     if reporter is None:
         return _anonymize(data, qi_cols, sens_cols, k, eps, dlt, metric, weights, hierarchies,
-                          on_infeasible, limit, init, moves, budget, None, started)
+                          on_infeasible, limit, init, moves, budget, None, started,
+                          method, ell, checked)
     with reporter:
         return _anonymize(data, qi_cols, sens_cols, k, eps, dlt, metric, weights, hierarchies,
-                          on_infeasible, limit, init, moves, budget, reporter, started)
+                          on_infeasible, limit, init, moves, budget, reporter, started,
+                          method, ell, checked)
 
 
 def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: int,
                eps: float, dlt: float, metric: Any, weights: Any,
                hierarchies: Mapping[str, Any] | None, on_infeasible: str, limit: int,
                init: str, moves: str, budget: float, reporter: ProgressReporter | None,
-               started: float) -> Anonymization:
+               started: float, method: str = "xcolor", ell: int | None = None,
+               checked: bool = True) -> Anonymization:
     tic = time.perf_counter()
     given = load_hierarchies(hierarchies, qi_cols + sens_cols, [str(c) for c in data.columns])
     all_columns: list[QIColumn] = [encode_qi(data, c, given.get(c)) for c in qi_cols]
@@ -277,6 +361,13 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
                           taxonomies, engine_mode, limit, False, reporter, time.perf_counter(),
                           initial_groups=initial, init=init, moves=moves, max_suppression=1.0)
 
+    if method == "mondrian":
+        if on_infeasible == "suppress":
+            raise ValueError("on_infeasible='suppress' applies to method='xcolor' only")
+        return _anonymize_mondrian(data, all_columns, sens_cols, all_sens, all_qi, taxonomies,
+                                   relation,
+                                   k, eps if checked else None, dlt if checked else None, ell,
+                                   on_infeasible, seconds, started)
     part = run(None)
     seconds.update({name: value for name, value in part.stats["seconds"].items()
                     if name != "total"})

@@ -24,6 +24,9 @@ DEFAULT_SEARCH_LIMIT = 512
 #: Starting colourings: Algorithm 1 as published, or the QI-aware start.
 INITS = ("degree", "qi")
 
+#: Partitioning algorithms.
+METHODS = ("xcolor", "mondrian")
+
 
 @dataclass(frozen=True)
 class Partition:
@@ -58,9 +61,10 @@ class Partition:
     def __repr__(self) -> str:
         s = self.stats
         verdict = "satisfied" if self.satisfied else f"{s['remaining_violations']} violating rows"
+        method = "" if s.get("method", "xcolor") == "xcolor" else f"method={s['method']}, "
         return (
-            f"Partition(n={s['n']}, groups={s['m']}, k={s['k']}, epsilon={s['epsilon']}, "
-            f"delta={s['delta']}, {verdict}, swaps={s['swaps']}, "
+            f"Partition({method}n={s['n']}, groups={s['m']}, k={s['k']}, "
+            f"epsilon={s['epsilon']}, delta={s['delta']}, {verdict}, swaps={s['swaps']}, "
             f"seconds={s['seconds']['total']:.3f})"
         )
 
@@ -80,7 +84,7 @@ def partition(
     *,
     k: int,
     epsilon: float | None = None,
-    delta: float,
+    delta: float | None = None,
     metric: Any = "l1",
     weights: ArrayLike | None = None,
     quasi_identifiers: ArrayLike | None = None,
@@ -91,6 +95,8 @@ def partition(
     init: str = "degree",
     moves: str = "auto",
     max_suppression: float = 0.0,
+    method: str = "xcolor",
+    l: int | None = None,  # noqa: E741 (the name the literature and the API use)
 ) -> Partition:
     """Partition rows into groups of at least ``k`` that satisfy (ε, δ)^k-dissimilarity.
 
@@ -127,6 +133,11 @@ def partition(
         ends). ``"swap"``: the paper's pairwise exchanges only; sizes stay equitable.
     max_suppression
         With ``on_infeasible="suppress"``: the largest fraction of rows that may be left out.
+    method, l
+        ``"xcolor"`` (default) or ``"mondrian"``: strict multidimensional Mondrian (the
+        paper's baseline), which needs ``quasi_identifiers`` and cuts at QI medians while both
+        halves keep ``k`` rows, at least ``l`` distinct sensitive values (when ``l`` is
+        given) and (ε, δ)^k-dissimilarity (when ``epsilon`` and ``delta`` are given).
     search_limit
         Classes examined per violation before settling for the best partner seen; ``None``
         examines every class (the paper's full scan). A violation with no partner among the
@@ -154,6 +165,14 @@ def partition(
     sens = _validate.float_matrix(sensitive, "sensitive")
     n, s = sens.shape
     relation = resolve(metric, weights, s, n)
+    method = _validate.choice(method, "method", METHODS)
+    if method == "mondrian":
+        return run_mondrian(sens, k, epsilon, delta, relation, l, quasi_identifiers,
+                            None, on_infeasible, started)
+    if l is not None:
+        raise ValueError("l (distinct l-diversity) applies to method='mondrian' only")
+    if delta is None:
+        raise TypeError("delta is required: a group's risk may be at most 1 - delta")
     k, eps, dlt = _validate.privacy(k, checked_epsilon(epsilon, relation), delta, n)
     qi = None
     if quasi_identifiers is not None:
@@ -178,6 +197,52 @@ def partition(
     with reporter:
         return run_engine(sens, k, eps, dlt, relation, qi, None, on_infeasible, limit, trace,
                           reporter, started, init=init, moves=moves, max_suppression=budget)
+
+
+def run_mondrian(sens: NDArray[np.float64], k: Any, epsilon: Any, delta: Any,
+                 relation: Relation, ell: Any, quasi_identifiers: Any,
+                 qi_taxonomies: list[tuple[NDArray[np.int32], int] | None] | None,
+                 on_infeasible: str, started: float) -> Partition:
+    """Strict multidimensional Mondrian with the checks asked for (see ``partition``)."""
+    n = sens.shape[0]
+    if quasi_identifiers is None:
+        raise ValueError("method='mondrian' cuts along the quasi-identifiers: pass "
+                         "quasi_identifiers")
+    qi = _validate.float_matrix(quasi_identifiers, "quasi_identifiers", rows=n)
+    dissimilar = epsilon is not None or delta is not None
+    if dissimilar and (epsilon is None or delta is None):
+        raise ValueError("give both epsilon and delta to check (epsilon, delta)^k-"
+                         "dissimilarity, or neither")
+    k, eps, dlt = _validate.privacy(k, epsilon if dissimilar else 0.0,
+                                    delta if dissimilar else 0.0, n)
+    ell_checked = 0 if ell is None else _validate.integer(ell, "l", minimum=1)
+    on_infeasible = _validate.choice(on_infeasible, "on_infeasible", ("raise", "best_effort"))
+    if dissimilar and relation.kind != "builtin":
+        raise ValueError("method='mondrian' checks dissimilarity with the built-in metrics")
+    assert relation.weights is not None or not dissimilar
+    raw = _core.mondrian(
+        sens, relation.name, [] if relation.weights is None else relation.weights.tolist(),
+        eps if dissimilar else None, k, dlt, ell_checked, qi, qi_taxonomies or [])
+    groups = np.asarray(raw["groups"], dtype=np.int64)
+    satisfied = bool(raw["whole_table_passes"])
+    stats: dict[str, Any] = {
+        "method": "mondrian", "n": n, "m": int(groups.max()) + 1, "k": k, "l": ell,
+        "epsilon": eps if dissimilar else None, "delta": dlt if dissimilar else None,
+        "metric": relation.label, "cuts": int(raw["cuts"]), "swaps": 0,
+        "remaining_violations": 0 if satisfied else n,
+        "violating_groups": [] if satisfied else [0],
+        "seconds": {"mondrian": float(raw["seconds"]), "total": time.perf_counter() - started},
+    }
+    result = Partition(groups=groups, satisfied=satisfied, stats=stats,
+                       violating_rows=np.zeros(0, dtype=np.int64) if satisfied else np.arange(n),
+                       violating_groups=np.zeros(0, dtype=np.int64) if satisfied
+                       else np.zeros(1, dtype=np.int64))
+    if not satisfied and on_infeasible == "raise":
+        raise InfeasibleError(
+            f"Mondrian cannot start: the whole table ({n} rows) already fails the checks "
+            f"(k={k}, l={ell}, epsilon={epsilon}, delta={delta}), so no cut can keep both halves "
+            "valid. Relax the parameters, or use method='xcolor'.", partition=result)
+    return result
 
 
 def checked_epsilon(epsilon: Any, relation: Relation) -> float:

@@ -1,0 +1,40 @@
+// Strict multidimensional Mondrian (LeFevre et al. 2006), the XColor paper's baseline (SPEC §6).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "proxanon/loss.hpp"
+#include "proxanon/neighbour_graph.hpp"
+
+namespace proxanon {
+
+struct MondrianParams {
+    std::size_t k = 1;           ///< every group keeps at least k rows
+    std::size_t l = 0;           ///< distinct sensitive values per group (0: no check)
+    bool dissimilarity = false;  ///< also require (epsilon, delta)^k-dissimilarity
+    double delta = 0.0;
+};
+
+struct MondrianResult {
+    std::vector<std::int32_t> groups;  ///< group of each row, 0 .. groups-1, left to right
+    std::int64_t cuts = 0;
+    bool whole_table_passes = true;    ///< false: not even one group of all rows passes
+};
+
+/// Recursively cuts a part at the median of the QI column with the widest spread (priced by
+/// the loss model, so taxonomy columns count their LCA's share of leaves); a cut is allowed
+/// only when both halves pass every enabled check; otherwise the next column (by spread) is
+/// tried; a part with no allowed cut becomes a group. Cuts fall between distinct values, so
+/// the parts are disjoint boxes in QI space. The dissimilarity check counts neighbours per
+/// distinct value of the half: O(sum of the degrees of its values). Cost about
+/// O(n log^2 n · d) plus the checks.
+MondrianResult mondrian(const LossModel& qi, const ValueTable& table, const NeighbourGraph& graph,
+                        const MondrianParams& params);
+
+/// True iff the rows pass every enabled check of `params` as one group.
+bool mondrian_check(const std::vector<std::int32_t>& rows, const ValueTable& table,
+                    const NeighbourGraph& graph, const MondrianParams& params);
+
+}  // namespace proxanon
