@@ -96,6 +96,16 @@ py::dict neighbour_graph(const DoubleArray& sensitive, const std::string& metric
 /// (parent of every node, number of leaves) of a taxonomy QI column; leaves come first.
 using TaxonomySpec = std::optional<std::pair<std::vector<std::int32_t>, std::size_t>>;
 
+/// The native taxonomy of each QI column that has one.
+std::vector<std::optional<Taxonomy>> make_taxonomies(const std::vector<TaxonomySpec>& specs) {
+    std::vector<std::optional<Taxonomy>> taxonomies;
+    for (const TaxonomySpec& spec : specs) {
+        if (spec) taxonomies.emplace_back(Taxonomy(spec->first, spec->second));
+        else taxonomies.emplace_back(std::nullopt);
+    }
+    return taxonomies;
+}
+
 /// Builds the value table and neighbour graph; runs with the GIL released.
 using GraphBuilder = std::function<std::pair<ValueTable, NeighbourGraph>()>;
 
@@ -129,11 +139,7 @@ py::dict run_engine(const GraphBuilder& build, std::size_t n, std::size_t k, dou
     if (!qi_taxonomies.empty() && (!qi || qi_taxonomies.size() != qi->cols)) {
         throw std::invalid_argument("qi_taxonomies needs one entry per quasi-identifier column");
     }
-    std::vector<std::optional<Taxonomy>> taxonomies;
-    for (const TaxonomySpec& spec : qi_taxonomies) {
-        if (spec) taxonomies.emplace_back(Taxonomy(spec->first, spec->second));
-        else taxonomies.emplace_back(std::nullopt);
-    }
+    std::vector<std::optional<Taxonomy>> taxonomies = make_taxonomies(qi_taxonomies);
 
     XColorResult result;
     std::size_t distinct = 0;
@@ -242,11 +248,7 @@ py::dict run_mondrian(const DoubleArray& sensitive, const std::string& metric,
     const Matrix sa = as_matrix(sensitive, "sensitive");
     const Matrix qi = as_matrix(quasi_identifiers, "quasi_identifiers");
     if (qi.rows != sa.rows) throw std::invalid_argument("quasi_identifiers and sensitive differ in rows");
-    std::vector<std::optional<Taxonomy>> taxonomies;
-    for (const TaxonomySpec& spec : qi_taxonomies) {
-        if (spec) taxonomies.emplace_back(Taxonomy(spec->first, spec->second));
-        else taxonomies.emplace_back(std::nullopt);
-    }
+    std::vector<std::optional<Taxonomy>> taxonomies = make_taxonomies(qi_taxonomies);
     MondrianParams params;
     params.k = k;
     params.l = l;

@@ -26,7 +26,13 @@ from proxanon.engine import (
     run_mondrian,
     suppression_budget,
 )
-from proxanon.generalize import QIColumn, encode_qi, load_hierarchies, summarize_groups
+from proxanon.generalize import (
+    GroupSummary,
+    QIColumn,
+    encode_qi,
+    load_hierarchies,
+    summarize_groups,
+)
 from proxanon.hierarchy import Hierarchy
 from proxanon.tables import column_list, scale_column
 
@@ -141,6 +147,21 @@ class Anonymization:
                 f"satisfied={self.satisfied})")
 
 
+def _utility(summary: GroupSummary, columns: list[str]) -> dict[str, Any]:
+    """The report's utility numbers (SPEC §4) from the per-group summary."""
+    sizes = summary.sizes
+    n = int(sizes.sum())
+    return {
+        "loss": float(summary.cost.sum(axis=1).mean()),
+        "gcp": float((sizes[:, None] * summary.ncp).sum() / (n * len(columns))),
+        "ncp": {c: float((sizes * summary.ncp[:, j]).sum() / n) for j, c in enumerate(columns)},
+        "discernibility": int((sizes.astype(np.int64) ** 2).sum()),
+        "average_group_size": n / sizes.size,
+        "min_group_size": int(sizes.min()),
+        "max_group_size": int(sizes.max()),
+    }
+
+
 def _anonymize_mondrian(data: pd.DataFrame, columns: list[QIColumn], sens_cols: list[str],
                         sens: NDArray[np.float64],
                         qi: NDArray[np.float64],
@@ -180,7 +201,7 @@ def _anonymize_mondrian(data: pd.DataFrame, columns: list[QIColumn], sens_cols: 
             f"delta={dlt}): max risk {check.max_risk:.3f}, {len(check.violating_groups)} "
             "violating group(s); relax the parameters or use method='xcolor'", partition=part)
     sizes = summary.sizes
-    n, d = len(data), len(columns)
+    n = len(data)
     report = Report(
         satisfied=satisfied, n=n, groups=int(sizes.size), k=k,
         epsilon=eps if eps is not None else float("nan"),
@@ -192,13 +213,7 @@ def _anonymize_mondrian(data: pd.DataFrame, columns: list[QIColumn], sens_cols: 
         merge_rounds=int(part.stats["m"] != sizes.size),  # the one merging pass, if it merged
         remaining_violations=len(check.violating_rows),
         violating_groups=tuple(int(g) for g in check.violating_groups), suppressed_rows=(),
-        loss=float(summary.cost.sum(axis=1).mean()),
-        gcp=float((sizes[:, None] * summary.ncp).sum() / (n * d)),
-        ncp={c.name: float((sizes * summary.ncp[:, j]).sum() / n)
-             for j, c in enumerate(columns)},
-        discernibility=int((sizes.astype(np.int64) ** 2).sum()),
-        average_group_size=n / sizes.size, min_group_size=int(sizes.min()),
-        max_group_size=int(sizes.max()), seconds=seconds, method="mondrian",
+        seconds=seconds, method="mondrian", **_utility(summary, [c.name for c in columns]),
     )
     return Anonymization(table=table, groups=groups, satisfied=satisfied, report=report,
                          hierarchies={c.name: c.hierarchy for c in columns
@@ -425,7 +440,7 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
     seconds["audit"] = time.perf_counter() - tic
     seconds["total"] = time.perf_counter() - started
 
-    n, d = len(released), len(columns)
+    n = len(released)
     sizes = summary.sizes
     stats = part.stats
     report = Report(
@@ -440,13 +455,7 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
         remaining_violations=int(stats["remaining_violations"]),
         violating_groups=tuple(int(g) for g in stats["violating_groups"]),
         suppressed_rows=tuple(int(r) for r in suppressed_rows),
-        loss=float(summary.cost.sum(axis=1).mean()),
-        gcp=float((sizes[:, None] * summary.ncp).sum() / (n * d)),
-        ncp={c: float((sizes * summary.ncp[:, j]).sum() / n) for j, c in enumerate(qi_cols)},
-        discernibility=int((sizes.astype(np.int64) ** 2).sum()),
-        average_group_size=n / sizes.size,
-        min_group_size=int(sizes.min()), max_group_size=int(sizes.max()),
-        seconds=seconds,
+        seconds=seconds, **_utility(summary, qi_cols),
     )
     return Anonymization(
         table=table, groups=all_groups, satisfied=report.satisfied, report=report,
