@@ -330,3 +330,24 @@ def test_mismatched_inputs(small):
             measure(frame, "result")
     with pytest.raises(TypeError, match="anonymization"):
         discernibility(frame)
+
+
+def test_suppressed_rows_count_in_the_truth_not_in_the_estimate(uci_adult):
+    """A table with rows left out: actual counts cover every original row, estimates only the
+    published ones, so the estimate never exceeds what the published rows can explain."""
+    import proxanon
+    from proxanon.evaluate import count_query_error, gcp
+
+    sample = uci_adult.head(3000)
+    result = proxanon.anonymize(sample, quasi_identifiers=["age", "sex", "race"],
+                                sensitive=["education-num", "hours-per-week"], k=10,
+                                epsilon=0.1, delta=0.6, on_infeasible="suppress",
+                                max_suppression=0.2)
+    left_out = np.flatnonzero(result.groups < 0)
+    assert left_out.size > 0 and len(result.table) == len(sample) - left_out.size
+    workload = count_query_error(sample, result, qd=1, s=0.2, n_queries=200)
+    assert np.isfinite(workload.mean_relative_error)
+    published = sample.drop(index=sample.index[left_out])
+    assert workload.actual.max() <= len(sample)
+    assert workload.estimate.sum() <= len(published) * len(workload.estimate)
+    assert gcp(sample, result) == pytest.approx(result.report.gcp)

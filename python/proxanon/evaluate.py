@@ -100,9 +100,10 @@ def _check_pair(original: Any, anonymization: Any) -> tuple[pd.DataFrame, Anonym
                          f"quasi-identifiers {list(report.quasi_identifiers)} and sensitive "
                          f"columns {list(report.sensitive)}): pass the table that was "
                          "anonymized")
+    released = np.asarray(anon.groups) >= 0  # suppressed rows are not in the published table
     for column in report.sensitive:
         if column in anon.table.columns and not np.array_equal(
-                original[column].to_numpy(), anon.table[column].to_numpy()):
+                original[column].to_numpy()[released], anon.table[column].to_numpy()):
             raise ValueError(f"original's sensitive column {column!r} differs from the "
                              "published one (sensitive columns are published unchanged): "
                              "pass the table that was anonymized, in the same order")
@@ -126,9 +127,11 @@ def _qi_columns(original: pd.DataFrame, anon: Anonymization) -> list[QIColumn]:
 
 
 def _summary(original: Any, anonymization: Any) -> tuple[GroupSummary, int]:
+    """Per-group numbers of the published (not suppressed) rows."""
     original, anon = _check_pair(original, anonymization)
-    columns = _qi_columns(original, anon)
-    return summarize_groups(columns, anon.groups), len(columns)
+    released = np.asarray(anon.groups) >= 0
+    columns = [replace(c, codes=c.codes[released]) for c in _qi_columns(original, anon)]
+    return summarize_groups(columns, np.asarray(anon.groups)[released]), len(columns)
 
 
 def loss(original: pd.DataFrame, anonymization: Anonymization) -> float:
@@ -201,13 +204,13 @@ class _Attribute:
         return out
 
 
-def _group_extremes(index: NDArray[np.int64], groups: NDArray[np.int64]
+def _group_extremes(index: NDArray[np.int64], groups: NDArray[np.int64], count: int
                     ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    """Smallest and largest ``index`` of every group id 0 .. max (0 for an absent id)."""
+    """Smallest and largest ``index`` of every group id 0 .. count-1 (0 for an absent id)."""
     order = np.argsort(groups, kind="stable")
     ids, starts = np.unique(groups[order], return_index=True)
     ordered = index[order]
-    lo = np.zeros(int(groups.max()) + 1, dtype=np.int64)
+    lo = np.zeros(count, dtype=np.int64)
     hi = np.zeros_like(lo)
     lo[ids] = np.minimum.reduceat(ordered, starts)
     hi[ids] = np.maximum.reduceat(ordered, starts)
@@ -215,7 +218,7 @@ def _group_extremes(index: NDArray[np.int64], groups: NDArray[np.int64]
 
 
 def _qi_attribute(original: pd.DataFrame, column: QIColumn,
-                  groups: NDArray[np.int64]) -> _Attribute:
+                  groups: NDArray[np.int64], count: int) -> _Attribute:
     tree = column.hierarchy
     if tree is None:
         # Numeric: the sorted distinct values; a group's interval [min-max] (or its single
@@ -225,12 +228,12 @@ def _qi_attribute(original: pd.DataFrame, column: QIColumn,
             raw = column.codes
         values, inverse = np.unique(raw, return_inverse=True)
         index = inverse.reshape(-1).astype(np.int64)
-        lo, hi = _group_extremes(index, groups)
+        lo, hi = _group_extremes(index, groups, count)
         domain = tuple(values.tolist())
     else:
         # Taxonomy: the leaves in DFS order; a group's LCA covers a contiguous leaf range.
         index = column.codes.astype(np.int64)
-        low, high = _group_extremes(index, groups)
+        low, high = _group_extremes(index, groups, count)
         nodes = tree.lca(low, high)
         lo = np.asarray(tree.first_leaf)[nodes].astype(np.int64)
         hi = np.asarray(tree.last_leaf)[nodes].astype(np.int64)
@@ -313,9 +316,14 @@ def count_query_error(original: pd.DataFrame, anonymization: Anonymization, *, q
     qs = min(QS, len(sens_names))
     q = qd + qs
 
+    # Suppressed rows (-1) count in the true answer but are not published: they form one
+    # more pseudo-group whose estimated share is 0.
     groups = np.asarray(anon.groups, dtype=np.int64)
     m = int(groups.max()) + 1
-    qi_attrs = [_qi_attribute(original, column, groups)
+    groups = np.where(groups < 0, m, groups)
+    hidden = m
+    m += 1
+    qi_attrs = [_qi_attribute(original, column, groups, m)
                 for column in _qi_columns(original, anon)]
     sens_attrs = [_sensitive_attribute(original[c], c) for c in sens_names]
     # Rows in group order, so a group's matching rows are counted by one reduceat over
@@ -369,6 +377,7 @@ def count_query_error(original: pd.DataFrame, anonymization: Anonymization, *, q
             first, last = query[attr.name]
             overlap = np.minimum(attr.hi, last) - np.maximum(attr.lo, first) + 1
             fraction *= np.maximum(overlap, 0) / attr.width
+        fraction[hidden] = 0.0
         per_group = np.add.reduceat(match.view(np.uint8), starts, dtype=np.int64)
         i = len(attributes)
         actual[i] = hits
