@@ -191,3 +191,26 @@ def test_advise_degree_for_every_form(case, form):
     a = advise(values, k=k, epsilon=None if form == "graph" else eps, metric=metric)
     assert a.max_degree == theta
     assert n >= 1
+
+
+def test_anonymize_accepts_every_form(uci_adult):
+    """A table job with a distance function and with a precomputed graph: same relation as the
+    built-in, so the same published groups; the graph form refuses suppression clearly."""
+    from proxanon import anonymize
+
+    sample = uci_adult.head(1500).reset_index(drop=True)
+    args = {"quasi_identifiers": ["age", "sex"], "sensitive": ["education-num"], "k": 10,
+            "epsilon": 0.05, "delta": 0.5}
+    builtin = anonymize(sample, **args)
+    values = builtin.table["education-num"].to_numpy(dtype=float)
+    scaled = ((values - values.min()) / (values.max() - values.min())).reshape(-1, 1)
+    near = np.abs(scaled - scaled.T) <= 0.05 + TOL
+    by_graph = anonymize(sample, metric=sparse.csr_matrix(near), **args)
+    by_function = anonymize(sample, metric=l1_function, **args)
+    assert builtin.satisfied
+    for other in (by_graph, by_function):
+        assert other.satisfied
+        np.testing.assert_array_equal(other.groups, builtin.groups)
+    with pytest.raises(ValueError, match="cannot be combined with a precomputed"):
+        anonymize(sample, metric=sparse.csr_matrix(near), on_infeasible="suppress",
+                  max_suppression=0.1, **args)

@@ -145,6 +145,21 @@ Grid choose_grid(const ValueTable& table, const Distance& distance) {
 
 namespace {
 
+/// Appends one value's neighbours (sorted, each once) as the next CSR row; throws
+/// std::length_error past `max_entries` entries, the caller's memory guard.
+void append_row(NeighbourGraph::Adjacency& adjacency, std::vector<std::int32_t>& found,
+                std::size_t max_entries) {
+    std::sort(found.begin(), found.end());
+    found.erase(std::unique(found.begin(), found.end()), found.end());
+    adjacency.targets.insert(adjacency.targets.end(), found.begin(), found.end());
+    if (adjacency.targets.size() > max_entries) {
+        throw std::length_error(
+            "the epsilon-neighbour graph over the distinct sensitive values exceeds " +
+            std::to_string(max_entries) + " adjacency entries");
+    }
+    adjacency.offsets.push_back(static_cast<std::int64_t>(adjacency.targets.size()));
+}
+
 /// MinComponent neighbours: the union over components of the values whose component i lies
 /// within the window of x_i. Each component's values are sorted once; a value's candidates
 /// along i are one contiguous run found by binary search. O(U log U · s + output).
@@ -186,15 +201,7 @@ NeighbourGraph::Adjacency min_component_adjacency(const ValueTable& table, const
                 }
             }
         }
-        std::sort(found.begin(), found.end());
-        found.erase(std::unique(found.begin(), found.end()), found.end());
-        adjacency.targets.insert(adjacency.targets.end(), found.begin(), found.end());
-        if (adjacency.targets.size() > max_entries) {
-            throw std::length_error(
-                "the epsilon-neighbour graph over the distinct sensitive values exceeds " +
-                std::to_string(max_entries) + " adjacency entries");
-        }
-        adjacency.offsets.push_back(static_cast<std::int64_t>(adjacency.targets.size()));
+        append_row(adjacency, found, max_entries);
     }
     return adjacency;
 }
@@ -242,9 +249,9 @@ NeighbourGraph NeighbourGraph::build(const ValueTable& table, const Distance& di
     std::size_t offset_count = 1;
     for (std::size_t j = 0; j < g; ++j) offset_count *= 3;
 
-    NeighbourGraph graph;
-    graph.offsets_.reserve(u_count + 1);
-    graph.offsets_.push_back(0);
+    Adjacency adjacency;
+    adjacency.offsets.reserve(u_count + 1);
+    adjacency.offsets.push_back(0);
     std::vector<std::int32_t> found;
     for (std::size_t u = 0; u < u_count; ++u) {
         found.clear();
@@ -267,15 +274,11 @@ NeighbourGraph NeighbourGraph::build(const ValueTable& table, const Distance& di
                 }
             }
         }
-        std::sort(found.begin(), found.end());
-        graph.targets_.insert(graph.targets_.end(), found.begin(), found.end());
-        if (graph.targets_.size() > max_entries) {
-            throw std::length_error(
-                "the epsilon-neighbour graph over the distinct sensitive values exceeds " +
-                std::to_string(max_entries) + " adjacency entries");
-        }
-        graph.offsets_.push_back(static_cast<std::int64_t>(graph.targets_.size()));
+        append_row(adjacency, found, max_entries);
     }
+    NeighbourGraph graph;
+    graph.offsets_ = std::move(adjacency.offsets);
+    graph.targets_ = std::move(adjacency.targets);
     return graph;
 }
 

@@ -15,7 +15,7 @@ from proxanon import _validate
 from proxanon._errors import InfeasibleError
 from proxanon._progress import ProgressReporter
 from proxanon.audit import audit_arrays
-from proxanon.distances import Relation, componentwise, resolve
+from proxanon.distances import Relation, as_arguments, componentwise, resolve
 from proxanon.engine import (
     INITS,
     METHODS,
@@ -185,11 +185,10 @@ def _anonymize_mondrian(data: pd.DataFrame, columns: list[QIColumn], sens_cols: 
     table[GROUP_COLUMN] = groups
     seconds["generalize"] = time.perf_counter() - tic
     tic = time.perf_counter()
+    metric_arg, weights_arg = as_arguments(relation)
     check = audit_arrays(sens, groups, k=k, epsilon=0.0 if eps is None else eps,
-                         delta=0.0 if dlt is None else dlt,
-                         metric=relation.function or relation.label,
-                         weights=relation.weights if relation.kind == "builtin"
-                         and relation.label != "variational" else None)
+                         delta=0.0 if dlt is None else dlt, metric=metric_arg,
+                         weights=weights_arg)
     distinct = pd.DataFrame(sens).assign(g=groups).drop_duplicates().groupby("g").size()
     diverse = ell is None or int(distinct.min()) >= ell
     satisfied = bool(check.satisfied and diverse)
@@ -364,6 +363,10 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
     seconds = {"prepare": time.perf_counter() - tic}
     n_all = len(data)
     suppress = on_infeasible == "suppress"
+    if suppress and relation.kind == "graph":
+        raise ValueError("on_infeasible='suppress' cannot be combined with a precomputed "
+                         "neighbour graph (its rows would no longer line up); pass the "
+                         "distance as a function instead")
     engine_mode = "suppress" if suppress else "best_effort"
     released = np.arange(n_all)  # rows still in the release (suppression removes rows)
 
@@ -433,10 +436,9 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
 
     tic = time.perf_counter()
     sens = all_sens[released]
-    check = audit_arrays(sens, groups, k=k, epsilon=eps, delta=dlt,
-                         metric=relation.function or relation.label,
-                         weights=relation.weights if relation.kind == "builtin"
-                         and relation.label != "variational" else None)
+    metric_arg, weights_arg = as_arguments(relation)
+    check = audit_arrays(sens, groups, k=k, epsilon=eps, delta=dlt, metric=metric_arg,
+                         weights=weights_arg)
     seconds["audit"] = time.perf_counter() - tic
     seconds["total"] = time.perf_counter() - started
 

@@ -95,6 +95,17 @@ def resolve(metric: Any, weights: Any, columns: int, rows: int) -> Relation:
                     is_metric=True)
 
 
+def as_arguments(relation: Relation) -> tuple[Any, Any]:
+    """The (metric, weights) arguments that resolve back to this relation."""
+    if relation.kind == "graph":
+        return relation.matrix, None
+    if relation.kind == "callable":
+        return relation.function, None
+    if relation.label == "variational":
+        return "variational", None
+    return relation.label, relation.weights
+
+
 def pairwise(relation: Relation, x: NDArray[np.float64], y: NDArray[np.float64]
              ) -> NDArray[np.float64]:
     """Distances between every row of x and every row of y (a built-in or a callable)."""
