@@ -30,13 +30,24 @@ def load_uci_adult() -> pd.DataFrame:
 
 
 def brute_distance(x: NDArray[np.float64], y: NDArray[np.float64], metric: str,
-                   w: NDArray[np.float64]) -> float:
-    """Weighted distance between two rows, written out per component (SPEC §1)."""
+                   w: NDArray[np.float64] | None = None) -> float:
+    """Distance between two rows, written out per component (SPEC §1).
+
+    ``w`` is required for l1, l2 and linf; min_component defaults to unit weights and
+    variational (½ Σ |p_i − q_i|) takes none.
+    """
+    if metric == "variational":
+        return 0.5 * float(sum(abs(a - b) for a, b in zip(x, y, strict=True)))
+    if metric == "min_component" and w is None:
+        w = np.ones(len(x))
+    assert w is not None
     terms = [wi * abs(a - b) for a, b, wi in zip(x, y, w, strict=False)]
     if metric == "l1":
         return float(sum(terms))
     if metric == "l2":
         return float(sum(wi * (a - b) ** 2 for a, b, wi in zip(x, y, w, strict=False)) ** 0.5)
+    if metric == "min_component":
+        return float(min(terms))
     return float(max(terms))
 
 

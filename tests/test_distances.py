@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from proxanon import Hierarchy, advise, audit, partition
 from proxanon.distances import taxonomy_distance
+from tests.conftest import brute_distance
 
 TOL = 1e-9
 
@@ -23,16 +24,6 @@ GENERAL_TABLE = np.array([
     [0.5, 0.3, 0.1, 0.1], [0.4, 0.3, 0.2, 0.1], [0.4, 0.2, 0.2, 0.2], [0.3, 0.4, 0.2, 0.1],
     [0.2, 0.7, 0.1, 0.0], [0.2, 0.6, 0.2, 0.0], [0.8, 0.1, 0.0, 0.1], [0.3, 0.1, 0.5, 0.1],
 ])
-
-
-def brute(name: str, x, y, w=None) -> float:
-    d = [abs(a - b) for a, b in zip(x, y, strict=True)]
-    if name == "min_component":
-        w = w if w is not None else [1.0] * len(d)
-        return min(wi * di for wi, di in zip(w, d, strict=True))
-    if name == "variational":
-        return 0.5 * sum(d)
-    raise AssertionError(name)
 
 
 def test_xcolor_table_one_min_component():
@@ -52,8 +43,8 @@ def test_general_principle_table_one_variational():
     assert report.neighbour_counts[1] == 3
     assert report.group_risk[0] == pytest.approx(0.75)
     for i, j in [(1, 0), (1, 2), (1, 3)]:
-        assert brute("variational", GENERAL_TABLE[i], GENERAL_TABLE[j]) <= 0.1 + TOL
-    assert brute("variational", GENERAL_TABLE[1], GENERAL_TABLE[4]) > 0.1
+        assert brute_distance(GENERAL_TABLE[i], GENERAL_TABLE[j], "variational") <= 0.1 + TOL
+    assert brute_distance(GENERAL_TABLE[1], GENERAL_TABLE[4], "variational") > 0.1
 
 
 @st.composite
@@ -78,7 +69,7 @@ def test_new_builtins_against_brute_force(case, name):
     report = audit(values, groups, k=k, epsilon=eps, delta=delta, metric=name)
     for r in range(len(values)):
         members = np.flatnonzero(groups == groups[r])
-        count = sum(brute(name, values[r], values[q]) <= eps + TOL * max(1, eps)
+        count = sum(brute_distance(values[r], values[q], name) <= eps + TOL * max(1, eps)
                     for q in members if q != r)
         assert report.neighbour_counts[r] == count
     assert result.satisfied == report.satisfied
@@ -183,7 +174,7 @@ def test_advise_degree_for_every_form(case, form):
         metric = sparse.csr_matrix(dist <= eps + TOL * max(1, eps))
     else:
         metric = form
-        dist = np.array([[brute(form, a, b) for b in values] for a in values])
+        dist = np.array([[brute_distance(a, b, form) for b in values] for a in values])
     near = dist <= eps + TOL * max(1, eps)
     if form != "graph":
         near |= (values[:, None, :] == values[None, :, :]).all(axis=2)
