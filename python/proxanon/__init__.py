@@ -7,6 +7,7 @@ from proxanon.anonymize import Anonymization, Report, anonymize
 from proxanon.audit import AuditReport, audit
 from proxanon.engine import Partition, partition
 from proxanon.hierarchy import Hierarchy
+from proxanon.substitute import substitute
 from proxanon.tables import scale_sensitive
 
 __version__ = "0.1.0"
@@ -27,4 +28,5 @@ __all__ = [
     "evaluate",
     "partition",
     "scale_sensitive",
+    "substitute",
 ]
