@@ -34,10 +34,13 @@ double portable_log(double x) {
         r *= 2.0;
         --exponent;
     }
+    static constexpr double inverse_odd[] = {1.0 / 25, 1.0 / 23, 1.0 / 21, 1.0 / 19, 1.0 / 17,
+                                             1.0 / 15, 1.0 / 13, 1.0 / 11, 1.0 / 9,  1.0 / 7,
+                                             1.0 / 5,  1.0 / 3,  1.0};
     const double t = (r - 1.0) / (r + 1.0);
     const double t2 = t * t;
     double series = 0.0;
-    for (int power = 25; power >= 1; power -= 2) series = series * t2 + 1.0 / power;
+    for (const double coefficient : inverse_odd) series = series * t2 + coefficient;
     return exponent * 0.69314718055994531 + 2.0 * t * series;
 }
 
@@ -148,11 +151,13 @@ std::vector<OrderPair> reduce_orders(std::size_t m, std::vector<OrderPair> pairs
     return kept;
 }
 
-/// A kept locality as the linear constraint sign·(2x_j - x_i - x_k) <= 0 (valid once the
-/// order x_i <= x_j <= x_k is kept): sign +1 for Closer, -1 for Farther.
-struct LinearLocality {
-    std::int32_t i, j, k;
-    double sign;
+/// A kept locality as "the small gap is at most the large gap", both gaps taken in the kept
+/// order (x_i <= x_j <= x_k), where |x_i - x_j| = x_j - x_i and |x_j - x_k| = x_k - x_j
+/// exactly: Closer has small = x_j - x_i, large = x_k - x_j; Farther the reverse. Linear, and
+/// its slack large - small is the very difference a checker compares.
+struct GapLocality {
+    std::int32_t small_low, small_high, large_low, large_high;
+    Relation relation;
 };
 
 struct Segment {
@@ -174,7 +179,7 @@ struct Segment {
 /// The walk in the polytope {lo <= x <= hi, kept orders, kept localities}, from u.
 class Walk {
 public:
-    Walk(std::vector<double> start, double lo, double hi, std::vector<LinearLocality> localities,
+    Walk(std::vector<double> start, double lo, double hi, std::vector<GapLocality> localities,
          std::vector<OrderPair> orders)
         : x_(std::move(start)), lo_(lo), hi_(hi), localities_(std::move(localities)),
           orders_(std::move(orders)) {}
@@ -228,25 +233,26 @@ private:
     bool scan(const std::vector<double>& d, double& longest) const {
         double theta = std::numeric_limits<double>::infinity();
         bool ok = true;
+        // The signs of a random direction are coin flips: selects and bitwise ands keep
+        // these loops free of branches that would be mispredicted half the time.
         for (std::size_t v = 0; v < x_.size(); ++v) {
-            ok &= lo_ <= x_[v] && x_[v] <= hi_;
-            if (d[v] > 0.0) theta = std::min(theta, (hi_ - x_[v]) / d[v]);
-            else if (d[v] < 0.0) theta = std::min(theta, (lo_ - x_[v]) / d[v]);
+            ok &= (lo_ <= x_[v]) & (x_[v] <= hi_);
+            const double room = (d[v] > 0.0 ? hi_ : lo_) - x_[v];
+            if (d[v] != 0.0) theta = std::min(theta, room / d[v]);
         }
         for (const auto& [a, b] : orders_) {
-            ok &= x_[a] <= x_[b];
+            const double slack = x_[b] - x_[a];
+            ok &= slack >= 0.0;
             const double rate = d[a] - d[b];
-            if (rate > 0.0) theta = std::min(theta, std::max(0.0, x_[b] - x_[a]) / rate);
+            if ((rate > 0.0) & (slack < theta * rate)) theta = slack / rate;
         }
-        for (const LinearLocality& c : localities_) {
-            const double near = std::abs(x_[c.i] - x_[c.j]);
-            const double far = std::abs(x_[c.j] - x_[c.k]);
-            ok &= c.sign > 0.0 ? near <= far : near >= far;
-            const double rate = c.sign * (2.0 * d[c.j] - d[c.i] - d[c.k]);
-            if (rate > 0.0) {
-                const double slack = -c.sign * (2.0 * x_[c.j] - x_[c.i] - x_[c.k]);
-                theta = std::min(theta, std::max(0.0, slack) / rate);
-            }
+        for (const GapLocality& c : localities_) {
+            const double slack = (x_[c.large_high] - x_[c.large_low]) -
+                                 (x_[c.small_high] - x_[c.small_low]);
+            ok &= slack >= 0.0;
+            const double rate = (d[c.small_high] - d[c.small_low]) -
+                                (d[c.large_high] - d[c.large_low]);
+            if ((rate > 0.0) & (slack < theta * rate)) theta = slack / rate;
         }
         longest = std::max(0.0, theta);
         return ok;
@@ -260,7 +266,7 @@ private:
     std::vector<double> x_;
     double lo_;
     double hi_;
-    std::vector<LinearLocality> localities_;
+    std::vector<GapLocality> localities_;
     std::vector<OrderPair> orders_;
 };
 
@@ -289,21 +295,25 @@ Segment substitute_segment(const double* values, std::size_t begin, std::size_t 
         variable[r] = static_cast<std::int32_t>(distinct.size() - 1);
     }
 
-    std::vector<LinearLocality> kept;
+    std::vector<GapLocality> kept;
     std::vector<OrderPair> needed;
     for_each_locality(distinct, [&](const Locality& loc) {
         ++out.localities;
         if (!(random.uniform() < params.poi_fraction)) return;
-        kept.push_back({loc.i, loc.j, loc.k, loc.relation == Relation::Closer ? 1.0 : -1.0});
+        if (loc.relation == Relation::Closer) kept.push_back({loc.i, loc.j, loc.j, loc.k, loc.relation});
+        else kept.push_back({loc.j, loc.k, loc.i, loc.j, loc.relation});
         needed.emplace_back(loc.i, loc.j);
         needed.emplace_back(loc.j, loc.k);
     });
     std::vector<OrderPair> orders = reduce_orders(distinct.size(), std::move(needed));
-    for (const LinearLocality& c : kept) {
-        out.add(representative[static_cast<std::size_t>(c.i)],
-                representative[static_cast<std::size_t>(c.j)],
-                representative[static_cast<std::size_t>(c.k)],
-                c.sign > 0.0 ? Relation::Closer : Relation::Farther);
+    for (const GapLocality& c : kept) {
+        const bool closer = c.relation == Relation::Closer;
+        const std::int32_t i = closer ? c.small_low : c.large_low;
+        const std::int32_t j = closer ? c.small_high : c.small_low;
+        const std::int32_t k = closer ? c.large_high : c.small_high;
+        out.add(representative[static_cast<std::size_t>(i)],
+                representative[static_cast<std::size_t>(j)],
+                representative[static_cast<std::size_t>(k)], c.relation);
     }
     for (const auto& [a, b] : orders) {
         out.add(representative[static_cast<std::size_t>(a)],
