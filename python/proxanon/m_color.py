@@ -137,10 +137,8 @@ def m_color(
     codes, _ = pd.factorize(labels, sort=True)
     frame = data.copy()
     frame[colour_column] = codes.astype(np.int64)
-    qi_hierarchies = None if hierarchies is None else {
-        c: h for c, h in hierarchies.items() if c in qi}
     result = anonymize(frame, quasi_identifiers=qi, sensitive=colour_column, k=m, epsilon=0.0,
-                       delta=1.0, metric="l1", hierarchies=qi_hierarchies,
+                       delta=1.0, metric="l1", hierarchies=hierarchies,
                        on_infeasible=on_infeasible, progress=progress,
                        search_limit=search_limit)
     report = dataclasses.replace(result.report, sensitive=(sens,))

@@ -149,6 +149,8 @@ def substitute(
     started = time.perf_counter()
     if not isinstance(data, pd.DataFrame):
         raise TypeError(f"data must be a pandas DataFrame, got {type(data).__name__}")
+    if len(data) == 0:
+        raise ValueError("data is empty: it needs at least one row")
     names = column_list(data, columns, "columns")
     size = _validate.integer(segment_size, "segment_size", minimum=3)
     fraction = _validate.real(poi_fraction, "poi_fraction")
