@@ -177,6 +177,15 @@ def test_algorithm_1_implies_every_locality_with_two_per_pair(values: list[int])
 
 
 @settings(max_examples=40, deadline=None)
+@given(st.lists(st.floats(-1e9, 1e9, allow_subnormal=True), min_size=3, max_size=25))
+def test_any_float_values_keep_their_properties(values: list[float]) -> None:
+    data = pd.DataFrame({"x": values})
+    result = proxanon.substitute(data, "x", segment_size=5, poi_fraction=1.0, iterations=80,
+                                 n_threads=1)
+    check_constraints(data, result)
+
+
+@settings(max_examples=40, deadline=None)
 @given(st.lists(st.integers(-5, 5), min_size=3, max_size=30),
        st.integers(3, 8), st.floats(0.05, 1.0), st.integers(0, 2**63))
 def test_random_small_columns_keep_their_properties(values: list[int], size: int,
@@ -226,8 +235,8 @@ def test_cli_writes_untouched_columns_as_read(tmp_path: Path,
     from proxanon.cli import main
 
     source = tmp_path / "in.csv"
-    rows = ["id,age,zip,note,fnlwgt"] + [
-        f"{r:03d},{20 + r % 50},0{r % 7}123,\"x, {r}\",{1000 + 37 * r % 900}.50"
+    rows = ["id, age,zip,note, fnlwgt"] + [
+        f"{r:03d}, {20 + r % 50},0{r % 7}123,\"x, {r}\", {1000 + 37 * r % 900}.50"
         for r in range(120)]
     source.write_text("\n".join(rows) + "\n", encoding="utf-8")
     target = tmp_path / "out.csv"
@@ -237,8 +246,10 @@ def test_cli_writes_untouched_columns_as_read(tmp_path: Path,
     assert code == 0, capsys.readouterr().err
     before = pd.read_csv(source, dtype=str, keep_default_na=False)
     after = pd.read_csv(target, dtype=str, keep_default_na=False)
+    assert list(after.columns) == list(before.columns)  # header as read, spaces and all
     for column in ("id", "zip", "note"):
         assert after[column].tolist() == before[column].tolist()
+    after.columns = before.columns = [c.strip() for c in before.columns]
     numbers = before[["age", "fnlwgt"]].astype(float)
     result = Substitution(
         table=after[["age", "fnlwgt"]].astype(float), constraints=pd.read_csv(kept),

@@ -281,17 +281,19 @@ def _run_substitute(args: argparse.Namespace) -> int:
     except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         raise UsageError(f"cannot read {args.input} as CSV with separator {sep!r}: {exc}") from None
     columns = _names(args.columns, "--columns")
-    missing = [c for c in columns if c not in text.columns]
+    header = {str(c).strip(): c for c in text.columns}  # the header is written back as read
+    missing = [c for c in columns if c not in header]
     if missing:
         raise UsageError(f"--columns: column(s) {missing} not in {args.input}; its columns are "
-                         f"{list(text.columns)}")
+                         f"{list(header)}")
     numbers = pd.DataFrame(index=text.index)
     for column in columns:
-        parsed = pd.to_numeric(text[column].str.strip(), errors="coerce")
+        cells = text[header[column]]
+        parsed = pd.to_numeric(cells.str.strip(), errors="coerce")
         bad = parsed.isna().to_numpy()
         if bad.any():
             row = int(bad.argmax())
-            raise UsageError(f"column {column!r} is not numeric: {text[column].iloc[row]!r} at "
+            raise UsageError(f"column {column!r} is not numeric: {cells.iloc[row]!r} at "
                              f"data row {row + 1}; substitute numeric columns only")
         numbers[column] = parsed.astype("float64")
     result = substitute(numbers, columns, segment_size=args.segment_size,
@@ -299,7 +301,7 @@ def _run_substitute(args: argparse.Namespace) -> int:
                         seed=args.seed)
     out = text.copy()
     for column in columns:
-        out[column] = [repr(float(v)) for v in result.table[column]]
+        out[header[column]] = [repr(float(v)) for v in result.table[column]]
     out.to_csv(target, sep=sep, index=False)
     if extra is not None:
         result.constraints.to_csv(extra, index=False)

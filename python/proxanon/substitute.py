@@ -72,7 +72,8 @@ def distortion(original: NDArray[np.float64], substituted: NDArray[np.float64]) 
     if not nonzero.any():
         return math.nan
     change = np.abs(t[nonzero] - np.asarray(substituted, dtype=np.float64)[nonzero])
-    return float(np.mean(change / np.abs(t[nonzero])))
+    with np.errstate(over="ignore"):  # a change relative to a subnormal value may be inf
+        return float(np.mean(change / np.abs(t[nonzero])))
 
 
 def _numeric_column(data: pd.DataFrame, column: str) -> NDArray[np.float64]:
