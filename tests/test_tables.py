@@ -65,24 +65,31 @@ def test_anonymize_accepts_a_sensitive_column_whose_range_overflows():
 DAYS = [0, 3, 10, 365, 7, 364]
 
 
+def _dates(unit: str) -> pd.Series:
+    return pd.Series(np.array(DAYS, dtype="datetime64[D]").astype(f"datetime64[{unit}]"))
+
+
+def _durations(unit: str) -> pd.Series:
+    return pd.Series(np.array(DAYS, dtype="timedelta64[D]").astype(f"timedelta64[{unit}]"))
+
+
 @pytest.mark.parametrize(
-    "series",
+    ("make", "arrow"),
     [
-        pd.Series(np.array(DAYS, dtype="datetime64[D]").astype("datetime64[s]")),
-        pd.Series(np.array(DAYS, dtype="datetime64[D]").astype("datetime64[ns]")),
-        pd.Series(pd.to_datetime(np.array(DAYS, dtype="datetime64[D]"))).dt.tz_localize(
-            "Asia/Tokyo"),
-        pd.Series(np.array(DAYS, dtype="datetime64[D]").astype("datetime64[ms]")).astype(
-            "timestamp[ms][pyarrow]"),
-        pd.Series(np.array(DAYS, dtype="timedelta64[D]").astype("timedelta64[us]")),
-        pd.Series(np.array(DAYS, dtype="timedelta64[D]").astype("timedelta64[s]")).astype(
-            "duration[s][pyarrow]"),
+        (lambda: _dates("s"), False),
+        (lambda: _dates("ns"), False),
+        (lambda: _dates("ns").dt.tz_localize("Asia/Tokyo"), False),
+        (lambda: _dates("ms").astype("timestamp[ms][pyarrow]"), True),
+        (lambda: _durations("us"), False),
+        (lambda: _durations("s").astype("duration[s][pyarrow]"), True),
     ],
     ids=["datetime64[s]", "datetime64[ns]", "Asia/Tokyo", "pyarrow timestamp", "timedelta64",
          "pyarrow duration"],
 )
-def test_dates_and_durations_scale_by_their_span_in_any_unit_or_zone(series):
-    np.testing.assert_allclose(scale_column(series, "when"), np.array(DAYS) / 365,
+def test_dates_and_durations_scale_by_their_span_in_any_unit_or_zone(make, arrow):
+    if arrow:
+        pytest.importorskip("pyarrow")
+    np.testing.assert_allclose(scale_column(make(), "when"), np.array(DAYS) / 365,
                                rtol=1e-15, atol=0)
 
 
@@ -116,7 +123,7 @@ def test_anonymize_and_audit_take_a_date_sensitive_column_as_its_span():
     ("column", "pattern"),
     [
         (np.arange(6) + 1j, r"'s' holds complex numbers"),
-        (pd.array(["1", "2", "3", "4", "5", "6"], dtype="string[pyarrow]"),
+        (pd.array(["1", "2", "3", "4", "5", "6"], dtype="string"),
          r"'s' has dtype string.*pd\.to_numeric"),
         (np.array([1, "a", 2.5, 3, 4, 5], dtype=object), r"'s' has dtype object.*pd\.to_numeric"),
         (pd.array([1, None, 3, 4, 5, 6], dtype="Int64"), r"'s' has a missing .* at row 1"),
@@ -124,7 +131,7 @@ def test_anonymize_and_audit_take_a_date_sensitive_column_as_its_span():
         (np.array([True, False] * 3), r"'s' has dtype bool"),
         (pd.Categorical(list("abcabc")), r"'s' is an unordered categorical"),
     ],
-    ids=["complex", "string[pyarrow]", "mixed object", "Int64 with NA", "all NaN", "bool",
+    ids=["complex", "string", "mixed object", "Int64 with NA", "all NaN", "bool",
          "unordered categorical"],
 )
 def test_columns_that_are_not_a_scale_are_refused_by_name(column, pattern):
@@ -142,8 +149,7 @@ def test_columns_that_are_not_a_scale_are_refused_by_name(column, pattern):
 def test_extension_numbers_scale_like_numpy_numbers():
     values = [3.5, -1.0, 7.25, 0.0]
     want = scale_column(pd.Series(values), "s")
-    for dtype in ("Float64", "float64[pyarrow]"):
-        np.testing.assert_array_equal(scale_column(pd.Series(values, dtype=dtype), "s"), want)
+    np.testing.assert_array_equal(scale_column(pd.Series(values, dtype="Float64"), "s"), want)
     ints = [3, -1, 7, 0]
     np.testing.assert_array_equal(scale_column(pd.Series(ints, dtype="Int64"), "s"),
                                   scale_column(pd.Series(ints, dtype=np.int64), "s"))
