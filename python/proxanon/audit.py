@@ -244,11 +244,11 @@ def audit_arrays(
     Args:
         sensitive: sensitive values, shape (n, s) or (n,), already on a common scale
             (the built-in metrics expect components in [0, 1]). Not modified.
-        groups: one non-negative integer group id per row; ids need not be contiguous.
-            Not modified.
+        groups: one integer group id per row, or -1 for a row left out of the release
+            (suppressed); ids need not be contiguous. Not modified.
         k: minimum group size.
-        epsilon: proximity threshold; rows within ``epsilon`` (inclusive, with a 1e-9
-            tolerance) are neighbours.
+        epsilon: proximity threshold; rows within ``epsilon`` (inclusive, with the
+            tolerance ``_validate.NEIGHBOUR_TOLERANCE``) are neighbours.
         delta: in [0, 1]; a group's risk may be at most ``1 - delta``.
         metric: ``"l1"``, ``"l2"`` or ``"linf"``, weighted as in SPEC §1.
         weights: one non-negative weight per sensitive column; default ``1/s`` each.
@@ -265,12 +265,16 @@ def audit_arrays(
     sens = _validate.float_matrix(sensitive, "sensitive")
     n, s = sens.shape
     labels = _validate.group_labels(groups, n)
+    relation = resolve(metric, weights, s, n)
     kept = labels >= 0
     if not kept.all():
-        # Rows labelled -1 were suppressed (left out of the release): audit the others.
+        # Rows labelled -1 were suppressed (left out of the release): audit the others, with
+        # a precomputed graph cut down to the pairs among them.
         rows = np.flatnonzero(kept)
         if rows.size == 0:
             raise ValueError("groups: every row is suppressed (-1); there is nothing to audit")
+        if relation.kind == "graph":
+            metric = relation.matrix.tocsr()[rows][:, rows]
         inner = audit_arrays(sens[rows], labels[rows], k=k, epsilon=epsilon, delta=delta,
                              metric=metric, weights=weights)
         counts = np.full(n, -1, dtype=np.int64)
@@ -278,7 +282,6 @@ def audit_arrays(
         return replace(inner, violating_rows=_frozen(rows[inner.violating_rows]),
                        neighbour_counts=_frozen(counts),
                        suppressed_rows=_frozen(np.flatnonzero(~kept).astype(np.int64)))
-    relation = resolve(metric, weights, s, n)
     from proxanon.engine import checked_epsilon
 
     k, eps, d = _validate.privacy(k, checked_epsilon(epsilon, relation), delta, n)
@@ -293,11 +296,10 @@ def audit_arrays(
     starts = starts.astype(np.int64)
 
     sorted_counts = np.zeros(n, dtype=np.int64)
-    if relation.kind != "builtin":
+    if relation.weights is None:  # a distance function or a graph
         _count_by_relation(relation, sens[order], starts, sizes, threshold, sorted_counts,
                            order)
     else:
-        assert relation.weights is not None
         w = relation.weights
         # Zero-weight columns add exactly 0 to every distance (and never raise a maximum);
         # min_component has positive weights only.
@@ -310,7 +312,8 @@ def audit_arrays(
     neighbour_counts[order] = sorted_counts
 
     max_per_group = np.maximum.reduceat(sorted_counts, starts)
-    t = np.floor((1.0 - d) * (sizes - 1).astype(np.float64) + 1e-9).astype(np.int64)
+    t = np.floor((1.0 - d) * (sizes - 1).astype(np.float64)
+                 + _validate.ALLOWANCE_TOLERANCE).astype(np.int64)
     group_risk = np.ones(group_ids.shape[0], dtype=np.float64)
     multi = sizes > 1
     group_risk[multi] = max_per_group[multi] / (sizes[multi] - 1).astype(np.float64)
