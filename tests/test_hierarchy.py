@@ -639,3 +639,18 @@ def test_a_node_labelled_like_the_root_is_refused_where_it_is(tmp_path):
 def test_from_intervals_refuses_values_whose_bands_cannot_be_numbered(values, origin, widths):
     with pytest.raises(ValueError, match=r"too large or too far from origin to number its band"):
         Hierarchy.from_intervals(np.array(values), widths, origin=origin)
+
+
+def test_booleans_and_the_numbers_one_and_zero_stay_apart():
+    # pandas hashes True like 1: a mixed column matched the number 1 to the leaf "True".
+    values = np.array([True, 1, 0, False, 1.0], dtype=object)
+    h = Hierarchy.flat(values)
+    assert h.leaves == ("0", "1", "False", "True")
+    assert [h.leaves[i] for i in h.leaf_index(values)] == ["True", "1", "0", "False", "1"]
+
+
+def test_from_intervals_refuses_what_int64_band_numbers_cannot_hold():
+    with pytest.raises(ValueError, match=r"values holds 18446744073709551615, beyond int64"):
+        Hierarchy.from_intervals(np.array([2**64 - 1, 0], dtype=np.uint64), [5])
+    with pytest.raises(ValueError, match=r"widths\[1\] = 1e\+300 is more than 2\*\*53 times"):
+        Hierarchy.from_intervals([1.5, 2.0], [1e-300, 1e300])

@@ -112,9 +112,20 @@ def _factorize(values: Any, name: str) -> tuple[NDArray[np.intp], list[Any]]:
         )
     try:
         codes, uniques = pd.factorize(data, use_na_sentinel=True)
+        found = list(uniques.tolist())
+        if pd.api.types.is_object_dtype(getattr(data, "dtype", None)) and any(
+            isinstance(value, (bool, np.bool_)) for value in found
+        ):
+            # Hashing makes True == 1 and False == 0, so a mixed column would match the
+            # number 1 to the label "True": tell booleans apart (a Python pass, rare).
+            keys = pd.Series(data, dtype=object).map(
+                lambda x: ("bool", bool(x)) if isinstance(x, (bool, np.bool_)) else x
+            )
+            codes, uniques = pd.factorize(keys, use_na_sentinel=True)
+            found = [x[1] if isinstance(x, tuple) else x for x in uniques.tolist()]
     except TypeError as exc:  # unhashable elements, e.g. lists
         raise TypeError(f"{name}: values must be strings or numbers ({exc})") from None
-    return np.asarray(codes, dtype=np.intp), list(uniques.tolist())
+    return np.asarray(codes, dtype=np.intp), found
 
 
 def _decode(data: bytes, encoding: str, source: str) -> str:
@@ -767,6 +778,12 @@ def _check_widths(widths: Any) -> list[float]:
                     f"widths[{position - 1}] = {below:g}"
                 )
             ratio = value / below
+            if not ratio < _EXACT_FLOAT_INT:
+                raise ValueError(
+                    f"widths[{position}] = {width!r} is more than 2**53 times widths"
+                    f"[{position - 1}] = {below:g}, too many bands to number exactly; use "
+                    "fewer, closer levels"
+                )
             if abs(ratio - round(ratio)) > DECIMAL_TOLERANCE * ratio:
                 raise ValueError(
                     f"widths[{position}] = {width!r} is not an integer multiple of "
@@ -809,6 +826,10 @@ def _numeric_values(values: Any, name: str) -> tuple[NDArray[Any], bool]:
                     "use Hierarchy.flat or Hierarchy.from_rows"
                 )
         array = np.array([np.nan if v is None or v is pd.NA else float(v) for v in array])
+    if array.dtype.kind == "u" and int(array.max()) >= 2**63:
+        raise ValueError(
+            f"{name} holds {int(array.max())}, beyond int64; rescale the column first"
+        )
     if array.dtype.kind in "iu":
         return array.astype(np.int64), True
     floats = array.astype(np.float64)
