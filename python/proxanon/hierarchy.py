@@ -89,6 +89,15 @@ def _label(value: Any, where: str) -> str:
     )
 
 
+def _mixes_booleans(data: Any) -> bool:
+    """True for an object column holding booleans among other values (scanned only then)."""
+    if not pd.api.types.is_object_dtype(getattr(data, "dtype", None)):
+        return False
+    if pd.api.types.infer_dtype(data, skipna=True) not in ("mixed", "mixed-integer"):
+        return False
+    return any(isinstance(value, (bool, np.bool_)) for value in data)
+
+
 def _factorize(values: Any, name: str) -> tuple[NDArray[np.intp], list[Any]]:
     """Codes (-1 for missing) and the distinct raw values in order of first occurrence.
 
@@ -113,11 +122,9 @@ def _factorize(values: Any, name: str) -> tuple[NDArray[np.intp], list[Any]]:
     try:
         codes, uniques = pd.factorize(data, use_na_sentinel=True)
         found = list(uniques.tolist())
-        if pd.api.types.is_object_dtype(getattr(data, "dtype", None)) and any(
-            isinstance(value, (bool, np.bool_)) for value in found
-        ):
-            # Hashing makes True == 1 and False == 0, so a mixed column would match the
-            # number 1 to the label "True": tell booleans apart (a Python pass, rare).
+        if _mixes_booleans(data):
+            # Hashing makes True == 1 and False == 0, so the first of them seen would stand
+            # for both (1 published as "True"): tell booleans apart.
             keys = pd.Series(data, dtype=object).map(
                 lambda x: ("bool", bool(x)) if isinstance(x, (bool, np.bool_)) else x
             )
