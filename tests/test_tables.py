@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import proxanon
 from proxanon.audit import audit_arrays
-from proxanon.tables import scale_column, scale_sensitive
+from proxanon.tables import scale_column, scale_sensitive, span_fraction
 
 
 def exact_min_max(values: list[float]) -> list[float]:
@@ -45,6 +45,17 @@ def test_a_range_that_overflows_scales_to_finite_exact_fractions():
 @given(st.lists(st.floats(allow_nan=False, allow_infinity=False), min_size=1, max_size=12))
 def test_min_max_scaling_matches_exact_arithmetic(values):
     assert_close_to_exact(scale_column(pd.Series(values, dtype=np.float64), "s"), values)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.floats(allow_nan=False, allow_infinity=False), min_size=4, max_size=4))
+def test_a_group_share_of_a_range_matches_exact_arithmetic(bounds):
+    lo, start, stop, hi = sorted(bounds)
+    got = float(span_fraction(start, stop, lo, hi))
+    want = 0.0 if hi == lo else float((Fraction(stop) - Fraction(start))
+                                      / (Fraction(hi) - Fraction(lo)))
+    assert 0.0 <= got <= 1.0
+    assert abs(got - want) <= 4 * np.finfo(float).eps * want + 5e-324
 
 
 def test_anonymize_accepts_a_sensitive_column_whose_range_overflows():

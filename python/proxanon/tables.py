@@ -6,14 +6,14 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 
 def scale_column(series: pd.Series, name: str | None = None) -> NDArray[np.float64]:
     """One sensitive column on [0, 1], as SPEC §1 prescribes for the built-in metrics.
 
     Numeric: ``(x - min) / (max - min)`` (a constant column maps to 0), computed so that it
-    stays finite when ``max - min`` overflows (see :func:`range_fraction`). Ordered
+    stays finite when ``max - min`` overflows (see :func:`span_fraction`). Ordered
     categorical: rank in the given order over ``(number of categories - 1)``, unused
     categories included. Dates and durations (numpy or pyarrow, timezone-aware or not):
     min-max over the time axis, which does not depend on the unit (days or nanoseconds give
@@ -59,7 +59,8 @@ def scale_column(series: pd.Series, name: str | None = None) -> NDArray[np.float
         )
     values = series.to_numpy(dtype=np.float64, na_value=np.nan)
     _check_finite(values, label)
-    return range_fraction(values, values.min(), values.max())
+    lo, hi = float(values.min()), float(values.max())
+    return span_fraction(lo, values, lo, hi)
 
 
 def _check_finite(values: NDArray[np.float64], label: str) -> None:
@@ -89,25 +90,29 @@ def _scale_times(series: pd.Series, label: str) -> NDArray[np.float64]:
     return offsets.astype(np.float64) / span if span > 0 else np.zeros(len(ticks))
 
 
-def range_fraction(values: NDArray[np.float64] | float, lo: float, hi: float
-                   ) -> NDArray[np.float64]:
-    """``(values - lo) / (hi - lo)`` for ``lo <= values <= hi``, finite whatever the range.
+def span_fraction(start: ArrayLike, stop: ArrayLike, lo: float, hi: float
+                  ) -> NDArray[np.float64]:
+    """``(stop - start) / (hi - lo)`` for ``lo <= start <= stop <= hi``, finite whatever the range.
 
-    When ``hi - lo`` overflows (e.g. ``lo = -1e308, hi = 1e308``), numerator and
-    denominator are taken on halved operands, which cannot overflow. Halving is exact for
-    normal floats, and a subnormal ``values`` entry lies far below the rounding unit of a
-    difference with a bound that large, so each halved difference is the true one halved and
-    rounded once, as in the plain formula: the quotient is as accurate and lies in [0, 1].
-    ``hi == lo`` gives 0.
+    The one min-max ratio of the package: a value's place in its column is
+    ``span_fraction(lo, x, lo, hi)``, a group's share of a column's range
+    ``span_fraction(group_min, group_max, lo, hi)``. When ``hi - lo`` overflows (e.g.
+    ``lo = -1e308, hi = 1e308``), numerator and denominator are taken on halved operands,
+    which cannot overflow. Halving is exact for normal floats, and a subnormal operand lies
+    far below the rounding unit of a difference with a bound that large, so each halved
+    difference is the true one halved and rounded once, as in the plain formula: the ratio is
+    as accurate and lies in [0, 1]. ``hi == lo`` gives 0.
     """
-    x = np.asarray(values, dtype=np.float64)
+    a = np.asarray(start, dtype=np.float64)
+    b = np.asarray(stop, dtype=np.float64)
+    shape = np.broadcast_shapes(a.shape, b.shape)
     if not hi > lo:
-        return np.zeros(x.shape)
+        return np.zeros(shape)
     with np.errstate(over="ignore"):
         span = np.float64(hi) - np.float64(lo)
     if np.isfinite(span):
-        return np.asarray((x - lo) / span, dtype=np.float64)
-    return np.asarray((x / 2 - lo / 2) / (hi / 2 - lo / 2), dtype=np.float64)
+        return np.asarray((b - a) / span, dtype=np.float64)
+    return np.asarray((b / 2 - a / 2) / (hi / 2 - lo / 2), dtype=np.float64)
 
 
 def column_list(frame: pd.DataFrame, columns: str | Sequence[str], role: str) -> list[str]:
