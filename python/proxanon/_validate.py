@@ -47,6 +47,7 @@ def float_matrix(value: Any, name: str, *, rows: int | None = None) -> NDArray[n
         raise TypeError(f"{name} is required: pass an array of shape (n,) or (n, columns)")
     if isinstance(value, (str, bytes)):
         raise TypeError(f"{name} must be a numeric array, not a string")
+    _check_unmasked(value, name)
     try:
         raw = np.asarray(value)
     except (TypeError, ValueError) as exc:
@@ -81,6 +82,23 @@ def float_matrix(value: Any, name: str, *, rows: int | None = None) -> NDArray[n
             "drop or impute those rows first"
         )
     return array
+
+
+def _check_unmasked(value: Any, name: str) -> None:
+    """Refuses a numpy masked array with masked entries (np.asarray would unmask them)."""
+    if np.ma.isMaskedArray(value):
+        mask = np.ma.getmaskarray(value)
+        if mask.any():
+            where = tuple(int(i) for i in np.argwhere(mask)[0])
+            raise ValueError(
+                f"{name} has {int(mask.sum())} masked (missing) entries, the first at index "
+                f"{where[0] if len(where) == 1 else where}; drop or fill them first"
+            )
+
+
+def _scalar(value: Any) -> Any:
+    """A 0-d array's element (np.array(0.1) is a number to a user)."""
+    return value[()] if isinstance(value, np.ndarray) and value.ndim == 0 else value
 
 
 def _not_floats(name: str, exc: Exception) -> TypeError:
@@ -125,6 +143,7 @@ def _check_real_numbers(raw: NDArray[Any], name: str) -> None:
 
 def integer(value: Any, name: str, *, minimum: int) -> int:
     """``value`` as an int >= ``minimum``; bools and non-integral numbers are refused."""
+    value = _scalar(value)
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an integer, got {value!r} ({type(value).__name__})")
     result = int(value)
@@ -135,6 +154,7 @@ def integer(value: Any, name: str, *, minimum: int) -> int:
 
 def real(value: Any, name: str) -> float:
     """``value`` as a float; bools and non-numbers are refused."""
+    value = _scalar(value)
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a number, got {value!r} ({type(value).__name__})")
     return float(value)
@@ -196,6 +216,7 @@ def choice(value: Any, name: str, options: tuple[str, ...]) -> str:
 
 def group_labels(value: Any, rows: int) -> NDArray[np.int64]:
     """A copy of a group-id array: one integer per row."""
+    _check_unmasked(value, "groups")
     try:
         raw = np.asarray(value)
     except (TypeError, ValueError):

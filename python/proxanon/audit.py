@@ -32,6 +32,7 @@ most about ``_BLOCK_ELEMENTS`` numbers, so memory stays bounded whatever the gro
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -306,6 +307,7 @@ def audit_arrays(
         used = [j for j in range(s) if w[j] != 0.0]
         columns = [np.ascontiguousarray(sens[order, j]) for j in used]
         col_weights = [float(w[j]) for j in used]
+        _check_no_overflow(columns, col_weights, metric, threshold)
         _count_builtin(columns, col_weights, metric, threshold, starts, sizes, sorted_counts)
 
     neighbour_counts = np.empty(n, dtype=np.int64)
@@ -342,6 +344,35 @@ def audit_arrays(
         violating_rows=_frozen(violating_rows),
         neighbour_counts=_frozen(neighbour_counts),
     )
+
+
+def _check_no_overflow(columns: list[NDArray[np.float64]], col_weights: list[float],
+                       metric: str, threshold: float) -> None:
+    """Refuses data whose distances may overflow to inf when inf could be the wrong verdict.
+
+    Every term of a pair's distance is at most the same term between the column minimum and
+    maximum, so when those terms and their sum are finite nothing overflows. Otherwise a
+    term that overflows is truly at least ``min(1, w) * MAX`` (L2: ``sqrt`` of that) with
+    ``w`` the smallest weight, so reading it as inf ("not a neighbour") is still right for
+    any threshold well below that; above it, refuse.
+    """
+    if not columns:
+        return
+    weights = np.array(col_weights)
+    with np.errstate(over="ignore"):
+        spans = np.array([column.max() - column.min() for column in columns])
+        terms = weights * (spans * spans if metric == "l2" else spans)
+        total = terms.sum()
+    if np.isfinite(spans).all() and np.isfinite(terms).all() and np.isfinite(total):
+        return
+    floor = min(1.0, float(weights.min())) * float(np.finfo(np.float64).max)
+    safe = math.sqrt(floor) if metric == "l2" else floor
+    if threshold >= 0.5 * safe:
+        raise ValueError(
+            f"epsilon={threshold:g} is so large that distances between these sensitive "
+            "values overflow floats before they can be compared with it; put the values on a "
+            "common scale such as [0, 1] (SPEC §1) and epsilon with them"
+        )
 
 
 def _count_builtin(columns: list[NDArray[np.float64]], col_weights: list[float], metric: str,
@@ -462,25 +493,28 @@ def _distances(
 ) -> NDArray[np.float64]:
     """Weighted distances (SPEC §1) between broadcast ``left`` and ``right`` columns.
 
-    Columns are accumulated left to right, one temporary of ``shape`` at a time.
+    Columns are accumulated left to right, one temporary of ``shape`` at a time. A
+    difference or sum past the float range becomes inf, which is the right verdict (farther
+    than any finite epsilon), so overflow is not reported.
     """
     start = np.inf if metric == "min_component" else 0.0
     total = np.full(shape, start, dtype=np.float64)
     scratch = np.empty(shape, dtype=np.float64)
-    for a, b, weight in zip(left, right, col_weights, strict=False):
-        np.subtract(a, b, out=scratch)
-        if metric == "l2":
-            np.multiply(scratch, scratch, out=scratch)
-        else:
-            np.abs(scratch, out=scratch)
-        if weight != 1.0:
-            np.multiply(scratch, weight, out=scratch)
-        if metric == "linf":
-            np.maximum(total, scratch, out=total)
-        elif metric == "min_component":
-            np.minimum(total, scratch, out=total)
-        else:
-            np.add(total, scratch, out=total)
+    with np.errstate(over="ignore"):
+        for a, b, weight in zip(left, right, col_weights, strict=False):
+            np.subtract(a, b, out=scratch)
+            if metric == "l2":
+                np.multiply(scratch, scratch, out=scratch)
+            else:
+                np.abs(scratch, out=scratch)
+            if weight != 1.0:
+                np.multiply(scratch, weight, out=scratch)
+            if metric == "linf":
+                np.maximum(total, scratch, out=total)
+            elif metric == "min_component":
+                np.minimum(total, scratch, out=total)
+            else:
+                np.add(total, scratch, out=total)
     if metric == "l2":
         np.sqrt(total, out=total)
     return total
