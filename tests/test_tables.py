@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import proxanon
 from proxanon.audit import audit_arrays
-from proxanon.tables import scale_column, scale_sensitive, span_fraction
+from proxanon.tables import real_values, scale_column, scale_sensitive, span_fraction
 
 
 def exact_min_max(values: list[float]) -> list[float]:
@@ -195,3 +195,12 @@ def test_an_empty_table_is_refused_by_column():
     with pytest.raises(ValueError, match=r"sensitive column 's' is empty"):
         proxanon.audit(frame, quasi_identifiers="zone", sensitive="s", k=1, epsilon=0.1,
                        delta=0.5)
+
+
+def test_real_values_name_the_role_column_and_row():
+    with pytest.raises(ValueError, match=r"quasi-identifier column 'zip' holds complex numbers"):
+        real_values(pd.Series([1 + 2j, 3 + 0j]), "zip", "quasi-identifier")
+    with pytest.raises(ValueError, match=r"quasi-identifier column 'zip' has a missing .* row 2"):
+        real_values(pd.Series([1, 2, None], dtype="Int64"), "zip", "quasi-identifier")
+    np.testing.assert_array_equal(real_values(pd.Series([3, 1], dtype="Int64"), "zip", "q"),
+                                  [3.0, 1.0])

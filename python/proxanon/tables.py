@@ -40,12 +40,6 @@ def scale_column(series: pd.Series, name: str | None = None) -> NDArray[np.float
             )
         top = len(dtype.categories) - 1
         return codes.astype(np.float64) / top if top > 0 else np.zeros(len(series))
-    if pd.api.types.is_complex_dtype(dtype):
-        raise ValueError(
-            f"sensitive column {label!r} holds complex numbers ({dtype}); distances are taken "
-            "over real values: split it into two sensitive columns (real and imaginary part) "
-            "or pass its magnitude"
-        )
     if getattr(dtype, "kind", None) in ("m", "M"):  # numpy, pandas and pyarrow times alike
         return _scale_times(series, label)
     if pd.api.types.is_bool_dtype(dtype) or not pd.api.types.is_numeric_dtype(dtype):
@@ -57,20 +51,33 @@ def scale_column(series: pd.Series, name: str | None = None) -> NDArray[np.float
             "duration, or an ordered categorical (pd.Categorical(values, categories=[...], "
             f"ordered=True)){hint}"
         )
-    values = series.to_numpy(dtype=np.float64, na_value=np.nan)
-    _check_finite(values, label)
+    values = real_values(series, label, "sensitive")
     lo, hi = float(values.min()), float(values.max())
     return span_fraction(lo, values, lo, hi)
 
 
-def _check_finite(values: NDArray[np.float64], label: str) -> None:
+def real_values(series: pd.Series, label: str, role: str) -> NDArray[np.float64]:
+    """A numeric column (numpy or pandas/pyarrow extension dtype) as finite float64 values.
+
+    Complex numbers are refused (their imaginary part would be dropped), and so is a missing
+    (NA, NaN) or infinite value; messages name the ``role`` ("sensitive",
+    "quasi-identifier"), the column and the row.
+    """
+    if pd.api.types.is_complex_dtype(series.dtype):
+        raise ValueError(
+            f"{role} column {label!r} holds complex numbers ({series.dtype}); distances and "
+            "ranges are taken over real values: split it into two columns (real and "
+            "imaginary part) or pass its magnitude"
+        )
+    values: NDArray[np.float64] = series.to_numpy(dtype=np.float64, na_value=np.nan)
     finite = np.isfinite(values)
     if not finite.all():
         row = int(np.argmax(~finite))
         raise ValueError(
-            f"sensitive column {label!r} has a missing or non-finite value at row {row}; "
+            f"{role} column {label!r} has a missing or non-finite value at row {row}; "
             "drop or impute those rows first"
         )
+    return values
 
 
 def _scale_times(series: pd.Series, label: str) -> NDArray[np.float64]:
