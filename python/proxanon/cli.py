@@ -257,7 +257,7 @@ def _run_report(args: argparse.Namespace) -> int:
                    weights=_floats(args.weights, "--weights") if args.weights else None)
     seconds = {"audit": time.perf_counter() - tic}
     write_html(audit_html(report, frame, quasi_identifiers=qi, sensitive=sensitive,
-                          seconds=seconds), target)
+                          seconds=seconds, title=f"audit of {args.table}"), target)
     print(report)
     print(f"wrote the disclosure-risk report to {target}")
     return EXIT_OK if report.satisfied else EXIT_VIOLATED

@@ -90,14 +90,15 @@ class _Content:
 
 def anonymization_html(anonymization: Anonymization, original: pd.DataFrame | None = None, *,
                        queries: Mapping[str, Any] | None = None,
-                       max_classes: int = MAX_CLASSES) -> str:
+                       max_classes: int = MAX_CLASSES, title: str | None = None) -> str:
     """The report of an :func:`~proxanon.anonymize` result, as HTML text.
 
     ``original``: the table that was anonymized (rows in the same order); with it the page
     shows each QI column before and after generalization, and GCP, loss and NCP come from
     :mod:`proxanon.evaluate`. ``queries``: keyword arguments of
     :func:`proxanon.evaluate.count_query_error` (``qd``, ``s``, ``n_queries``, ``seed``); the
-    count-query error is computed only when given, and needs ``original``.
+    count-query error is computed only when given, and needs ``original``. ``title``: what
+    the page is about (e.g. the file name).
     """
     if not isinstance(anonymization, Anonymization):
         raise TypeError("anonymization must be the Anonymization returned by "
@@ -136,7 +137,7 @@ def anonymization_html(anonymization: Anonymization, original: pd.DataFrame | No
         notes.append("Sensitive ranges are taken over the published rows; pass the original "
                      "table for the scale the anonymization used (over all rows).")
     content = _Content(
-        title=f"proxanon anonymization ({report.method})", check=check, table=published,
+        title=title or f"proxanon anonymization ({report.method})", check=check, table=published,
         groups=published[GROUP_COLUMN].to_numpy(dtype=np.int64),
         quasi_identifiers=list(report.quasi_identifiers), sensitive=list(report.sensitive),
         original=aligned, scale_source=original if original is not None else published,
@@ -147,19 +148,21 @@ def anonymization_html(anonymization: Anonymization, original: pd.DataFrame | No
 def audit_html(check: AuditReport, table: pd.DataFrame | None = None, *,
                quasi_identifiers: Any = None, sensitive: Any = None, groups: Any = None,
                seconds: Mapping[str, float] | None = None,
-               max_classes: int = MAX_CLASSES) -> str:
+               max_classes: int = MAX_CLASSES, title: str | None = None) -> str:
     """The report of an :func:`~proxanon.audit`, as HTML text.
 
     ``table``: the audited DataFrame (any published table); with it the page lists the
     published QI and sensitive values of the worst classes and plots the columns.
     ``quasi_identifiers`` and ``sensitive`` name its columns as in the audit; the classes are
     ``groups`` (a column name or one id per row) when given, else the rows sharing their QI
-    values, exactly as :func:`~proxanon.audit` forms them. ``seconds``: timings to show.
+    values, exactly as :func:`~proxanon.audit` forms them. ``seconds``: timings to show;
+    ``title``: what the page is about (e.g. the file name).
     """
+    title = title or "proxanon audit"
     if not isinstance(check, AuditReport):
         raise TypeError(f"check must be an AuditReport, got {type(check).__name__}")
     if table is None:
-        content = _Content(title="proxanon audit", check=check, table=None, groups=None,
+        content = _Content(title=title, check=check, table=None, groups=None,
                            quasi_identifiers=[], sensitive=[], seconds=dict(seconds or {}),
                            max_classes=max_classes)
         content.notes.append("No table was given: pass the audited table to see the published "
@@ -190,7 +193,7 @@ def audit_html(check: AuditReport, table: pd.DataFrame | None = None, *,
         raise ValueError("the classes of table (its groups or quasi-identifiers) are not the "
                          "ones audited: pass the same table and columns as to audit")
     content = _Content(
-        title="proxanon audit", check=check, table=table.iloc[np.flatnonzero(kept)],
+        title=title, check=check, table=table.iloc[np.flatnonzero(kept)],
         groups=labels[kept], quasi_identifiers=qi_cols, sensitive=sens_cols,
         scale_source=table, seconds=dict(seconds or {}), max_classes=max_classes)
     return _render(content)
@@ -424,14 +427,14 @@ def _spread(values: NDArray[np.float64], groups: NDArray[np.int64],
     return result
 
 
-def _top_counts(series: pd.Series) -> pd.Series:
+def _top_counts(series: pd.Series) -> tuple[pd.Series, str]:
+    """The ``TOP_CATEGORIES`` most frequent values with their rows, and a caption for the
+    rest."""
     counts = series.astype(str).value_counts(sort=True)
-    top = counts.iloc[:TOP_CATEGORIES]
-    if counts.shape[0] > TOP_CATEGORIES:
-        rest = pd.Series([int(counts.iloc[TOP_CATEGORIES:].sum())],
-                         index=[f"({counts.shape[0] - TOP_CATEGORIES} more)"])
-        top = pd.concat([top, rest])
-    return top
+    rest = counts.iloc[TOP_CATEGORIES:]
+    caption = (f" (top {TOP_CATEGORIES} of {counts.shape[0]:,} values; "
+               f"{int(rest.sum()):,} rows in the others)" if rest.shape[0] else "")
+    return counts.iloc[:TOP_CATEGORIES], caption
 
 
 def _plot_qi(name: str, published: pd.Series, original: pd.Series | None,
@@ -462,11 +465,12 @@ def _plot_qi(name: str, published: pd.Series, original: pd.Series | None,
     panels = ([("original", _top_counts(original), _BEFORE)] if original is not None else [])
     panels.append(("published", _top_counts(published), _AFTER))
     figure, axes = _axes(width=7.0 if len(panels) == 2 else 4.2,
-                         height=0.9 + 0.22 * max(len(p[1]) for p in panels), columns=len(panels))
-    for ax, (label, counts, colour) in zip(axes, panels, strict=True):
+                         height=0.9 + 0.22 * max(len(p[1][0]) for p in panels),
+                         columns=len(panels))
+    for ax, (label, (counts, caption), colour) in zip(axes, panels, strict=True):
         ax.barh([_short(str(v)) for v in counts.index[::-1]], counts.to_numpy()[::-1],
                 color=colour)
-        ax.set_title(f"{name}: {label}", fontsize=10)
+        ax.set_title(f"{name}: {label}{caption}", fontsize=9, wrap=True)
         ax.set_xlabel("rows")
     figure.tight_layout()
     return _png(figure)
@@ -476,17 +480,17 @@ def _plot_sensitive(name: str, series: pd.Series, window: float | None) -> str:
     values = series.to_numpy(dtype=np.float64)
     values = values[np.isfinite(values)]
     figure, (ax,) = _axes()
-    counts, edges = np.histogram(values, bins=BINS)
+    counts, edges = np.histogram(values, bins=_edges(values))
     ax.stairs(counts, edges, fill=True, color=_BEFORE)
     if window is not None and math.isfinite(window):
         centre = float(np.median(values))
         ax.axvspan(centre - window, centre + window, color=_AFTER, alpha=0.3,
                    label=f"neighbours of the median: ±{_number(window)}")
         ax.axvline(centre, color=_AFTER, linewidth=1)
-        ax.legend(fontsize=8, frameon=False)
+        ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(0.0, -0.25))
     ax.set_xlabel(name)
     ax.set_ylabel("rows")
-    ax.set_title(f"{name}: distribution and the epsilon window to scale", fontsize=10)
+    ax.set_title(f"{name}: distribution, ε window to scale", fontsize=10)
     return _png(figure)
 
 
@@ -510,7 +514,7 @@ table{border-collapse:collapse;background:#fff;font-size:.88rem;margin:6px 0}
 th,td{border:1px solid #dde1e6;padding:4px 8px;text-align:left;vertical-align:top}
 th{background:#eef0f3}td.n{text-align:right;font-variant-numeric:tabular-nums}
 tr.violates td{background:#fdf0ee}table.worst{width:100%;font-size:.8rem}
-.plots{display:flex;flex-wrap:wrap;gap:12px}
+.plots{display:flex;flex-wrap:wrap;gap:12px;align-items:flex-start}
 .plots img{background:#fff;border:1px solid #dde1e6;border-radius:6px;max-width:100%}
 .note{color:#5a6470;font-size:.85rem}
 """
@@ -755,7 +759,7 @@ def _columns_section(c: _Content, numbers: Mapping[str, Any]) -> list[str]:
     if numeric:
         parts.append("<h2>Numeric sensitive columns</h2><p class=\"note\">The shaded band is "
                      "the ε window drawn to scale around the median: two rows whose values "
-                     "differ by less than its half-width (the other sensitive columns equal) "
+                     "differ by at most its half-width (the other sensitive columns equal) "
                      "are neighbours.</p><div class=\"plots\">")
         parts += [_img(_plot_sensitive(s, c.table[s], windows.get(s)), s) for s in numeric]
         parts.append("</div>")
