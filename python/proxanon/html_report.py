@@ -386,6 +386,11 @@ def _plot_ncp(ncp: Mapping[str, float]) -> str:
     return _png(figure)
 
 
+def _legend_below(ax: Axes) -> None:
+    """The legend under the x label, where it hides no data."""
+    ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(0.0, -0.25))
+
+
 def _is_numeric(series: pd.Series) -> bool:
     return bool(pd.api.types.is_numeric_dtype(series.dtype)
                 and not pd.api.types.is_bool_dtype(series.dtype))
@@ -451,7 +456,7 @@ def _plot_qi(name: str, published: pd.Series, original: pd.Series | None,
         ax.set_xlabel(name)
         ax.set_ylabel("rows")
         ax.set_title(f"{name}: before and after generalization", fontsize=10)
-        ax.legend(fontsize=8, frameon=False)
+        _legend_below(ax)
         return _png(figure)
     if original is None and _is_numeric(published):
         figure, (ax,) = _axes()
@@ -487,7 +492,7 @@ def _plot_sensitive(name: str, series: pd.Series, window: float | None) -> str:
         ax.axvspan(centre - window, centre + window, color=_AFTER, alpha=0.3,
                    label=f"neighbours of the median: ±{_number(window)}")
         ax.axvline(centre, color=_AFTER, linewidth=1)
-        ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(0.0, -0.25))
+        _legend_below(ax)
     ax.set_xlabel(name)
     ax.set_ylabel("rows")
     ax.set_title(f"{name}: distribution, ε window to scale", fontsize=10)
@@ -575,9 +580,13 @@ def _img(data: str, alt: str) -> str:
 
 
 def _values_text(series: pd.Series) -> str:
-    counts = series.astype(str).value_counts(sort=True)
-    shown = [f"{value} ×{count}" if count > 1 else str(value)
-             for value, count in counts.iloc[:VALUES_SHOWN].items()]
+    """The most frequent values of a class, numbers to 6 significant digits."""
+    counts = series.value_counts(sort=True)
+    numeric = _is_numeric(series)
+    shown = []
+    for value, count in counts.iloc[:VALUES_SHOWN].items():
+        text = f"{float(value):.6g}" if numeric else str(value)
+        shown.append(f"{text} ×{count}" if count > 1 else text)
     more = counts.shape[0] - VALUES_SHOWN
     return ", ".join(shown) + (f" … (+{more} more distinct)" if more > 0 else "")
 
