@@ -347,3 +347,14 @@ def test_the_page_renders_in_headless_chromium(tmp_path, result, sample):
     # Rendered content, not a blank page: the plots and text give many distinct colours.
     colours = np.unique((pixels[..., :3] * 255).astype(np.uint8).reshape(-1, 3), axis=0)
     assert len(colours) > 50
+
+
+def test_a_mondrian_result_without_epsilon_says_its_verdict_is_vacuous(sample):
+    result = proxanon.anonymize(sample, quasi_identifiers=QI, sensitive=SENSITIVE, k=10,
+                                method="mondrian", l=2)
+    text = anonymization_html(result, sample)
+    assert "asked for no (ε, δ)" in text
+    numbers = read_numbers(text)
+    brute = _brute_reidentification(result.groups, sample[SENSITIVE], 10)
+    assert numbers["reidentification"] == pytest.approx(brute)
+    assert brute["l_diversity"] >= 2

@@ -133,6 +133,10 @@ def anonymization_html(anonymization: Anonymization, original: pd.DataFrame | No
         seconds["evaluate"] = time.perf_counter() - tic
         aligned = original.iloc[np.flatnonzero(released)]
     notes = []
+    if math.isnan(report.epsilon):
+        notes.append("This anonymization asked for no (ε, δ) (Mondrian with k-anonymity and "
+                     "ℓ-diversity only): it was audited with ε = 0 and δ = 0, under which no "
+                     "class can violate; read the k-anonymity and ℓ-diversity levels instead.")
     if report.suppressed_rows and original is None:
         notes.append("Sensitive ranges are taken over the published rows; pass the original "
                      "table for the scale the anonymization used (over all rows).")
@@ -642,6 +646,7 @@ def _render(c: _Content) -> str:
         f"<h1>Disclosure-risk report</h1><div class=\"note\">{html.escape(c.title)}</div>",
         f'<div class="verdict {"ok" if check.satisfied else "bad"}">(ε, δ)<sup>k</sup>-'
         "dissimilarity: " + _cell(numbers, ("audit", "satisfied"), verdict) + "</div>",
+        "".join(f'<p class="note">{html.escape(n)}</p>' for n in c.notes),
         "<h2>What was asked</h2><table>",
         _rows([
             ("k (smallest class)", _cell(numbers, ("parameters", "k"))),
@@ -690,8 +695,6 @@ def _render(c: _Content) -> str:
         "the largest share of its other rows within ε of one of its rows.</p>",
         _worst_table(c, numbers),
     ]
-    if c.notes:
-        parts.append("".join(f'<p class="note">{html.escape(n)}</p>' for n in c.notes))
     numbers["seconds"]["report"] = time.perf_counter() - tic
     parts.append("<h2>Timings (seconds)</h2><table>")
     parts.append(_rows([(name, _cell(numbers, ("seconds", name)))
