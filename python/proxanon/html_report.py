@@ -7,10 +7,12 @@ per-class risk against 1 - delta, per-QI generalization, numeric sensitive value
 epsilon window to scale), the worst classes with their published values, utility figures,
 timings and the classic re-identification measures.
 
-Every number comes from :mod:`proxanon.audit` and :mod:`proxanon.evaluate`; this module only
-arranges them. They are embedded once as a JSON block (``<script type="application/json"
-id="proxanon-numbers">``, read back by :func:`read_numbers`) and every figure shown carries
-``data-key`` (its path in that block, a JSON list) and ``data-value`` (the exact number).
+Every number comes from :mod:`proxanon.audit`, :mod:`proxanon.evaluate` or, for the GCP,
+loss and NCP of an anonymization whose original table is not given, its
+:class:`~proxanon.Report`; this module only arranges them. They are embedded once as a JSON
+block (``<script type="application/json" id="proxanon-numbers">``, read back by
+:func:`read_numbers`) and every figure shown carries ``data-key`` (its path in that block, a
+JSON list) and ``data-value`` (the exact number).
 
 The page references nothing outside itself: plots are PNG images inlined as base64 data, the
 style sheet is inline, there is no script to run. Plots are drawn from binned data (at most
@@ -41,7 +43,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from proxanon import evaluate
+from proxanon import _validate, evaluate
 from proxanon.anonymize import GROUP_COLUMN, Anonymization
 from proxanon.audit import AuditReport, table_groups
 from proxanon.tables import column_list
@@ -110,6 +112,7 @@ def anonymization_html(anonymization: Anonymization, original: pd.DataFrame | No
     if queries is not None and original is None:
         raise ValueError("queries (the count-query workload) needs original, the table that "
                          "was anonymized")
+    max_classes = _validate.integer(max_classes, "max_classes", minimum=1)
     report = anonymization.report
     published = anonymization.table
     released = np.asarray(anonymization.groups) >= 0
@@ -163,6 +166,7 @@ def audit_html(check: AuditReport, table: pd.DataFrame | None = None, *,
     ``title``: what the page is about (e.g. the file name).
     """
     title = title or "proxanon audit"
+    max_classes = _validate.integer(max_classes, "max_classes", minimum=1)
     if not isinstance(check, AuditReport):
         raise TypeError(f"check must be an AuditReport, got {type(check).__name__}")
     if table is None:
@@ -272,9 +276,12 @@ def _numbers(c: _Content) -> dict[str, Any]:
 
 
 def _worst(check: AuditReport, count: int) -> NDArray[np.int64]:
-    """Indices of the worst classes: violating first, then by risk, then smallest."""
+    """Indices of the worst classes: violating first, then small ones, then by risk (highest
+    first), then by size (smallest first)."""
     violates = np.isin(check.group_ids, check.violating_groups)
-    order = np.lexsort((check.group_ids, check.group_sizes, -check.group_risk, ~violates))
+    small = check.group_sizes < check.k
+    order = np.lexsort((check.group_ids, check.group_sizes, -check.group_risk, ~small,
+                        ~violates))
     return order[:count].astype(np.int64)
 
 
@@ -296,8 +303,7 @@ def _scaling(c: _Content) -> list[dict[str, Any]]:
             entry.update(kind="ordered categorical", low=str(series.dtype.categories[0]),
                          high=str(series.dtype.categories[-1]), unit="rank steps",
                          span=float(len(series.dtype.categories) - 1))
-        elif pd.api.types.is_numeric_dtype(series.dtype) and not pd.api.types.is_bool_dtype(
-                series.dtype):
+        elif _is_numeric(series):
             low, high = float(series.min()), float(series.max())
             entry.update(kind="numeric", low=low, high=high, unit="", span=high - low)
         else:
@@ -691,8 +697,8 @@ def _render(c: _Content) -> str:
     parts += _columns_section(c, numbers)
     parts += [
         f"<h2>Worst classes (up to {c.max_classes})</h2>",
-        "<p class=\"note\">Violating and small classes first, then by risk. A class's risk is "
-        "the largest share of its other rows within ε of one of its rows.</p>",
+        "<p class=\"note\">Violating classes first, then small ones, then by risk. A class's "
+        "risk is the largest share of its other rows within ε of one of its rows.</p>",
         _worst_table(c, numbers),
     ]
     numbers["seconds"]["report"] = time.perf_counter() - tic
