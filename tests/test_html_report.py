@@ -362,3 +362,17 @@ def test_a_mondrian_result_without_epsilon_says_its_verdict_is_vacuous(sample):
     brute = _brute_reidentification(result.groups, sample[SENSITIVE], 10)
     assert numbers["reidentification"] == pytest.approx(brute)
     assert brute["l_diversity"] >= 2
+
+
+def test_published_intervals_spread_their_rows_without_losing_any():
+    """The 'after' histogram of a numeric QI: every row is counted once, and classes of one
+    value land where the original rows are."""
+    from proxanon.html_report import _edges, _spread
+
+    rng = np.random.default_rng(2)
+    values = rng.integers(17, 91, size=5000).astype(np.float64)
+    groups = rng.integers(0, 300, size=5000)
+    edges = _edges(values)
+    assert _spread(values, groups, edges).sum() == pytest.approx(len(values))
+    exact = np.arange(len(values))  # every row its own class: published exactly
+    assert _spread(values, exact, edges) == pytest.approx(np.histogram(values, edges)[0])

@@ -409,6 +409,8 @@ def _is_numeric(series: pd.Series) -> bool:
 def _edges(values: NDArray[np.float64]) -> NDArray[np.float64]:
     """At most ``BINS`` bins; whole-number data gets bins centred on whole numbers, so no
     bin is empty merely because it holds no integer (e.g. ages)."""
+    if values.size == 0:  # nothing finite to draw: one empty bin keeps the plot well-formed
+        return np.array([0.0, 1.0])
     low, high = float(values.min()), float(values.max())
     if np.array_equal(values, np.round(values)) and high > low:
         step = math.ceil((high - low + 1) / BINS)
