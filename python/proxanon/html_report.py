@@ -473,7 +473,8 @@ def _plot_qi(name: str, published: pd.Series, original: pd.Series | None,
     if original is None and _is_numeric(published):
         figure, (ax,) = _axes()
         values = published.to_numpy(dtype=np.float64)
-        counts, edges = np.histogram(values[np.isfinite(values)], bins=BINS)
+        values = values[np.isfinite(values)]
+        counts, edges = np.histogram(values, bins=_edges(values))
         ax.stairs(counts, edges, fill=True, color=_AFTER)
         ax.set_xlabel(name)
         ax.set_ylabel("rows")
