@@ -78,6 +78,8 @@ class AuditReport:
         neighbour_counts: ``D_G(v)`` for every row (int64); -1 for a suppressed row.
         suppressed_rows: rows whose group id is -1 (left out of the release), ascending;
             they are not part of any group and not audited.
+        weights: the weight of each sensitive component under a built-in metric (SPEC §1),
+            None for a distance function or a neighbour graph.
     """
 
     satisfied: bool
@@ -97,6 +99,20 @@ class AuditReport:
     neighbour_counts: NDArray[np.int64]
     suppressed_rows: NDArray[np.int64] = field(
         default_factory=lambda: np.zeros(0, dtype=np.int64))
+    weights: NDArray[np.float64] | None = None
+
+    def to_html(self, path: Any, table: Any = None, *, quasi_identifiers: Any = None,
+                sensitive: Any = None, groups: Any = None) -> None:
+        """Writes the disclosure-risk report of this audit as one self-contained HTML file.
+
+        ``table`` (the audited DataFrame, with ``quasi_identifiers`` and ``sensitive``)
+        adds the published values of the worst classes and the plots of the columns; see
+        :func:`proxanon.html_report.audit_html`. Needs the ``report`` extra (matplotlib).
+        """
+        from proxanon.html_report import audit_html, write_html
+
+        write_html(audit_html(self, table, quasi_identifiers=quasi_identifiers,
+                              sensitive=sensitive, groups=groups), path)
 
     def summary(self) -> dict[str, Any]:
         """The scalar results as plain Python values (JSON-serializable).
@@ -220,14 +236,20 @@ def _audit_table(
                 "give quasi_identifiers (the published QI columns that define the groups) "
                 "or groups (a column name or one id per row)"
             )
-        qi_cols = column_list(table, quasi_identifiers, "quasi_identifiers")
-        labels = table.groupby(qi_cols, sort=True, dropna=False, observed=True).ngroup()
-        groups = labels.to_numpy(dtype=np.int64)
+        groups = table_groups(table, column_list(table, quasi_identifiers, "quasi_identifiers"))
     elif isinstance(groups, str):
         groups = column_list(table, [groups], "groups")[0]
         groups = table[groups].to_numpy()
     return audit_arrays(values, groups, k=k, epsilon=epsilon, delta=delta, metric=metric,
                         weights=weights)
+
+
+def table_groups(table: Any, quasi_identifiers: list[str]) -> NDArray[np.int64]:
+    """Group id per row of a published table: rows sharing their QI values, ids in sorted
+    order of those values (how :func:`audit` groups a table)."""
+    labels = table.groupby(quasi_identifiers, sort=True, dropna=False, observed=True).ngroup()
+    ids: NDArray[np.int64] = labels.to_numpy(dtype=np.int64)
+    return ids
 
 
 def audit_arrays(
@@ -343,6 +365,7 @@ def audit_arrays(
         small_groups=_frozen(small_groups),
         violating_rows=_frozen(violating_rows),
         neighbour_counts=_frozen(neighbour_counts),
+        weights=None if relation.weights is None else _frozen(relation.weights.copy()),
     )
 
 

@@ -1,7 +1,8 @@
 """The ``proxanon`` command: anonymize and audit CSV files, or run the demo.
 
-Exit status: 0 success (``audit``: the table satisfies the principle), 1 ``audit`` found
-violations, 2 usage errors and bad input (one message on standard error, no traceback).
+Exit status: 0 success (``audit``, ``report``: the table satisfies the principle), 1
+``audit`` or ``report`` found violations, 2 usage errors and bad input (one message on
+standard error, no traceback).
 """
 
 from __future__ import annotations
@@ -159,10 +160,14 @@ def _parser() -> argparse.ArgumentParser:
     anon.add_argument("--moves", default="auto", choices=["auto", "swap"],
                       help="auto (default): stronger repair when swaps stall; swap: the "
                            "paper's pairwise swaps only")
+    anon.add_argument("--html", metavar="REPORT.html",
+                      help="also write the disclosure-risk report (needs proxanon[report])")
 
     check = commands.add_parser("audit", help="check a published CSV table")
     check.add_argument("table", help="CSV file with a header row")
     _add_privacy(check)
+
+    _add_report_parser(commands)
 
     demo = commands.add_parser("demo", help="anonymize the bundled Adult census data")
     demo.add_argument("-o", "--output", help="where to write the table (default: a new "
@@ -179,6 +184,11 @@ def _run_anonymize(args: argparse.Namespace) -> int:
     if args.suppress is not None and args.best_effort:
         raise UsageError("--suppress and --best-effort exclude each other: choose one")
     target = _output_path(args.output, [args.input], args.force)
+    html_target = None
+    if args.html is not None:
+        if Path(args.html).resolve() == target.resolve():
+            raise UsageError("--html and -o name the same file; give the report its own path")
+        html_target = _output_path(args.html, [args.input], args.force)
     frame, sep = read_table(args.input, args.sep)
     qi = _names(args.qi, "--qi")
     sensitive = _names(args.sensitive, "--sensitive")
@@ -200,6 +210,9 @@ def _run_anonymize(args: argparse.Namespace) -> int:
     result.table.to_csv(target, sep=sep, index=False)
     print(result.report)
     print(f"wrote {len(result.table):,} rows to {target}")
+    if html_target is not None:
+        result.to_html(html_target, frame)
+        print(f"wrote the disclosure-risk report to {html_target}")
     return EXIT_OK
 
 
@@ -214,6 +227,40 @@ def _run_audit(args: argparse.Namespace) -> int:
                    k=args.k, epsilon=args.epsilon, delta=args.delta, metric=args.metric,
                    weights=_floats(args.weights, "--weights") if args.weights else None)
     print(report)
+    return EXIT_OK if report.satisfied else EXIT_VIOLATED
+
+
+def _add_report_parser(commands: Any) -> None:
+    report = commands.add_parser(
+        "report", help="write the disclosure-risk report (HTML) of a published CSV table")
+    report.add_argument("table", help="CSV file with a header row")
+    _add_privacy(report)
+    report.add_argument("-o", "--output", required=True, help="where to write the HTML page")
+    report.add_argument("--force", action="store_true", help="overwrite the output file")
+
+
+def _run_report(args: argparse.Namespace) -> int:
+    """Audits a published table and writes its report; exit status as ``audit``'s."""
+    import time
+
+    from proxanon.audit import audit
+    from proxanon.html_report import audit_html, write_html
+
+    target = _output_path(args.output, [args.table], args.force)
+    frame, _ = read_table(args.table, args.sep)
+    qi = _names(args.qi, "--qi")
+    sensitive = _names(args.sensitive, "--sensitive")
+    frame = _apply_orders(frame, _pairs(args.order, "--order"))
+    _check_sensitive_text(frame, sensitive)
+    tic = time.perf_counter()
+    report = audit(frame, quasi_identifiers=qi, sensitive=sensitive, k=args.k,
+                   epsilon=args.epsilon, delta=args.delta, metric=args.metric,
+                   weights=_floats(args.weights, "--weights") if args.weights else None)
+    seconds = {"audit": time.perf_counter() - tic}
+    write_html(audit_html(report, frame, quasi_identifiers=qi, sensitive=sensitive,
+                          seconds=seconds, title=f"audit of {args.table}"), target)
+    print(report)
+    print(f"wrote the disclosure-risk report to {target}")
     return EXIT_OK if report.satisfied else EXIT_VIOLATED
 
 
@@ -314,7 +361,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``proxanon`` console script."""
     args = _parser().parse_args(argv)
     runners = {"anonymize": _run_anonymize, "audit": _run_audit, "demo": _run_demo,
-               "substitute": _run_substitute}
+               "substitute": _run_substitute, "report": _run_report}
     try:
         return runners[args.command](args)
     except BrokenPipeError:
