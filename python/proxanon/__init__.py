@@ -9,6 +9,8 @@ from proxanon.anonymize import Anonymization, Report, anonymize
 from proxanon.audit import AuditReport, audit
 from proxanon.engine import Partition, partition
 from proxanon.hierarchy import Hierarchy
+from proxanon.m_color import m_color
+from proxanon.substitute import substitute
 from proxanon.tables import scale_sensitive
 
 #: The installed distribution's version; pyproject.toml is the one place it is written.
@@ -28,6 +30,8 @@ __all__ = [
     "audit",
     "datasets",
     "evaluate",
+    "m_color",
     "partition",
     "scale_sensitive",
+    "substitute",
 ]

@@ -13,6 +13,7 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -167,6 +168,7 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("-o", "--output", help="where to write the table (default: a new "
                                              "temporary folder)")
     demo.add_argument("--force", action="store_true", help="overwrite the output file")
+    _add_substitute(commands)
     return parser
 
 
@@ -244,10 +246,75 @@ def _run_demo(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _add_substitute(commands: Any) -> None:
+    sub = commands.add_parser("substitute", help="publish numeric columns as substituted "
+                                                 "values that keep their localities")
+    sub.add_argument("input", help="CSV file with a header row")
+    sub.add_argument("--columns", required=True, help="numeric columns, comma-separated")
+    sub.add_argument("-o", "--output", required=True, help="where to write the table")
+    sub.add_argument("--constraints", help="also write the kept constraints to this CSV file")
+    sub.add_argument("--segment-size", type=int, default=100, help="rows per segment (100)")
+    sub.add_argument("--poi-fraction", type=float, default=0.1,
+                     help="fraction of the localities kept, in (0, 1] (0.1)")
+    sub.add_argument("--iterations", type=int, default=4000, help="random-walk steps (4000)")
+    sub.add_argument("--seed", type=int, default=0, help="random seed (0)")
+    sub.add_argument("--sep", help="CSV separator (default: sniffed from the header)")
+    sub.add_argument("--force", action="store_true", help="overwrite the output file")
+
+
+def _run_substitute(args: argparse.Namespace) -> int:
+    """Every cell is read as text, so the columns not substituted are written back as read."""
+    from proxanon.substitute import substitute
+
+    target = _output_path(args.output, [args.input], args.force)
+    extra = None
+    if args.constraints is not None:
+        extra = _output_path(args.constraints, [args.input, args.output], args.force)
+    path = Path(args.input)
+    if not path.is_file():
+        raise UsageError(f"input file not found: {args.input}")
+    sep = args.sep if args.sep is not None else _sniff_sep(path)
+    try:
+        text = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"cannot read {args.input}: it is not UTF-8 text ({exc})") from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise UsageError(f"cannot read {args.input} as CSV with separator {sep!r}: {exc}") from None
+    columns = _names(args.columns, "--columns")
+    header = {str(c).strip(): c for c in text.columns}  # the header is written back as read
+    missing = [c for c in columns if c not in header]
+    if missing:
+        raise UsageError(f"--columns: column(s) {missing} not in {args.input}; its columns are "
+                         f"{list(header)}")
+    numbers = pd.DataFrame(index=text.index)
+    for column in columns:
+        cells = text[header[column]]
+        parsed = pd.to_numeric(cells.str.strip(), errors="coerce")
+        bad = parsed.isna().to_numpy()
+        if bad.any():
+            row = int(bad.argmax())
+            raise UsageError(f"column {column!r} is not numeric: {cells.iloc[row]!r} at "
+                             f"data row {row + 1}; substitute numeric columns only")
+        numbers[column] = parsed.astype("float64")
+    result = substitute(numbers, columns, segment_size=args.segment_size,
+                        poi_fraction=args.poi_fraction, iterations=args.iterations,
+                        seed=args.seed)
+    out = text.copy()
+    for column in columns:
+        out[header[column]] = [repr(float(v)) for v in result.table[column]]
+    out.to_csv(target, sep=sep, index=False)
+    if extra is not None:
+        result.constraints.to_csv(extra, index=False)
+    print(f"{result!r} in {result.seconds:.2f} s")
+    print(f"wrote {len(out):,} rows to {target}")
+    return EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``proxanon`` console script."""
     args = _parser().parse_args(argv)
-    runners = {"anonymize": _run_anonymize, "audit": _run_audit, "demo": _run_demo}
+    runners = {"anonymize": _run_anonymize, "audit": _run_audit, "demo": _run_demo,
+               "substitute": _run_substitute}
     try:
         return runners[args.command](args)
     except BrokenPipeError:
