@@ -9,7 +9,7 @@ Data, both under L1 with equal weights:
 
 * ``arx``: the ARX copy of Adult (``proxanon.datasets.load_adult``, 30,162 rows), sensitive
   education, occupation, workclass (by category rank, scaled to [0, 1]);
-* ``uci``: the UCI copy (``shared/data/adult/uci/adult.data``, rows with '?' dropped, as
+* ``uci``: the UCI copy (``tests/data/adult-uci/adult.data.gz``, rows with '?' dropped, as
   ``tests/conftest.py`` loads it), sensitive education-num, hours-per-week (scaled to [0, 1]).
 
 For every grid point ``moves="swap"`` runs first; the point is kept only if swaps leave

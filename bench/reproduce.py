@@ -8,7 +8,7 @@ Writes ``DIR/fig4_vulnerability.png``, ``DIR/fig5_query_error.png``, ``DIR/fig6_
 and ``DIR/REPRODUCTION.md`` (the command, data, parameters, one table per figure and, for
 each of the paper's claims, whether these numbers agree, decided from the numbers).
 
-Data: UCI Adult (``shared/data/adult/uci/adult.data`` beside the repository, as
+Data: UCI Adult (``tests/data/adult-uci/adult.data.gz``, shipped with the tests, as
 ``tests/conftest.py`` loads it: rows with '?' dropped, 30,162 rows); with ``--rows N`` a
 uniform sample of N rows (seed 0), in the file's order. Quasi-identifiers: ``age`` (numeric:
 published as intervals) and ``sex``, ``race``, ``marital-status`` with the ARX hierarchies
@@ -60,8 +60,8 @@ from proxanon.datasets import load_adult
 
 BENCH_DIR = Path(__file__).resolve().parent
 ROOT = BENCH_DIR.parent
-#: The project's shared data, beside the repository (the layout tests/conftest.py expects).
-DEFAULT_DATA = ROOT.parent / "shared" / "data" / "adult" / "uci" / "adult.data"
+#: The UCI copy shipped with the tests (provenance and licence in SOURCE.md beside it).
+DEFAULT_DATA = ROOT / "tests" / "data" / "adult-uci" / "adult.data.gz"
 DEFAULT_OUT = BENCH_DIR / "results" / "reproduction"
 
 UCI_COLUMNS = (
@@ -860,7 +860,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT,
                         help=f"output directory (default: {DEFAULT_OUT.relative_to(ROOT)})")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA,
-                        help="UCI adult.data (default: shared/data/adult/uci beside the repo)")
+                        help="UCI adult.data, plain or gzipped (default: tests/data/adult-uci)")
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
                         help="processes for Fig. 5 (default: up to 2); timings run alone")
     args = parser.parse_args(argv)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from importlib import resources
 from pathlib import Path
 
 import numpy as np
@@ -12,8 +13,12 @@ from numpy.typing import NDArray
 from proxanon.datasets import load_adult
 from proxanon.tables import scale_sensitive
 
-#: The project's shared data, beside the repository (as CI lays it out: shared/ next to main/).
-SHARED_ADULT = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "adult"
+#: The ARX copy of Adult and its hierarchy files, as the package bundles them.
+ARX_ADULT = Path(str(resources.files("proxanon.datasets") / "adult"))
+
+#: The original UCI copy of Adult (gzipped) and its taxonomy trees, shipped with the tests
+#: (provenance and licence in SOURCE.md there).
+UCI_ADULT = Path(__file__).resolve().parent / "data" / "adult-uci"
 
 UCI_COLUMNS = [
     "age", "workclass", "fnlwgt", "education", "education-num", "marital-status",
@@ -23,8 +28,8 @@ UCI_COLUMNS = [
 
 
 def load_uci_adult() -> pd.DataFrame:
-    """The UCI copy of Adult (``shared/data/adult/uci/adult.data``), rows with '?' dropped."""
-    frame = pd.read_csv(SHARED_ADULT / "uci" / "adult.data", header=None, names=UCI_COLUMNS,
+    """The UCI copy of Adult (``tests/data/adult-uci/adult.data.gz``), rows with '?' dropped."""
+    frame = pd.read_csv(UCI_ADULT / "adult.data.gz", header=None, names=UCI_COLUMNS,
                         sep=",", skipinitialspace=True, na_values=["?"])
     return frame.dropna().reset_index(drop=True)
 

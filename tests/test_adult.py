@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import gzip
+import hashlib
+import re
+
 import numpy as np
 
 from proxanon import audit, partition
 from proxanon.datasets import EDUCATION_ORDER, load_adult
+from tests.conftest import UCI_ADULT, load_uci_adult
 
 
 def test_bundled_adult_matches_the_arx_copy(adult_frame):
@@ -15,6 +20,25 @@ def test_bundled_adult_matches_the_arx_copy(adult_frame):
     for column in adult_frame.columns:
         if column != "age":
             assert not adult_frame[column].isna().any(), column
+
+
+def test_shipped_uci_copy_is_the_recorded_file_and_agrees_with_the_bundled_copy(adult_frame):
+    """The tests' UCI copy decompresses to the file SOURCE.md names (by SHA-256), and with
+    its '?' rows dropped it is the bundled ARX copy, row for row."""
+    raw = gzip.decompress((UCI_ADULT / "adult.data.gz").read_bytes())
+    recorded = re.search(r"SHA-256\s+`([0-9a-f]{64})`",
+                         (UCI_ADULT / "SOURCE.md").read_text(encoding="utf-8"))
+    assert recorded is not None, "SOURCE.md must record the SHA-256 of adult.data"
+    assert hashlib.sha256(raw).hexdigest() == recorded.group(1)
+    lines = raw.decode("ascii").splitlines()
+    assert len(lines) == 32561 + 1 and lines[-1] == ""  # one blank line at the end
+    assert sum("?" in line for line in lines) == 2399
+    uci = load_uci_adult()
+    arx = adult_frame.rename(columns={"salary-class": "income"})
+    assert len(uci) == len(arx) == 30162
+    for column in arx.columns:
+        np.testing.assert_array_equal(uci[column].astype(str).to_numpy(),
+                                      arx[column].astype(str).to_numpy(), err_msg=column)
 
 
 def test_load_adult_returns_a_fresh_frame():

@@ -256,15 +256,47 @@ def test_a_spread_out_table_is_fine():
 
 def test_inequality_4_is_not_a_guarantee():
     """The paper's (4) holds here, yet the proof of Lemma 2 does not apply (k does not divide
-    n and t is an integer); a satisfying partition exists, which XColor need not find."""
+    n and t is an integer): a satisfying equitable partition exists and XColor's swaps end
+    with violations."""
     sensitive = np.array([2 / 3, 0, 2 / 3, 1, 2 / 3, 0, 2 / 3, 2 / 3, 1 / 3])
     a = advise(sensitive, k=2, epsilon=0.3, delta=0.2)
     assert a.max_degree == 4 and 4 <= rhs_4(9, 2, 0.2)
     assert a.max_delta_guaranteed >= 0.2
     assert a.max_delta_proven < 0.2
     assert not a.provably_infeasible
-    witness = np.array([0, 0, 1, 1, 2, 2, 3, 3, 3])
+    witness = np.array([0, 0, 1, 1, 2, 2, 3, 3, 3])  # the n // k equitable groups
     assert audit(sensitive, witness, k=2, epsilon=0.3, delta=0.2).satisfied
+    swapped = partition(sensitive, k=2, epsilon=0.3, delta=0.2, moves="swap",
+                        on_infeasible="best_effort")
+    assert not swapped.satisfied and swapped.n_groups == 4
+    assert audit(sensitive, swapped.groups, k=2, epsilon=0.3, delta=0.2).violating_rows.size > 0
+
+
+def test_inequality_4_suffices_for_12_rows_in_groups_of_3():
+    """No counterexample to (4) with k dividing n at n = 12, k = 3: swaps never stall there.
+
+    With t = 0 (δ > 1/2), (4) allows Θ <= 3; with t = 1 (0 < δ <= 1/2) it allows Θ <= 5. In
+    either case a stalled violation v in V needs, in every class movable for v, members
+    adjacent to v's group mates (SPEC §3's Λ >= 0 for every partner); counting those edges
+    against Θ leaves a violation with an exchangeable partner in every state (for t = 1: at
+    least two movable classes need >= 8 edges from v's two mates, which forces v's degree to
+    6 > 5). A seeded search of 2-D L1 tables at the δ where (4) and Lemma 2 differ checks it.
+    """
+    rng = np.random.default_rng(12)
+    with_violations = 0
+    for _ in range(200):
+        sensitive = rng.integers(0, 7, size=(12, 2)) / 6
+        for epsilon in (0.1, 0.2, 0.3):
+            for delta, theta in ((0.2, 5), (0.7, 3)):
+                a = advise(sensitive, k=3, epsilon=epsilon, delta=delta)
+                if a.max_degree != theta:
+                    continue
+                assert a.max_degree <= rhs_4(12, 3, delta) and a.max_delta_proven < delta
+                result = partition(sensitive, k=3, epsilon=epsilon, delta=delta, moves="swap",
+                                   on_infeasible="best_effort")
+                with_violations += result.stats["initial_violations"] > 0
+                assert result.satisfied
+    assert with_violations >= 20  # the swaps had work to do
 
 
 def test_adult(adult_sensitive):

@@ -8,14 +8,14 @@ import pytest
 
 from proxanon import Hierarchy, InfeasibleError, anonymize, audit
 from proxanon.datasets import load_adult
-from tests.conftest import SHARED_ADULT
+from tests.conftest import ARX_ADULT
 
 QI = ["age", "sex", "race", "marital-status"]
 SENSITIVE = ["education-num", "hours-per-week"]
 
 
 def arx_hierarchies(columns=QI) -> dict[str, Hierarchy]:
-    return {c: Hierarchy.from_csv(SHARED_ADULT / f"adult_hierarchy_{c}.csv") for c in columns}
+    return {c: Hierarchy.from_csv(ARX_ADULT / f"adult_hierarchy_{c}.csv") for c in columns}
 
 
 def parse_interval(text: str) -> tuple[float, float]:
@@ -79,7 +79,7 @@ def test_uci_adult_numeric_age_and_flat_categoricals(uci_adult):
 
 def test_hierarchy_paths_are_read_as_arx_files(uci_adult):
     sample = uci_adult.head(2000)
-    paths = {c: str(SHARED_ADULT / f"adult_hierarchy_{c}.csv") for c in ("sex", "race")}
+    paths = {c: str(ARX_ADULT / f"adult_hierarchy_{c}.csv") for c in ("sex", "race")}
     by_path = anonymize(sample, quasi_identifiers=QI, sensitive=SENSITIVE, k=5, epsilon=0.05,
                         delta=0.5, hierarchies=paths)
     by_object = anonymize(sample, quasi_identifiers=QI, sensitive=SENSITIVE, k=5,

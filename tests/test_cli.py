@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.conftest import SHARED_ADULT, load_uci_adult
+from tests.conftest import ARX_ADULT, load_uci_adult
 
 QI = ["age", "sex", "race", "marital-status"]
 SENSITIVE = ["education-num", "hours-per-week"]
@@ -32,7 +32,7 @@ TIMEOUT = 120
 def _hierarchy_args() -> list[str]:
     args = []
     for column in ("sex", "race", "marital-status"):
-        args += ["--hierarchy", f"{column}={SHARED_ADULT / f'adult_hierarchy_{column}.csv'}"]
+        args += ["--hierarchy", f"{column}={ARX_ADULT / f'adult_hierarchy_{column}.csv'}"]
     return args
 
 
@@ -47,8 +47,6 @@ def exe() -> str:
 
 @pytest.fixture(scope="module")
 def adult() -> pd.DataFrame:
-    if not (SHARED_ADULT / "uci" / "adult.data").is_file():
-        pytest.fail(f"shared Adult data missing under {SHARED_ADULT}")
     return load_uci_adult()
 
 
@@ -345,7 +343,7 @@ def test_hierarchy_missing_data_values(run, sample_csv: Path, tmp_path: Path) ->
     assert not (tmp_path / "out.csv").exists()
     # A real ARX file for another column: none of the data's values is in it.
     proc = run("anonymize", sample_csv.name, "-o", "out.csv", *COLUMNS, *PRIVACY,
-               "--hierarchy", f"sex={SHARED_ADULT / 'adult_hierarchy_race.csv'}")
+               "--hierarchy", f"sex={ARX_ADULT / 'adult_hierarchy_race.csv'}")
     assert_usage_error(proc, "sex", "Male", "Female")
 
 
@@ -459,7 +457,7 @@ def test_text_sensitive_column_with_a_hierarchy_uses_taxonomy_distance(run, tmp_
     """A text sensitive column with --hierarchy needs no --order: taxonomy distance."""
     path = tmp_path / "occupations.csv"
     sample.to_csv(path, index=False)
-    hierarchy = SHARED_ADULT / "adult_hierarchy_occupation.csv"
+    hierarchy = ARX_ADULT / "adult_hierarchy_occupation.csv"
     out = tmp_path / "occupations-anon.csv"
     proc = run("anonymize", str(path), "--qi", "age,sex", "--sensitive", "occupation",
                "--hierarchy", f"occupation={hierarchy}", "--k", "10", "--epsilon", "0",

@@ -178,10 +178,12 @@ def test_advise_degree_for_every_form(case, form):
     near = dist <= eps + TOL * max(1, eps)
     if form != "graph":
         near |= (values[:, None, :] == values[None, :, :]).all(axis=2)
-    theta = int((near.sum(axis=1) - 1).max())
+    degrees = near.sum(axis=1) - 1
     a = advise(values, k=k, epsilon=None if form == "graph" else eps, metric=metric)
-    assert a.max_degree == theta
-    assert n >= 1
+    assert a.max_degree == int(degrees.max())
+    assert a.row == int(np.argmax(degrees))  # the lowest row attaining Θ
+    assert a.value == tuple(values[a.row])
+    assert a.n == n
 
 
 def test_anonymize_accepts_every_form(uci_adult):

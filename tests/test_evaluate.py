@@ -23,7 +23,7 @@ from proxanon.evaluate import (
     loss,
     ncp,
 )
-from tests.conftest import SHARED_ADULT
+from tests.conftest import ARX_ADULT
 
 QI = ["age", "zip", "job"]
 SENSITIVE = ["salary", "grade"]
@@ -272,7 +272,7 @@ def test_adult_workload(adult):
 
 def test_adult_measures_equal_the_report(adult, uci_adult):
     check_measures(*adult)
-    hierarchies = {c: Hierarchy.from_csv(SHARED_ADULT / f"adult_hierarchy_{c}.csv")
+    hierarchies = {c: Hierarchy.from_csv(ARX_ADULT / f"adult_hierarchy_{c}.csv")
                    for c in ADULT_QI}
     result = anonymize(uci_adult, quasi_identifiers=ADULT_QI, sensitive=ADULT_SENSITIVE, k=10,
                        epsilon=0.05, delta=0.6, hierarchies=hierarchies)

@@ -20,10 +20,11 @@ from hypothesis import strategies as st
 
 from proxanon.datasets import load_adult
 from proxanon.hierarchy import Hierarchy
-from tests.conftest import SHARED_ADULT as DATA
+from tests.conftest import ARX_ADULT as DATA
+from tests.conftest import UCI_ADULT
 
 ARX_FILES = sorted(DATA.glob("adult_hierarchy_*.csv"))
-UCI_FILES = sorted((DATA / "uci").glob("adult_*.txt"))
+UCI_FILES = sorted(UCI_ADULT.glob("adult_*.txt"))
 ALL_FILES = ARX_FILES + UCI_FILES
 FILE_IDS = [f"{path.parent.name}/{path.name}" for path in ALL_FILES]
 
@@ -62,10 +63,15 @@ def leaf_paths(rows: Sequence[Sequence[str]]) -> dict[str, tuple[str, ...]]:
     return {row[0]: tuple(reversed(row)) for row in rows}
 
 
-def test_the_shared_data_is_there():
-    # Guards the parametrized tests below against silently running on zero files.
+def test_the_shipped_taxonomy_files_are_there():
+    # Guards the parametrized tests below against silently running on zero files: the ARX
+    # hierarchies are the package's own (what load_adult reads), the UCI trees ship with the
+    # tests.
     assert len(ARX_FILES) == 9
-    assert len(UCI_FILES) == 7
+    assert sorted(load_adult().hierarchy_files.values()) == ARX_FILES
+    assert [path.name for path in UCI_FILES] == [
+        f"adult_{name}.txt" for name in ("marital_status", "native_country", "occupation",
+                                         "race", "relationship", "sex", "workclass")]
 
 
 # --------------------------------------------------------------------------- loading files
@@ -93,7 +99,7 @@ def test_taxonomy_files_load_and_read_back(path):
 def test_arx_files_have_uniform_rows_and_uci_workclass_is_ragged():
     for path in ARX_FILES:
         assert len({len(row) for row in read_rows(path)}) == 1, path
-    workclass = load(DATA / "uci" / "adult_workclass.txt")
+    workclass = load(UCI_ADULT / "adult_workclass.txt")
     private, self_emp = workclass.leaf_index(["Private", "Self-emp-inc"])
     assert workclass.depth[private] == 1
     assert workclass.depth[self_emp] == 2
@@ -234,7 +240,7 @@ def test_lca_matches_brute_force_on_random_trees(rows, data):
 
 
 def test_lca_of_a_leaf_with_itself_is_the_leaf_and_shapes_broadcast():
-    h = load(DATA / "uci" / "adult_workclass.txt")
+    h = load(UCI_ADULT / "adult_workclass.txt")
     assert h.lca([2, 5], [2, 5]).tolist() == [2, 5]
     grid = h.lca(np.arange(8)[:, None], np.arange(8)[None, :])
     assert grid.shape == (8, 8)

@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 from proxanon import InfeasibleError, anonymize, audit, partition
 from proxanon.datasets import load_adult
 from proxanon.evaluate import count_query_error
-from tests.conftest import SHARED_ADULT
 
 QI = ["age", "sex", "race", "marital-status"]
 
@@ -96,9 +95,16 @@ def test_anonymize_mondrian_publishes_one_tuple_per_group(uci_adult):
     assert result.report.method == "mondrian"
 
 
-def test_mondrian_refuses_what_it_cannot_start(uci_adult):
+def test_mondrian_refuses_what_it_cannot_start():
+    # One sensitive value cannot give any group l = 2 distinct values, not even the whole
+    # table; with l = 1 the same table starts, and the medians of 40 distinct QI values cut
+    # it into 8 groups of 5.
     with pytest.raises(InfeasibleError, match="whole table"):
         partition(np.zeros(40), k=5, quasi_identifiers=np.arange(40.0), method="mondrian", l=2)
+    started = partition(np.zeros(40), k=5, quasi_identifiers=np.arange(40.0), method="mondrian",
+                        l=1)
+    assert started.satisfied
+    assert sorted(np.bincount(started.groups)) == [5] * 8
     with pytest.raises(ValueError, match="quasi_identifiers"):
         partition(np.zeros(40), k=5, method="mondrian")
     with pytest.raises(ValueError, match="both epsilon and delta"):
@@ -106,4 +112,3 @@ def test_mondrian_refuses_what_it_cannot_start(uci_adult):
                   epsilon=0.1)
     with pytest.raises(ValueError, match="method='mondrian' only"):
         partition(np.zeros(40), k=5, epsilon=0.1, delta=0.5, l=2)
-    assert SHARED_ADULT.exists()

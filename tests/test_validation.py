@@ -91,8 +91,12 @@ def test_numpy_integer_parameters_are_accepted():
     assert result.stats["k"] == 4
 
 
-def test_integer_and_list_inputs_are_converted_not_modified():
+def test_integer_list_and_strided_inputs_are_read_as_their_float_values():
     values = [[i % 5, i % 3] for i in range(20)]
-    snapshot = [row[:] for row in values]
-    call(sensitive=values, epsilon=0.0)
-    assert values == snapshot
+    floats = np.array(values, dtype=float)
+    expected = call(sensitive=floats, epsilon=1.0)
+    assert expected.stats["initial_violations"] > 0  # the input shapes the result
+    strided = np.repeat(floats, 2, axis=1)[:, ::2]
+    assert not strided.flags.c_contiguous
+    for form in (values, np.array(values, dtype=np.int64), np.asfortranarray(floats), strided):
+        np.testing.assert_array_equal(call(sensitive=form, epsilon=1.0).groups, expected.groups)

@@ -1,5 +1,7 @@
 """proxanon: anonymize microdata against proximity breaches with XColor."""
 
+from importlib.metadata import version as _distribution_version
+
 from proxanon import datasets, evaluate
 from proxanon._errors import InfeasibleError
 from proxanon.advise import Advice, advise
@@ -11,7 +13,8 @@ from proxanon.m_color import m_color
 from proxanon.substitute import substitute
 from proxanon.tables import scale_sensitive
 
-__version__ = "0.1.0"
+#: The installed distribution's version; pyproject.toml is the one place it is written.
+__version__ = _distribution_version("proxanon")
 
 __all__ = [
     "Advice",
