@@ -1,0 +1,5 @@
+"""The ``proxanon`` command line: one module per subcommand (anonymize, audit, demo)."""
+
+from proxanon.cli._main import main
+
+__all__ = ["main"]
