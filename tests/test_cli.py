@@ -12,6 +12,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -404,40 +405,53 @@ def test_unreadable_csv(run, tmp_path: Path, content: bytes, needle: str) -> Non
                            "--epsilon", "0.1", "--delta", "0.5"), needle)
 
 
-def test_progress_shows_on_a_terminal(tmp_path, sample_csv):
-    """With standard error on a terminal (a pseudo-terminal here), progress lines appear."""
+def run_on_a_terminal(args: list[str], cwd: Path,
+                      on_output: Callable[[bytes, subprocess.Popen[bytes]], None] | None = None,
+                      timeout: float = 300) -> tuple[int, bytes]:
+    """Runs ``proxanon ARGS`` with standard error on a pseudo-terminal and progress shown at
+    once; ``on_output(all output so far, process)`` is called as output arrives. Returns the
+    exit status and everything written to the terminal."""
     import os
     import pty
     import select
     import time
 
     exe = shutil.which("proxanon")
+    assert exe is not None
     primary, secondary = pty.openpty()
-    env = dict(os.environ, PROXANON_PROGRESS_DELAY="0")
-    proc = subprocess.Popen(
-        [exe, "anonymize", str(sample_csv), "--qi", "age,sex,race,marital-status",
-         "--sensitive", "education-num,hours-per-week", "--k", "10", "--epsilon", "0.05",
-         "--delta", "0.6", "-o", str(tmp_path / "tty.csv")],
-        stdout=subprocess.PIPE, stderr=secondary, cwd=tmp_path, env=env)
+    proc = subprocess.Popen([exe, *args], stdout=subprocess.PIPE, stderr=secondary, cwd=cwd,
+                            env=dict(os.environ, PROXANON_PROGRESS_DELAY="0"))
     os.close(secondary)
     seen = b""
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        ready, _, _ = select.select([primary], [], [], 0.1)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([primary], [], [], 0.05)
         if ready:
             try:
                 chunk = os.read(primary, 4096)
-            except OSError:
+            except OSError:  # the other side closed: the process is gone
                 break
             if not chunk:
                 break
             seen += chunk
+            if on_output is not None:
+                on_output(seen, proc)
         elif proc.poll() is not None:
             break
-    proc.communicate(timeout=60)
+    proc.communicate(timeout=timeout)
     os.close(primary)
-    assert proc.returncode == 0
-    assert b"proxanon: " in seen
+    return proc.returncode, seen
+
+
+def test_progress_shows_on_a_terminal(tmp_path, sample_csv):
+    """With standard error on a terminal (a pseudo-terminal here), the progress bar shows
+    the stages with their elapsed time."""
+    status, seen = run_on_a_terminal(
+        ["anonymize", str(sample_csv), "--qi", "age,sex,race,marital-status",
+         "--sensitive", "education-num,hours-per-week", "--k", "10", "--epsilon", "0.05",
+         "--delta", "0.6", "-o", str(tmp_path / "tty.csv")], tmp_path)
+    assert status == 0
+    assert b"proxanon: prepare (00:0" in seen and b"elapsed)" in seen
 
 
 def test_suppress_leaves_rows_out_within_the_budget(run, tmp_path, sample_csv, sample):

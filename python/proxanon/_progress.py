@@ -12,9 +12,9 @@ from typing import Any, TextIO
 
 from proxanon import _core
 
-#: Bar layouts: a stage with a known amount of work, and one without (time only).
-_COUNTED = ("{desc}: {n_fmt}/{total_fmt} violating row(s) repaired |{bar:16}| "
-            "{elapsed} elapsed, {remaining} left{postfix}")
+#: Bar layouts: a stage with a known amount of work (the bar takes the width left over;
+#: times are elapsed<remaining), and one without (time only).
+_COUNTED = "{desc}: {n_fmt}/{total_fmt} rows repaired |{bar}| {elapsed}<{remaining}{postfix}"
 _TIMED = "{desc} ({elapsed} elapsed)"
 
 
