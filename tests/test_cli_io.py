@@ -351,6 +351,28 @@ def test_audit_with_a_sensitive_taxonomy(tmp_path: Path, capsys) -> None:
     _one_line_error(status, err, 2, "occupation", "--hierarchy")
 
 
+def test_infeasible_message_comes_from_the_error_type_not_its_text(
+        tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI words an InfeasibleError from the partition it carries, whatever the
+    library's message says (no rewriting of message text)."""
+    part = proxanon.partition(np.zeros((20, 1)), k=5, epsilon=0.1, delta=0.5,
+                              on_infeasible="best_effort")
+
+    def infeasible(data: pd.DataFrame, **kwargs: Any) -> None:
+        raise proxanon.InfeasibleError("library wording: pass on_infeasible='best_effort'",
+                                       partition=part)
+
+    monkeypatch.setattr(sys.modules["proxanon.anonymize"], "anonymize", infeasible)
+    header, rows = _raw_rows(20)
+    _write_raw(tmp_path / "in.csv", header, rows)
+    status, out, err = _cli(capsys, "anonymize", str(tmp_path / "in.csv"), "-o",
+                            str(tmp_path / "out.csv"), *COLUMNS, *PRIVACY)
+    _one_line_error(status, err, 1, "infeasible", "20 row(s) in 4 of 4 group(s)",
+                    "--best-effort", "--suppress FRACTION")
+    assert "library wording" not in err and "on_infeasible" not in err
+    assert out == "" and not (tmp_path / "out.csv").exists()
+
+
 # --- output files: complete or absent -----------------------------------------------------
 
 

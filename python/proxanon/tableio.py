@@ -141,7 +141,9 @@ class CsvTable:
 
     def split(self, row: int) -> list[str]:
         """The raw fields of data row ``row``, exactly as in the file."""
-        fields = _split_record(self.records[row], self.sep, self.lines[row], self.path)
+        record = self.records[row]
+        fields = (record.split(self.sep) if _QUOTE not in record
+                  else _split_record(record, self.sep, self.lines[row], self.path))
         if len(fields) != len(self.header):
             raise TableReadError(
                 f"{self.position(row)} has {len(fields)} field(s), the header has "
@@ -153,12 +155,14 @@ class CsvTable:
 
         Every record is split, so a record with the wrong number of fields is an error
         whichever columns are asked for."""
-        index = [self.names.index(name) for name in names]
+        index = [(name, self.names.index(name)) for name in names]
         out: dict[str, list[str]] = {name: [] for name in names}
+        split = self.split
         for row in range(self.n_rows):
-            fields = self.split(row)
-            for name, j in zip(names, index, strict=True):
-                out[name].append(_unquote(fields[j]).strip())
+            fields = split(row)
+            for name, j in index:
+                field = fields[j]
+                out[name].append((_unquote(field) if field[:1] == _QUOTE else field).strip())
         return out
 
     def column(self, name: str) -> pd.Series:
@@ -187,8 +191,7 @@ def _field_pattern(sep: str) -> re.Pattern[str]:
 
 
 def _split_record(record: str, sep: str, line: int, path: Path) -> list[str]:
-    if _QUOTE not in record:
-        return record.split(sep)
+    """Fields of a record that holds a quote: quoted fields matched whole."""
     pattern = _field_pattern(sep)
     fields: list[str] = []
     pos = 0

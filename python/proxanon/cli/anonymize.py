@@ -77,6 +77,8 @@ def run(args: argparse.Namespace) -> int:
     target = output_path(args.output, [args.input], args.force)
     report_target = (None if args.report is None
                      else output_path(args.report, [args.input, args.output], args.force))
+    if report_target is not None and report_target.resolve() == target.resolve():
+        raise UsageError("--report and -o name the same file; give the report its own name")
     source = read_input(args.input, args)
     if GROUP_COLUMN in source.names:
         raise UsageError(f"{args.input} already has a column named {GROUP_COLUMN!r}, which the "
