@@ -591,3 +591,69 @@ def test_repr_and_len():
     h = load(DATA / "adult_hierarchy_race.csv")
     assert len(h) == 5
     assert repr(h).startswith("Hierarchy(root='*', n_leaves=5, height=1, nodes=6, leaves=['White'")
+
+
+# --------------------------------------------------------------------------- bad input at the edges
+
+
+def test_a_file_in_another_encoding_is_named_with_its_column_line_and_the_fix(tmp_path):
+    path = tmp_path / "city.csv"
+    path.write_bytes("Paris;France;*\nK\u00f6ln;Germany;*\n".encode("latin-1"))
+    with pytest.raises(ValueError, match=(
+            rf"{re.escape(str(path))} \(hierarchy of column 'city'\): line 2 is not valid "
+            r"utf-8 \(byte 0xf6 at offset 16\); pass the file's encoding, e.g. "
+            r"encoding='latin-1'")):
+        Hierarchy.from_csv(path, column="city")
+    h = Hierarchy.from_csv(path, encoding="latin-1")
+    assert h.leaves == ("Paris", "K\u00f6ln")
+    with pytest.raises(ValueError, match=r"city.csv: unknown encoding 'utf-9'"):
+        Hierarchy.from_csv(path, encoding="utf-9")
+
+
+def test_a_node_labelled_like_the_root_is_refused_where_it_is(tmp_path):
+    # A published '*' must mean "any value": a leaf or inner node also called '*' would make
+    # it ambiguous.
+    path = tmp_path / "star.csv"
+    path.write_text("a;*\n*;*\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=(
+            rf"{re.escape(str(path))}: row 2: a leaf below the root is labelled '\*' like "
+            r"the root \(path '\*' > '\*'\)")):
+        Hierarchy.from_csv(path)
+    with pytest.raises(ValueError, match=r"row 2: an inner node below the root is labelled '\*'"):
+        Hierarchy.from_rows([["a", "*"], ["b", "*", "*"]])
+    with pytest.raises(ValueError, match=r"flat: value '\*': a leaf below the root"):
+        Hierarchy.flat(["a", "*"])
+    with pytest.raises(ValueError, match=r"a leaf below the root is labelled 'Any'"):
+        Hierarchy.from_dict({"Any": {"x": ["Any", "y"]}})
+
+
+@pytest.mark.parametrize(
+    ("values", "origin", "widths"),
+    [
+        ([1e308, -1e308, 0.5], 0, [10]),    # band numbers past int64 (were cast to garbage)
+        ([0.5, 1.5], 1e300, [10]),          # far from origin
+        ([2**62, 0], 0, [10]),              # integers whose band ends would leave int64
+    ],
+    ids=["huge floats", "far origin", "huge integers"],
+)
+def test_from_intervals_refuses_values_whose_bands_cannot_be_numbered(values, origin, widths):
+    with pytest.raises(ValueError, match=r"too large or too far from origin to number its band"):
+        Hierarchy.from_intervals(np.array(values), widths, origin=origin)
+
+
+def test_booleans_and_the_numbers_one_and_zero_stay_apart():
+    # pandas hashes True like 1: a mixed column matched the number 1 to the leaf "True".
+    for values in (np.array([True, 1, 0, False, 1.0], dtype=object),
+                   np.array([1, True, 0, False, "x"], dtype=object)):
+        h = Hierarchy.flat(values)
+        assert set(h.leaves) == {"0", "1", "False", "True"} | ({"x"} & set(values))
+        want = [str(v) for v in values]
+        assert [h.leaves[i] for i in h.leaf_index(values)] == [w.removesuffix(".0")
+                                                               for w in want]
+
+
+def test_from_intervals_refuses_what_int64_band_numbers_cannot_hold():
+    with pytest.raises(ValueError, match=r"values holds 18446744073709551615, beyond int64"):
+        Hierarchy.from_intervals(np.array([2**64 - 1, 0], dtype=np.uint64), [5])
+    with pytest.raises(ValueError, match=r"widths\[1\] = 1e\+300 is more than 2\*\*53 times"):
+        Hierarchy.from_intervals([1.5, 2.0], [1e-300, 1e300])

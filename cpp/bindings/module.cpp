@@ -289,6 +289,8 @@ py::array_t<std::int32_t> initialize_classes(const Int64Array& degree, std::size
 
 }  // namespace
 
+void register_substitution(py::module_& mod);  // bind_substitution.cpp
+
 PYBIND11_MODULE(_core, mod) {
     mod.doc() = "proxanon's native XColor engine (see proxanon.partition for the public API)";
 
@@ -364,4 +366,6 @@ PYBIND11_MODULE(_core, mod) {
                  return row >= 0 && static_cast<std::size_t>(row) < q.rows() && q.contains(row);
              })
         .def("__len__", &ViolationQueue::size);
+
+    register_substitution(mod);
 }

@@ -7,6 +7,8 @@ from proxanon.anonymize import Anonymization, Report, anonymize
 from proxanon.audit import AuditReport, audit
 from proxanon.engine import Partition, partition
 from proxanon.hierarchy import Hierarchy
+from proxanon.m_color import m_color
+from proxanon.substitute import substitute
 from proxanon.tables import scale_sensitive
 
 __version__ = "0.1.0"
@@ -25,6 +27,8 @@ __all__ = [
     "audit",
     "datasets",
     "evaluate",
+    "m_color",
     "partition",
     "scale_sensitive",
+    "substitute",
 ]

@@ -83,3 +83,17 @@ class ViolationQueue:
     def pop(self) -> int: ...
     def __contains__(self, row: int) -> bool: ...
     def __len__(self) -> int: ...
+
+# Property-preserving substitution (bind_substitution.cpp).
+def substitute_column(
+    values: NDArray[np.float64],
+    lo: float,
+    hi: float,
+    segment_size: int,
+    poi_fraction: float,
+    iterations: int,
+    seed: int,
+    stream: int,
+    n_threads: int,
+) -> dict[str, Any]: ...
+def extract_localities(sorted_values: NDArray[np.float64]) -> dict[str, NDArray[Any]]: ...

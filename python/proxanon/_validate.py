@@ -7,12 +7,34 @@ never modified and never aliased by results.
 
 from __future__ import annotations
 
+import datetime
 import math
 import numbers
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+
+#: Float tolerance of the neighbour test (SPEC §2): x and y are epsilon-neighbours iff
+#: ``distance <= epsilon + NEIGHBOUR_TOLERANCE * max(1, epsilon)``. Without it the paper's own
+#: example fails in float64 (``|0.7 - 0.8| = 0.10000000000000009 > 0.1``).
+NEIGHBOUR_TOLERANCE = 1e-9
+
+#: Float tolerance of the allowance (SPEC §2): ``t(G) = floor((1 - delta)(|G| - 1) +
+#: ALLOWANCE_TOLERANCE)``, so that ``(1 - 0.8) * 10 = 1.9999999999999996`` still allows 2.
+ALLOWANCE_TOLERANCE = 1e-9
+
+#: Relative float tolerance of exact-looking decimal arithmetic on user numbers: a quotient
+#: this close (relatively) to an integer is taken as that integer (hierarchy band boundaries
+#: and nesting widths, e.g. ``0.3 / 0.1`` is 2.9999999999999996).
+DECIMAL_TOLERANCE = 1e-9
+
+#: Group ids are int64; floats and unsigned integers at or beyond this do not fit.
+_INT64_LIMIT = 2.0**63
+
+#: Elements of an object array that numpy would read as numbers, or fail on, wrongly.
+_NOT_REAL_TYPES = (str, bytes, datetime.date, datetime.timedelta, np.datetime64,
+                   np.timedelta64)
 
 METRICS = ("l1", "l2", "linf")
 ON_INFEASIBLE = ("raise", "best_effort", "suppress")
@@ -25,13 +47,16 @@ def float_matrix(value: Any, name: str, *, rows: int | None = None) -> NDArray[n
         raise TypeError(f"{name} is required: pass an array of shape (n,) or (n, columns)")
     if isinstance(value, (str, bytes)):
         raise TypeError(f"{name} must be a numeric array, not a string")
+    _check_unmasked(value, name)
     try:
-        array = np.array(value, dtype=np.float64, copy=True, order="C")
+        raw = np.asarray(value)
     except (TypeError, ValueError) as exc:
-        raise TypeError(
-            f"{name} must be a numeric array of shape (n,) or (n, columns); "
-            f"it could not be converted to floats ({exc})"
-        ) from None
+        raise _not_floats(name, exc) from None
+    _check_real_numbers(raw, name)
+    try:
+        array = np.array(raw, dtype=np.float64, copy=True, order="C")
+    except (TypeError, ValueError) as exc:
+        raise _not_floats(name, exc) from None
     if array.ndim == 1:
         array = array.reshape(-1, 1)
     if array.ndim != 2:
@@ -59,8 +84,66 @@ def float_matrix(value: Any, name: str, *, rows: int | None = None) -> NDArray[n
     return array
 
 
+def _check_unmasked(value: Any, name: str) -> None:
+    """Refuses a numpy masked array with masked entries (np.asarray would unmask them)."""
+    if np.ma.isMaskedArray(value):
+        mask = np.ma.getmaskarray(value)
+        if mask.any():
+            where = tuple(int(i) for i in np.argwhere(mask)[0])
+            raise ValueError(
+                f"{name} has {int(mask.sum())} masked (missing) entries, the first at index "
+                f"{where[0] if len(where) == 1 else where}; drop or fill them first"
+            )
+
+
+def _scalar(value: Any) -> Any:
+    """A 0-d array's element (np.array(0.1) is a number to a user)."""
+    return value[()] if isinstance(value, np.ndarray) and value.ndim == 0 else value
+
+
+def _not_floats(name: str, exc: Exception) -> TypeError:
+    return TypeError(
+        f"{name} must be a numeric array of shape (n,) or (n, columns); "
+        f"it could not be converted to floats ({exc})"
+    )
+
+
+def _check_real_numbers(raw: NDArray[Any], name: str) -> None:
+    """Refuses arrays that numpy would turn into floats silently but wrongly.
+
+    Complex numbers would lose their imaginary part; dates and durations would become
+    counts of their unit (days or nanoseconds, a different epsilon for each); text would be
+    parsed ("1" becomes 1.0) or fail halfway. Object arrays are scanned for text and times.
+    """
+    kind = raw.dtype.kind
+    if kind == "O":  # the kind of the first text or time element decides the message
+        odd = next((x for x in raw.flat if isinstance(x, _NOT_REAL_TYPES)), None)
+        if isinstance(odd, (str, bytes)):
+            kind = "U"
+        elif odd is not None:
+            kind = "M"
+    if kind == "c":
+        raise TypeError(
+            f"{name} holds complex numbers ({raw.dtype}); distances are taken over real "
+            "values: pass the real and imaginary parts as two columns, or the magnitude"
+        )
+    if kind in "mM":
+        raise TypeError(
+            f"{name} holds dates or durations ({raw.dtype}), which as floats would count "
+            "their unit; "
+            "put them on a common scale first, e.g. (t - t.min()) / (t.max() - t.min()) "
+            "(anonymize and audit scale a DataFrame's date column that way)"
+        )
+    if kind in "USV":
+        raise TypeError(
+            f"{name} must be a numeric array; it holds text (dtype {raw.dtype}): convert "
+            "it to numbers first (e.g. pd.to_numeric), on a common scale"
+        )
+
+
 def integer(value: Any, name: str, *, minimum: int) -> int:
     """``value`` as an int >= ``minimum``; bools and non-integral numbers are refused."""
+    value = _scalar(value)
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an integer, got {value!r} ({type(value).__name__})")
     result = int(value)
@@ -71,6 +154,7 @@ def integer(value: Any, name: str, *, minimum: int) -> int:
 
 def real(value: Any, name: str) -> float:
     """``value`` as a float; bools and non-numbers are refused."""
+    value = _scalar(value)
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a number, got {value!r} ({type(value).__name__})")
     return float(value)
@@ -132,6 +216,7 @@ def choice(value: Any, name: str, options: tuple[str, ...]) -> str:
 
 def group_labels(value: Any, rows: int) -> NDArray[np.int64]:
     """A copy of a group-id array: one integer per row."""
+    _check_unmasked(value, "groups")
     try:
         raw = np.asarray(value)
     except (TypeError, ValueError):
@@ -143,11 +228,21 @@ def group_labels(value: Any, rows: int) -> NDArray[np.int64]:
             f"groups has {raw.shape[0]} entries but sensitive has {rows} rows: "
             "give one group id per row"
         )
-    if raw.dtype.kind not in "iu":
-        if raw.dtype.kind == "f" and np.isfinite(raw).all() and (raw == np.round(raw)).all():
-            raw = raw.astype(np.int64)
-        else:
-            raise TypeError(f"groups must hold integer group ids; got dtype {raw.dtype}")
+    if raw.dtype.kind == "f":
+        # Whole floats (e.g. ids read from a CSV with gaps) are ids; anything else is named.
+        bad = ~np.isfinite(raw) | (raw != np.round(raw)) | (np.abs(raw) >= _INT64_LIMIT)
+        if bad.any():
+            row = int(np.argmax(bad))
+            raise TypeError(
+                f"groups must hold integer group ids (or -1 for a suppressed row); row {row} "
+                f"has {float(raw[row])}: give every row a whole-number id"
+            )
+    elif raw.dtype.kind == "u" and raw.size and int(raw.max()) >= _INT64_LIMIT:
+        raise ValueError(f"groups holds the id {int(raw.max())}, beyond int64; renumber the "
+                         "groups, e.g. with pd.factorize")
+    elif raw.dtype.kind != "i":
+        raise TypeError(f"groups must hold integer group ids; got dtype {raw.dtype} (labels "
+                        "of any kind become ids with pd.factorize(labels)[0])")
     labels = np.array(raw, dtype=np.int64, copy=True)
     if (labels < -1).any():
         row = int(np.argmax(labels < -1))

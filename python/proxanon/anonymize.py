@@ -14,7 +14,7 @@ from numpy.typing import ArrayLike, NDArray
 from proxanon import _validate
 from proxanon._errors import InfeasibleError
 from proxanon._progress import ProgressReporter
-from proxanon.audit import audit_arrays
+from proxanon.audit import AuditReport, audit_arrays
 from proxanon.distances import Relation, as_arguments, componentwise, resolve
 from proxanon.engine import (
     INITS,
@@ -133,6 +133,7 @@ class Anonymization:
     ``report``: see :class:`Report`.
     ``hierarchies``: the taxonomy used for each categorical QI column (flat when none given).
     ``partition``: the engine's :class:`~proxanon.Partition`.
+    ``audit``: the independent audit of the published rows (rows in ``table`` order).
     """
 
     table: pd.DataFrame
@@ -141,6 +142,20 @@ class Anonymization:
     report: Report
     hierarchies: dict[str, Hierarchy] = field(repr=False)
     partition: Partition = field(repr=False)
+    audit: AuditReport | None = field(default=None, repr=False)
+
+    def to_html(self, path: Any, original: pd.DataFrame | None = None, *,
+                queries: Mapping[str, Any] | None = None) -> None:
+        """Writes the disclosure-risk report as one self-contained HTML file.
+
+        ``original`` (the table that was anonymized) adds the before/after plots of the QI
+        columns; ``queries`` (keyword arguments of :func:`proxanon.evaluate.count_query_error`,
+        with ``original``) the count-query error. See :func:`proxanon.html_report.
+        anonymization_html`. Needs the ``report`` extra (matplotlib).
+        """
+        from proxanon.html_report import anonymization_html, write_html
+
+        write_html(anonymization_html(self, original, queries=queries), path)
 
     def __repr__(self) -> str:
         return (f"Anonymization(rows={self.report.n}, groups={self.report.groups}, "
@@ -216,7 +231,8 @@ def _anonymize_mondrian(data: pd.DataFrame, columns: list[QIColumn], sens_cols: 
     )
     return Anonymization(table=table, groups=groups, satisfied=satisfied, report=report,
                          hierarchies={c.name: c.hierarchy for c in columns
-                                      if c.hierarchy is not None}, partition=part)
+                                      if c.hierarchy is not None}, partition=part,
+                         audit=check)
 
 
 def encode_sensitive(data: pd.DataFrame, columns: list[str], hierarchies: dict[str, Hierarchy],
@@ -462,5 +478,5 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
     return Anonymization(
         table=table, groups=all_groups, satisfied=report.satisfied, report=report,
         hierarchies={c.name: c.hierarchy for c in columns if c.hierarchy is not None},
-        partition=part,
+        partition=part, audit=check,
     )

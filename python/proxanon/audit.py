@@ -32,6 +32,7 @@ most about ``_BLOCK_ELEMENTS`` numbers, so memory stays bounded whatever the gro
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -77,6 +78,8 @@ class AuditReport:
         neighbour_counts: ``D_G(v)`` for every row (int64); -1 for a suppressed row.
         suppressed_rows: rows whose group id is -1 (left out of the release), ascending;
             they are not part of any group and not audited.
+        weights: the weight of each sensitive component under a built-in metric (SPEC §1),
+            None for a distance function or a neighbour graph.
     """
 
     satisfied: bool
@@ -96,6 +99,20 @@ class AuditReport:
     neighbour_counts: NDArray[np.int64]
     suppressed_rows: NDArray[np.int64] = field(
         default_factory=lambda: np.zeros(0, dtype=np.int64))
+    weights: NDArray[np.float64] | None = None
+
+    def to_html(self, path: Any, table: Any = None, *, quasi_identifiers: Any = None,
+                sensitive: Any = None, groups: Any = None) -> None:
+        """Writes the disclosure-risk report of this audit as one self-contained HTML file.
+
+        ``table`` (the audited DataFrame, with ``quasi_identifiers`` and ``sensitive``)
+        adds the published values of the worst classes and the plots of the columns; see
+        :func:`proxanon.html_report.audit_html`. Needs the ``report`` extra (matplotlib).
+        """
+        from proxanon.html_report import audit_html, write_html
+
+        write_html(audit_html(self, table, quasi_identifiers=quasi_identifiers,
+                              sensitive=sensitive, groups=groups), path)
 
     def summary(self) -> dict[str, Any]:
         """The scalar results as plain Python values (JSON-serializable).
@@ -219,14 +236,20 @@ def _audit_table(
                 "give quasi_identifiers (the published QI columns that define the groups) "
                 "or groups (a column name or one id per row)"
             )
-        qi_cols = column_list(table, quasi_identifiers, "quasi_identifiers")
-        labels = table.groupby(qi_cols, sort=True, dropna=False, observed=True).ngroup()
-        groups = labels.to_numpy(dtype=np.int64)
+        groups = table_groups(table, column_list(table, quasi_identifiers, "quasi_identifiers"))
     elif isinstance(groups, str):
         groups = column_list(table, [groups], "groups")[0]
         groups = table[groups].to_numpy()
     return audit_arrays(values, groups, k=k, epsilon=epsilon, delta=delta, metric=metric,
                         weights=weights)
+
+
+def table_groups(table: Any, quasi_identifiers: list[str]) -> NDArray[np.int64]:
+    """Group id per row of a published table: rows sharing their QI values, ids in sorted
+    order of those values (how :func:`audit` groups a table)."""
+    labels = table.groupby(quasi_identifiers, sort=True, dropna=False, observed=True).ngroup()
+    ids: NDArray[np.int64] = labels.to_numpy(dtype=np.int64)
+    return ids
 
 
 def audit_arrays(
@@ -244,11 +267,11 @@ def audit_arrays(
     Args:
         sensitive: sensitive values, shape (n, s) or (n,), already on a common scale
             (the built-in metrics expect components in [0, 1]). Not modified.
-        groups: one non-negative integer group id per row; ids need not be contiguous.
-            Not modified.
+        groups: one integer group id per row, or -1 for a row left out of the release
+            (suppressed); ids need not be contiguous. Not modified.
         k: minimum group size.
-        epsilon: proximity threshold; rows within ``epsilon`` (inclusive, with a 1e-9
-            tolerance) are neighbours.
+        epsilon: proximity threshold; rows within ``epsilon`` (inclusive, with the
+            tolerance ``_validate.NEIGHBOUR_TOLERANCE``) are neighbours.
         delta: in [0, 1]; a group's risk may be at most ``1 - delta``.
         metric: ``"l1"``, ``"l2"`` or ``"linf"``, weighted as in SPEC §1.
         weights: one non-negative weight per sensitive column; default ``1/s`` each.
@@ -265,12 +288,16 @@ def audit_arrays(
     sens = _validate.float_matrix(sensitive, "sensitive")
     n, s = sens.shape
     labels = _validate.group_labels(groups, n)
+    relation = resolve(metric, weights, s, n)
     kept = labels >= 0
     if not kept.all():
-        # Rows labelled -1 were suppressed (left out of the release): audit the others.
+        # Rows labelled -1 were suppressed (left out of the release): audit the others, with
+        # a precomputed graph cut down to the pairs among them.
         rows = np.flatnonzero(kept)
         if rows.size == 0:
             raise ValueError("groups: every row is suppressed (-1); there is nothing to audit")
+        if relation.kind == "graph":
+            metric = relation.matrix.tocsr()[rows][:, rows]
         inner = audit_arrays(sens[rows], labels[rows], k=k, epsilon=epsilon, delta=delta,
                              metric=metric, weights=weights)
         counts = np.full(n, -1, dtype=np.int64)
@@ -278,7 +305,6 @@ def audit_arrays(
         return replace(inner, violating_rows=_frozen(rows[inner.violating_rows]),
                        neighbour_counts=_frozen(counts),
                        suppressed_rows=_frozen(np.flatnonzero(~kept).astype(np.int64)))
-    relation = resolve(metric, weights, s, n)
     from proxanon.engine import checked_epsilon
 
     k, eps, d = _validate.privacy(k, checked_epsilon(epsilon, relation), delta, n)
@@ -293,24 +319,25 @@ def audit_arrays(
     starts = starts.astype(np.int64)
 
     sorted_counts = np.zeros(n, dtype=np.int64)
-    if relation.kind != "builtin":
+    if relation.weights is None:  # a distance function or a graph
         _count_by_relation(relation, sens[order], starts, sizes, threshold, sorted_counts,
                            order)
     else:
-        assert relation.weights is not None
         w = relation.weights
         # Zero-weight columns add exactly 0 to every distance (and never raise a maximum);
         # min_component has positive weights only.
         used = [j for j in range(s) if w[j] != 0.0]
         columns = [np.ascontiguousarray(sens[order, j]) for j in used]
         col_weights = [float(w[j]) for j in used]
+        _check_no_overflow(columns, col_weights, metric, threshold)
         _count_builtin(columns, col_weights, metric, threshold, starts, sizes, sorted_counts)
 
     neighbour_counts = np.empty(n, dtype=np.int64)
     neighbour_counts[order] = sorted_counts
 
     max_per_group = np.maximum.reduceat(sorted_counts, starts)
-    t = np.floor((1.0 - d) * (sizes - 1).astype(np.float64) + 1e-9).astype(np.int64)
+    t = np.floor((1.0 - d) * (sizes - 1).astype(np.float64)
+                 + _validate.ALLOWANCE_TOLERANCE).astype(np.int64)
     group_risk = np.ones(group_ids.shape[0], dtype=np.float64)
     multi = sizes > 1
     group_risk[multi] = max_per_group[multi] / (sizes[multi] - 1).astype(np.float64)
@@ -338,7 +365,37 @@ def audit_arrays(
         small_groups=_frozen(small_groups),
         violating_rows=_frozen(violating_rows),
         neighbour_counts=_frozen(neighbour_counts),
+        weights=None if relation.weights is None else _frozen(relation.weights.copy()),
     )
+
+
+def _check_no_overflow(columns: list[NDArray[np.float64]], col_weights: list[float],
+                       metric: str, threshold: float) -> None:
+    """Refuses data whose distances may overflow to inf when inf could be the wrong verdict.
+
+    Every term of a pair's distance is at most the same term between the column minimum and
+    maximum, so when those terms and their sum are finite nothing overflows. Otherwise a
+    term that overflows is truly at least ``min(1, w) * MAX`` (L2: ``sqrt`` of that) with
+    ``w`` the smallest weight, so reading it as inf ("not a neighbour") is still right for
+    any threshold well below that; above it, refuse.
+    """
+    if not columns:
+        return
+    weights = np.array(col_weights)
+    with np.errstate(over="ignore"):
+        spans = np.array([column.max() - column.min() for column in columns])
+        terms = weights * (spans * spans if metric == "l2" else spans)
+        total = terms.sum()
+    if np.isfinite(spans).all() and np.isfinite(terms).all() and np.isfinite(total):
+        return
+    floor = min(1.0, float(weights.min())) * float(np.finfo(np.float64).max)
+    safe = math.sqrt(floor) if metric == "l2" else floor
+    if threshold >= 0.5 * safe:
+        raise ValueError(
+            f"epsilon={threshold:g} is so large that distances between these sensitive "
+            "values overflow floats before they can be compared with it; put the values on a "
+            "common scale such as [0, 1] (SPEC §1) and epsilon with them"
+        )
 
 
 def _count_builtin(columns: list[NDArray[np.float64]], col_weights: list[float], metric: str,
@@ -459,25 +516,28 @@ def _distances(
 ) -> NDArray[np.float64]:
     """Weighted distances (SPEC §1) between broadcast ``left`` and ``right`` columns.
 
-    Columns are accumulated left to right, one temporary of ``shape`` at a time.
+    Columns are accumulated left to right, one temporary of ``shape`` at a time. A
+    difference or sum past the float range becomes inf, which is the right verdict (farther
+    than any finite epsilon), so overflow is not reported.
     """
     start = np.inf if metric == "min_component" else 0.0
     total = np.full(shape, start, dtype=np.float64)
     scratch = np.empty(shape, dtype=np.float64)
-    for a, b, weight in zip(left, right, col_weights, strict=False):
-        np.subtract(a, b, out=scratch)
-        if metric == "l2":
-            np.multiply(scratch, scratch, out=scratch)
-        else:
-            np.abs(scratch, out=scratch)
-        if weight != 1.0:
-            np.multiply(scratch, weight, out=scratch)
-        if metric == "linf":
-            np.maximum(total, scratch, out=total)
-        elif metric == "min_component":
-            np.minimum(total, scratch, out=total)
-        else:
-            np.add(total, scratch, out=total)
+    with np.errstate(over="ignore"):
+        for a, b, weight in zip(left, right, col_weights, strict=False):
+            np.subtract(a, b, out=scratch)
+            if metric == "l2":
+                np.multiply(scratch, scratch, out=scratch)
+            else:
+                np.abs(scratch, out=scratch)
+            if weight != 1.0:
+                np.multiply(scratch, weight, out=scratch)
+            if metric == "linf":
+                np.maximum(total, scratch, out=total)
+            elif metric == "min_component":
+                np.minimum(total, scratch, out=total)
+            else:
+                np.add(total, scratch, out=total)
     if metric == "l2":
         np.sqrt(total, out=total)
     return total

@@ -27,9 +27,14 @@ __all__ = [
     "WorkloadResult",
     "count_query_error",
     "discernibility",
+    "discernibility_of_sizes",
+    "distinct_l_diversity",
     "gcp",
+    "k_anonymity_level",
     "loss",
     "ncp",
+    "prosecutor_risk",
+    "small_class_share",
 ]
 
 #: Sensitive attributes per query (the paper's qs).
@@ -159,8 +164,57 @@ def ncp(original: pd.DataFrame, anonymization: Anonymization) -> dict[str, float
 def discernibility(anonymization: Anonymization) -> int:
     """Σ_G |G|², the discernibility metric (SPEC §4)."""
     anon = _check_anonymization(anonymization)
-    sizes = np.bincount(anon.groups).astype(np.int64)
-    return int((sizes[sizes > 0] ** 2).sum())
+    sizes = np.bincount(anon.groups[anon.groups >= 0]).astype(np.int64)
+    return discernibility_of_sizes(sizes[sizes > 0])
+
+
+def discernibility_of_sizes(sizes: Any) -> int:
+    """Σ_G |G|² from the class sizes of a published table (SPEC §4)."""
+    return int((_class_sizes(sizes) ** 2).sum())
+
+
+# ---------------------------------------------------------------------- re-identification
+# The classic measures next to proximity risk, from the class sizes (or the classes and
+# their sensitive values) of any published table.
+
+
+def _class_sizes(sizes: Any) -> NDArray[np.int64]:
+    array = np.asarray(sizes)
+    if array.ndim != 1 or array.size == 0 or array.dtype.kind not in "iu" or (array < 1).any():
+        raise ValueError("sizes must be a non-empty 1-D array of class sizes (integers >= 1)")
+    return array.astype(np.int64)
+
+
+def k_anonymity_level(sizes: Any) -> int:
+    """The largest k for which the table is k-anonymous: its smallest class size."""
+    return int(_class_sizes(sizes).min())
+
+
+def prosecutor_risk(sizes: Any) -> float:
+    """The largest prosecutor re-identification risk, 1 / smallest class size."""
+    return 1.0 / k_anonymity_level(sizes)
+
+
+def small_class_share(sizes: Any, limit: int) -> float:
+    """Fraction of the rows that lie in classes of fewer than ``limit`` rows."""
+    array = _class_sizes(sizes)
+    return float(array[array < limit].sum() / array.sum())
+
+
+def distinct_l_diversity(sensitive: Any, groups: Any) -> int:
+    """The largest l for which the table is distinct l-diverse: the smallest number of
+    distinct (composite) sensitive values in a class. ``sensitive``: a DataFrame of the
+    sensitive columns or an (n, s) array; ``groups``: one class id per row (-1: suppressed,
+    left out)."""
+    frame = pd.DataFrame(sensitive).reset_index(drop=True)
+    frame.columns = pd.RangeIndex(frame.shape[1])  # so no column can clash with "class"
+    labels = np.asarray(groups, dtype=np.int64)
+    if labels.shape != (len(frame),):
+        raise ValueError(f"groups must hold one class id per row ({len(frame):,}), got shape "
+                         f"{labels.shape}")
+    kept = labels >= 0
+    frame = frame[kept].assign(**{"class": labels[kept]})
+    return int(frame.drop_duplicates().groupby("class").size().min())
 
 
 # ---------------------------------------------------------------------- count queries

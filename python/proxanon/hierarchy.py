@@ -38,13 +38,13 @@ import pandas as pd
 from numpy.typing import NDArray
 from pandas.api.extensions import ExtensionArray
 
+from proxanon._validate import DECIMAL_TOLERANCE
+
 __all__ = ["Hierarchy"]
 
 #: Largest magnitude up to which every integer is exactly representable as a float64.
 _EXACT_FLOAT_INT = 2.0**53
 
-#: Relative tolerance below a band boundary within which from_intervals rounds up.
-_BOUNDARY_SLACK = 1e-9
 
 
 def _canonical(value: Any) -> str | None:
@@ -89,6 +89,15 @@ def _label(value: Any, where: str) -> str:
     )
 
 
+def _mixes_booleans(data: Any) -> bool:
+    """True for an object column holding booleans among other values (scanned only then)."""
+    if not pd.api.types.is_object_dtype(getattr(data, "dtype", None)):
+        return False
+    if pd.api.types.infer_dtype(data, skipna=True) not in ("mixed", "mixed-integer"):
+        return False
+    return any(isinstance(value, (bool, np.bool_)) for value in data)
+
+
 def _factorize(values: Any, name: str) -> tuple[NDArray[np.intp], list[Any]]:
     """Codes (-1 for missing) and the distinct raw values in order of first occurrence.
 
@@ -112,9 +121,36 @@ def _factorize(values: Any, name: str) -> tuple[NDArray[np.intp], list[Any]]:
         )
     try:
         codes, uniques = pd.factorize(data, use_na_sentinel=True)
+        found = list(uniques.tolist())
+        if _mixes_booleans(data):
+            # Hashing makes True == 1 and False == 0, so the first of them seen would stand
+            # for both (1 published as "True"): tell booleans apart.
+            keys = pd.Series(data, dtype=object).map(
+                lambda x: ("bool", bool(x)) if isinstance(x, (bool, np.bool_)) else x
+            )
+            codes, uniques = pd.factorize(keys, use_na_sentinel=True)
+            found = [x[1] if isinstance(x, tuple) else x for x in uniques.tolist()]
     except TypeError as exc:  # unhashable elements, e.g. lists
         raise TypeError(f"{name}: values must be strings or numbers ({exc})") from None
-    return np.asarray(codes, dtype=np.intp), list(uniques.tolist())
+    return np.asarray(codes, dtype=np.intp), found
+
+
+def _decode(data: bytes, encoding: str, source: str) -> str:
+    """The text of a file's bytes; a bad byte's error names the file, its line and the fix."""
+    try:
+        return data.decode(encoding)
+    except LookupError:
+        raise ValueError(
+            f"{source}: unknown encoding {encoding!r}; pass a Python codec name such as "
+            "'utf-8' or 'latin-1'"
+        ) from None
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ValueError(
+            f"{source}: line {line} is not valid {encoding} (byte 0x{data[exc.start]:02x} at "
+            f"offset {exc.start}); pass the file's encoding, e.g. encoding='latin-1', or "
+            f"save it as {encoding}"
+        ) from None
 
 
 def _format_examples(labels: Sequence[str], limit: int = 5) -> str:
@@ -243,23 +279,30 @@ class Hierarchy:
 
     @classmethod
     def from_csv(
-        cls, path: str | os.PathLike[str], sep: str = ";", encoding: str = "utf-8"
+        cls, path: str | os.PathLike[str], sep: str = ";", encoding: str = "utf-8",
+        *, column: str | None = None,
     ) -> Hierarchy:
         """Reads a taxonomy file in ARX's format: one ``leaf;level1;...;root`` row per leaf.
 
         Rows may have different lengths (ragged trees). Blank lines are skipped, fields are
         stripped of whitespace, LF and CRLF line endings and a UTF-8 byte-order mark are
         accepted, and a trailing separator is ignored. There is no quoting: a label cannot
-        contain ``sep``. Errors name the file and the row (line) number.
+        contain ``sep``. The file is decoded with ``encoding`` (e.g. ``"latin-1"`` for an
+        older ARX export). Errors name the file, the row (line) number and, when given,
+        the ``column`` the taxonomy is for.
         """
         if not isinstance(sep, str) or sep == "":
             raise ValueError(f"sep must be a non-empty string such as ';', got {sep!r}")
-        with open(path, encoding=encoding, newline="") as handle:
-            text = handle.read()
+        source = os.fspath(path)
+        if column is not None:
+            source = f"{source} (hierarchy of column {column!r})"
+        with open(path, "rb") as handle:
+            data = handle.read()
+        text = _decode(data, encoding, source)
         text = text.removeprefix("\ufeff")
         rows = (line.split(sep) for line in text.split("\n"))
         hierarchy = cls.__new__(cls)
-        paths, wheres = _rows_to_paths(rows, os.fspath(path))
+        paths, wheres = _rows_to_paths(rows, source)
         hierarchy._build(paths, wheres)
         return hierarchy
 
@@ -365,8 +408,9 @@ class Hierarchy:
         previous one, so that every band lies inside one band of the next level. Bands are
         labelled ``"a-b"`` with ``b = a + width - 1`` when the values, origin and widths are
         all integers (ARX style, e.g. ``"35-39"``), else ``"[a, a + width)"``; for floats, a
-        value within a relative 1e-9 below a boundary counts as on it (so ``0.3`` is in
-        ``[0.3, 0.4)`` with width ``0.1``). An empty ``widths`` gives a flat hierarchy.
+        value within a relative ``DECIMAL_TOLERANCE`` (1e-9) below a boundary counts as on
+        it (so ``0.3`` is in ``[0.3, 0.4)`` with width ``0.1``). An empty ``widths`` gives a
+        flat hierarchy.
 
         ARX's age hierarchy puts 1..5 in a band it labels ``"0-4"``; ``origin=1`` gives the
         same bands, labelled ``"1-5"``.
@@ -383,6 +427,7 @@ class Hierarchy:
         distinct = np.unique(numbers_)
         leaf_labels = [_canonical(v) or "" for v in distinct.tolist()]
         levels: list[list[str]] = []
+        _check_band_range(distinct, origin_value, width_values, integral)
         if integral:
             ints = distinct.astype(np.int64)
             start = int(origin_value)
@@ -408,7 +453,7 @@ class Hierarchy:
                     # (0.3 with width 0.1 goes to [0.3, 0.4) although 0.3 / 0.1 < 3 in
                     # floating point), so decimal boundaries behave as written.
                     quotient = (floats - start_f) / width_f
-                    slack = _BOUNDARY_SLACK * np.maximum(1.0, np.abs(quotient))
+                    slack = DECIMAL_TOLERANCE * np.maximum(1.0, np.abs(quotient))
                     index = np.floor(quotient + slack).astype(np.int64)
                 else:
                     index = previous // int(round(width_f / previous_width_f))
@@ -477,8 +522,16 @@ class Hierarchy:
         inner_where: dict[tuple[str, ...], str] = {}
         leaf_where: dict[tuple[str, ...], str] = {}
         leaf_by_label: dict[str, tuple[tuple[str, ...], str]] = {}
+        root_label = paths[0][0]
         for path, where in zip(paths, wheres, strict=True):
             leaf = path[-1]
+            if root_label in path[1:]:
+                what = "a leaf" if leaf == root_label else "an inner node"
+                raise ValueError(
+                    f"{where}: {what} below the root is labelled {root_label!r} like the root "
+                    f"(path {_describe_path(path)}), so a published {root_label!r} would not say "
+                    "whether it is that node or any value; rename it"
+                )
             if leaf in leaf_by_label:
                 other_path, other_where = leaf_by_label[leaf]
                 raise ValueError(
@@ -508,7 +561,7 @@ class Hierarchy:
                         children[prefix[:-1]].append(prefix)
             children[path[:-1]].append(path)
 
-        root_path = paths[0][:1]
+        root_path = (root_label,)
         n_leaves = len(paths)
         n_nodes = n_leaves + len(inner_where)
         labels: list[str] = [""] * n_nodes
@@ -732,7 +785,13 @@ def _check_widths(widths: Any) -> list[float]:
                     f"widths[{position - 1}] = {below:g}"
                 )
             ratio = value / below
-            if abs(ratio - round(ratio)) > 1e-9 * ratio:
+            if not ratio < _EXACT_FLOAT_INT:
+                raise ValueError(
+                    f"widths[{position}] = {width!r} is more than 2**53 times widths"
+                    f"[{position - 1}] = {below:g}, too many bands to number exactly; use "
+                    "fewer, closer levels"
+                )
+            if abs(ratio - round(ratio)) > DECIMAL_TOLERANCE * ratio:
                 raise ValueError(
                     f"widths[{position}] = {width!r} is not an integer multiple of "
                     f"widths[{position - 1}] = {below:g}, so its intervals would not nest "
@@ -774,6 +833,10 @@ def _numeric_values(values: Any, name: str) -> tuple[NDArray[Any], bool]:
                     "use Hierarchy.flat or Hierarchy.from_rows"
                 )
         array = np.array([np.nan if v is None or v is pd.NA else float(v) for v in array])
+    if array.dtype.kind == "u" and int(array.max()) >= 2**63:
+        raise ValueError(
+            f"{name} holds {int(array.max())}, beyond int64; rescale the column first"
+        )
     if array.dtype.kind in "iu":
         return array.astype(np.int64), True
     floats = array.astype(np.float64)
@@ -791,6 +854,33 @@ def _numeric_values(values: Any, name: str) -> tuple[NDArray[Any], bool]:
     if integral:
         return floats.astype(np.int64), True
     return floats, False
+
+
+def _check_band_range(distinct: NDArray[Any], origin: float, widths: list[float],
+                      integral: bool) -> None:
+    """Refuses values so far from ``origin`` that band numbers would not be exact.
+
+    Bands are numbered by ``floor((v - origin) / width)``: in int64 arithmetic for integers
+    (values, origin and widths must stay well inside int64), else in floats (past 2**53
+    bands, or with an offset that overflows, neighbouring values would share a band number
+    by rounding alone).
+    """
+    if not widths:
+        return
+    for value in (distinct[0], distinct[-1]):
+        if integral:  # with every term below 2**61, band starts and ends fit in int64
+            offset = float(int(value) - int(origin))
+            fits = max(abs(float(value)), abs(origin), widths[-1]) < 2.0**61
+        else:
+            with np.errstate(over="ignore"):
+                offset = float(np.float64(value) - np.float64(origin))
+            fits = abs(offset / widths[0]) < _EXACT_FLOAT_INT
+        if not fits:
+            raise ValueError(
+                f"values: {value} (at {offset:g} from origin {origin:g}) is too large or too "
+                f"far from origin to number its band of width {widths[0]:g} exactly; rescale "
+                "the column, move origin near the values or use wider bands"
+            )
 
 
 def _interval_labels(starts: list[float], width: float, index: list[int]) -> list[str]:

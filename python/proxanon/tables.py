@@ -6,19 +6,27 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 
 def scale_column(series: pd.Series, name: str | None = None) -> NDArray[np.float64]:
     """One sensitive column on [0, 1], as SPEC §1 prescribes for the built-in metrics.
 
-    Numeric: ``(x - min) / (max - min)`` (a constant column maps to 0). Ordered categorical:
-    rank in the given order over ``(number of categories - 1)``. Anything else is refused
-    with a message that says how to give it an order.
+    Numeric: ``(x - min) / (max - min)`` (a constant column maps to 0), computed so that it
+    stays finite when ``max - min`` overflows (see :func:`span_fraction`). Ordered
+    categorical: rank in the given order over ``(number of categories - 1)``, unused
+    categories included. Dates and durations (numpy or pyarrow, timezone-aware or not):
+    min-max over the time axis, which does not depend on the unit (days or nanoseconds give
+    the same numbers up to rounding), so epsilon is a fraction of the column's time span.
+    Anything else (text, booleans, complex numbers, unordered categoricals) is refused with a
+    message that says what to do; so is a missing or non-finite value.
     """
     label = name if name is not None else str(series.name)
-    if isinstance(series.dtype, pd.CategoricalDtype):
-        if not series.dtype.ordered:
+    if len(series) == 0:
+        raise ValueError(f"sensitive column {label!r} is empty: the table needs at least one row")
+    dtype = series.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        if not dtype.ordered:
             raise ValueError(
                 f"sensitive column {label!r} is an unordered categorical; proximity needs an "
                 "order: pass pd.Categorical(values, categories=[...], ordered=True)"
@@ -30,23 +38,88 @@ def scale_column(series: pd.Series, name: str | None = None) -> NDArray[np.float
                 f"sensitive column {label!r} has a missing or unknown category at row {row}; "
                 "drop or fill those rows first"
             )
-        top = len(series.dtype.categories) - 1
+        top = len(dtype.categories) - 1
         return codes.astype(np.float64) / top if top > 0 else np.zeros(len(series))
-    if pd.api.types.is_bool_dtype(series.dtype) or not pd.api.types.is_numeric_dtype(series.dtype):
+    if getattr(dtype, "kind", None) in ("m", "M"):  # numpy, pandas and pyarrow times alike
+        return _scale_times(series, label)
+    if pd.api.types.is_bool_dtype(dtype) or not pd.api.types.is_numeric_dtype(dtype):
+        hint = (" (convert text that holds numbers with pd.to_numeric)"
+                if pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype)
+                else "")
         raise ValueError(
-            f"sensitive column {label!r} has dtype {series.dtype}; it must be numeric or an "
-            "ordered categorical (pd.Categorical(values, categories=[...], ordered=True))"
+            f"sensitive column {label!r} has dtype {dtype}; it must be numeric, a date or "
+            "duration, or an ordered categorical (pd.Categorical(values, categories=[...], "
+            f"ordered=True)){hint}"
         )
-    values = series.to_numpy(dtype=np.float64)
+    values = real_values(series, label, "sensitive")
+    lo, hi = float(values.min()), float(values.max())
+    return span_fraction(lo, values, lo, hi)
+
+
+def real_values(series: pd.Series, label: str, role: str) -> NDArray[np.float64]:
+    """A numeric column (numpy or pandas/pyarrow extension dtype) as finite float64 values.
+
+    Complex numbers are refused (their imaginary part would be dropped), and so is a missing
+    (NA, NaN) or infinite value; messages name the ``role`` ("sensitive",
+    "quasi-identifier"), the column and the row.
+    """
+    if pd.api.types.is_complex_dtype(series.dtype):
+        raise ValueError(
+            f"{role} column {label!r} holds complex numbers ({series.dtype}); distances and "
+            "ranges are taken over real values: split it into two columns (real and "
+            "imaginary part) or pass its magnitude"
+        )
+    values: NDArray[np.float64] = series.to_numpy(dtype=np.float64, na_value=np.nan)
     finite = np.isfinite(values)
     if not finite.all():
         row = int(np.argmax(~finite))
         raise ValueError(
-            f"sensitive column {label!r} has a missing or non-finite value at row {row}; "
+            f"{role} column {label!r} has a missing or non-finite value at row {row}; "
             "drop or impute those rows first"
         )
-    lo, hi = values.min(), values.max()
-    return (values - lo) / (hi - lo) if hi > lo else np.zeros(len(values))
+    return values
+
+
+def _scale_times(series: pd.Series, label: str) -> NDArray[np.float64]:
+    """Min-max scaling of dates or durations, exact in the column's integer ticks."""
+    missing = series.isna().to_numpy()
+    if missing.any():
+        raise ValueError(
+            f"sensitive column {label!r} has a missing date or duration (NaT) at row "
+            f"{int(np.argmax(missing))}; drop or impute those rows first"
+        )
+    ticks = series.astype(np.int64).to_numpy()  # ticks of the column's unit (UTC if zoned)
+    lo, hi = int(ticks.min()), int(ticks.max())
+    # Differences from the minimum as unsigned ticks are exact even when max - min
+    # exceeds the int64 range (they lie in [0, 2**64), and uint64 arithmetic wraps).
+    offsets = ticks.astype(np.uint64) - np.uint64(lo % 2**64)
+    span = float(hi - lo)
+    return offsets.astype(np.float64) / span if span > 0 else np.zeros(len(ticks))
+
+
+def span_fraction(start: ArrayLike, stop: ArrayLike, lo: float, hi: float
+                  ) -> NDArray[np.float64]:
+    """``(stop - start) / (hi - lo)`` for ``lo <= start <= stop <= hi``, finite whatever the range.
+
+    The one min-max ratio of the package: a value's place in its column is
+    ``span_fraction(lo, x, lo, hi)``, a group's share of a column's range
+    ``span_fraction(group_min, group_max, lo, hi)``. When ``hi - lo`` overflows (e.g.
+    ``lo = -1e308, hi = 1e308``), numerator and denominator are taken on halved operands,
+    which cannot overflow. Halving is exact for normal floats, and a subnormal operand lies
+    far below the rounding unit of a difference with a bound that large, so each halved
+    difference is the true one halved and rounded once, as in the plain formula: the ratio is
+    as accurate and lies in [0, 1]. ``hi == lo`` gives 0.
+    """
+    a = np.asarray(start, dtype=np.float64)
+    b = np.asarray(stop, dtype=np.float64)
+    shape = np.broadcast_shapes(a.shape, b.shape)
+    if not hi > lo:
+        return np.zeros(shape)
+    with np.errstate(over="ignore"):
+        span = np.float64(hi) - np.float64(lo)
+    if np.isfinite(span):
+        return np.asarray((b - a) / span, dtype=np.float64)
+    return np.asarray((b / 2 - a / 2) / (hi / 2 - lo / 2), dtype=np.float64)
 
 
 def column_list(frame: pd.DataFrame, columns: str | Sequence[str], role: str) -> list[str]:
@@ -63,6 +136,12 @@ def column_list(frame: pd.DataFrame, columns: str | Sequence[str], role: str) ->
     repeated = sorted({c for c in names if names.count(c) > 1})
     if repeated:
         raise ValueError(f"{role}: column(s) {repeated} named more than once")
+    for name in names:
+        if not isinstance(frame.columns.get_loc(name), int):
+            raise ValueError(
+                f"{role}: {name!r} names {frame[name].shape[1]} columns of the table (a "
+                "duplicated name, or a level of a MultiIndex); give each column a unique name"
+            )
     return names
 
 

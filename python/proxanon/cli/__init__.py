@@ -1,4 +1,5 @@
-"""The ``proxanon`` command line: one module per subcommand (anonymize, audit, demo)."""
+"""The ``proxanon`` command line: one module per subcommand (anonymize, audit, report,
+demo, substitute)."""
 
 from proxanon.cli._main import main
 

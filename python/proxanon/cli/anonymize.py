@@ -51,6 +51,8 @@ def add_parser(commands: Any) -> None:
     parser.add_argument("--suppress", type=float, metavar="FRACTION",
                         help="leave out at most this fraction of the rows so that every group "
                              "satisfies the principle (e.g. 0.01)")
+    parser.add_argument("--html", metavar="REPORT.html",
+                        help="also write the disclosure-risk report (needs proxanon[report])")
     parser.add_argument("--moves", default="auto", choices=["auto", "swap"],
                         help="auto (default): stronger repair when swaps stall; swap: the "
                              "paper's pairwise swaps only")
@@ -77,8 +79,15 @@ def run(args: argparse.Namespace) -> int:
     target = output_path(args.output, [args.input], args.force)
     report_target = (None if args.report is None
                      else output_path(args.report, [args.input, args.output], args.force))
-    if report_target is not None and report_target.resolve() == target.resolve():
-        raise UsageError("--report and -o name the same file; give the report its own name")
+    html_target = (None if args.html is None
+                   else output_path(args.html, [args.input, args.output], args.force))
+    named = [(o, p.resolve()) for o, p in (("-o", target), ("--report", report_target),
+                                            ("--html", html_target)) if p is not None]
+    for i, (option, path) in enumerate(named):
+        for other, other_path in named[:i]:
+            if path == other_path:
+                raise UsageError(f"{other} and {option} name the same file; give each output "
+                                 "its own name")
     source = read_input(args.input, args)
     if GROUP_COLUMN in source.names:
         raise UsageError(f"{args.input} already has a column named {GROUP_COLUMN!r}, which the "
@@ -108,14 +117,23 @@ def run(args: argparse.Namespace) -> int:
         positions=position_unit(source),
         rows_with_empty_cells=positions(source, columns.dropped),
         rows_suppressed=positions(source, columns.rows[~kept]))
+    page = None
+    if html_target is not None:
+        from proxanon.html_report import anonymization_html
+
+        page = anonymization_html(result, columns.frame)
     write_table(source, target, rows,
                 replace={c: [label_text(v) for v in result.table[c]] for c in qi},
                 append={GROUP_COLUMN: result.table[GROUP_COLUMN].to_numpy(dtype=np.int64)})
     if report_target is not None and report is not None:
         write_bytes(report_target, report)
+    if html_target is not None and page is not None:
+        write_bytes(html_target, page.encode("utf-8"))
     print(result.report)
     if columns.dropped.size:
         print(f"left out {columns.dropped.size:,} row(s) with an empty QI or sensitive cell "
               "(--missing drop)")
     print(f"wrote {rows.size:,} rows to {target}")
+    if html_target is not None:
+        print(f"wrote the disclosure-risk report to {html_target}")
     return EXIT_OK if result.satisfied else EXIT_NOT_SATISFIED

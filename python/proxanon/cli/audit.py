@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 
+from proxanon.audit import AuditReport
 from proxanon.cli import _common as common
+from proxanon.tableio import CsvTable, ParquetTable
 
 #: Worst groups whose published QI values are printed (as many as the report lists).
 WORST_SHOWN = 5
@@ -32,14 +36,26 @@ def worst_groups(group_ids: np.ndarray, group_risk: np.ndarray) -> np.ndarray:
     return np.lexsort((group_ids, -group_risk))[:WORST_SHOWN]
 
 
-def run(args: argparse.Namespace) -> int:
+@dataclass(frozen=True)
+class Audited:
+    """An audit of a table file, with what the reports show next to it."""
+
+    check: AuditReport
+    columns: common.Columns
+    groups: NDArray[np.int64]
+    qi: list[str]
+    sensitive: list[str]
+    source: CsvTable | ParquetTable
+
+
+def audited(args: argparse.Namespace) -> Audited:
+    """Reads ``args.table`` and audits it: groups are the rows sharing published QI values,
+    sensitive columns compared as ``--metric``, ``--order`` and ``--hierarchy`` say."""
     from proxanon.anonymize import encode_sensitive
     from proxanon.audit import audit_arrays
     from proxanon.distances import as_arguments
     from proxanon.generalize import load_hierarchies
 
-    report_target = (None if args.report is None
-                     else common.output_path(args.report, [args.table], args.force))
     source = common.read_input(args.table, args)
     qi = common.names(args.qi, "--qi")
     sensitive = common.names(args.sensitive, "--sensitive")
@@ -56,14 +72,24 @@ def run(args: argparse.Namespace) -> int:
     groups = frame.groupby(qi, sort=True, dropna=False, observed=True).ngroup().to_numpy(
         dtype=np.int64)
     metric, weights = as_arguments(relation)
-    report = audit_arrays(sens, groups, k=args.k, epsilon=args.epsilon, delta=args.delta,
-                          metric=metric, weights=weights)
+    check = audit_arrays(sens, groups, k=args.k, epsilon=args.epsilon, delta=args.delta,
+                         metric=metric, weights=weights)
+    return Audited(check, columns, groups, qi, sensitive, source)
+
+
+def run(args: argparse.Namespace) -> int:
+    report_target = (None if args.report is None
+                     else common.output_path(args.report, [args.table], args.force))
+    result = audited(args)
+    report, columns, qi = result.check, result.columns, result.qi
     if report_target is not None:
         common.write_bytes(report_target, common.report_json(
-            "audit", report, input=str(args.table), positions=common.position_unit(source),
-            rows_with_empty_cells=common.positions(source, columns.dropped)))
+            "audit", report, input=str(args.table),
+            positions=common.position_unit(result.source),
+            rows_with_empty_cells=common.positions(result.source, columns.dropped)))
     print(report)
-    published = frame[qi].assign(_group=groups).drop_duplicates("_group").set_index("_group")
+    published = columns.frame[qi].assign(_group=result.groups).drop_duplicates(
+        "_group").set_index("_group")
     print(f"  published QI values of the worst groups ({' | '.join(qi)}):")
     for i in worst_groups(report.group_ids, report.group_risk):
         group = int(report.group_ids[i])

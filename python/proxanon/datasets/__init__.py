@@ -67,7 +67,8 @@ def load_adult() -> Dataset:
         order = list(EDUCATION_ORDER) if column == "education" else _leaf_order(files[column])
         frame[column] = pd.Categorical(frame[column], categories=order, ordered=True)
     source = (folder / "SOURCE.md").read_text(encoding="utf-8")
-    hierarchies = {column: Hierarchy.from_csv(path, sep=";") for column, path in files.items()}
+    hierarchies = {column: Hierarchy.from_csv(path, sep=";", column=column)
+                   for column, path in files.items()}
     return Dataset(data=frame, hierarchies=hierarchies, hierarchy_files=files, source=source)
 
 
