@@ -373,6 +373,18 @@ def test_infeasible_message_comes_from_the_error_type_not_its_text(
     assert out == "" and not (tmp_path / "out.csv").exists()
 
 
+def test_missing_report_extra_is_one_line(tmp_path: Path, capsys,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
+    header, rows = _raw_rows(40)
+    _write_raw(tmp_path / "in.csv", header, rows)
+    status, _, err = _cli(capsys, "report", str(tmp_path / "in.csv"), *COLUMNS, *PRIVACY,
+                          "-o", str(tmp_path / "r.html"))
+    _one_line_error(status, err, 2, "proxanon[report]")
+    assert not (tmp_path / "r.html").exists()
+
+
 # --- output files: complete or absent -----------------------------------------------------
 
 

@@ -19,7 +19,7 @@ from proxanon.cli._common import (
     EXIT_USAGE,
     UsageError,
 )
-from proxanon.tableio import ParquetUnavailableError, TableEncodingError
+from proxanon.tableio import TableEncodingError
 
 EPILOG = (f"exit status: {EXIT_OK} satisfied; {EXIT_INFEASIBLE} infeasible (nothing written); "
           f"{EXIT_USAGE} bad options or input; {EXIT_NOT_SATISFIED} a table that does not "
@@ -90,6 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except TableEncodingError as exc:
         _fail("error", f"{exc}; pass --encoding, e.g. --encoding latin-1")
         return EXIT_USAGE
-    except (UsageError, ParquetUnavailableError, ValueError, TypeError, OSError) as exc:
+    except (UsageError, ImportError, ValueError, TypeError, OSError) as exc:
+        # ImportError: an optional extra is missing (parquet, report); the message names it.
         _fail("error", exc)
         return EXIT_USAGE
