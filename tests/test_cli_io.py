@@ -17,6 +17,7 @@ import shutil
 import signal
 import subprocess
 import sys
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +31,11 @@ from proxanon.anonymize import Report
 from proxanon.audit import AuditReport
 from proxanon.cli import main
 from proxanon.cli._common import json_value
-from tests.conftest import SHARED_ADULT
 from tests.test_cli import run_on_a_terminal
 
+#: The ARX occupation taxonomy shipped with the package's Adult data.
+OCCUPATION_TAXONOMY = Path(str(resources.files("proxanon.datasets"))) / "adult" / (
+    "adult_hierarchy_occupation.csv")
 PRIVACY = ["--k", "5", "--epsilon", "0.05", "--delta", "0.5"]
 COLUMNS = ["--qi", "age,sex", "--sensitive", "income"]
 # Untouched columns in the forms pandas' default reader would rewrite or unquote.
@@ -333,11 +336,11 @@ def test_audit_with_a_sensitive_taxonomy(tmp_path: Path, capsys) -> None:
     """Anonymize with a taxonomy on the sensitive column, then audit the output with it."""
     rng = np.random.default_rng(11)
     n = 300
-    occupations = pd.read_csv(SHARED_ADULT / "adult_hierarchy_occupation.csv", sep=";",
+    occupations = pd.read_csv(OCCUPATION_TAXONOMY, sep=";",
                               header=None)[0].tolist()
     pd.DataFrame({"age": rng.integers(18, 80, n), "occupation": rng.choice(occupations, n)}
                  ).to_csv(tmp_path / "in.csv", index=False)
-    taxonomy = ["--hierarchy", f"occupation={SHARED_ADULT / 'adult_hierarchy_occupation.csv'}"]
+    taxonomy = ["--hierarchy", f"occupation={OCCUPATION_TAXONOMY}"]
     args = ["--qi", "age", "--sensitive", "occupation", "--k", "10", "--epsilon", "0",
             "--delta", "0.7", *taxonomy]
     status, _, err = _cli(capsys, "anonymize", str(tmp_path / "in.csv"), "-o",
