@@ -1,8 +1,10 @@
 """The installed ``proxanon`` console script, run as a user would: real CSV files in a
 temporary folder, a subprocess per command, exit status and output checked.
 
-Exit status contract (``proxanon.cli``): 0 success, 1 ``audit`` found violations, 2 usage
-errors and bad input with one ``proxanon: ...`` line on standard error and no traceback.
+Exit status contract (``proxanon.cli``): 0 satisfied, 1 infeasible (nothing written), 2 usage
+errors and bad input, both with one ``proxanon: ...`` line on standard error and no
+traceback, 3 a table that does not satisfy the principle (``--best-effort`` output, or an
+``audit`` that finds violations).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -71,9 +74,11 @@ def sample_csv(sample: pd.DataFrame, tmp_path: Path) -> Path:
     return path
 
 
-def assert_usage_error(proc: subprocess.CompletedProcess[str], *needles: str) -> str:
-    """Exit 2, one ``proxanon:`` line on stderr naming every needle, no traceback."""
-    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
+def assert_usage_error(proc: subprocess.CompletedProcess[str], *needles: str,
+                       status: int = 2) -> str:
+    """Exit ``status`` (2: usage), one ``proxanon:`` line on stderr naming every needle, no
+    traceback."""
+    assert proc.returncode == status, (proc.returncode, proc.stdout, proc.stderr)
     assert "Traceback" not in proc.stdout + proc.stderr, proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1, proc.stderr
@@ -168,7 +173,7 @@ def test_full_adult(run, adult: pd.DataFrame, tmp_path: Path) -> None:
 def test_audit_of_raw_input_finds_violations(run, sample_csv: Path) -> None:
     # Every row is its own QI combination or close to it: groups far below k, risks of 1.
     proc = run("audit", sample_csv.name, *COLUMNS, *PRIVACY)
-    assert proc.returncode == 1, (proc.stdout, proc.stderr)
+    assert proc.returncode == 3, (proc.stdout, proc.stderr)
     assert "NOT satisfied" in proc.stdout
     assert "Traceback" not in proc.stderr
 
@@ -203,14 +208,14 @@ def test_best_effort_writes_infeasible_table(run, sample: pd.DataFrame, sample_c
     args = [*COLUMNS, "--k", "10", "--epsilon", "0.5", "--delta", "1.0"]
     proc = run("anonymize", sample_csv.name, "-o", "out.csv", "--best-effort", *args,
                *_hierarchy_args())
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 3, proc.stderr  # written, but not satisfied
     assert "NOT satisfied" in proc.stdout
     assert "wrote" in proc.stdout
     out = pd.read_csv(tmp_path / "out.csv", skipinitialspace=True)
     assert list(out.columns) == [*sample.columns, "group"] and len(out) == SAMPLE_ROWS
     # The independent audit agrees the published table violates the parameters.
     check = run("audit", "out.csv", *args)
-    assert check.returncode == 1 and "NOT satisfied" in check.stdout
+    assert check.returncode == 3 and "NOT satisfied" in check.stdout
 
 
 # --- demo ---------------------------------------------------------------------------------
@@ -364,7 +369,7 @@ def test_hierarchy_needs_column_equals_file(run, sample_csv: Path, value: str) -
 def test_infeasible_parameters(run, sample_csv: Path, tmp_path: Path) -> None:
     proc = run("anonymize", sample_csv.name, "-o", "out.csv", *COLUMNS, "--k", "10",
                "--epsilon", "0.5", "--delta", "1.0", *_hierarchy_args())
-    line = assert_usage_error(proc, "infeasible", "--best-effort")
+    line = assert_usage_error(proc, "infeasible", "--best-effort", status=1)
     assert "epsilon" in line and "delta" in line  # advice on which parameters to change
     assert "on_infeasible" not in line  # the Python keyword means nothing on the command line
     assert proc.stdout == ""
@@ -398,40 +403,53 @@ def test_unreadable_csv(run, tmp_path: Path, content: bytes, needle: str) -> Non
                            "--epsilon", "0.1", "--delta", "0.5"), needle)
 
 
-def test_progress_shows_on_a_terminal(tmp_path, sample_csv):
-    """With standard error on a terminal (a pseudo-terminal here), progress lines appear."""
+def run_on_a_terminal(args: list[str], cwd: Path,
+                      on_output: Callable[[bytes, subprocess.Popen[bytes]], None] | None = None,
+                      timeout: float = 300) -> tuple[int, bytes]:
+    """Runs ``proxanon ARGS`` with standard error on a pseudo-terminal and progress shown at
+    once; ``on_output(all output so far, process)`` is called as output arrives. Returns the
+    exit status and everything written to the terminal."""
     import os
     import pty
     import select
     import time
 
     exe = shutil.which("proxanon")
+    assert exe is not None
     primary, secondary = pty.openpty()
-    env = dict(os.environ, PROXANON_PROGRESS_DELAY="0")
-    proc = subprocess.Popen(
-        [exe, "anonymize", str(sample_csv), "--qi", "age,sex,race,marital-status",
-         "--sensitive", "education-num,hours-per-week", "--k", "10", "--epsilon", "0.05",
-         "--delta", "0.6", "-o", str(tmp_path / "tty.csv")],
-        stdout=subprocess.PIPE, stderr=secondary, cwd=tmp_path, env=env)
+    proc = subprocess.Popen([exe, *args], stdout=subprocess.PIPE, stderr=secondary, cwd=cwd,
+                            env=dict(os.environ, PROXANON_PROGRESS_DELAY="0"))
     os.close(secondary)
     seen = b""
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        ready, _, _ = select.select([primary], [], [], 0.1)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([primary], [], [], 0.05)
         if ready:
             try:
                 chunk = os.read(primary, 4096)
-            except OSError:
+            except OSError:  # the other side closed: the process is gone
                 break
             if not chunk:
                 break
             seen += chunk
+            if on_output is not None:
+                on_output(seen, proc)
         elif proc.poll() is not None:
             break
-    proc.communicate(timeout=60)
+    proc.communicate(timeout=timeout)
     os.close(primary)
-    assert proc.returncode == 0
-    assert b"proxanon: " in seen
+    return proc.returncode, seen
+
+
+def test_progress_shows_on_a_terminal(tmp_path, sample_csv):
+    """With standard error on a terminal (a pseudo-terminal here), the progress bar shows
+    the stages with their elapsed time."""
+    status, seen = run_on_a_terminal(
+        ["anonymize", str(sample_csv), "--qi", "age,sex,race,marital-status",
+         "--sensitive", "education-num,hours-per-week", "--k", "10", "--epsilon", "0.05",
+         "--delta", "0.6", "-o", str(tmp_path / "tty.csv")], tmp_path)
+    assert status == 0
+    assert b"proxanon: prepare (00:0" in seen and b"elapsed)" in seen
 
 
 def test_suppress_leaves_rows_out_within_the_budget(run, tmp_path, sample_csv, sample):
@@ -448,7 +466,7 @@ def test_suppress_leaves_rows_out_within_the_budget(run, tmp_path, sample_csv, s
     assert check.returncode == 0, check.stdout
     too_small = run("anonymize", str(sample_csv), *args, "--suppress", "0.0001",
                     "-o", str(tmp_path / "no.csv"))
-    assert too_small.returncode == 2
+    assert too_small.returncode == 1
     assert "--suppress" in too_small.stderr and "max_suppression" not in too_small.stderr
     assert not (tmp_path / "no.csv").exists()
 

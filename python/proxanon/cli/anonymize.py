@@ -1,0 +1,139 @@
+"""``proxanon anonymize``: a CSV or Parquet table in, the published table out."""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import sys
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from proxanon.cli._common import (
+    EXIT_NOT_SATISFIED,
+    EXIT_OK,
+    GROUP_COLUMN,
+    UsageError,
+    add_input_options,
+    add_privacy_options,
+    floats,
+    names,
+    output_path,
+    pairs,
+    position_unit,
+    positions,
+    read_input,
+    report_json,
+    typed_columns,
+    write_bytes,
+)
+from proxanon.tableio import write_table
+
+
+def add_parser(commands: Any) -> None:
+    parser = commands.add_parser(
+        "anonymize", help="anonymize a CSV or Parquet table",
+        description="Publishes the table with its QI columns generalized and a group column; "
+                    "every other column is written as it was read.")
+    parser.add_argument("input", help="CSV file with a header row, or a .parquet file")
+    add_privacy_options(parser)
+    add_input_options(parser)
+    parser.add_argument("--dates", metavar="COL,...",
+                        help="QI columns of ISO dates (YYYY-MM-DD), published as date ranges "
+                             "(default: a QI column whose every value is an ISO date)")
+    parser.add_argument("-o", "--output", required=True,
+                        help="where to write the table (.parquet: Parquet, else CSV)")
+    parser.add_argument("--force", action="store_true", help="overwrite the output files")
+    parser.add_argument("--best-effort", action="store_true",
+                        help="write the table even when violations remain (flagged in the "
+                             f"report, exit status {EXIT_NOT_SATISFIED})")
+    parser.add_argument("--suppress", type=float, metavar="FRACTION",
+                        help="leave out at most this fraction of the rows so that every group "
+                             "satisfies the principle (e.g. 0.01)")
+    parser.add_argument("--html", metavar="REPORT.html",
+                        help="also write the disclosure-risk report (needs proxanon[report])")
+    parser.add_argument("--moves", default="auto", choices=["auto", "swap"],
+                        help="auto (default): stronger repair when swaps stall; swap: the "
+                             "paper's pairwise swaps only")
+    parser.set_defaults(run=run)
+
+
+def label_text(value: Any) -> str:
+    """A published QI value as text: dates in ISO form, everything else as the library
+    wrote it."""
+    if isinstance(value, (pd.Timestamp, np.datetime64, datetime.date)):
+        stamp = pd.Timestamp(value)
+        text: str = (stamp.date().isoformat() if stamp == stamp.normalize()
+                     else stamp.isoformat())
+        return text
+    return str(value)
+
+
+def run(args: argparse.Namespace) -> int:
+    from proxanon.anonymize import anonymize
+    from proxanon.generalize import load_hierarchies
+
+    if args.suppress is not None and args.best_effort:
+        raise UsageError("--suppress and --best-effort exclude each other: choose one")
+    target = output_path(args.output, [args.input], args.force)
+    report_target = (None if args.report is None
+                     else output_path(args.report, [args.input, args.output], args.force))
+    html_target = (None if args.html is None
+                   else output_path(args.html, [args.input, args.output], args.force))
+    named = [(o, p.resolve()) for o, p in (("-o", target), ("--report", report_target),
+                                            ("--html", html_target)) if p is not None]
+    for i, (option, path) in enumerate(named):
+        for other, other_path in named[:i]:
+            if path == other_path:
+                raise UsageError(f"{other} and {option} name the same file; give each output "
+                                 "its own name")
+    source = read_input(args.input, args)
+    if GROUP_COLUMN in source.names:
+        raise UsageError(f"{args.input} already has a column named {GROUP_COLUMN!r}, which the "
+                         "published table adds; rename it first")
+    qi = names(args.qi, "--qi")
+    sensitive = names(args.sensitive, "--sensitive")
+    hierarchies = load_hierarchies(pairs(args.hierarchy, "--hierarchy"), qi + sensitive,
+                                   source.names, sep=args.hierarchy_sep)
+    columns = typed_columns(source, qi, sensitive, missing=args.missing,
+                            orders=pairs(args.order, "--order"), taxonomies=set(hierarchies),
+                            dates=set(names(args.dates, "--dates")) if args.dates else set())
+    result = anonymize(
+        columns.frame, quasi_identifiers=qi, sensitive=sensitive, k=args.k,
+        epsilon=args.epsilon, delta=args.delta, metric=args.metric,
+        weights=floats(args.weights, "--weights") if args.weights else None,
+        hierarchies=hierarchies,
+        on_infeasible=("suppress" if args.suppress is not None
+                       else "best_effort" if args.best_effort else "raise"),
+        max_suppression=args.suppress if args.suppress is not None else 0.0,
+        moves=args.moves, progress=sys.stderr.isatty(),
+    )
+    kept = result.groups >= 0
+    rows = columns.rows[kept]
+    # Rendered before the table is written, so an interrupt cannot fall between the two files.
+    report = None if report_target is None else report_json(
+        "anonymize", result.report, input=str(args.input), output=str(target),
+        positions=position_unit(source),
+        rows_with_empty_cells=positions(source, columns.dropped),
+        rows_suppressed=positions(source, columns.rows[~kept]))
+    page = None
+    if html_target is not None:
+        from proxanon.html_report import anonymization_html
+
+        page = anonymization_html(result, columns.frame)
+    write_table(source, target, rows,
+                replace={c: [label_text(v) for v in result.table[c]] for c in qi},
+                append={GROUP_COLUMN: result.table[GROUP_COLUMN].to_numpy(dtype=np.int64)})
+    if report_target is not None and report is not None:
+        write_bytes(report_target, report)
+    if html_target is not None and page is not None:
+        write_bytes(html_target, page.encode("utf-8"))
+    print(result.report)
+    if columns.dropped.size:
+        print(f"left out {columns.dropped.size:,} row(s) with an empty QI or sensitive cell "
+              "(--missing drop)")
+    print(f"wrote {rows.size:,} rows to {target}")
+    if html_target is not None:
+        print(f"wrote the disclosure-risk report to {html_target}")
+    return EXIT_OK if result.satisfied else EXIT_NOT_SATISFIED

@@ -1,0 +1,45 @@
+"""``proxanon report``: audits a published table and writes its disclosure-risk report
+(one self-contained HTML page)."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Any
+
+from proxanon.cli import _common as common
+from proxanon.cli.audit import audited
+
+
+def add_parser(commands: Any) -> None:
+    parser = commands.add_parser(
+        "report", help="write the disclosure-risk report (HTML) of a published table",
+        description="Audits the table as 'proxanon audit' does (same exit status) and writes "
+                    "the report; needs the report extra (matplotlib).")
+    parser.add_argument("table", help="CSV file with a header row, or a .parquet file")
+    common.add_privacy_options(parser)
+    common.add_input_options(parser)
+    parser.add_argument("-o", "--output", required=True, help="where to write the HTML page")
+    parser.add_argument("--force", action="store_true", help="overwrite the output files")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from proxanon.html_report import audit_html
+
+    target = common.output_path(args.output, [args.table], args.force)
+    report_target = (None if args.report is None
+                     else common.output_path(args.report, [args.table], args.force))
+    tic = time.perf_counter()
+    result = audited(args)
+    seconds = {"audit": time.perf_counter() - tic}
+    page = audit_html(result.check, result.columns.frame, quasi_identifiers=result.qi,
+                      sensitive=result.sensitive, groups=result.groups, seconds=seconds,
+                      title=f"audit of {args.table}")
+    if report_target is not None:
+        common.write_bytes(report_target, common.report_json(
+            "report", result.check, input=str(args.table)))
+    common.write_bytes(target, page.encode("utf-8"))
+    print(result.check)
+    print(f"wrote the disclosure-risk report to {target}")
+    return common.EXIT_OK if result.check.satisfied else common.EXIT_NOT_SATISFIED
