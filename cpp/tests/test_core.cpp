@@ -96,7 +96,7 @@ void test_stronger_repair_and_suppression() {
     const Distance distance(Metric::L1, {1.0}, 0.01);
     const ValueTable table = ValueTable::from_rows(rows.data(), n, 1);
     const NeighbourGraph graph = NeighbourGraph::build(table, distance, 1u << 24);
-    XColorParams params;
+    XColorOptions params;
     params.k = 10;
     params.delta = 0.9;
     params.moves = Moves::Auto;
@@ -221,7 +221,7 @@ void test_xcolor_satisfies_and_lowers_potential() {
     const Distance distance(Metric::L1, {0.5, 0.5}, 0.1);
     const ValueTable table = ValueTable::from_rows(rows.data(), n, s);
     const NeighbourGraph graph = NeighbourGraph::build(table, distance, 1u << 24);
-    XColorParams params;
+    XColorOptions params;
     params.k = 10;
     params.delta = 0.7;
     params.trace = true;

@@ -29,6 +29,36 @@ METHODS = ("xcolor", "mondrian")
 
 
 @dataclass(frozen=True)
+class EngineOptions:
+    """What one native run is asked to do; mirrors ``XColorOptions`` (cpp/include/proxanon/
+    xcolor.hpp) and crosses into C++ as one object. Validated by ``partition``."""
+
+    k: int
+    delta: float
+    search_limit: int = 0           # classes per violation (0: all, the paper's full scan)
+    trace: bool = False
+    init: str = "degree"            # one of INITS
+    init_block: int = 8             # classes per QI-local run (init="qi")
+    moves: str = "swap"             # one of _validate.MOVES
+    suppress: bool = False
+    progress: _core.Progress | None = field(default=None, compare=False)
+
+
+def stats_dict(stats: _core.Stats) -> dict[str, Any]:
+    """The typed numbers of a run as the ``Partition.stats`` entries of the same names."""
+    return {name: getattr(stats, name) for name in STATS_FIELDS}
+
+
+#: The fields of ``_core.Stats`` (``XColorStats``), in the order the C++ struct lists them.
+STATS_FIELDS = (
+    "n", "m", "max_degree", "row_edges", "initial_violations", "initial_potential",
+    "final_potential", "swaps", "set_aside", "classes_examined", "remaining_violations",
+    "excess_moves", "transfers", "stalled_violations", "suppressed", "regrouped_size",
+    "seconds_suppress", "seconds_initialize", "seconds_repair",
+)
+
+
+@dataclass(frozen=True)
 class Partition:
     """The groups XColor found, whether they satisfy (ε, δ)^k-dissimilarity, and how.
 
@@ -295,19 +325,20 @@ def run_engine(
     n = sens.shape[0]
     if reporter is not None:
         reporter.engine_running = True
-    options: dict[str, Any] = dict(
-        quasi_identifiers=qi, qi_taxonomies=qi_taxonomies or [], search_limit=limit,
-        trace=trace, progress=reporter.counters if reporter is not None else None,
-        initial_groups=None if initial_groups is None else initial_groups.tolist(),
-        init=init, init_block=init_block, moves=moves, suppress=on_infeasible == "suppress",
-    )
+    options = EngineOptions(
+        k=k, delta=dlt, search_limit=limit, trace=trace, init=init, init_block=init_block,
+        moves=moves, suppress=on_infeasible == "suppress",
+        progress=reporter.counters if reporter is not None else None)
+    data: dict[str, Any] = dict(
+        quasi_identifiers=qi, qi_taxonomies=qi_taxonomies or [],
+        initial_groups=None if initial_groups is None else initial_groups.tolist())
     calls = 0
     tic = time.perf_counter()
     try:
         if relation.kind == "builtin":
             assert relation.weights is not None
-            raw = _core.partition(sens, relation.name, relation.weights.tolist(), eps, k, dlt,
-                                  max_graph_entries=MAX_GRAPH_ENTRIES, **options)
+            raw = _core.partition(sens, relation.name, relation.weights.tolist(), eps, options,
+                                  max_graph_entries=MAX_GRAPH_ENTRIES, **data)
         else:
             if relation.kind == "callable":
                 row_value, offsets, targets, calls = value_graph(relation, sens, eps)
@@ -315,8 +346,8 @@ def run_engine(
                 row_value, offsets, targets = row_graph(relation, n)
             built = time.perf_counter() - tic
             raw = _core.partition_graph(row_value.tolist(), offsets.tolist(), targets.tolist(),
-                                        k, dlt, **options)
-            raw["stats"]["seconds_graph"] += built
+                                        options, **data)
+            raw["seconds_graph"] += built
     except ValueError as exc:
         if "adjacency entries" in str(exc):
             raise ValueError(
@@ -328,7 +359,9 @@ def run_engine(
         if reporter is not None:
             reporter.engine_running = False
 
-    stats: dict[str, Any] = dict(raw["stats"])
+    stats = stats_dict(raw["stats"])
+    stats.update(distinct_values=raw["distinct_values"], value_edges=raw["value_edges"],
+                 seconds_graph=raw["seconds_graph"])
     bound = inequality_4_bound(n, k, dlt)
     violating_groups = np.asarray(raw["violating_groups"], dtype=np.int64)
     stats.update(
