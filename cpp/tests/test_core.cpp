@@ -241,6 +241,61 @@ void test_xcolor_satisfies_and_lowers_potential() {
     }
 }
 
+/// Every option combination on small random instances with QI columns (one of them a
+/// taxonomy): each result's groups, suppressed rows and violations agree with a pair-by-pair
+/// count. Runs every part of the engine with the loss model active and inactive.
+void test_every_part_against_brute_force() {
+    const Taxonomy tax({4, 4, 5, 5, 6, 6, -1}, 4);
+    for (unsigned seed = 0; seed < 40; ++seed) {
+        std::mt19937 rng(seed);
+        const std::size_t n = 8 + seed % 30;
+        const std::vector<double> rows = random_levels(n, 1, 4, seed + 100);
+        std::vector<double> qi(n * 2);
+        for (std::size_t r = 0; r < n; ++r) {
+            qi[r * 2] = static_cast<double>(rng() % 20);
+            qi[r * 2 + 1] = static_cast<double>(rng() % 4);  // leaf index of `tax`
+        }
+        std::vector<std::optional<Taxonomy>> taxonomies;
+        taxonomies.emplace_back(std::nullopt);
+        taxonomies.emplace_back(tax);
+        const LossModel with_qi(qi.data(), n, 2, taxonomies);
+        const Distance distance(Metric::L1, {1.0}, 0.25);
+        const ValueTable table = ValueTable::from_rows(rows.data(), n, 1);
+        const NeighbourGraph graph = NeighbourGraph::build(table, distance, 1u << 24);
+        for (int variant = 0; variant < 8; ++variant) {
+            XColorOptions options;
+            options.k = 1 + seed % 4;
+            options.delta = (seed % 3 == 0) ? 0.9 : 0.5;
+            options.moves = (variant & 1) ? Moves::Auto : Moves::Swap;
+            options.suppress = (variant & 2) != 0;
+            options.search_limit = (variant & 4) ? 1 : 0;
+            options.init = (variant & 1) && seed % 2 ? Init::Qi : Init::Degree;
+            options.trace = true;
+            const bool priced = variant % 3 != 0 || options.init == Init::Qi;
+            const XColorResult result = run_xcolor(table, graph, priced ? with_qi : LossModel(), options);
+            std::vector<std::int32_t> violating;
+            for (std::size_t r = 0; r < n; ++r) {
+                if (result.groups[r] < 0) continue;
+                int count = 0, size = 0;
+                for (std::size_t q = 0; q < n; ++q) {
+                    if (result.groups[q] != result.groups[r]) continue;
+                    ++size;
+                    if (q != r && distance.within(&rows[r], &rows[q])) ++count;
+                }
+                CHECK(static_cast<std::size_t>(size) >= options.k || options.suppress);
+                if (count > allowed_neighbours(static_cast<std::size_t>(size), options.delta)) {
+                    violating.push_back(static_cast<std::int32_t>(r));
+                }
+            }
+            CHECK(violating == result.violating_rows);
+            if (options.suppress) CHECK(result.violating_rows.empty());
+            std::size_t left_out = 0;
+            for (auto g : result.groups) left_out += g < 0;
+            CHECK(left_out == result.suppressed_rows.size());
+        }
+    }
+}
+
 }  // namespace
 
 int main() {
@@ -254,6 +309,7 @@ int main() {
     test_taxonomy_cost();
     test_qi_start_is_local_and_equitable();
     test_xcolor_satisfies_and_lowers_potential();
+    test_every_part_against_brute_force();
     if (failures == 0) std::puts("all C++ core tests passed");
     return failures == 0 ? 0 : 1;
 }
