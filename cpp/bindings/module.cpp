@@ -239,7 +239,7 @@ py::dict run_mondrian(const DoubleArray& sensitive, const std::string& metric,
         const ValueTable table = ValueTable::from_rows(sa.data, sa.rows, sa.cols);
         const NeighbourGraph graph =
             epsilon ? NeighbourGraph::build(table, Distance(parse_metric(metric), weights, *epsilon),
-                                            std::size_t{1} << 31)
+                                            kMaxGraphEntries)
                     : NeighbourGraph::from_csr(std::vector<std::int64_t>(table.size() + 1, 0), {});
         const LossModel loss(qi.data, qi.rows, qi.cols, std::move(taxonomies));
         result = mondrian(loss, table, graph, params);
@@ -273,7 +273,7 @@ PYBIND11_MODULE(_core, mod) {
             py::arg("weights"), py::arg("epsilon"), py::arg("options"),
             py::arg("quasi_identifiers") = py::none(),
             py::arg("qi_taxonomies") = std::vector<TaxonomySpec>{},
-            py::arg("initial_groups") = py::none(), py::arg("max_graph_entries") = std::size_t{1} << 31,
+            py::arg("initial_groups") = py::none(), py::arg("max_graph_entries") = kMaxGraphEntries,
             "Build the neighbour graph, run INITIALIZE, the swap loop and what options ask for.");
     mod.def("partition_graph", &run_partition_graph, py::arg("row_value"), py::arg("offsets"),
             py::arg("targets"), py::arg("options"), py::arg("quasi_identifiers") = py::none(),
@@ -287,14 +287,19 @@ PYBIND11_MODULE(_core, mod) {
             "Strict multidimensional Mondrian with k, distinct-l and (epsilon, delta) checks.");
     mod.def("neighbour_graph", &neighbour_graph, py::arg("sensitive"), py::arg("metric"),
             py::arg("weights"), py::arg("epsilon"),
-            py::arg("max_entries") = std::size_t{1} << 31,
+            py::arg("max_entries") = kMaxGraphEntries,
             "The distinct values, their multiplicities and the CSR epsilon-neighbour graph.");
     mod.def("initialize", &initialize_classes, py::arg("degree"), py::arg("m"),
             "Algorithm 1: the class of each row given row degrees.");
     mod.def("equitable_sizes", &equitable_sizes, py::arg("n"), py::arg("m"));
     mod.def("allowed_neighbours", &allowed_neighbours, py::arg("size"), py::arg("delta"),
-            "t(V) = floor((1 - delta)(|V| - 1) + 1e-9).");
-    mod.def("neighbour_threshold", &neighbour_threshold, py::arg("epsilon"));
+            "t(V) = floor((1 - delta)(|V| - 1) + ALLOWANCE_SLACK).");
+    mod.def("neighbour_threshold", &neighbour_threshold, py::arg("epsilon"),
+            "epsilon + NEIGHBOUR_SLACK * max(1, epsilon): the largest distance of neighbours.");
+    mod.attr("MAX_GRAPH_ENTRIES") = kMaxGraphEntries;
+    mod.attr("NEIGHBOUR_SLACK") = kNeighbourSlack;
+    mod.attr("ALLOWANCE_SLACK") = kAllowanceSlack;
+    py::register_exception<GraphTooDense>(mod, "GraphTooDenseError", PyExc_ValueError);
 
     py::class_<Progress>(mod, "Progress",
                          "Live counters of a running partition, readable from another thread.")

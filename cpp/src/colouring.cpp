@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <cmath>
 
+#include "proxanon/tolerance.hpp"
+
 namespace proxanon {
 
 std::int32_t allowed_neighbours(std::size_t size, double delta) {
     if (size == 0) return 0;
     return static_cast<std::int32_t>(
-        std::floor((1.0 - delta) * static_cast<double>(size - 1) + 1e-9));
+        std::floor((1.0 - delta) * static_cast<double>(size - 1) + kAllowanceSlack));
 }
 
 void ValueMark::set_closed_neighbourhood(const NeighbourGraph& graph, std::int32_t u) {

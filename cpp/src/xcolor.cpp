@@ -29,12 +29,12 @@ namespace {
 /// but a group of 11 allows 2 (20%). A clique of c rows needs c <= sum over groups of
 /// (t(G) + 1), which this choice maximizes among equitable partitions with sizes >= k.
 std::size_t roomiest_size(std::size_t k, double delta) {
+    const auto room = [&](std::size_t size) {  // t(size) + 1, exact
+        return static_cast<std::uint64_t>(allowed_neighbours(size, delta)) + 1;
+    };
     std::size_t best = k;
     for (std::size_t s = k + 1; s <= 2 * k; ++s) {
-        const auto room = [&](std::size_t size) {
-            return static_cast<double>(allowed_neighbours(size, delta) + 1) / static_cast<double>(size);
-        };
-        if (room(s) > room(best) + 1e-12) best = s;
+        if (room(s) * best > room(best) * s) best = s;  // (t(s)+1)/s > (t(best)+1)/best
     }
     return best;
 }

@@ -296,6 +296,28 @@ void test_every_part_against_brute_force() {
     }
 }
 
+/// Values at the ends of double range and an epsilon far below the data's resolution: grid
+/// keys stay in range (float-cast-overflow sanitizer) and the graph is the pairs within reach.
+void test_graph_at_floating_point_extremes() {
+    const std::vector<double> far = {1e308, -1e308, 1e308, -1e308, 0.0};
+    const ValueTable wide = ValueTable::from_rows(far.data(), far.size(), 1);
+    for (Metric metric : {Metric::L1, Metric::L2, Metric::Linf, Metric::MinComponent}) {
+        const NeighbourGraph graph = NeighbourGraph::build(wide, Distance(metric, {1.0}, 0.1), 1000);
+        CHECK(graph.value_edges() == 0);
+    }
+    const std::vector<double> spread = {0.0, 1e10, 5e9, 1.0, 1e-300};
+    const ValueTable table = ValueTable::from_rows(spread.data(), spread.size(), 1);
+    const NeighbourGraph tiny = NeighbourGraph::build(table, Distance(Metric::L1, {1.0}, 1e-300), 1000);
+    CHECK(tiny.value_edges() == 1);  // 0 and 1e-300, within the absolute slack
+    bool refused = false;
+    try {
+        NeighbourGraph::build(table, Distance(Metric::L1, {1.0}, 1e11), 3);
+    } catch (const GraphTooDense& e) {
+        refused = e.entries() > 3 && e.bytes() > e.entries();
+    }
+    CHECK(refused);
+}
+
 }  // namespace
 
 int main() {
@@ -310,6 +332,7 @@ int main() {
     test_qi_start_is_local_and_equitable();
     test_xcolor_satisfies_and_lowers_potential();
     test_every_part_against_brute_force();
+    test_graph_at_floating_point_extremes();
     if (failures == 0) std::puts("all C++ core tests passed");
     return failures == 0 ? 0 : 1;
 }

@@ -1,7 +1,7 @@
 """proxanon: anonymize microdata against proximity breaches with XColor."""
 
 from proxanon import datasets, evaluate
-from proxanon._errors import InfeasibleError
+from proxanon._errors import GraphTooDenseError, InfeasibleError
 from proxanon.advise import Advice, advise
 from proxanon.anonymize import Anonymization, Report, anonymize
 from proxanon.audit import AuditReport, audit
@@ -15,6 +15,7 @@ __all__ = [
     "Advice",
     "Anonymization",
     "AuditReport",
+    "GraphTooDenseError",
     "Hierarchy",
     "InfeasibleError",
     "Partition",

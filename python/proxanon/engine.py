@@ -10,13 +10,13 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from proxanon import _core, _validate
-from proxanon._errors import InfeasibleError
+from proxanon._errors import GraphTooDenseError, InfeasibleError
 from proxanon._progress import ProgressReporter
 from proxanon.distances import Relation, resolve, row_graph, value_graph
 
 #: Adjacency entries the value-level neighbour graph may hold (4 bytes each) before
-#: ``partition`` refuses epsilon as too large for the data.
-MAX_GRAPH_ENTRIES = 400_000_000
+#: ``partition`` refuses epsilon as too large for the data; the C++ core owns the number.
+MAX_GRAPH_ENTRIES: int = _core.MAX_GRAPH_ENTRIES
 
 #: Classes examined per violation before the best partner seen so far is taken.
 DEFAULT_SEARCH_LIMIT = 512
@@ -348,13 +348,8 @@ def run_engine(
             raw = _core.partition_graph(row_value.tolist(), offsets.tolist(), targets.tolist(),
                                         options, **data)
             raw["seconds_graph"] += built
-    except ValueError as exc:
-        if "adjacency entries" in str(exc):
-            raise ValueError(
-                f"epsilon={eps} makes the neighbour graph over the {relation.label} distances "
-                f"too dense ({exc}); use a smaller epsilon"
-            ) from None
-        raise
+    except GraphTooDenseError as exc:
+        raise too_dense(eps, relation, exc) from None
     finally:
         if reporter is not None:
             reporter.engine_running = False
@@ -407,6 +402,13 @@ def run_engine(
     return result
 
 
+def too_dense(epsilon: float, relation: Relation, exc: ValueError) -> ValueError:
+    """The refusal of a graph too dense to build, with the epsilon and metric that made it."""
+    return GraphTooDenseError(
+        f"epsilon={epsilon} makes the neighbour graph over the {relation.label} distances too "
+        f"dense: {exc}; use a smaller epsilon")
+
+
 def feasibility_advice(sens: NDArray[np.float64], stats: dict[str, Any],
                        relation: Relation) -> str:
     """What :func:`proxanon.advise` can prove about these parameters, as a sentence."""
@@ -418,7 +420,7 @@ def feasibility_advice(sens: NDArray[np.float64], stats: dict[str, Any],
         advice = advise(sens, k=stats["k"], epsilon=stats["epsilon"], metric=relation.label,
                         weights=None if relation.label == "variational" else relation.weights,
                         delta=stats["delta"])
-    except ValueError:  # e.g. an epsilon/2 graph too dense to build: no proof to offer
+    except GraphTooDenseError:  # the epsilon/2 graph is too dense to build: no proof to offer
         return ""
     if advice.reason:
         return " Proof: " + advice.reason + "."

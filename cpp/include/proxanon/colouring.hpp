@@ -11,7 +11,7 @@
 
 namespace proxanon {
 
-/// t(V) = floor((1 - delta)(|V| - 1)) for a class of `size` rows (SPEC §2).
+/// t(V) = floor((1 - delta)(|V| - 1) + kAllowanceSlack) for a class of `size` rows (SPEC §2).
 std::int32_t allowed_neighbours(std::size_t size, double delta);
 
 /// A set of value ids that can be emptied in O(1): value w is in the set iff stamp[w] == gen.
