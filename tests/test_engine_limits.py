@@ -108,3 +108,22 @@ def test_a_too_dense_graph_is_refused_before_it_is_allocated():
     assert "100000 distinct sensitive values" in message
     assert " GB" in message and "adjacency entries" in message
     assert peak_kib < 600_000, f"peak RSS {peak_kib} KiB before the refusal"
+
+
+@pytest.mark.parametrize(("option", "value", "pattern"), [
+    ("search_limit", 2**64, r"search_limit must be at most 2147483647 .*got 18446744073709551616"),
+    ("search_limit", 2**31, r"search_limit must be at most"),
+    ("epsilon", 10**400, r"epsilon is too large for a float64"),
+])
+@pytest.mark.parametrize("entry", ["partition", "anonymize"])
+def test_out_of_range_options_get_a_parameter_error(entry, option, value, pattern):
+    # search_limit=2**64 used to reach the binding and print its raw signature.
+    import pandas as pd
+
+    options = {"k": 2, "epsilon": 0.1, "delta": 0.5, option: value}
+    with pytest.raises(ValueError, match=pattern):
+        if entry == "partition":
+            proxanon.partition(np.arange(10) / 10, **options)
+        else:
+            frame = pd.DataFrame({"q": np.arange(10), "s": np.arange(10) / 10})
+            proxanon.anonymize(frame, quasi_identifiers=["q"], sensitive=["s"], **options)

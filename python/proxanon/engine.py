@@ -208,9 +208,7 @@ def partition(
     if quasi_identifiers is not None:
         qi = _validate.float_matrix(quasi_identifiers, "quasi_identifiers", rows=n)
     on_infeasible = _validate.choice(on_infeasible, "on_infeasible", _validate.ON_INFEASIBLE)
-    limit = 0
-    if search_limit is not None:
-        limit = _validate.integer(search_limit, "search_limit", minimum=1)
+    limit = checked_search_limit(search_limit)
     for flag, name in ((trace, "trace"), (progress, "progress")):
         if not isinstance(flag, bool):
             raise TypeError(f"{name} must be True or False, got {flag!r}")
@@ -283,6 +281,23 @@ def checked_epsilon(epsilon: Any, relation: Relation) -> float:
         raise TypeError("epsilon is required (the distance within which values are "
                         "neighbours), unless metric is a precomputed neighbour graph")
     return _validate.real(epsilon, "epsilon")
+
+
+#: The largest search_limit: groups are numbered by 32-bit ids, so any limit this large
+#: already examines every group.
+MAX_SEARCH_LIMIT = 2**31 - 1
+
+
+def checked_search_limit(search_limit: Any) -> int:
+    """``search_limit`` checked, as the engine takes it: 0 for None (every group)."""
+    if search_limit is None:
+        return 0
+    limit = _validate.integer(search_limit, "search_limit", minimum=1)
+    if limit > MAX_SEARCH_LIMIT:
+        raise ValueError(
+            f"search_limit must be at most {MAX_SEARCH_LIMIT} (any limit at least the number "
+            f"of groups examines them all; None does the same), got {search_limit}")
+    return limit
 
 
 def suppression_budget(max_suppression: Any, on_infeasible: str) -> float:
