@@ -59,6 +59,48 @@ Matrix as_matrix(const DoubleArray& array, const char* name) {
     throw std::invalid_argument(std::string(name) + " must be 1-D or 2-D");
 }
 
+/// The stop request the binding hands the core: with the GIL taken briefly, Python runs its
+/// signal handlers; the exception one raises (KeyboardInterrupt for Ctrl-C) is kept and
+/// raised again once the core has unwound (`rethrow`).
+class SignalCheck {
+public:
+    SignalCheck() = default;
+    SignalCheck(const SignalCheck&) = delete;
+    SignalCheck& operator=(const SignalCheck&) = delete;
+    ~SignalCheck() {
+        Py_XDECREF(type_);
+        Py_XDECREF(value_);
+        Py_XDECREF(traceback_);
+    }
+
+    Interrupt* interrupt() { return &interrupt_; }
+
+    /// Runs `work` (which releases the GIL) and turns an interruption into the Python error.
+    template <typename F>
+    auto run(F&& work) {
+        try {
+            return work();
+        } catch (const Interrupted&) {
+            PyErr_Restore(type_, value_, traceback_);
+            type_ = value_ = traceback_ = nullptr;
+            throw py::error_already_set();
+        }
+    }
+
+private:
+    bool check() {
+        py::gil_scoped_acquire gil;
+        if (PyErr_CheckSignals() == 0) return false;
+        PyErr_Fetch(&type_, &value_, &traceback_);
+        return true;
+    }
+
+    PyObject* type_ = nullptr;
+    PyObject* value_ = nullptr;
+    PyObject* traceback_ = nullptr;
+    Interrupt interrupt_{[this] { return check(); }};
+};
+
 double seconds_since(std::chrono::steady_clock::time_point start) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -84,12 +126,13 @@ py::dict neighbour_graph(const DoubleArray& sensitive, const std::string& metric
     const Matrix sa = as_matrix(sensitive, "sensitive");
     ValueTable table;
     NeighbourGraph graph;
-    {
+    SignalCheck signals;
+    signals.run([&] {
         py::gil_scoped_release release;
         const Distance distance(parse_metric(metric), weights, epsilon);
         table = ValueTable::from_rows(sa.data, sa.rows, sa.cols);
-        graph = NeighbourGraph::build(table, distance, max_entries);
-    }
+        graph = NeighbourGraph::build(table, distance, max_entries, signals.interrupt());
+    });
     return graph_dict(std::move(table), std::move(graph));
 }
 
@@ -129,8 +172,9 @@ XColorOptions options_from(const py::handle& given) {
     return options;
 }
 
-/// Builds the value table and neighbour graph; runs with the GIL released.
-using GraphBuilder = std::function<std::pair<ValueTable, NeighbourGraph>()>;
+/// Builds the value table and neighbour graph, polling the interrupt given; runs with the GIL
+/// released.
+using GraphBuilder = std::function<std::pair<ValueTable, NeighbourGraph>(Interrupt*)>;
 
 /// The engine run shared by both entry points: `build` makes the relation, the rest is the same.
 py::dict run_engine(const GraphBuilder& build, std::size_t n, const py::handle& given,
@@ -142,7 +186,9 @@ py::dict run_engine(const GraphBuilder& build, std::size_t n, const py::handle& 
         qi = as_matrix(*quasi_identifiers, "quasi_identifiers");
         if (qi->rows != n) throw std::invalid_argument("quasi_identifiers and sensitive differ in rows");
     }
-    const XColorOptions options = options_from(given);
+    SignalCheck signals;
+    XColorOptions options = options_from(given);
+    options.interrupt = signals.interrupt();
     if (!qi_taxonomies.empty() && (!qi || qi_taxonomies.size() != qi->cols)) {
         throw std::invalid_argument("qi_taxonomies needs one entry per quasi-identifier column");
     }
@@ -152,17 +198,17 @@ py::dict run_engine(const GraphBuilder& build, std::size_t n, const py::handle& 
     std::size_t distinct = 0;
     std::size_t value_edges = 0;
     double seconds_graph = 0.0;
-    {
+    signals.run([&] {
         py::gil_scoped_release release;
         const auto start = std::chrono::steady_clock::now();
-        const auto [table, graph] = build();
+        const auto [table, graph] = build(options.interrupt);
         const LossModel loss = qi ? LossModel(qi->data, qi->rows, qi->cols, std::move(taxonomies))
                                   : LossModel();
         seconds_graph = seconds_since(start);
         distinct = table.size();
         value_edges = graph.value_edges();
         result = run_xcolor(table, graph, loss, options, initial_groups ? &*initial_groups : nullptr);
-    }
+    });
     py::dict out;
     out["groups"] = to_numpy(std::move(result.groups));
     out["violating_rows"] = to_numpy(std::move(result.violating_rows));
@@ -190,10 +236,10 @@ py::dict run_partition(const DoubleArray& sensitive, const std::string& metric,
                        std::size_t max_graph_entries) {
     const Matrix sa = as_matrix(sensitive, "sensitive");
     const Metric kind = parse_metric(metric);
-    GraphBuilder build = [&]() {
+    GraphBuilder build = [&](Interrupt* interrupt) {
         const Distance distance(kind, weights, epsilon);
         ValueTable table = ValueTable::from_rows(sa.data, sa.rows, sa.cols);
-        NeighbourGraph graph = NeighbourGraph::build(table, distance, max_graph_entries);
+        NeighbourGraph graph = NeighbourGraph::build(table, distance, max_graph_entries, interrupt);
         return std::make_pair(std::move(table), std::move(graph));
     };
     return run_engine(build, sa.rows, options, quasi_identifiers, qi_taxonomies, initial_groups);
@@ -209,7 +255,7 @@ py::dict run_partition_graph(std::vector<std::int32_t> row_value, std::vector<st
     const std::size_t n = row_value.size();
     if (offsets.empty()) throw std::invalid_argument("offsets needs one entry per value plus one");
     const std::size_t values = offsets.size() - 1;
-    GraphBuilder build = [&]() {
+    GraphBuilder build = [&](Interrupt*) {
         ValueTable table = ValueTable::from_labels(std::move(row_value), values);
         NeighbourGraph graph = NeighbourGraph::from_csr(std::move(offsets), std::move(targets));
         return std::make_pair(std::move(table), std::move(graph));

@@ -24,6 +24,7 @@ void ExcessDescent::run(XColorResult& result) {
             if (col_.is_violation(static_cast<std::int32_t>(r))) violating.push_back(static_cast<std::int32_t>(r));
         }
         for (std::int32_t v : violating) {
+            poll(options_.interrupt);
             if (col_.is_violation(v) && improve(v, result)) moved = true;
         }
     }

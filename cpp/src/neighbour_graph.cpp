@@ -99,7 +99,10 @@ constexpr std::size_t kMaxGridDims = 3;
 /// values or the size of epsilon (cells are widened instead; still correct, only coarser).
 constexpr double kMaxCellsPerDim = 1099511627776.0;  // 2^40
 /// Values whose neighbours are counted exactly to estimate a graph's size before refusing it.
-constexpr std::size_t kSizeSample = 256;
+constexpr std::size_t kSizeSample = 4096;
+/// A graph whose sampled size exceeds the cap by this factor is refused on the estimate; in
+/// between, an exact count decides (as slow as building, but allocating nothing).
+constexpr double kEstimateMargin = 1.25;
 using CellKey = std::array<std::int64_t, kMaxGridDims>;
 
 /// Finds the neighbours of one value without storing the graph. Grid (L1, L2, Linf): values
@@ -310,14 +313,17 @@ std::string megabytes(std::uint64_t bytes) {
 }
 
 /// Refuses, before anything is stored, a graph of more than `max_entries` entries. Free when
-/// the candidate pairs fit under the cap; otherwise a sample of kSizeSample values spread over
-/// the ids estimates the size (refused at twice the cap), then an exact count stops at the cap.
-void check_size(const NeighbourFinder& finder, std::size_t values, std::size_t max_entries) {
+/// the candidate pairs fit under the cap; otherwise kSizeSample values evenly spread over the
+/// ids estimate the size (refused past kEstimateMargin times the cap), and an exact count,
+/// stopping at the cap, settles the rest.
+void check_size(const NeighbourFinder& finder, std::size_t values, std::size_t max_entries,
+                Interrupt* interrupt) {
     if (finder.candidate_bound() <= max_entries) return;
     std::vector<std::int32_t> found;
     const std::size_t step = std::max<std::size_t>(1, values / kSizeSample);
     std::uint64_t sampled = 0, seen = 0;
     for (std::size_t u = 0; u < values; u += step) {
+        poll(interrupt);
         found.clear();
         finder.neighbours(u, found);
         normalize(found);
@@ -325,9 +331,12 @@ void check_size(const NeighbourFinder& finder, std::size_t values, std::size_t m
         ++seen;
     }
     const std::uint64_t estimate = sampled * values / seen;
-    if (estimate > 2 * static_cast<std::uint64_t>(max_entries)) refuse(estimate, "about", values, max_entries);
+    if (static_cast<double>(estimate) > kEstimateMargin * static_cast<double>(max_entries)) {
+        refuse(estimate, "about", values, max_entries);
+    }
     std::uint64_t total = 0;
     for (std::size_t u = 0; u < values; ++u) {
+        poll(interrupt);
         found.clear();
         finder.neighbours(u, found);
         normalize(found);
@@ -339,18 +348,19 @@ void check_size(const NeighbourFinder& finder, std::size_t values, std::size_t m
 }  // namespace
 
 NeighbourGraph NeighbourGraph::build(const ValueTable& table, const Distance& distance,
-                                     std::size_t max_entries) {
+                                     std::size_t max_entries, Interrupt* interrupt) {
     if (distance.dimensions() != table.s) {
         throw std::invalid_argument("metric weights and sensitive components differ in number");
     }
     const std::size_t u_count = table.size();
     const NeighbourFinder finder(table, distance);
-    check_size(finder, u_count, max_entries);
+    check_size(finder, u_count, max_entries, interrupt);
     NeighbourGraph graph;
     graph.offsets_.reserve(u_count + 1);
     graph.offsets_.push_back(0);
     std::vector<std::int32_t> found;
     for (std::size_t u = 0; u < u_count; ++u) {
+        poll(interrupt);
         found.clear();
         finder.neighbours(u, found);
         normalize(found);

@@ -39,8 +39,10 @@ void dissolve(Colouring& col, std::size_t c, std::size_t k, XColorResult& result
 
 }  // namespace
 
-void suppress_violations(Colouring& col, std::size_t k, XColorResult& result) {
+void suppress_violations(Colouring& col, std::size_t k, XColorResult& result,
+                         Interrupt* interrupt) {
     while (true) {
+        poll(interrupt);
         std::int32_t worst = -1;
         std::int64_t worst_excess = 0;
         for (std::size_t r = 0; r < col.rows(); ++r) {

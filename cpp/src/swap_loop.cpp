@@ -20,6 +20,7 @@ void SwapLoop::run(XColorResult& result) {
     for (std::size_t c = 0; c < col_.classes(); ++c) refresh_class(c);
     while (true) {
         publish();
+        poll(options_.interrupt);
         if (!queue_.empty()) {
             const std::int32_t v = queue_.pop();
             state_[at(v)] = kNone;
@@ -92,6 +93,7 @@ bool SwapLoop::retry_set_aside(XColorResult& result) {
     for (std::size_t i = 0; i < aside_.size(); ++i) {
         const std::int32_t v = aside_[i];
         if (state_[at(v)] != kAside || aside_epoch_[at(v)] == epoch) continue;
+        poll(options_.interrupt);
         changed_.clear();
         ++seen_gen_;
         for (std::size_t e = aside_epoch_[at(v)] * 2; e < swap_classes_.size(); ++e) {

@@ -156,7 +156,7 @@ XColorResult run_once(const ValueTable& table, const NeighbourGraph& graph,
     if (allow_excess && stats.stalled_violations > 0) descent.run(result);
     stats.seconds_repair = seconds_since(start);
     start = Clock::now();
-    if (options.suppress) suppress_violations(colouring, options.k, result);
+    if (options.suppress) suppress_violations(colouring, options.k, result, options.interrupt);
     stats.seconds_suppress = seconds_since(start);
     std::sort(result.suppressed_rows.begin(), result.suppressed_rows.end());
     stats.suppressed = static_cast<std::int64_t>(result.suppressed_rows.size());

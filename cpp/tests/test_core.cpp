@@ -1,5 +1,6 @@
 // C++ unit tests of the core, with no Python: run by ctest (see README, "C++ tests").
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -318,6 +319,33 @@ void test_graph_at_floating_point_extremes() {
     CHECK(refused);
 }
 
+/// A stop request unwinds a run with Interrupted; the hook is consulted at most every 0.1 s.
+void test_interrupt_unwinds_a_run() {
+    const std::size_t n = 3000;
+    const std::vector<double> rows = random_levels(n, 1, 40, 21);
+    const ValueTable table = ValueTable::from_rows(rows.data(), n, 1);
+    const NeighbourGraph graph = NeighbourGraph::build(table, Distance(Metric::L1, {1.0}, 0.05), 1u << 24);
+    int asked = 0;
+    Interrupt always([&] { ++asked; return true; });
+    XColorOptions options;
+    options.k = 10;
+    options.delta = 0.95;
+    options.moves = Moves::Auto;
+    options.suppress = true;
+    options.interrupt = &always;
+    bool stopped = false;
+    const auto start = std::chrono::steady_clock::now();
+    while (!stopped && std::chrono::steady_clock::now() - start < std::chrono::seconds(20)) {
+        try {
+            run_xcolor(table, graph, LossModel(), options);
+        } catch (const Interrupted&) {
+            stopped = true;
+        }
+    }
+    CHECK(stopped);
+    CHECK(asked == 1);
+}
+
 }  // namespace
 
 int main() {
@@ -333,6 +361,7 @@ int main() {
     test_xcolor_satisfies_and_lowers_potential();
     test_every_part_against_brute_force();
     test_graph_at_floating_point_extremes();
+    test_interrupt_unwinds_a_run();
     if (failures == 0) std::puts("all C++ core tests passed");
     return failures == 0 ? 0 : 1;
 }

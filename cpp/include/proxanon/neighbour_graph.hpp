@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "proxanon/distance.hpp"
+#include "proxanon/interrupt.hpp"
 
 namespace proxanon {
 
@@ -69,9 +70,9 @@ public:
     NeighbourGraph() = default;
 
     /// Builds the graph over `table` for `distance`; throws GraphTooDense, before allocating
-    /// the adjacency, when it would hold more than `max_entries` entries.
+    /// the adjacency, when it would hold more than `max_entries` entries; polls `interrupt`.
     static NeighbourGraph build(const ValueTable& table, const Distance& distance,
-                                std::size_t max_entries);
+                                std::size_t max_entries, Interrupt* interrupt = nullptr);
 
     /// Builds from an explicit symmetric adjacency (for tests and precomputed relations).
     static NeighbourGraph from_csr(std::vector<std::int64_t> offsets,

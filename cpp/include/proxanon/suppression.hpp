@@ -19,6 +19,7 @@ namespace proxanon {
 /// Invariant: classes keep >= k rows or are empty; the left-out rows are exactly those with
 /// class -1. Each step removes a row or a class, so it ends after at most n steps, each O(n)
 /// to find the worst row plus O(n) adjacency tests to dissolve a class.
-void suppress_violations(Colouring& colouring, std::size_t k, XColorResult& result);
+void suppress_violations(Colouring& colouring, std::size_t k, XColorResult& result,
+                         Interrupt* interrupt = nullptr);
 
 }  // namespace proxanon

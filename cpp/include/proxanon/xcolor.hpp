@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "proxanon/colouring.hpp"
+#include "proxanon/interrupt.hpp"
 #include "proxanon/loss.hpp"
 #include "proxanon/neighbour_graph.hpp"
 
@@ -49,6 +50,7 @@ struct XColorOptions {
                                   ///< best partner seen (0 = all classes: the paper's full scan)
     bool trace = false;           ///< keep the initial colouring and every move
     Progress* progress = nullptr; ///< optional live counters
+    Interrupt* interrupt = nullptr; ///< optional stop request, polled between units of work
 };
 
 struct XColorStats {
