@@ -54,7 +54,7 @@ private:
 /// tests, each O(1) when the values are few (a bit matrix) and O(log degree) otherwise.
 class Colouring {
 public:
-    /// `initial` gives a class id 0..m-1 per row, every id used.
+    /// `initial` gives a class id 0..m-1 per row, every id used, or -1 for a row left out.
     Colouring(const ValueTable& table, const NeighbourGraph& graph, const LossModel& loss,
               double delta, const std::vector<std::int32_t>& initial);
 
