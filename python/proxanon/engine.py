@@ -160,7 +160,11 @@ def partition(
         of exactly ``k`` can waste allowance), keep the better of the two, then run a local
         search that swaps or transfers rows while the total excess
         ``E = Σ max(0, D_G(v) − t(G))`` falls (sizes stay ``>= k``; E drops every move, so it
-        ends). ``"swap"``: the paper's pairwise exchanges only; sizes stay equitable.
+        ends). A table of at most 16 rows that these heuristics leave unsatisfied is then
+        searched exhaustively: it gets the satisfying partition of least QI loss if one
+        exists (with ``on_infeasible="suppress"``: the one leaving out the fewest rows), or
+        a proof that none does (``stats["exact_search"] == 1``).
+        ``"swap"``: the paper's pairwise exchanges only; sizes stay equitable.
     max_suppression
         With ``on_infeasible="suppress"``: the largest fraction of rows that may be left out.
     method, l
@@ -189,7 +193,17 @@ def partition(
         ``distinct_values``, ``value_edges``, ``row_edges``, ``max_degree`` (Θ), ``bound``
         and ``bound_holds`` (inequality 4), ``initial_violations``, ``initial_potential``,
         ``swaps``, ``final_potential``, ``set_aside``, ``remaining_violations``,
-        ``violating_groups`` and ``seconds`` (graph, initialize, repair, total).
+        ``violating_groups``, ``exact_search`` and ``seconds`` (graph, initialize, repair,
+        total).
+
+    Raises
+    ------
+    GraphTooDenseError
+        (a ValueError) when epsilon makes the neighbour graph larger than
+        ``_core.MAX_GRAPH_ENTRIES`` adjacency entries; raised before the graph is allocated,
+        with the entries and memory it would need.
+    KeyboardInterrupt
+        on Ctrl-C: the native work checks for signals about every 0.1 s and stops.
     """
     started = time.perf_counter()
     sens = _validate.float_matrix(sensitive, "sensitive")
