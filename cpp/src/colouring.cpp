@@ -86,14 +86,6 @@ std::int64_t Colouring::violations() const {
     return count;
 }
 
-bool Colouring::adjacent(std::int32_t a, std::int32_t b) const {
-    if (!dense_.empty()) {
-        const std::size_t bit = static_cast<std::size_t>(a) * graph_.size() + static_cast<std::size_t>(b);
-        return (dense_[bit >> 6] >> (bit & 63)) & 1U;
-    }
-    return graph_.adjacent(a, b);
-}
-
 void Colouring::tally_class(std::size_t c, std::int32_t skip) {
     tally_.clear();
     distinct_.clear();

@@ -68,6 +68,9 @@ public:
     std::int32_t own(std::int32_t r) const { return own_[at(r)]; }
     std::int32_t allowed(std::size_t c) const { return allowed_[c]; }
     std::int32_t value_of(std::int32_t r) const { return table_.row_value[at(r)]; }
+    /// own(r) and value_of(r) for every row, for loops that read them per pair of rows.
+    const std::int32_t* own_counts() const { return own_.data(); }
+    const std::int32_t* row_values() const { return table_.row_value.data(); }
     std::int64_t potential() const { return potential_; }
     double delta() const { return delta_; }
     const NeighbourGraph& graph() const { return graph_; }
@@ -82,8 +85,15 @@ public:
     /// Rows with D_V(v) > t(V). O(n).
     std::int64_t violations() const;
 
-    /// True iff values a and b are equal or epsilon-neighbours.
-    bool adjacent(std::int32_t a, std::int32_t b) const;
+    /// True iff values a and b are equal or epsilon-neighbours. Inline: the excess descent
+    /// and suppression call it per pair of rows they examine.
+    bool adjacent(std::int32_t a, std::int32_t b) const {
+        if (!dense_.empty()) {
+            const std::size_t bit = static_cast<std::size_t>(a) * graph_.size() + static_cast<std::size_t>(b);
+            return (dense_[bit >> 6] >> (bit & 63)) & 1U;
+        }
+        return graph_.adjacent(a, b);
+    }
 
     /// tally()[w] := the rows of class c other than `skip` in N[w]. The class's rows are first
     /// counted per distinct value, so the cost is O(|c| + sum over its distinct values of their
