@@ -17,8 +17,10 @@ constexpr std::size_t kMaxGridDims = 3;
 /// Cells per grid component at most: keys stay far inside int64 whatever the range of the
 /// values or the size of epsilon (cells are widened instead; still correct, only coarser).
 constexpr double kMaxCellsPerDim = 1099511627776.0;  // 2^40
-/// Values whose neighbours are counted exactly to estimate a graph's size before refusing it.
-constexpr std::size_t kSizeSample = 4096;
+/// Values whose neighbours are counted exactly to estimate a graph's size before refusing it:
+/// as many as kSampleWork candidate tests allow, within [kMinSample, kMaxSample].
+constexpr std::size_t kMinSample = 256, kMaxSample = 4096;
+constexpr double kSampleWork = 2e7;
 /// A graph whose sampled size exceeds the cap by this factor is refused on the estimate; in
 /// between, an exact count decides (as slow as building, but allocating nothing).
 constexpr double kEstimateMargin = 1.25;
@@ -232,14 +234,18 @@ std::string megabytes(std::uint64_t bytes) {
 }
 
 /// Refuses, before anything is stored, a graph of more than `max_entries` entries. Free when
-/// the candidate pairs fit under the cap; otherwise kSizeSample values evenly spread over the
-/// ids estimate the size (refused past kEstimateMargin times the cap), and an exact count,
+/// the candidate pairs fit under the cap; otherwise a sample of values evenly spread over the
+/// ids estimates the size (refused past kEstimateMargin times the cap), and an exact count,
 /// stopping at the cap, settles the rest.
 void check_size(const NeighbourFinder& finder, std::size_t values, std::size_t max_entries,
                 Interrupt* interrupt) {
-    if (finder.candidate_bound() <= max_entries) return;
+    const std::uint64_t candidates = finder.candidate_bound();
+    if (candidates <= max_entries) return;
     std::vector<std::int32_t> found;
-    const std::size_t step = std::max<std::size_t>(1, values / kSizeSample);
+    const double per_value = static_cast<double>(candidates) / static_cast<double>(values);
+    const auto sample = static_cast<std::size_t>(
+        std::clamp(kSampleWork / per_value, double(kMinSample), double(kMaxSample)));
+    const std::size_t step = std::max<std::size_t>(1, values / sample);
     std::uint64_t sampled = 0, seen = 0;
     for (std::size_t u = 0; u < values; u += step) {
         poll(interrupt);
