@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import proxanon
 from proxanon import _core
 from tests.conftest import brute_neighbours
 
@@ -63,7 +64,7 @@ def test_neighbour_graph_tolerance_matches_paper_table_one():
 
 def test_neighbour_graph_refuses_too_dense_a_graph():
     values = np.linspace(0, 1, 300).reshape(-1, 1)
-    with pytest.raises(ValueError, match="adjacency entries"):
+    with pytest.raises(proxanon.GraphTooDenseError, match="adjacency entries"):
         _core.neighbour_graph(values, "l1", [1.0], 1.0, max_entries=1000)
 
 

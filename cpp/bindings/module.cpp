@@ -59,6 +59,48 @@ Matrix as_matrix(const DoubleArray& array, const char* name) {
     throw std::invalid_argument(std::string(name) + " must be 1-D or 2-D");
 }
 
+/// The stop request the binding hands the core: with the GIL taken briefly, Python runs its
+/// signal handlers; the exception one raises (KeyboardInterrupt for Ctrl-C) is kept and
+/// raised again once the core has unwound (`rethrow`).
+class SignalCheck {
+public:
+    SignalCheck() = default;
+    SignalCheck(const SignalCheck&) = delete;
+    SignalCheck& operator=(const SignalCheck&) = delete;
+    ~SignalCheck() {
+        Py_XDECREF(type_);
+        Py_XDECREF(value_);
+        Py_XDECREF(traceback_);
+    }
+
+    Interrupt* interrupt() { return &interrupt_; }
+
+    /// Runs `work` (which releases the GIL) and turns an interruption into the Python error.
+    template <typename F>
+    auto run(F&& work) {
+        try {
+            return work();
+        } catch (const Interrupted&) {
+            PyErr_Restore(type_, value_, traceback_);
+            type_ = value_ = traceback_ = nullptr;
+            throw py::error_already_set();
+        }
+    }
+
+private:
+    bool check() {
+        py::gil_scoped_acquire gil;
+        if (PyErr_CheckSignals() == 0) return false;
+        PyErr_Fetch(&type_, &value_, &traceback_);
+        return true;
+    }
+
+    PyObject* type_ = nullptr;
+    PyObject* value_ = nullptr;
+    PyObject* traceback_ = nullptr;
+    Interrupt interrupt_{[this] { return check(); }};
+};
+
 double seconds_since(std::chrono::steady_clock::time_point start) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -84,12 +126,13 @@ py::dict neighbour_graph(const DoubleArray& sensitive, const std::string& metric
     const Matrix sa = as_matrix(sensitive, "sensitive");
     ValueTable table;
     NeighbourGraph graph;
-    {
+    SignalCheck signals;
+    signals.run([&] {
         py::gil_scoped_release release;
         const Distance distance(parse_metric(metric), weights, epsilon);
         table = ValueTable::from_rows(sa.data, sa.rows, sa.cols);
-        graph = NeighbourGraph::build(table, distance, max_entries);
-    }
+        graph = NeighbourGraph::build(table, distance, max_entries, signals.interrupt());
+    });
     return graph_dict(std::move(table), std::move(graph));
 }
 
@@ -106,36 +149,46 @@ std::vector<std::optional<Taxonomy>> make_taxonomies(const std::vector<TaxonomyS
     return taxonomies;
 }
 
-/// Builds the value table and neighbour graph; runs with the GIL released.
-using GraphBuilder = std::function<std::pair<ValueTable, NeighbourGraph>()>;
+/// The options of a run from a proxanon.engine.EngineOptions (validated in Python): the one
+/// place where they cross the boundary.
+XColorOptions options_from(const py::handle& given) {
+    XColorOptions options;
+    options.k = given.attr("k").cast<std::size_t>();
+    options.delta = given.attr("delta").cast<double>();
+    options.search_limit = given.attr("search_limit").cast<std::size_t>();
+    options.trace = given.attr("trace").cast<bool>();
+    const auto init = given.attr("init").cast<std::string>();
+    if (init == "degree") options.init = Init::Degree;
+    else if (init == "qi") options.init = Init::Qi;
+    else throw std::invalid_argument("unknown init '" + init + "'");
+    options.init_block = given.attr("init_block").cast<std::size_t>();
+    const auto moves = given.attr("moves").cast<std::string>();
+    if (moves == "swap") options.moves = Moves::Swap;
+    else if (moves == "auto") options.moves = Moves::Auto;
+    else throw std::invalid_argument("unknown moves '" + moves + "'");
+    options.suppress = given.attr("suppress").cast<bool>();
+    const py::object progress = given.attr("progress");
+    options.progress = progress.is_none() ? nullptr : progress.cast<Progress*>();
+    return options;
+}
+
+/// Builds the value table and neighbour graph, polling the interrupt given; runs with the GIL
+/// released.
+using GraphBuilder = std::function<std::pair<ValueTable, NeighbourGraph>(Interrupt*)>;
 
 /// The engine run shared by both entry points: `build` makes the relation, the rest is the same.
-py::dict run_engine(const GraphBuilder& build, std::size_t n, std::size_t k, double delta,
+py::dict run_engine(const GraphBuilder& build, std::size_t n, const py::handle& given,
                     const std::optional<DoubleArray>& quasi_identifiers,
                     const std::vector<TaxonomySpec>& qi_taxonomies,
-                    std::size_t search_limit, bool trace, Progress* progress,
-                    const std::optional<std::vector<std::int32_t>>& initial_groups,
-                    const std::string& init, std::size_t init_block,
-                    const std::string& moves, bool suppress) {
+                    const std::optional<std::vector<std::int32_t>>& initial_groups) {
     std::optional<Matrix> qi;
     if (quasi_identifiers) {
         qi = as_matrix(*quasi_identifiers, "quasi_identifiers");
         if (qi->rows != n) throw std::invalid_argument("quasi_identifiers and sensitive differ in rows");
     }
-    XColorParams params;
-    params.k = k;
-    params.delta = delta;
-    params.search_limit = search_limit;
-    params.trace = trace;
-    params.progress = progress;
-    if (init == "degree") params.init = Init::Degree;
-    else if (init == "qi") params.init = Init::Qi;
-    else throw std::invalid_argument("unknown init '" + init + "'");
-    params.init_block = init_block;
-    if (moves == "swap") params.moves = Moves::Swap;
-    else if (moves == "auto") params.moves = Moves::Auto;
-    else throw std::invalid_argument("unknown moves '" + moves + "'");
-    params.suppress = suppress;
+    SignalCheck signals;
+    XColorOptions options = options_from(given);
+    options.interrupt = signals.interrupt();
     if (!qi_taxonomies.empty() && (!qi || qi_taxonomies.size() != qi->cols)) {
         throw std::invalid_argument("qi_taxonomies needs one entry per quasi-identifier column");
     }
@@ -145,49 +198,27 @@ py::dict run_engine(const GraphBuilder& build, std::size_t n, std::size_t k, dou
     std::size_t distinct = 0;
     std::size_t value_edges = 0;
     double seconds_graph = 0.0;
-    {
+    signals.run([&] {
         py::gil_scoped_release release;
         const auto start = std::chrono::steady_clock::now();
-        const auto [table, graph] = build();
+        const auto [table, graph] = build(options.interrupt);
         const LossModel loss = qi ? LossModel(qi->data, qi->rows, qi->cols, std::move(taxonomies))
                                   : LossModel();
         seconds_graph = seconds_since(start);
         distinct = table.size();
         value_edges = graph.value_edges();
-        result = run_xcolor(table, graph, loss, params, initial_groups ? &*initial_groups : nullptr);
-    }
-    const XColorStats& st = result.stats;
-    py::dict stats;
-    stats["n"] = st.n;
-    stats["m"] = st.m;
-    stats["distinct_values"] = distinct;
-    stats["value_edges"] = value_edges;
-    stats["row_edges"] = st.row_edges;
-    stats["max_degree"] = st.max_degree;
-    stats["initial_violations"] = st.initial_violations;
-    stats["initial_potential"] = st.initial_potential;
-    stats["final_potential"] = st.final_potential;
-    stats["swaps"] = st.swaps;
-    stats["set_aside"] = st.set_aside;
-    stats["classes_examined"] = st.classes_examined;
-    stats["remaining_violations"] = st.remaining_violations;
-    stats["stalled_violations"] = st.stalled_violations;
-    stats["excess_moves"] = st.excess_moves;
-    stats["transfers"] = st.transfers;
-    stats["suppressed"] = st.suppressed;
-    stats["regrouped_size"] = st.regrouped_size;
-    stats["seconds_suppress"] = st.seconds_suppress;
-    stats["seconds_graph"] = seconds_graph;
-    stats["seconds_initialize"] = st.seconds_initialize;
-    stats["seconds_repair"] = st.seconds_repair;
-
+        result = run_xcolor(table, graph, loss, options, initial_groups ? &*initial_groups : nullptr);
+    });
     py::dict out;
     out["groups"] = to_numpy(std::move(result.groups));
     out["violating_rows"] = to_numpy(std::move(result.violating_rows));
     out["violating_groups"] = to_numpy(std::move(result.violating_groups));
     out["suppressed_rows"] = to_numpy(std::move(result.suppressed_rows));
-    out["stats"] = stats;
-    if (trace) {
+    out["stats"] = result.stats;
+    out["distinct_values"] = distinct;
+    out["value_edges"] = value_edges;
+    out["seconds_graph"] = seconds_graph;
+    if (options.trace) {
         const auto swaps = static_cast<py::ssize_t>(result.swap_log.size() / 3);
         out["initial_groups"] = to_numpy(std::move(result.initial_groups));
         out["swap_log"] = to_numpy(std::move(result.swap_log)).reshape({swaps, py::ssize_t{3}});
@@ -198,46 +229,38 @@ py::dict run_engine(const GraphBuilder& build, std::size_t n, std::size_t k, dou
 }
 
 py::dict run_partition(const DoubleArray& sensitive, const std::string& metric,
-                       const std::vector<double>& weights, double epsilon, std::size_t k,
-                       double delta, const std::optional<DoubleArray>& quasi_identifiers,
+                       const std::vector<double>& weights, double epsilon,
+                       const py::handle& options, const std::optional<DoubleArray>& quasi_identifiers,
                        const std::vector<TaxonomySpec>& qi_taxonomies,
-                       std::size_t search_limit, bool trace, std::size_t max_graph_entries,
-                       Progress* progress,
                        const std::optional<std::vector<std::int32_t>>& initial_groups,
-                       const std::string& init, std::size_t init_block,
-                       const std::string& moves, bool suppress) {
+                       std::size_t max_graph_entries) {
     const Matrix sa = as_matrix(sensitive, "sensitive");
     const Metric kind = parse_metric(metric);
-    GraphBuilder build = [&]() {
+    GraphBuilder build = [&](Interrupt* interrupt) {
         const Distance distance(kind, weights, epsilon);
         ValueTable table = ValueTable::from_rows(sa.data, sa.rows, sa.cols);
-        NeighbourGraph graph = NeighbourGraph::build(table, distance, max_graph_entries);
+        NeighbourGraph graph = NeighbourGraph::build(table, distance, max_graph_entries, interrupt);
         return std::make_pair(std::move(table), std::move(graph));
     };
-    return run_engine(build, sa.rows, k, delta, quasi_identifiers, qi_taxonomies, search_limit,
-                      trace, progress, initial_groups, init, init_block, moves, suppress);
+    return run_engine(build, sa.rows, options, quasi_identifiers, qi_taxonomies, initial_groups);
 }
 
 /// The same run over a relation given as value ids per row and a CSR adjacency between the
 /// values (a user's distance evaluated in Python, or a precomputed neighbour graph).
 py::dict run_partition_graph(std::vector<std::int32_t> row_value, std::vector<std::int64_t> offsets,
-                             std::vector<std::int32_t> targets, std::size_t k, double delta,
+                             std::vector<std::int32_t> targets, const py::handle& options,
                              const std::optional<DoubleArray>& quasi_identifiers,
                              const std::vector<TaxonomySpec>& qi_taxonomies,
-                             std::size_t search_limit, bool trace, Progress* progress,
-                             const std::optional<std::vector<std::int32_t>>& initial_groups,
-                             const std::string& init, std::size_t init_block,
-                             const std::string& moves, bool suppress) {
+                             const std::optional<std::vector<std::int32_t>>& initial_groups) {
     const std::size_t n = row_value.size();
     if (offsets.empty()) throw std::invalid_argument("offsets needs one entry per value plus one");
     const std::size_t values = offsets.size() - 1;
-    GraphBuilder build = [&]() {
+    GraphBuilder build = [&](Interrupt*) {
         ValueTable table = ValueTable::from_labels(std::move(row_value), values);
         NeighbourGraph graph = NeighbourGraph::from_csr(std::move(offsets), std::move(targets));
         return std::make_pair(std::move(table), std::move(graph));
     };
-    return run_engine(build, n, k, delta, quasi_identifiers, qi_taxonomies, search_limit, trace,
-                      progress, initial_groups, init, init_block, moves, suppress);
+    return run_engine(build, n, options, quasi_identifiers, qi_taxonomies, initial_groups);
 }
 
 py::dict run_mondrian(const DoubleArray& sensitive, const std::string& metric,
@@ -262,7 +285,7 @@ py::dict run_mondrian(const DoubleArray& sensitive, const std::string& metric,
         const ValueTable table = ValueTable::from_rows(sa.data, sa.rows, sa.cols);
         const NeighbourGraph graph =
             epsilon ? NeighbourGraph::build(table, Distance(parse_metric(metric), weights, *epsilon),
-                                            std::size_t{1} << 31)
+                                            kMaxGraphEntries)
                     : NeighbourGraph::from_csr(std::vector<std::int64_t>(table.size() + 1, 0), {});
         const LossModel loss(qi.data, qi.rows, qi.cols, std::move(taxonomies));
         result = mondrian(loss, table, graph, params);
@@ -295,21 +318,15 @@ PYBIND11_MODULE(_core, mod) {
     mod.doc() = "proxanon's native XColor engine (see proxanon.partition for the public API)";
 
     mod.def("partition", &run_partition, py::arg("sensitive"), py::arg("metric"),
-            py::arg("weights"), py::arg("epsilon"), py::arg("k"), py::arg("delta"),
+            py::arg("weights"), py::arg("epsilon"), py::arg("options"),
             py::arg("quasi_identifiers") = py::none(),
-            py::arg("qi_taxonomies") = std::vector<TaxonomySpec>{}, py::arg("search_limit") = 0,
-            py::arg("trace") = false, py::arg("max_graph_entries") = std::size_t{1} << 31,
-            py::arg("progress") = nullptr, py::arg("initial_groups") = py::none(),
-            py::arg("init") = "degree", py::arg("init_block") = 8,
-            py::arg("moves") = "swap", py::arg("suppress") = false,
-            "Build the neighbour graph, run INITIALIZE and the XColor swap loop.");
+            py::arg("qi_taxonomies") = std::vector<TaxonomySpec>{},
+            py::arg("initial_groups") = py::none(), py::arg("max_graph_entries") = kMaxGraphEntries,
+            "Build the neighbour graph, run INITIALIZE, the swap loop and what options ask for.");
     mod.def("partition_graph", &run_partition_graph, py::arg("row_value"), py::arg("offsets"),
-            py::arg("targets"), py::arg("k"), py::arg("delta"),
-            py::arg("quasi_identifiers") = py::none(),
-            py::arg("qi_taxonomies") = std::vector<TaxonomySpec>{}, py::arg("search_limit") = 0,
-            py::arg("trace") = false, py::arg("progress") = nullptr,
-            py::arg("initial_groups") = py::none(), py::arg("init") = "degree",
-            py::arg("init_block") = 8, py::arg("moves") = "swap", py::arg("suppress") = false,
+            py::arg("targets"), py::arg("options"), py::arg("quasi_identifiers") = py::none(),
+            py::arg("qi_taxonomies") = std::vector<TaxonomySpec>{},
+            py::arg("initial_groups") = py::none(),
             "Run the engine over a given relation: value id per row and CSR between values.");
     mod.def("mondrian", &run_mondrian, py::arg("sensitive"), py::arg("metric"),
             py::arg("weights"), py::arg("epsilon"), py::arg("k"), py::arg("delta"),
@@ -318,14 +335,19 @@ PYBIND11_MODULE(_core, mod) {
             "Strict multidimensional Mondrian with k, distinct-l and (epsilon, delta) checks.");
     mod.def("neighbour_graph", &neighbour_graph, py::arg("sensitive"), py::arg("metric"),
             py::arg("weights"), py::arg("epsilon"),
-            py::arg("max_entries") = std::size_t{1} << 31,
+            py::arg("max_entries") = kMaxGraphEntries,
             "The distinct values, their multiplicities and the CSR epsilon-neighbour graph.");
     mod.def("initialize", &initialize_classes, py::arg("degree"), py::arg("m"),
             "Algorithm 1: the class of each row given row degrees.");
     mod.def("equitable_sizes", &equitable_sizes, py::arg("n"), py::arg("m"));
     mod.def("allowed_neighbours", &allowed_neighbours, py::arg("size"), py::arg("delta"),
-            "t(V) = floor((1 - delta)(|V| - 1) + 1e-9).");
-    mod.def("neighbour_threshold", &neighbour_threshold, py::arg("epsilon"));
+            "t(V) = floor((1 - delta)(|V| - 1) + ALLOWANCE_SLACK).");
+    mod.def("neighbour_threshold", &neighbour_threshold, py::arg("epsilon"),
+            "epsilon + NEIGHBOUR_SLACK * max(1, epsilon): the largest distance of neighbours.");
+    mod.attr("MAX_GRAPH_ENTRIES") = kMaxGraphEntries;
+    mod.attr("NEIGHBOUR_SLACK") = kNeighbourSlack;
+    mod.attr("ALLOWANCE_SLACK") = kAllowanceSlack;
+    py::register_exception<GraphTooDense>(mod, "GraphTooDenseError", PyExc_ValueError);
 
     py::class_<Progress>(mod, "Progress",
                          "Live counters of a running partition, readable from another thread.")
@@ -337,6 +359,28 @@ PYBIND11_MODULE(_core, mod) {
         .def_property_readonly("queued", [](const Progress& p) { return p.queued.load(std::memory_order_relaxed); })
         .def_property_readonly("set_aside", [](const Progress& p) { return p.set_aside.load(std::memory_order_relaxed); })
         .def_property_readonly("swaps", [](const Progress& p) { return p.swaps.load(std::memory_order_relaxed); });
+
+    py::class_<XColorStats>(mod, "Stats", "The numbers of one engine run (read-only).")
+        .def_readonly("n", &XColorStats::n)
+        .def_readonly("m", &XColorStats::m)
+        .def_readonly("max_degree", &XColorStats::max_degree)
+        .def_readonly("row_edges", &XColorStats::row_edges)
+        .def_readonly("initial_violations", &XColorStats::initial_violations)
+        .def_readonly("initial_potential", &XColorStats::initial_potential)
+        .def_readonly("final_potential", &XColorStats::final_potential)
+        .def_readonly("swaps", &XColorStats::swaps)
+        .def_readonly("set_aside", &XColorStats::set_aside)
+        .def_readonly("classes_examined", &XColorStats::classes_examined)
+        .def_readonly("remaining_violations", &XColorStats::remaining_violations)
+        .def_readonly("excess_moves", &XColorStats::excess_moves)
+        .def_readonly("transfers", &XColorStats::transfers)
+        .def_readonly("stalled_violations", &XColorStats::stalled_violations)
+        .def_readonly("suppressed", &XColorStats::suppressed)
+        .def_readonly("regrouped_size", &XColorStats::regrouped_size)
+        .def_readonly("exact_search", &XColorStats::exact_search)
+        .def_readonly("seconds_suppress", &XColorStats::seconds_suppress)
+        .def_readonly("seconds_initialize", &XColorStats::seconds_initialize)
+        .def_readonly("seconds_repair", &XColorStats::seconds_repair);
 
     py::class_<ViolationQueue>(mod, "ViolationQueue",
                                "Bucketed FIFO priority queue of rows (exposed for tests).")

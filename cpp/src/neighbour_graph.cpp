@@ -1,12 +1,11 @@
 #include "proxanon/neighbour_graph.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <numeric>
-#include <iterator>
 #include <stdexcept>
 #include <string>
 
@@ -14,271 +13,285 @@ namespace proxanon {
 
 namespace {
 
-/// Hash of one row's bytes (FNV-1a over the 8-byte words, then a final mix).
-std::uint64_t hash_row(const double* x, std::size_t s) {
-    std::uint64_t h = 1469598103934665603ULL;
-    for (std::size_t i = 0; i < s; ++i) {
-        double v = x[i] == 0.0 ? 0.0 : x[i];  // -0.0 and 0.0 are the same value
-        std::uint64_t bits;
-        std::memcpy(&bits, &v, sizeof bits);
-        h = (h ^ bits) * 1099511628211ULL;
-    }
-    h ^= h >> 29;
-    h *= 0xbf58476d1ce4e5b9ULL;
-    return h ^ (h >> 32);
-}
-
-}  // namespace
-
-ValueTable ValueTable::from_rows(const double* sensitive, std::size_t n, std::size_t s) {
-    if (n > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) {
-        throw std::length_error("proxanon supports at most 2^31 - 1 rows");
-    }
-    auto row = [&](std::int32_t r) { return sensitive + static_cast<std::size_t>(r) * s; };
-    auto same = [&](std::int32_t a, std::int32_t b) {
-        const double* x = row(a);
-        const double* y = row(b);
-        for (std::size_t i = 0; i < s; ++i) if (!(x[i] == y[i])) return false;
-        return true;
-    };
-    // Open addressing: slot -> first row holding that value. O(n) expected.
-    std::size_t capacity = 16;
-    while (capacity < 2 * n) capacity *= 2;
-    std::vector<std::int32_t> slot_row(capacity, -1);
-    std::vector<std::int32_t> first_row_of(n);  // representative row of each row's value
-    std::vector<std::int32_t> representatives;
-    for (std::size_t r = 0; r < n; ++r) {
-        const auto ri = static_cast<std::int32_t>(r);
-        std::size_t slot = static_cast<std::size_t>(hash_row(row(ri), s)) & (capacity - 1);
-        while (slot_row[slot] >= 0 && !same(slot_row[slot], ri)) slot = (slot + 1) & (capacity - 1);
-        if (slot_row[slot] < 0) {
-            slot_row[slot] = ri;
-            representatives.push_back(ri);
-        }
-        first_row_of[r] = slot_row[slot];
-    }
-    // Value ids follow the lexicographic order of the values, whatever the row order.
-    std::sort(representatives.begin(), representatives.end(), [&](std::int32_t a, std::int32_t b) {
-        const double* x = row(a);
-        const double* y = row(b);
-        for (std::size_t i = 0; i < s; ++i) {
-            if (x[i] < y[i]) return true;
-            if (y[i] < x[i]) return false;
-        }
-        return false;
-    });
-    std::vector<std::int32_t> id_of_rep(n, -1);
-    ValueTable table;
-    table.s = s;
-    table.values.reserve(representatives.size() * s);
-    for (std::size_t u = 0; u < representatives.size(); ++u) {
-        const double* x = row(representatives[u]);
-        for (std::size_t i = 0; i < s; ++i) table.values.push_back(x[i] == 0.0 ? 0.0 : x[i]);
-        id_of_rep[static_cast<std::size_t>(representatives[u])] = static_cast<std::int32_t>(u);
-    }
-    table.count.assign(representatives.size(), 0);
-    table.row_value.resize(n);
-    for (std::size_t r = 0; r < n; ++r) {
-        const std::int32_t u = id_of_rep[static_cast<std::size_t>(first_row_of[r])];
-        table.row_value[r] = u;
-        table.count[static_cast<std::size_t>(u)] += 1;
-    }
-    return table;
-}
-
-namespace {
-
 constexpr std::size_t kMaxGridDims = 3;
+/// Cells per grid component at most: keys stay far inside int64 whatever the range of the
+/// values or the size of epsilon (cells are widened instead; still correct, only coarser).
+constexpr double kMaxCellsPerDim = 1099511627776.0;  // 2^40
+/// Values whose neighbours are counted exactly to estimate a graph's size before refusing it:
+/// as many as kSampleWork candidate tests allow, within [kMinSample, kMaxSample].
+constexpr std::size_t kMinSample = 256, kMaxSample = 4096;
+constexpr double kSampleWork = 2e7;
+/// A graph whose sampled size exceeds the cap by this factor is refused on the estimate; in
+/// between, an exact count decides (as slow as building, but allocating nothing).
+constexpr double kEstimateMargin = 1.25;
 using CellKey = std::array<std::int64_t, kMaxGridDims>;
 
-/// The grid: which components index it, the cell width along each, and per value its cell.
-struct Grid {
-    std::vector<std::size_t> dims;
-    std::vector<double> origin;
-    std::vector<double> width;
+/// Finds the neighbours of one value without storing the graph. Grid (L1, L2, Linf): values
+/// sorted by cell, up to three components indexed; MinComponent: each component's values
+/// sorted, a value's candidates along i are one run. Cost per value: its candidates.
+class NeighbourFinder {
+public:
+    NeighbourFinder(const ValueTable& table, const Distance& distance)
+        : table_(table), distance_(distance) {
+        if (distance.metric() == Metric::MinComponent) index_components(); else index_grid();
+    }
+
+    /// Appends the neighbours of u (not u itself; MinComponent may repeat one) to `found`.
+    void neighbours(std::size_t u, std::vector<std::int32_t>& found) const {
+        if (distance_.metric() == Metric::MinComponent) component_neighbours(u, found);
+        else grid_neighbours(u, found);
+    }
+
+    /// An upper bound on the adjacency entries: the candidate pairs the search would test.
+    /// O(U · 3^g log cells) or O(U · s log U).
+    std::uint64_t candidate_bound() const {
+        std::uint64_t total = 0;
+        if (distance_.metric() == Metric::MinComponent) {
+            for (std::size_t u = 0; u < table_.size(); ++u) {
+                for (std::size_t i = 0; i < table_.s; ++i) {
+                    const auto [lo, hi] = component_run(u, i);
+                    total += static_cast<std::uint64_t>(hi - lo);
+                }
+            }
+            return total;
+        }
+        for (std::size_t c = 0; c + 1 < cell_start_.size(); ++c) {
+            std::uint64_t around = 0;
+            for_adjacent_cells(cells_[c], [&](std::size_t d) {
+                around += cell_start_[d + 1] - cell_start_[d];
+            });
+            const std::uint64_t own = cell_start_[c + 1] - cell_start_[c];
+            total += own * (around - 1);
+        }
+        return total;
+    }
+
+private:
+    void index_grid() {
+        const std::size_t s = table_.s;
+        const std::size_t u_count = table_.size();
+        struct Candidate { double cells; std::size_t dim; double lo; double width; };
+        std::vector<Candidate> candidates;
+        for (std::size_t i = 0; i < s; ++i) {
+            const double radius = distance_.box_radius(i);
+            if (!std::isfinite(radius)) continue;
+            double lo = std::numeric_limits<double>::infinity();
+            double hi = -lo;
+            for (std::size_t u = 0; u < u_count; ++u) {
+                lo = std::min(lo, table_.value(u)[i]);
+                hi = std::max(hi, table_.value(u)[i]);
+            }
+            const double span = hi - lo;
+            // A span beyond double range cannot be cut into cells; the component then does
+            // not prune (the distance of such far values overflows to inf: not neighbours).
+            if (!std::isfinite(span)) continue;
+            const double width = std::max(radius * (1.0 + kCellWidening), span / kMaxCellsPerDim);
+            const double cells = std::floor(span / width) + 1.0;
+            if (cells >= 2.0) candidates.push_back({cells, i, lo, width});
+        }
+        std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+            if (a.cells != b.cells) return a.cells > b.cells;
+            return a.dim < b.dim;
+        });
+        for (std::size_t j = 0; j < candidates.size() && j < kMaxGridDims; ++j) {
+            dims_.push_back(candidates[j].dim);
+            origin_.push_back(candidates[j].lo);
+            width_.push_back(candidates[j].width);
+        }
+        key_.resize(u_count);
+        for (std::size_t u = 0; u < u_count; ++u) key_[u] = cell_of(table_.value(u));
+        order_.resize(u_count);
+        std::iota(order_.begin(), order_.end(), 0);
+        std::sort(order_.begin(), order_.end(), [&](std::int32_t a, std::int32_t b) {
+            const auto ua = static_cast<std::size_t>(a);
+            const auto ub = static_cast<std::size_t>(b);
+            if (key_[ua] != key_[ub]) return key_[ua] < key_[ub];
+            return a < b;
+        });
+        for (std::size_t i = 0; i < u_count; ++i) {
+            const CellKey& k = key_[static_cast<std::size_t>(order_[i])];
+            if (cells_.empty() || cells_.back() != k) {
+                cells_.push_back(k);
+                cell_start_.push_back(i);
+            }
+        }
+        cell_start_.push_back(u_count);
+    }
 
     CellKey cell_of(const double* x) const {
         CellKey key{0, 0, 0};
-        for (std::size_t j = 0; j < dims.size(); ++j) {
-            key[j] = static_cast<std::int64_t>(std::floor((x[dims[j]] - origin[j]) / width[j]));
+        for (std::size_t j = 0; j < dims_.size(); ++j) {
+            key[j] = static_cast<std::int64_t>(std::floor((x[dims_[j]] - origin_[j]) / width_[j]));
         }
         return key;
     }
-};
 
-/// Picks up to three components that split the values into the most cells; a component whose
-/// neighbour box is unbounded (weight 0) or covers its whole range cannot prune anything.
-Grid choose_grid(const ValueTable& table, const Distance& distance) {
-    const std::size_t s = table.s;
-    const std::size_t u_count = table.size();
-    struct Candidate { double cells; std::size_t dim; double lo; double width; };
-    std::vector<Candidate> candidates;
-    for (std::size_t i = 0; i < s; ++i) {
-        const double radius = distance.box_radius(i);
-        if (!std::isfinite(radius)) continue;
-        double lo = std::numeric_limits<double>::infinity();
-        double hi = -lo;
-        for (std::size_t u = 0; u < u_count; ++u) {
-            lo = std::min(lo, table.value(u)[i]);
-            hi = std::max(hi, table.value(u)[i]);
+    /// Calls f(index of cell) for every occupied cell within one step of `centre`, itself too.
+    template <typename F>
+    void for_adjacent_cells(const CellKey& centre, F&& f) const {
+        std::size_t offsets = 1;
+        for (std::size_t j = 0; j < dims_.size(); ++j) offsets *= 3;
+        for (std::size_t o = 0; o < offsets; ++o) {
+            CellKey target = centre;
+            std::size_t code = o;
+            for (std::size_t j = 0; j < dims_.size(); ++j) {
+                target[j] += static_cast<std::int64_t>(code % 3) - 1;
+                code /= 3;
+            }
+            const auto it = std::lower_bound(cells_.begin(), cells_.end(), target);
+            if (it != cells_.end() && *it == target) f(static_cast<std::size_t>(it - cells_.begin()));
         }
-        // Slightly wider than the radius so rounding in floor() never puts two neighbours
-        // two cells apart.
-        const double width = radius * (1.0 + 1e-9);
-        const double cells = std::floor((hi - lo) / width) + 1.0;
-        if (cells >= 2.0) candidates.push_back({cells, i, lo, width});
     }
-    std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
-        if (a.cells != b.cells) return a.cells > b.cells;
-        return a.dim < b.dim;
-    });
-    Grid grid;
-    for (std::size_t j = 0; j < candidates.size() && j < kMaxGridDims; ++j) {
-        grid.dims.push_back(candidates[j].dim);
-        grid.origin.push_back(candidates[j].lo);
-        grid.width.push_back(candidates[j].width);
-    }
-    return grid;
-}
 
-}  // namespace
-
-namespace {
-
-/// Appends one value's neighbours (sorted, each once) as the next CSR row; throws
-/// std::length_error past `max_entries` entries, the caller's memory guard.
-void append_row(NeighbourGraph::Adjacency& adjacency, std::vector<std::int32_t>& found,
-                std::size_t max_entries) {
-    std::sort(found.begin(), found.end());
-    found.erase(std::unique(found.begin(), found.end()), found.end());
-    adjacency.targets.insert(adjacency.targets.end(), found.begin(), found.end());
-    if (adjacency.targets.size() > max_entries) {
-        throw std::length_error(
-            "the epsilon-neighbour graph over the distinct sensitive values exceeds " +
-            std::to_string(max_entries) + " adjacency entries");
-    }
-    adjacency.offsets.push_back(static_cast<std::int64_t>(adjacency.targets.size()));
-}
-
-/// MinComponent neighbours: the union over components of the values whose component i lies
-/// within the window of x_i. Each component's values are sorted once; a value's candidates
-/// along i are one contiguous run found by binary search. O(U log U · s + output).
-NeighbourGraph::Adjacency min_component_adjacency(const ValueTable& table, const Distance& distance,
-                                                  std::size_t max_entries) {
-    const std::size_t u_count = table.size();
-    const std::size_t s = table.s;
-    std::vector<std::vector<std::int32_t>> sorted(s);
-    for (std::size_t i = 0; i < s; ++i) {
-        auto& order = sorted[i];
-        order.resize(u_count);
-        std::iota(order.begin(), order.end(), 0);
-        std::sort(order.begin(), order.end(), [&](std::int32_t a, std::int32_t b) {
-            const double xa = table.value(static_cast<std::size_t>(a))[i];
-            const double xb = table.value(static_cast<std::size_t>(b))[i];
-            return xa != xb ? xa < xb : a < b;
+    void grid_neighbours(std::size_t u, std::vector<std::int32_t>& found) const {
+        const double* x = table_.value(u);
+        for_adjacent_cells(key_[u], [&](std::size_t c) {
+            for (std::size_t i = cell_start_[c]; i < cell_start_[c + 1]; ++i) {
+                const std::int32_t w = order_[i];
+                if (static_cast<std::size_t>(w) != u &&
+                    distance_.within(x, table_.value(static_cast<std::size_t>(w)))) {
+                    found.push_back(w);
+                }
+            }
         });
     }
-    NeighbourGraph::Adjacency adjacency;
-    adjacency.offsets.push_back(0);
-    std::vector<std::int32_t> found;
-    for (std::size_t u = 0; u < u_count; ++u) {
-        found.clear();
-        const double* x = table.value(u);
-        for (std::size_t i = 0; i < s; ++i) {
-            const double radius = distance.box_radius(i);
-            if (!std::isfinite(radius)) continue;  // weight 0: this component is never close
-            const auto& order = sorted[i];
-            auto at_least = [&](double bound) {
-                return std::lower_bound(order.begin(), order.end(), bound,
-                    [&](std::int32_t w, double b) { return table.value(static_cast<std::size_t>(w))[i] < b; });
-            };
-            for (auto it = at_least(x[i] - radius); it != order.end(); ++it) {
-                const double xi = table.value(static_cast<std::size_t>(*it))[i];
-                if (xi > x[i] + radius) break;
-                if (static_cast<std::size_t>(*it) != u &&
-                    distance.within(x, table.value(static_cast<std::size_t>(*it)))) {
-                    found.push_back(*it);
+
+    void index_components() {
+        sorted_.resize(table_.s);
+        for (std::size_t i = 0; i < table_.s; ++i) {
+            auto& order = sorted_[i];
+            order.resize(table_.size());
+            std::iota(order.begin(), order.end(), 0);
+            std::sort(order.begin(), order.end(), [&](std::int32_t a, std::int32_t b) {
+                const double xa = table_.value(static_cast<std::size_t>(a))[i];
+                const double xb = table_.value(static_cast<std::size_t>(b))[i];
+                return xa != xb ? xa < xb : a < b;
+            });
+        }
+    }
+
+    /// Positions [lo, hi) in sorted_[i] of the values within u's window along component i.
+    std::pair<std::size_t, std::size_t> component_run(std::size_t u, std::size_t i) const {
+        const double radius = distance_.box_radius(i);
+        if (!std::isfinite(radius)) return {0, 0};  // weight 0: this component is never close
+        const double xi = table_.value(u)[i];
+        const auto& order = sorted_[i];
+        const auto value = [&](std::int32_t w) { return table_.value(static_cast<std::size_t>(w))[i]; };
+        const auto lo = std::lower_bound(order.begin(), order.end(), xi - radius,
+                                         [&](std::int32_t w, double b) { return value(w) < b; });
+        const auto hi = std::upper_bound(lo, order.end(), xi + radius,
+                                         [&](double b, std::int32_t w) { return b < value(w); });
+        return {static_cast<std::size_t>(lo - order.begin()), static_cast<std::size_t>(hi - order.begin())};
+    }
+
+    void component_neighbours(std::size_t u, std::vector<std::int32_t>& found) const {
+        const double* x = table_.value(u);
+        for (std::size_t i = 0; i < table_.s; ++i) {
+            const auto [lo, hi] = component_run(u, i);
+            for (std::size_t p = lo; p < hi; ++p) {
+                const std::int32_t w = sorted_[i][p];
+                if (static_cast<std::size_t>(w) != u && distance_.within(x, table_.value(static_cast<std::size_t>(w)))) {
+                    found.push_back(w);
                 }
             }
         }
-        append_row(adjacency, found, max_entries);
     }
-    return adjacency;
+
+    const ValueTable& table_;
+    const Distance& distance_;
+    std::vector<std::size_t> dims_;   ///< grid: the components that index it
+    std::vector<double> origin_, width_;
+    std::vector<CellKey> key_;        ///< grid: cell of each value
+    std::vector<std::int32_t> order_; ///< grid: values sorted by cell
+    std::vector<CellKey> cells_;      ///< grid: each occupied cell once, sorted
+    std::vector<std::size_t> cell_start_;
+    std::vector<std::vector<std::int32_t>> sorted_;  ///< MinComponent: values by component
+};
+
+/// Sorts and deduplicates one value's neighbours.
+void normalize(std::vector<std::int32_t>& found) {
+    std::sort(found.begin(), found.end());
+    found.erase(std::unique(found.begin(), found.end()), found.end());
+}
+
+std::string megabytes(std::uint64_t bytes) {
+    char text[32];
+    const double size = static_cast<double>(bytes);
+    if (size >= 1e9) std::snprintf(text, sizeof text, "%.1f GB", size / 1e9);
+    else std::snprintf(text, sizeof text, "%.1f MB", size / 1e6);
+    return text;
+}
+
+[[noreturn]] void refuse(std::uint64_t entries, const char* how, std::size_t values,
+                         std::size_t max_entries) {
+    const std::uint64_t bytes = entries * sizeof(std::int32_t) + (values + 1) * sizeof(std::int64_t);
+    throw GraphTooDense(
+        "the epsilon-neighbour graph over the " + std::to_string(values) +
+        " distinct sensitive values would hold " + how + " " + std::to_string(entries) +
+        " adjacency entries and need " + how + " " + megabytes(bytes) + ", above the cap of " +
+        std::to_string(max_entries) + " entries (" +
+        megabytes(max_entries * sizeof(std::int32_t)) + ")", entries, bytes);
+}
+
+/// Refuses, before anything is stored, a graph of more than `max_entries` entries. Free when
+/// the candidate pairs fit under the cap; otherwise a sample of values evenly spread over the
+/// ids estimates the size (refused past kEstimateMargin times the cap), and an exact count,
+/// stopping at the cap, settles the rest.
+void check_size(const NeighbourFinder& finder, std::size_t values, std::size_t max_entries,
+                Interrupt* interrupt) {
+    const std::uint64_t candidates = finder.candidate_bound();
+    if (candidates <= max_entries) return;
+    std::vector<std::int32_t> found;
+    const double per_value = static_cast<double>(candidates) / static_cast<double>(values);
+    const auto sample = static_cast<std::size_t>(
+        std::clamp(kSampleWork / per_value, double(kMinSample), double(kMaxSample)));
+    const std::size_t step = std::max<std::size_t>(1, values / sample);
+    std::uint64_t sampled = 0, seen = 0;
+    for (std::size_t u = 0; u < values; u += step) {
+        poll(interrupt);
+        found.clear();
+        finder.neighbours(u, found);
+        normalize(found);
+        sampled += found.size();
+        ++seen;
+    }
+    const std::uint64_t estimate = sampled * values / seen;
+    if (static_cast<double>(estimate) > kEstimateMargin * static_cast<double>(max_entries)) {
+        refuse(estimate, "about", values, max_entries);
+    }
+    std::uint64_t total = 0;
+    for (std::size_t u = 0; u < values; ++u) {
+        poll(interrupt);
+        found.clear();
+        finder.neighbours(u, found);
+        normalize(found);
+        total += found.size();
+        if (total > max_entries) refuse(total, "more than", values, max_entries);
+    }
 }
 
 }  // namespace
 
 NeighbourGraph NeighbourGraph::build(const ValueTable& table, const Distance& distance,
-                                     std::size_t max_entries) {
+                                     std::size_t max_entries, Interrupt* interrupt) {
     if (distance.dimensions() != table.s) {
         throw std::invalid_argument("metric weights and sensitive components differ in number");
     }
-    if (distance.metric() == Metric::MinComponent) {
-        Adjacency adjacency = min_component_adjacency(table, distance, max_entries);
-        NeighbourGraph graph;
-        graph.offsets_ = std::move(adjacency.offsets);
-        graph.targets_ = std::move(adjacency.targets);
-        return graph;
-    }
     const std::size_t u_count = table.size();
-    const Grid grid = choose_grid(table, distance);
-    const std::size_t g = grid.dims.size();
-
-    // Values sorted by cell; `cells` lists each occupied cell once with its first position.
-    std::vector<CellKey> key(u_count);
-    for (std::size_t u = 0; u < u_count; ++u) key[u] = grid.cell_of(table.value(u));
-    std::vector<std::int32_t> by_cell(u_count);
-    std::iota(by_cell.begin(), by_cell.end(), 0);
-    std::sort(by_cell.begin(), by_cell.end(), [&](std::int32_t a, std::int32_t b) {
-        const auto ua = static_cast<std::size_t>(a);
-        const auto ub = static_cast<std::size_t>(b);
-        if (key[ua] != key[ub]) return key[ua] < key[ub];
-        return a < b;
-    });
-    std::vector<CellKey> cells;
-    std::vector<std::size_t> cell_start;
-    for (std::size_t i = 0; i < u_count; ++i) {
-        const CellKey& k = key[static_cast<std::size_t>(by_cell[i])];
-        if (cells.empty() || cells.back() != k) {
-            cells.push_back(k);
-            cell_start.push_back(i);
-        }
-    }
-    cell_start.push_back(u_count);
-
-    std::size_t offset_count = 1;
-    for (std::size_t j = 0; j < g; ++j) offset_count *= 3;
-
-    Adjacency adjacency;
-    adjacency.offsets.reserve(u_count + 1);
-    adjacency.offsets.push_back(0);
+    const NeighbourFinder finder(table, distance);
+    check_size(finder, u_count, max_entries, interrupt);
+    NeighbourGraph graph;
+    graph.offsets_.reserve(u_count + 1);
+    graph.offsets_.push_back(0);
     std::vector<std::int32_t> found;
     for (std::size_t u = 0; u < u_count; ++u) {
+        poll(interrupt);
         found.clear();
-        const double* x = table.value(u);
-        for (std::size_t o = 0; o < offset_count; ++o) {
-            CellKey target = key[u];
-            std::size_t code = o;
-            for (std::size_t j = 0; j < g; ++j) {
-                target[j] += static_cast<std::int64_t>(code % 3) - 1;
-                code /= 3;
-            }
-            const auto it = std::lower_bound(cells.begin(), cells.end(), target);
-            if (it == cells.end() || *it != target) continue;
-            const auto c = static_cast<std::size_t>(it - cells.begin());
-            for (std::size_t i = cell_start[c]; i < cell_start[c + 1]; ++i) {
-                const std::int32_t w = by_cell[i];
-                if (static_cast<std::size_t>(w) == u) continue;
-                if (distance.within(x, table.value(static_cast<std::size_t>(w)))) {
-                    found.push_back(w);
-                }
-            }
-        }
-        append_row(adjacency, found, max_entries);
+        finder.neighbours(u, found);
+        normalize(found);
+        graph.targets_.insert(graph.targets_.end(), found.begin(), found.end());
+        graph.offsets_.push_back(static_cast<std::int64_t>(graph.targets_.size()));
     }
-    NeighbourGraph graph;
-    graph.offsets_ = std::move(adjacency.offsets);
-    graph.targets_ = std::move(adjacency.targets);
     return graph;
 }
 
@@ -319,23 +332,6 @@ bool NeighbourGraph::adjacent(std::int32_t a, std::int32_t b) const {
     if (a == b) return true;
     const auto ua = static_cast<std::size_t>(a);
     return std::binary_search(begin(ua), end(ua), b);
-}
-
-ValueTable ValueTable::from_labels(std::vector<std::int32_t> row_value, std::size_t values) {
-    ValueTable table;
-    table.s = 0;
-    table.count.assign(values, 0);
-    for (std::int32_t u : row_value) {
-        if (u < 0 || static_cast<std::size_t>(u) >= values) {
-            throw std::invalid_argument("value ids must lie in 0..values-1");
-        }
-        table.count[static_cast<std::size_t>(u)] += 1;
-    }
-    for (std::size_t u = 0; u < values; ++u) {
-        if (table.count[u] == 0) throw std::invalid_argument("every value id must be used by a row");
-    }
-    table.row_value = std::move(row_value);
-    return table;
 }
 
 std::vector<std::int64_t> row_degrees(const ValueTable& table, const NeighbourGraph& graph) {

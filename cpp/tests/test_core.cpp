@@ -1,5 +1,6 @@
 // C++ unit tests of the core, with no Python: run by ctest (see README, "C++ tests").
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -87,7 +88,7 @@ void test_stronger_repair_and_suppression() {
     const Distance distance(Metric::L1, {1.0}, 0.01);
     const ValueTable table = ValueTable::from_rows(rows.data(), n, 1);
     const NeighbourGraph graph = NeighbourGraph::build(table, distance, 1u << 24);
-    XColorParams params;
+    XColorOptions params;
     params.k = 10;
     params.delta = 0.9;
     params.moves = Moves::Auto;
@@ -212,7 +213,7 @@ void test_xcolor_satisfies_and_lowers_potential() {
     const Distance distance(Metric::L1, {0.5, 0.5}, 0.1);
     const ValueTable table = ValueTable::from_rows(rows.data(), n, s);
     const NeighbourGraph graph = NeighbourGraph::build(table, distance, 1u << 24);
-    XColorParams params;
+    XColorOptions params;
     params.k = 10;
     params.delta = 0.7;
     params.trace = true;
@@ -232,6 +233,110 @@ void test_xcolor_satisfies_and_lowers_potential() {
     }
 }
 
+/// Every option combination on small random instances with QI columns (one of them a
+/// taxonomy): each result's groups, suppressed rows and violations agree with a pair-by-pair
+/// count. Runs every part of the engine with the loss model active and inactive.
+void test_every_part_against_brute_force() {
+    const Taxonomy tax({4, 4, 5, 5, 6, 6, -1}, 4);
+    for (unsigned seed = 0; seed < 40; ++seed) {
+        std::mt19937 rng(seed);
+        const std::size_t n = 8 + seed % 30;
+        const std::vector<double> rows = random_levels(n, 1, 4, seed + 100);
+        std::vector<double> qi(n * 2);
+        for (std::size_t r = 0; r < n; ++r) {
+            qi[r * 2] = static_cast<double>(rng() % 20);
+            qi[r * 2 + 1] = static_cast<double>(rng() % 4);  // leaf index of `tax`
+        }
+        std::vector<std::optional<Taxonomy>> taxonomies;
+        taxonomies.emplace_back(std::nullopt);
+        taxonomies.emplace_back(tax);
+        const LossModel with_qi(qi.data(), n, 2, taxonomies);
+        const Distance distance(Metric::L1, {1.0}, 0.25);
+        const ValueTable table = ValueTable::from_rows(rows.data(), n, 1);
+        const NeighbourGraph graph = NeighbourGraph::build(table, distance, 1u << 24);
+        for (int variant = 0; variant < 8; ++variant) {
+            XColorOptions options;
+            options.k = 1 + seed % 4;
+            options.delta = (seed % 3 == 0) ? 0.9 : 0.5;
+            options.moves = (variant & 1) ? Moves::Auto : Moves::Swap;
+            options.suppress = (variant & 2) != 0;
+            options.search_limit = (variant & 4) ? 1 : 0;
+            options.init = (variant & 1) && seed % 2 ? Init::Qi : Init::Degree;
+            options.trace = true;
+            const bool priced = variant % 3 != 0 || options.init == Init::Qi;
+            const XColorResult result = run_xcolor(table, graph, priced ? with_qi : LossModel(), options);
+            std::vector<std::int32_t> violating;
+            for (std::size_t r = 0; r < n; ++r) {
+                if (result.groups[r] < 0) continue;
+                int count = 0, size = 0;
+                for (std::size_t q = 0; q < n; ++q) {
+                    if (result.groups[q] != result.groups[r]) continue;
+                    ++size;
+                    if (q != r && distance.within(&rows[r], &rows[q])) ++count;
+                }
+                CHECK(static_cast<std::size_t>(size) >= options.k || options.suppress);
+                if (count > allowed_neighbours(static_cast<std::size_t>(size), options.delta)) {
+                    violating.push_back(static_cast<std::int32_t>(r));
+                }
+            }
+            CHECK(violating == result.violating_rows);
+            if (options.suppress) CHECK(result.violating_rows.empty());
+            std::size_t left_out = 0;
+            for (auto g : result.groups) left_out += g < 0;
+            CHECK(left_out == result.suppressed_rows.size());
+        }
+    }
+}
+
+/// Values at the ends of double range and an epsilon far below the data's resolution: grid
+/// keys stay in range (float-cast-overflow sanitizer) and the graph is the pairs within reach.
+void test_graph_at_floating_point_extremes() {
+    const std::vector<double> far = {1e308, -1e308, 1e308, -1e308, 0.0};
+    const ValueTable wide = ValueTable::from_rows(far.data(), far.size(), 1);
+    for (Metric metric : {Metric::L1, Metric::L2, Metric::Linf, Metric::MinComponent}) {
+        const NeighbourGraph graph = NeighbourGraph::build(wide, Distance(metric, {1.0}, 0.1), 1000);
+        CHECK(graph.value_edges() == 0);
+    }
+    const std::vector<double> spread = {0.0, 1e10, 5e9, 1.0, 1e-300};
+    const ValueTable table = ValueTable::from_rows(spread.data(), spread.size(), 1);
+    const NeighbourGraph tiny = NeighbourGraph::build(table, Distance(Metric::L1, {1.0}, 1e-300), 1000);
+    CHECK(tiny.value_edges() == 1);  // 0 and 1e-300, within the absolute slack
+    bool refused = false;
+    try {
+        NeighbourGraph::build(table, Distance(Metric::L1, {1.0}, 1e11), 3);
+    } catch (const GraphTooDense& e) {
+        refused = e.entries() > 3 && e.bytes() > e.entries();
+    }
+    CHECK(refused);
+}
+
+/// A stop request unwinds a run with Interrupted; the hook is consulted at most every 0.1 s.
+void test_interrupt_unwinds_a_run() {
+    const std::size_t n = 3000;
+    const std::vector<double> rows = random_levels(n, 1, 40, 21);
+    const ValueTable table = ValueTable::from_rows(rows.data(), n, 1);
+    const NeighbourGraph graph = NeighbourGraph::build(table, Distance(Metric::L1, {1.0}, 0.05), 1u << 24);
+    int asked = 0;
+    Interrupt always([&] { ++asked; return true; });
+    XColorOptions options;
+    options.k = 10;
+    options.delta = 0.95;
+    options.moves = Moves::Auto;
+    options.suppress = true;
+    options.interrupt = &always;
+    bool stopped = false;
+    const auto start = std::chrono::steady_clock::now();
+    while (!stopped && std::chrono::steady_clock::now() - start < std::chrono::seconds(20)) {
+        try {
+            run_xcolor(table, graph, LossModel(), options);
+        } catch (const Interrupted&) {
+            stopped = true;
+        }
+    }
+    CHECK(stopped);
+    CHECK(asked == 1);
+}
+
 }  // namespace
 
 int main() {
@@ -245,6 +350,9 @@ int main() {
     test_taxonomy_cost();
     test_qi_start_is_local_and_equitable();
     test_xcolor_satisfies_and_lowers_potential();
+    test_every_part_against_brute_force();
+    test_graph_at_floating_point_extremes();
+    test_interrupt_unwinds_a_run();
     if (failures == 0) std::puts("all C++ core tests passed");
     return failures == 0 ? 0 : 1;
 }

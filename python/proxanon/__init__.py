@@ -3,7 +3,7 @@
 from importlib.metadata import version as _distribution_version
 
 from proxanon import datasets, evaluate
-from proxanon._errors import InfeasibleError
+from proxanon._errors import GraphTooDenseError, InfeasibleError
 from proxanon.advise import Advice, advise
 from proxanon.anonymize import Anonymization, Report, anonymize
 from proxanon.audit import AuditReport, audit
@@ -20,6 +20,7 @@ __all__ = [
     "Advice",
     "Anonymization",
     "AuditReport",
+    "GraphTooDenseError",
     "Hierarchy",
     "InfeasibleError",
     "Partition",

@@ -1,45 +1,51 @@
 """Type stubs for the native module (cpp/bindings/module.cpp)."""
 
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
+
+class _Options(Protocol):
+    """proxanon.engine.EngineOptions, as the binding reads it."""
+
+    @property
+    def k(self) -> int: ...
+    @property
+    def delta(self) -> float: ...
+    @property
+    def search_limit(self) -> int: ...
+    @property
+    def trace(self) -> bool: ...
+    @property
+    def init(self) -> str: ...
+    @property
+    def init_block(self) -> int: ...
+    @property
+    def moves(self) -> str: ...
+    @property
+    def suppress(self) -> bool: ...
+    @property
+    def progress(self) -> Progress | None: ...
 
 def partition(
     sensitive: NDArray[np.float64],
     metric: str,
     weights: list[float],
     epsilon: float,
-    k: int,
-    delta: float,
+    options: _Options,
     quasi_identifiers: NDArray[np.float64] | None = None,
     qi_taxonomies: list[tuple[NDArray[np.int32], int] | None] = ...,
-    search_limit: int = 0,
-    trace: bool = False,
-    max_graph_entries: int = ...,
-    progress: Progress | None = None,
     initial_groups: list[int] | None = None,
-    init: str = "degree",
-    init_block: int = 8,
-    moves: str = "swap",
-    suppress: bool = False,
+    max_graph_entries: int = ...,
 ) -> dict[str, Any]: ...
 def partition_graph(
     row_value: list[int],
     offsets: list[int],
     targets: list[int],
-    k: int,
-    delta: float,
+    options: _Options,
     quasi_identifiers: NDArray[np.float64] | None = None,
     qi_taxonomies: list[tuple[NDArray[np.int32], int] | None] = ...,
-    search_limit: int = 0,
-    trace: bool = False,
-    progress: Progress | None = None,
     initial_groups: list[int] | None = None,
-    init: str = "degree",
-    init_block: int = 8,
-    moves: str = "swap",
-    suppress: bool = False,
 ) -> dict[str, Any]: ...
 def mondrian(
     sensitive: NDArray[np.float64],
@@ -64,6 +70,12 @@ def equitable_sizes(n: int, m: int) -> list[int]: ...
 def allowed_neighbours(size: int, delta: float) -> int: ...
 def neighbour_threshold(epsilon: float) -> float: ...
 
+MAX_GRAPH_ENTRIES: int
+NEIGHBOUR_SLACK: float
+ALLOWANCE_SLACK: float
+
+class GraphTooDenseError(ValueError): ...
+
 class Progress:
     def __init__(self) -> None: ...
     @property
@@ -74,6 +86,28 @@ class Progress:
     def set_aside(self) -> int: ...
     @property
     def swaps(self) -> int: ...
+
+class Stats:
+    n: int
+    m: int
+    max_degree: int
+    row_edges: int
+    initial_violations: int
+    initial_potential: int
+    final_potential: int
+    swaps: int
+    set_aside: int
+    classes_examined: int
+    remaining_violations: int
+    excess_moves: int
+    transfers: int
+    stalled_violations: int
+    suppressed: int
+    regrouped_size: int
+    exact_search: int
+    seconds_suppress: float
+    seconds_initialize: float
+    seconds_repair: float
 
 class ViolationQueue:
     def __init__(self, rows: int, buckets: int) -> None: ...

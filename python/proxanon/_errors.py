@@ -1,5 +1,12 @@
 """Exceptions raised by proxanon."""
 
+from proxanon import _core
+
+#: The epsilon-neighbour graph would exceed ``_core.MAX_GRAPH_ENTRIES`` adjacency entries; a
+#: ValueError raised (from C++) before the graph is allocated, its message giving the size
+#: and memory it would need. Use a smaller epsilon.
+GraphTooDenseError = _core.GraphTooDenseError
+
 
 class InfeasibleError(ValueError):
     """No partition satisfying the requested privacy could be found.

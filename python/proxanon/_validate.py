@@ -157,7 +157,10 @@ def real(value: Any, name: str) -> float:
     value = _scalar(value)
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a number, got {value!r} ({type(value).__name__})")
-    return float(value)
+    try:
+        return float(value)
+    except OverflowError:
+        raise ValueError(f"{name} is too large for a float64, got {value!r}") from None
 
 
 def privacy(k: Any, epsilon: Any, delta: Any, n: int) -> tuple[int, float, float]:

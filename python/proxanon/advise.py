@@ -72,8 +72,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from proxanon import _core, _validate
+from proxanon._errors import GraphTooDenseError
 from proxanon.distances import Relation, resolve, row_graph, value_graph
-from proxanon.engine import MAX_GRAPH_ENTRIES, checked_epsilon, inequality_4_bound
+from proxanon.engine import MAX_GRAPH_ENTRIES, checked_epsilon, inequality_4_bound, too_dense
 
 #: Metrics for which the triangle inequality holds (weighted Lp with weights >= 0), so
 #: the ε/2-ball argument proves a clique.
@@ -311,13 +312,8 @@ def _graph(sens: NDArray[np.float64], relation: Relation,
         try:
             return _core.neighbour_graph(sens, relation.name, relation.weights.tolist(), radius,
                                          max_entries=MAX_GRAPH_ENTRIES)
-        except ValueError as exc:
-            if "adjacency entries" in str(exc):
-                raise ValueError(
-                    f"epsilon={radius} makes the neighbour graph over the {relation.label} "
-                    f"distances too dense ({exc}); use a smaller epsilon"
-                ) from None
-            raise
+        except GraphTooDenseError as exc:
+            raise too_dense(radius, relation, exc) from None
     if relation.kind == "callable":
         row_value, offsets, targets, _ = value_graph(relation, sens, radius)
         values = np.unique(sens, axis=0)

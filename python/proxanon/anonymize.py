@@ -20,6 +20,7 @@ from proxanon.engine import (
     INITS,
     METHODS,
     Partition,
+    checked_search_limit,
     feasibility_advice,
     infeasible_message,
     run_engine,
@@ -346,9 +347,7 @@ def anonymize(
                                     0.0 if delta is None else delta, len(data))
     checked = epsilon is not None
     ell = None if l is None else _validate.integer(l, "l", minimum=1)
-    limit = 0
-    if search_limit is not None:
-        limit = _validate.integer(search_limit, "search_limit", minimum=1)
+    limit = checked_search_limit(search_limit)
     init = _validate.choice(init, "init", INITS)
     moves = _validate.choice(moves, "moves", _validate.MOVES)
     budget = suppression_budget(max_suppression, on_infeasible)

@@ -12,7 +12,8 @@
 - :func:`taxonomy_distance`: the height of the lowest common ancestor over the tree height,
   for categorical values coded as leaf indices of a :class:`~proxanon.Hierarchy`.
 
-Two values are neighbours when ``distance <= epsilon + 1e-9 * max(1, epsilon)`` (SPEC §2).
+Two values are neighbours when ``distance <= epsilon + NEIGHBOUR_SLACK * max(1, epsilon)``
+(SPEC §2; ``proxanon._core.neighbour_threshold`` computes it, the slack is 1e-9).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from proxanon import _validate
+from proxanon import _core, _validate
 from proxanon.hierarchy import Hierarchy
 
 BUILTINS = ("l1", "l2", "linf", "min_component", "variational")
@@ -49,7 +50,8 @@ class Relation:
     is_metric: bool = False         # the triangle inequality holds
 
     def threshold(self, epsilon: float) -> float:
-        return epsilon + 1e-9 * max(1.0, epsilon)
+        """The largest distance of neighbours (the C++ core's one definition)."""
+        return _core.neighbour_threshold(epsilon)
 
 
 def _is_sparse(value: Any) -> bool:

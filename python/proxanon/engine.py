@@ -10,13 +10,13 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from proxanon import _core, _validate
-from proxanon._errors import InfeasibleError
+from proxanon._errors import GraphTooDenseError, InfeasibleError
 from proxanon._progress import ProgressReporter
 from proxanon.distances import Relation, resolve, row_graph, value_graph
 
 #: Adjacency entries the value-level neighbour graph may hold (4 bytes each) before
-#: ``partition`` refuses epsilon as too large for the data.
-MAX_GRAPH_ENTRIES = 400_000_000
+#: ``partition`` refuses epsilon as too large for the data; the C++ core owns the number.
+MAX_GRAPH_ENTRIES: int = _core.MAX_GRAPH_ENTRIES
 
 #: Classes examined per violation before the best partner seen so far is taken.
 DEFAULT_SEARCH_LIMIT = 512
@@ -26,6 +26,36 @@ INITS = ("degree", "qi")
 
 #: Partitioning algorithms.
 METHODS = ("xcolor", "mondrian")
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    """What one native run is asked to do; mirrors ``XColorOptions`` (cpp/include/proxanon/
+    xcolor.hpp) and crosses into C++ as one object. Validated by ``partition``."""
+
+    k: int
+    delta: float
+    search_limit: int = 0           # classes per violation (0: all, the paper's full scan)
+    trace: bool = False
+    init: str = "degree"            # one of INITS
+    init_block: int = 8             # classes per QI-local run (init="qi")
+    moves: str = "swap"             # one of _validate.MOVES
+    suppress: bool = False
+    progress: _core.Progress | None = field(default=None, compare=False)
+
+
+def stats_dict(stats: _core.Stats) -> dict[str, Any]:
+    """The typed numbers of a run as the ``Partition.stats`` entries of the same names."""
+    return {name: getattr(stats, name) for name in STATS_FIELDS}
+
+
+#: The fields of ``_core.Stats`` (``XColorStats``), in the order the C++ struct lists them.
+STATS_FIELDS = (
+    "n", "m", "max_degree", "row_edges", "initial_violations", "initial_potential",
+    "final_potential", "swaps", "set_aside", "classes_examined", "remaining_violations",
+    "excess_moves", "transfers", "stalled_violations", "suppressed", "regrouped_size",
+    "exact_search", "seconds_suppress", "seconds_initialize", "seconds_repair",
+)
 
 
 @dataclass(frozen=True)
@@ -130,7 +160,11 @@ def partition(
         of exactly ``k`` can waste allowance), keep the better of the two, then run a local
         search that swaps or transfers rows while the total excess
         ``E = Σ max(0, D_G(v) − t(G))`` falls (sizes stay ``>= k``; E drops every move, so it
-        ends). ``"swap"``: the paper's pairwise exchanges only; sizes stay equitable.
+        ends). A table of at most 16 rows that these heuristics leave unsatisfied is then
+        searched exhaustively: it gets the satisfying partition of least QI loss if one
+        exists (with ``on_infeasible="suppress"``: the one leaving out the fewest rows), or
+        a proof that none does (``stats["exact_search"] == 1``).
+        ``"swap"``: the paper's pairwise exchanges only; sizes stay equitable.
     max_suppression
         With ``on_infeasible="suppress"``: the largest fraction of rows that may be left out.
     method, l
@@ -159,7 +193,17 @@ def partition(
         ``distinct_values``, ``value_edges``, ``row_edges``, ``max_degree`` (Θ), ``bound``
         and ``bound_holds`` (inequality 4), ``initial_violations``, ``initial_potential``,
         ``swaps``, ``final_potential``, ``set_aside``, ``remaining_violations``,
-        ``violating_groups`` and ``seconds`` (graph, initialize, repair, total).
+        ``violating_groups``, ``exact_search`` and ``seconds`` (graph, initialize, repair,
+        total).
+
+    Raises
+    ------
+    GraphTooDenseError
+        (a ValueError) when epsilon makes the neighbour graph larger than
+        ``_core.MAX_GRAPH_ENTRIES`` adjacency entries; raised before the graph is allocated,
+        with the entries and memory it would need.
+    KeyboardInterrupt
+        on Ctrl-C: the native work checks for signals about every 0.1 s and stops.
     """
     started = time.perf_counter()
     sens = _validate.float_matrix(sensitive, "sensitive")
@@ -178,9 +222,7 @@ def partition(
     if quasi_identifiers is not None:
         qi = _validate.float_matrix(quasi_identifiers, "quasi_identifiers", rows=n)
     on_infeasible = _validate.choice(on_infeasible, "on_infeasible", _validate.ON_INFEASIBLE)
-    limit = 0
-    if search_limit is not None:
-        limit = _validate.integer(search_limit, "search_limit", minimum=1)
+    limit = checked_search_limit(search_limit)
     for flag, name in ((trace, "trace"), (progress, "progress")):
         if not isinstance(flag, bool):
             raise TypeError(f"{name} must be True or False, got {flag!r}")
@@ -255,6 +297,23 @@ def checked_epsilon(epsilon: Any, relation: Relation) -> float:
     return _validate.real(epsilon, "epsilon")
 
 
+#: The largest search_limit: groups are numbered by 32-bit ids, so any limit this large
+#: already examines every group.
+MAX_SEARCH_LIMIT = 2**31 - 1
+
+
+def checked_search_limit(search_limit: Any) -> int:
+    """``search_limit`` checked, as the engine takes it: 0 for None (every group)."""
+    if search_limit is None:
+        return 0
+    limit = _validate.integer(search_limit, "search_limit", minimum=1)
+    if limit > MAX_SEARCH_LIMIT:
+        raise ValueError(
+            f"search_limit must be at most {MAX_SEARCH_LIMIT} (any limit at least the number "
+            f"of groups examines them all; None does the same), got {search_limit}")
+    return limit
+
+
 def suppression_budget(max_suppression: Any, on_infeasible: str) -> float:
     """``max_suppression`` checked: a fraction in [0, 1], meaningful with "suppress"."""
     budget = _validate.real(max_suppression, "max_suppression")
@@ -295,19 +354,20 @@ def run_engine(
     n = sens.shape[0]
     if reporter is not None:
         reporter.engine_running = True
-    options: dict[str, Any] = dict(
-        quasi_identifiers=qi, qi_taxonomies=qi_taxonomies or [], search_limit=limit,
-        trace=trace, progress=reporter.counters if reporter is not None else None,
-        initial_groups=None if initial_groups is None else initial_groups.tolist(),
-        init=init, init_block=init_block, moves=moves, suppress=on_infeasible == "suppress",
-    )
+    options = EngineOptions(
+        k=k, delta=dlt, search_limit=limit, trace=trace, init=init, init_block=init_block,
+        moves=moves, suppress=on_infeasible == "suppress",
+        progress=reporter.counters if reporter is not None else None)
+    data: dict[str, Any] = dict(
+        quasi_identifiers=qi, qi_taxonomies=qi_taxonomies or [],
+        initial_groups=None if initial_groups is None else initial_groups.tolist())
     calls = 0
     tic = time.perf_counter()
     try:
         if relation.kind == "builtin":
             assert relation.weights is not None
-            raw = _core.partition(sens, relation.name, relation.weights.tolist(), eps, k, dlt,
-                                  max_graph_entries=MAX_GRAPH_ENTRIES, **options)
+            raw = _core.partition(sens, relation.name, relation.weights.tolist(), eps, options,
+                                  max_graph_entries=MAX_GRAPH_ENTRIES, **data)
         else:
             if relation.kind == "callable":
                 row_value, offsets, targets, calls = value_graph(relation, sens, eps)
@@ -315,20 +375,17 @@ def run_engine(
                 row_value, offsets, targets = row_graph(relation, n)
             built = time.perf_counter() - tic
             raw = _core.partition_graph(row_value.tolist(), offsets.tolist(), targets.tolist(),
-                                        k, dlt, **options)
-            raw["stats"]["seconds_graph"] += built
-    except ValueError as exc:
-        if "adjacency entries" in str(exc):
-            raise ValueError(
-                f"epsilon={eps} makes the neighbour graph over the {relation.label} distances "
-                f"too dense ({exc}); use a smaller epsilon"
-            ) from None
-        raise
+                                        options, **data)
+            raw["seconds_graph"] += built
+    except GraphTooDenseError as exc:
+        raise too_dense(eps, relation, exc) from None
     finally:
         if reporter is not None:
             reporter.engine_running = False
 
-    stats: dict[str, Any] = dict(raw["stats"])
+    stats = stats_dict(raw["stats"])
+    stats.update(distinct_values=raw["distinct_values"], value_edges=raw["value_edges"],
+                 seconds_graph=raw["seconds_graph"])
     bound = inequality_4_bound(n, k, dlt)
     violating_groups = np.asarray(raw["violating_groups"], dtype=np.int64)
     stats.update(
@@ -357,21 +414,27 @@ def run_engine(
         move_log=np.asarray(raw["move_log"], dtype=np.int64) if trace else None,
     )
     if on_infeasible == "suppress" and n - suppressed.size < k:
-        raise InfeasibleError(
-            f"satisfying every group would leave {n - suppressed.size} of {n} row(s), fewer "
-            f"than k={k}: nothing could be released. Try a smaller epsilon or delta. "
-            + infeasible_message(stats), partition=result)
+        raise InfeasibleError(nothing_released(n, suppressed.size, stats), partition=result)
     if on_infeasible == "suppress" and suppressed.size > max_suppression * n:
+        needs = ("at least {} of {} row(s) must be left out (an exhaustive search over all "
+                 "partitions found no release that keeps more)" if stats["exact_search"] else
+                 "XColor's suppression left out {} of {} row(s)")
         raise InfeasibleError(
-            f"satisfying every group needs {suppressed.size} of {n} row(s) left out "
-            f"({suppressed.size / n:.2%}), more than max_suppression={max_suppression} allows "
-            f"({int(max_suppression * n)} row(s)). Allow more suppression, or try a smaller "
-            f"epsilon or delta. {infeasible_message(stats)}", partition=result)
+            f"{needs.format(suppressed.size, n)} ({suppressed.size / n:.2%}), more than "
+            f"max_suppression={max_suppression} allows ({int(max_suppression * n)} row(s)). "
+            "Allow more suppression, or try a smaller epsilon or delta.", partition=result)
     if not result.satisfied and on_infeasible == "raise":
         raise InfeasibleError(
             infeasible_message(stats) + feasibility_advice(sens, stats, relation),
             partition=result)
     return result
+
+
+def too_dense(epsilon: float, relation: Relation, exc: ValueError) -> ValueError:
+    """The refusal of a graph too dense to build, with the epsilon and metric that made it."""
+    return GraphTooDenseError(
+        f"epsilon={epsilon} makes the neighbour graph over the {relation.label} distances too "
+        f"dense: {exc}; use a smaller epsilon")
 
 
 def feasibility_advice(sens: NDArray[np.float64], stats: dict[str, Any],
@@ -385,7 +448,7 @@ def feasibility_advice(sens: NDArray[np.float64], stats: dict[str, Any],
         advice = advise(sens, k=stats["k"], epsilon=stats["epsilon"], metric=relation.label,
                         weights=None if relation.label == "variational" else relation.weights,
                         delta=stats["delta"])
-    except ValueError:  # e.g. an epsilon/2 graph too dense to build: no proof to offer
+    except GraphTooDenseError:  # the epsilon/2 graph is too dense to build: no proof to offer
         return ""
     if advice.reason:
         return " Proof: " + advice.reason + "."
@@ -393,10 +456,29 @@ def feasibility_advice(sens: NDArray[np.float64], stats: dict[str, Any],
             f"and no delta up to {advice.largest_delta_not_refuted:.4f} is ruled out.")
 
 
+def nothing_released(n: int, left_out: int, stats: dict[str, Any]) -> str:
+    """Why suppression released nothing: proven (small tables) or where the heuristic ended."""
+    k = stats["k"]
+    settings = (f"k={k}, epsilon={stats['epsilon']}, delta={stats['delta']}, "
+                f"metric={stats['metric']}")
+    if stats["exact_search"]:
+        return (f"no group of {k} or more of the {n} rows satisfies the principle on its own "
+                f"({settings}; an exhaustive search over all partitions), so every row would "
+                "have to be left out and nothing can be released. Try a smaller epsilon, "
+                "delta or k.")
+    return (f"XColor's suppression kept {n - left_out} of {n} row(s), fewer than k={k}, so "
+            f"nothing could be released ({settings}; the largest number of epsilon-"
+            f"neighbours of a row is {stats['max_degree']}). This is where the heuristic "
+            "ended, not a proof: proxanon.advise can prove what no partition achieves. Try "
+            "a smaller epsilon, delta or k.")
+
+
 def infeasible_message(stats: dict[str, Any]) -> str:
     """Explains an unsatisfied run: what is left, the degree bound, and what to change."""
     holds = "holds" if stats["bound_holds"] else "fails"
-    return (
+    proof = (f"An exhaustive search over all partitions of these {stats['n']} rows proves "
+             "that none satisfies the principle. " if stats.get("exact_search") else "")
+    return proof + (
         f"XColor left {stats['remaining_violations']} violating row(s) in "
         f"{len(stats['violating_groups'])} of {stats['m']} group(s) "
         f"(k={stats['k']}, epsilon={stats['epsilon']}, delta={stats['delta']}, "

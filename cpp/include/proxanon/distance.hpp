@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "proxanon/tolerance.hpp"
+
 namespace proxanon {
 
 /// The built-in distances over sensitive components already on a common scale.
@@ -16,10 +18,9 @@ namespace proxanon {
 /// values are neighbours as soon as one component is close).
 enum class Metric { L1, L2, Linf, MinComponent };
 
-/// Tolerance of the neighbour test: delta(x, y) <= eps + 1e-9 * max(1, eps) (SPEC §2).
-/// Without it |0.7 - 0.8| = 0.10000000000000009 is not within 0.1 and the paper's Table I fails.
+/// The neighbour test's threshold: delta(x, y) <= eps + kNeighbourSlack * max(1, eps) (SPEC §2).
 inline double neighbour_threshold(double epsilon) {
-    return epsilon + 1e-9 * std::max(1.0, epsilon);
+    return epsilon + kNeighbourSlack * std::max(1.0, epsilon);
 }
 
 /// Answers "is delta(x, y) <= epsilon?" for one weighted metric. Cost O(s) per test.
@@ -44,35 +45,40 @@ public:
     const std::vector<double>& weights() const { return weights_; }
 
     /// True iff the rows x and y (each of `dimensions()` components) are epsilon-neighbours.
+    /// A difference that overflows to inf counts as far; a weight-0 component never counts
+    /// (0 * inf would be NaN).
     bool within(const double* x, const double* y) const {
         const std::size_t s = weights_.size();
         switch (metric_) {
         case Metric::L1: {
             double acc = 0.0;
             for (std::size_t i = 0; i < s; ++i) {
-                acc += weights_[i] * std::fabs(x[i] - y[i]);
+                acc += term(i, std::fabs(x[i] - y[i]));
                 if (acc > threshold_) return false;
             }
             return true;
         }
         case Metric::L2: {
-            const double limit = threshold_ * threshold_;
+            // Squares are compared with the squared threshold unless that overflows; then
+            // the differences are taken in units of the threshold.
+            const bool scaled = !std::isfinite(threshold_ * threshold_);
+            const double limit = scaled ? 1.0 : threshold_ * threshold_;
             double acc = 0.0;
             for (std::size_t i = 0; i < s; ++i) {
-                const double diff = x[i] - y[i];
-                acc += weights_[i] * diff * diff;
+                const double diff = scaled ? (x[i] - y[i]) / threshold_ : x[i] - y[i];
+                if (weights_[i] > 0.0) acc += weights_[i] * diff * diff;
                 if (acc > limit) return false;
             }
             return true;
         }
         case Metric::Linf:
             for (std::size_t i = 0; i < s; ++i) {
-                if (weights_[i] * std::fabs(x[i] - y[i]) > threshold_) return false;
+                if (term(i, std::fabs(x[i] - y[i])) > threshold_) return false;
             }
             return true;
         case Metric::MinComponent:
             for (std::size_t i = 0; i < s; ++i) {
-                if (weights_[i] * std::fabs(x[i] - y[i]) <= threshold_) return true;
+                if (weights_[i] > 0.0 && term(i, std::fabs(x[i] - y[i])) <= threshold_) return true;
             }
             return false;
         }
@@ -91,6 +97,9 @@ public:
     }
 
 private:
+    /// w_i * part, with a zero weight silencing the component even where part is inf.
+    double term(std::size_t i, double part) const { return weights_[i] > 0.0 ? weights_[i] * part : 0.0; }
+
     Metric metric_;
     std::vector<double> weights_;
     double epsilon_;

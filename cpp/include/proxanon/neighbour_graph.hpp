@@ -3,11 +3,35 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "proxanon/distance.hpp"
+#include "proxanon/interrupt.hpp"
 
 namespace proxanon {
+
+/// The largest number of adjacency entries (4 bytes each, both directions of every edge
+/// between different values) a neighbour graph may hold: 1.6 GB of targets. The one cap;
+/// Python reads it as _core.MAX_GRAPH_ENTRIES.
+inline constexpr std::size_t kMaxGraphEntries = 400'000'000;
+
+/// Thrown (before any adjacency is allocated) when a graph would exceed its entry cap; the
+/// binding registers it as proxanon.GraphTooDenseError, a ValueError.
+class GraphTooDense : public std::length_error {
+public:
+    GraphTooDense(const std::string& message, std::uint64_t entries, std::uint64_t bytes)
+        : std::length_error(message), entries_(entries), bytes_(bytes) {}
+    /// The entries the graph would hold (an estimate from a sample, or a lower bound).
+    std::uint64_t entries() const { return entries_; }
+    /// The memory the graph would need, in bytes.
+    std::uint64_t bytes() const { return bytes_; }
+
+private:
+    std::uint64_t entries_;
+    std::uint64_t bytes_;
+};
 
 /// The distinct sensitive values of a table and which one each row holds.
 /// Invariant: values are in lexicographic order, `count[u] >= 1`, sum(count) == n,
@@ -21,7 +45,7 @@ struct ValueTable {
     std::size_t size() const { return count.size(); }
     const double* value(std::size_t u) const { return values.data() + u * s; }
 
-    /// Groups the n rows of `sensitive` (row-major n x s) by exact value.
+    /// Groups the n rows of `sensitive` (row-major n x s) by exact value; values must be finite.
     static ValueTable from_rows(const double* sensitive, std::size_t n, std::size_t s);
 
     /// A table of `values` abstract values (no coordinates, s = 0) given each row's value id,
@@ -38,21 +62,17 @@ struct ValueTable {
 /// targets[offsets[u] .. offsets[u+1]), sorted ascending, never u itself; the relation is
 /// symmetric. Construction is a uniform grid over (up to three) components with cell width
 /// equal to the neighbour box radius, so each value is compared only with the values of the
-/// 3^g adjacent cells, never all pairs of rows.
+/// 3^g adjacent cells, never all pairs of rows. Before anything is stored, the candidate pairs
+/// of the grid bound the size; when that bound exceeds the cap, a sample of values and then
+/// an exact count (stopping at the cap) decide, so a refusal allocates nothing.
 class NeighbourGraph {
 public:
-    /// Offsets and targets of a CSR adjacency under construction.
-    struct Adjacency {
-        std::vector<std::int64_t> offsets;
-        std::vector<std::int32_t> targets;
-    };
-
     NeighbourGraph() = default;
 
-    /// Builds the graph over `table` for `distance`; throws std::length_error when the graph
-    /// would hold more than `max_entries` adjacency entries (the caller's memory guard).
+    /// Builds the graph over `table` for `distance`; throws GraphTooDense, before allocating
+    /// the adjacency, when it would hold more than `max_entries` entries; polls `interrupt`.
     static NeighbourGraph build(const ValueTable& table, const Distance& distance,
-                                std::size_t max_entries);
+                                std::size_t max_entries, Interrupt* interrupt = nullptr);
 
     /// Builds from an explicit symmetric adjacency (for tests and precomputed relations).
     static NeighbourGraph from_csr(std::vector<std::int64_t> offsets,

@@ -1,5 +1,12 @@
 // XColor (Algorithm 2, §V-D): repair an equitable colouring until no vertex has more than
-// t(V) neighbours in its own class.
+// t(V) neighbours in its own class. The parts, in the order a run uses them:
+//   initialize.hpp      INITIALIZE (Algorithm 1): the degree-balanced starting colouring
+//   colouring.hpp       the colouring and D_V(v) per row, kept current under moves
+//   violation_queue.hpp the violations still to repair (Algorithm 2, line 5)
+//   swap_loop.hpp       the pairwise exchanges of Algorithm 2 (lines 4-11)
+//   excess_descent.hpp  the stronger repair when the swaps stall (moves = auto)
+//   suppression.hpp     leave rows out until every class satisfies (on_infeasible = suppress)
+//   exact.hpp           exhaustive search of tables of <= 16 rows the heuristics cannot settle
 #pragma once
 
 #include <atomic>
@@ -7,6 +14,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "proxanon/colouring.hpp"
+#include "proxanon/interrupt.hpp"
 #include "proxanon/loss.hpp"
 #include "proxanon/neighbour_graph.hpp"
 
@@ -23,26 +32,26 @@ struct Progress {
 };
 
 /// Which moves the repair may make. Swap: the paper's pairwise exchanges only (Algorithm 2).
-/// Auto: when the swaps stall, a local search on the total excess
-/// E = sum_v max(0, D_V(v) - t(V)) with swaps to any partner and transfers of one row to
-/// another class (sizes stay >= k); every such move lowers E by at least one, so it ends.
+/// Auto: when the swaps stall, regroup into the roomiest group size, then the excess descent.
 enum class Moves { Swap, Auto };
 
 /// How the starting colouring is built: Algorithm 1 as published (QI-blind), or the QI-aware
 /// start of `initialize_in_blocks` over `qi_order` (needs QI columns in the loss model).
 enum class Init { Degree, Qi };
 
-struct XColorParams {
+/// Everything a run may be asked to do (mirrored by proxanon.engine.EngineOptions).
+struct XColorOptions {
     std::size_t k = 1;            ///< minimum group size; m = floor(n / k) classes
+    double delta = 0.0;           ///< t(V) = floor((1 - delta)(|V| - 1))
     Init init = Init::Degree;
     std::size_t init_block = 8;   ///< classes per QI-local run (Init::Qi)
     Moves moves = Moves::Swap;
     bool suppress = false;        ///< finally leave out rows until every class satisfies
-    double delta = 0.0;           ///< t(V) = floor((1 - delta)(|V| - 1) + 1e-9)
     std::size_t search_limit = 0; ///< classes to examine per violation before settling for the
                                   ///< best partner seen (0 = all classes: the paper's full scan)
-    bool trace = false;           ///< keep the initial colouring and every swap
+    bool trace = false;           ///< keep the initial colouring and every move
     Progress* progress = nullptr; ///< optional live counters
+    Interrupt* interrupt = nullptr; ///< optional stop request, polled between units of work
 };
 
 struct XColorStats {
@@ -62,6 +71,8 @@ struct XColorStats {
     std::int64_t stalled_violations = 0;  ///< violating rows when the pairwise swaps stopped
     std::int64_t suppressed = 0;
     std::int64_t regrouped_size = 0;      ///< group size chosen when swaps stalled (0: kept k)
+    std::int64_t exact_search = 0;        ///< 1: the exact search settled a small table
+                                          ///< (the partition it found, or proof that none exists)
     double seconds_suppress = 0.0;
     double seconds_initialize = 0.0;
     double seconds_repair = 0.0;
@@ -79,15 +90,13 @@ struct XColorResult {
     XColorStats stats;
 };
 
-/// t(V) for a class of `size` rows (SPEC §2).
-std::int32_t allowed_neighbours(std::size_t size, double delta);
-
-/// Runs INITIALIZE (or starts from `initial`, a class id 0..m-1 per row, every id used) and the
-/// swap loop over the rows described by `table` and `graph`.
-/// Every swap lowers the potential (monochromatic edges) by at least one, so the loop makes at
-/// most |E| swaps; each examines at most every class once, O(n) (Theorem 3: O(|E| |V|)).
+/// Runs INITIALIZE (or starts from `initial`, a class id 0..m-1 per row, every id used), the
+/// swap loop, and what `options` asks for after it, over the rows described by `table` and
+/// `graph`. With Moves::Auto, a table of at most kExactRows rows that the heuristics leave
+/// unsatisfied is searched exactly (exact.hpp), suppression included. Cost: see the parts;
+/// the swap loop dominates, O(|E| |V|) (Theorem 3).
 XColorResult run_xcolor(const ValueTable& table, const NeighbourGraph& graph,
-                        const LossModel& loss, const XColorParams& params,
+                        const LossModel& loss, const XColorOptions& options,
                         const std::vector<std::int32_t>* initial = nullptr);
 
 }  // namespace proxanon

@@ -1,0 +1,25 @@
+// Suppression (on_infeasible = "suppress"): leave rows out until every class satisfies
+// (epsilon, delta)^k-dissimilarity. Not in the paper, whose Algorithm 2 has no answer for an
+// instance it cannot repair.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "proxanon/colouring.hpp"
+#include "proxanon/xcolor.hpp"
+
+namespace proxanon {
+
+/// While a violation remains, leaves out the row with the largest excess D - t (ties: larger
+/// D, lower row). A class that falls below k rows is dissolved: each of its rows moves, in
+/// row order, to the first class (outward) of >= k rows it can join without any row there
+/// exceeding its allowance, or is left out too.
+///
+/// Invariant: classes keep >= k rows or are empty; the left-out rows are exactly those with
+/// class -1. Each step removes a row or a class, so it ends after at most n steps, each O(n)
+/// to find the worst row plus O(n) adjacency tests to dissolve a class.
+void suppress_violations(Colouring& colouring, std::size_t k, XColorResult& result,
+                         Interrupt* interrupt = nullptr);
+
+}  // namespace proxanon

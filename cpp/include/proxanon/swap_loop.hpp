@@ -1,0 +1,63 @@
+// The swap loop of XColor (Algorithm 2, §V-D, lines 4-11): drain the violations by pairwise
+// exchanges that lower the potential.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "proxanon/colouring.hpp"
+#include "proxanon/violation_queue.hpp"
+#include "proxanon/xcolor.hpp"
+
+namespace proxanon {
+
+/// Pops a violation v, swaps it with the partner v' that lowers the loss most among the
+/// exchangeable ones (v may join V' without a violation and Lambda < 0; Lemma 4), and repeats.
+/// A violation with no partner is set aside and retried when a class it has not yet examined
+/// changed.
+///
+/// Invariant between steps: every violating row is queued or set aside, never both; queue
+/// priority is the loss its departure saves. Every swap lowers the potential by at least one,
+/// so the loop makes at most |E| swaps (Theorem 3); each examines at most every class once,
+/// O(n), and costs O(|V| + |V'| + degrees) to apply.
+class SwapLoop {
+public:
+    SwapLoop(Colouring& colouring, const XColorOptions& options);
+
+    /// Runs until no queued or set-aside violation can move.
+    void run(XColorResult& result);
+    /// Publishes the live counters to options.progress, if any.
+    void publish() const;
+
+    std::int64_t swaps() const { return static_cast<std::int64_t>(swap_classes_.size() / 2); }
+    std::int64_t set_aside_count() const { return set_aside_count_; }
+    std::int64_t classes_examined() const { return classes_examined_; }
+
+private:
+    static std::size_t at(std::int32_t r) { return static_cast<std::size_t>(r); }
+    std::size_t priority(std::int32_t r, std::size_t c) const;
+    void refresh_class(std::size_t c);
+    void set_aside(std::int32_t v);
+    bool retry_set_aside(XColorResult& result);
+    bool try_exchange(std::int32_t v, const std::vector<std::size_t>* only, XColorResult& result);
+
+    Colouring& col_;
+    const XColorOptions& options_;
+    ValueMark mark_;
+    ViolationQueue queue_;
+    std::vector<std::uint8_t> state_;          ///< kNone, kQueued or kAside per row
+    std::vector<std::size_t> aside_epoch_;     ///< swaps made when the row was set aside
+    std::vector<std::uint8_t> in_aside_list_;
+    std::vector<std::int32_t> aside_;
+    std::vector<std::int32_t> swap_classes_;   ///< (V, V') of every swap so far
+    std::vector<std::uint32_t> class_seen_;
+    std::uint32_t seen_gen_ = 0;
+    std::vector<std::size_t> changed_;
+    std::vector<double> rest_lo_, rest_hi_;
+    std::int64_t set_aside_count_ = 0;
+    std::int64_t aside_now_ = 0;
+    std::int64_t classes_examined_ = 0;
+};
+
+}  // namespace proxanon

@@ -1,0 +1,184 @@
+#include "proxanon/colouring.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "proxanon/tolerance.hpp"
+
+namespace proxanon {
+
+std::int32_t allowed_neighbours(std::size_t size, double delta) {
+    if (size == 0) return 0;
+    return static_cast<std::int32_t>(
+        std::floor((1.0 - delta) * static_cast<double>(size - 1) + kAllowanceSlack));
+}
+
+void ValueMark::set_closed_neighbourhood(const NeighbourGraph& graph, std::int32_t u) {
+    ++gen_;
+    const auto uu = static_cast<std::size_t>(u);
+    stamp_[uu] = gen_;
+    for (const std::int32_t* p = graph.begin(uu); p != graph.end(uu); ++p) {
+        stamp_[static_cast<std::size_t>(*p)] = gen_;
+    }
+}
+
+void NeighbourTally::clear() {
+    for (std::int32_t w : touched_) count_[static_cast<std::size_t>(w)] = 0;
+    touched_.clear();
+}
+
+void NeighbourTally::add_closed_neighbourhood(const NeighbourGraph& graph, std::int32_t u,
+                                              std::int32_t times) {
+    auto bump = [&](std::int32_t w) {
+        auto& c = count_[static_cast<std::size_t>(w)];
+        if (c == 0) touched_.push_back(w);
+        c += times;
+    };
+    bump(u);
+    const auto uu = static_cast<std::size_t>(u);
+    for (const std::int32_t* p = graph.begin(uu); p != graph.end(uu); ++p) bump(*p);
+}
+
+namespace {
+constexpr std::size_t kDenseValues = 8192;  ///< up to 8 MiB of adjacency bits
+}  // namespace
+
+Colouring::Colouring(const ValueTable& table, const NeighbourGraph& graph, const LossModel& loss,
+                     double delta, const std::vector<std::int32_t>& initial)
+    : table_(table), graph_(graph), loss_(loss), delta_(delta), mark_a_(table.size()),
+      mark_b_(table.size()), tally_(table.size()), value_count_(table.size(), 0) {
+    const std::size_t values = graph.size();
+    if (values <= kDenseValues) {
+        dense_.assign((values * values + 63) / 64, 0);
+        for (std::size_t u = 0; u < values; ++u) {
+            dense_[(u * values + u) >> 6] |= std::uint64_t{1} << ((u * values + u) & 63);
+            for (const std::int32_t* p = graph.begin(u); p != graph.end(u); ++p) {
+                const std::size_t bit = u * values + static_cast<std::size_t>(*p);
+                dense_[bit >> 6] |= std::uint64_t{1} << (bit & 63);
+            }
+        }
+    }
+    const std::size_t n = initial.size();
+    std::size_t m = 0;
+    for (std::int32_t c : initial) if (c >= 0) m = std::max(m, static_cast<std::size_t>(c) + 1);
+    members_.resize(m);
+    pos_.resize(n);
+    class_of_ = initial;
+    for (std::size_t r = 0; r < n; ++r) {
+        if (initial[r] < 0) continue;  // left out
+        auto& list = members_[static_cast<std::size_t>(initial[r])];
+        pos_[r] = static_cast<std::int32_t>(list.size());
+        list.push_back(static_cast<std::int32_t>(r));
+    }
+    if (loss_.active()) extremes_of_.resize(m);
+    allowed_.resize(m);
+    for (std::size_t c = 0; c < m; ++c) class_changed(c);
+    own_.assign(n, 0);
+    for (std::size_t c = 0; c < m; ++c) count_class(c);
+    potential_ = 0;
+    for (std::int32_t d : own_) potential_ += d;
+    potential_ /= 2;
+}
+
+std::int64_t Colouring::violations() const {
+    std::int64_t count = 0;
+    for (std::size_t r = 0; r < rows(); ++r) count += is_violation(static_cast<std::int32_t>(r));
+    return count;
+}
+
+void Colouring::tally_class(std::size_t c, std::int32_t skip) {
+    tally_.clear();
+    distinct_.clear();
+    for (const std::int32_t* p = begin(c); p != end(c); ++p) {
+        if (*p == skip) continue;
+        auto& k = value_count_[static_cast<std::size_t>(value_of(*p))];
+        if (k++ == 0) distinct_.push_back(value_of(*p));
+    }
+    for (std::int32_t u : distinct_) {
+        auto& k = value_count_[static_cast<std::size_t>(u)];
+        tally_.add_closed_neighbourhood(graph_, u, k);
+        k = 0;
+    }
+}
+
+void Colouring::count_class(std::size_t c) {
+    tally_class(c, -1);
+    // The tally counts each member in its own closed neighbourhood: subtract it.
+    for (const std::int32_t* p = begin(c); p != end(c); ++p) own_[at(*p)] = tally_[value_of(*p)] - 1;
+    tally_.clear();
+}
+
+void Colouring::class_changed(std::size_t c) {
+    allowed_[c] = allowed_neighbours(size(c), delta_);
+    if (loss_.active()) extremes_of_[c].compute(loss_, begin(c), size(c));
+}
+
+void Colouring::swap(std::int32_t v, std::int32_t w, std::int64_t lambda, std::int32_t own_v_after) {
+    const auto home = static_cast<std::size_t>(class_of_[at(v)]);
+    const auto away = static_cast<std::size_t>(class_of_[at(w)]);
+    mark_a_.set_closed_neighbourhood(graph_, value_of(v));
+    mark_b_.set_closed_neighbourhood(graph_, value_of(w));
+    std::int32_t own_w_after = 0;
+    for (const std::int32_t* p = begin(home); p != end(home); ++p) {
+        if (*p == v) continue;
+        const std::int32_t x = value_of(*p);
+        own_[at(*p)] += mark_b_[x] - mark_a_[x];
+        own_w_after += mark_b_[x];
+    }
+    for (const std::int32_t* p = begin(away); p != end(away); ++p) {
+        if (*p == w) continue;
+        const std::int32_t x = value_of(*p);
+        own_[at(*p)] += mark_a_[x] - mark_b_[x];
+    }
+    own_[at(v)] = own_v_after;
+    own_[at(w)] = own_w_after;
+    members_[home][at(pos_[at(v)])] = w;
+    members_[away][at(pos_[at(w)])] = v;
+    std::swap(pos_[at(v)], pos_[at(w)]);
+    std::swap(class_of_[at(v)], class_of_[at(w)]);
+    potential_ += lambda;
+    class_changed(home);
+    class_changed(away);
+}
+
+void Colouring::detach(std::int32_t v) {
+    const auto home = static_cast<std::size_t>(class_of_[at(v)]);
+    const std::int32_t a = value_of(v);
+    auto& list = members_[home];
+    const std::int32_t last = list.back();
+    list[at(pos_[at(v)])] = last;
+    pos_[at(last)] = pos_[at(v)];
+    list.pop_back();
+    for (std::int32_t y : list) {
+        if (adjacent(a, value_of(y))) { own_[at(y)] -= 1; potential_ -= 1; }
+    }
+    class_of_[at(v)] = -1;
+    class_changed(home);
+}
+
+void Colouring::attach(std::int32_t v, std::size_t c) {
+    const std::int32_t a = value_of(v);
+    std::int32_t count = 0;
+    for (std::int32_t y : members_[c]) {
+        if (adjacent(a, value_of(y))) { own_[at(y)] += 1; ++count; }
+    }
+    own_[at(v)] = count;
+    potential_ += count;
+    pos_[at(v)] = static_cast<std::int32_t>(members_[c].size());
+    members_[c].push_back(v);
+    class_of_[at(v)] = static_cast<std::int32_t>(c);
+    class_changed(c);
+}
+
+std::size_t Colouring::outward(std::size_t home, std::size_t step) const {
+    const std::size_t m = classes();
+    const std::size_t distance = step / 2 + 1;
+    const std::size_t half = (m - 1) / 2;  // distances 1..half are taken on both sides
+    if (distance <= half) {
+        return step % 2 == 0 ? (home + distance) % m : (home + m - distance) % m;
+    }
+    // m - 1 even: done; odd: one class remains, diametrically opposite.
+    return (home + half + 1) % m;
+}
+
+}  // namespace proxanon

@@ -1,0 +1,152 @@
+#include "proxanon/excess_descent.hpp"
+
+#include <algorithm>
+#include <vector>
+
+namespace proxanon {
+
+namespace {
+
+constexpr std::size_t kExcessWindow = 64;  ///< classes examined per step
+
+/// max(0, D - t): how far a row is over its allowance.
+std::int64_t over(std::int64_t d, std::int64_t t) { return d > t ? d - t : 0; }
+
+}  // namespace
+
+void ExcessDescent::run(XColorResult& result) {
+    bool moved = true;
+    std::vector<std::int32_t> violating;
+    while (moved) {
+        moved = false;
+        violating.clear();
+        for (std::size_t r = 0; r < col_.rows(); ++r) {
+            if (col_.is_violation(static_cast<std::int32_t>(r))) violating.push_back(static_cast<std::int32_t>(r));
+        }
+        for (std::int32_t v : violating) {
+            poll(options_.interrupt);
+            if (col_.is_violation(v) && improve(v, result)) moved = true;
+        }
+    }
+}
+
+std::int64_t ExcessDescent::class_excess(std::size_t c) const {
+    std::int64_t total = 0;
+    for (const std::int32_t* p = col_.begin(c); p != col_.end(c); ++p) {
+        total += over(col_.own(*p), col_.allowed(c));
+    }
+    return total;
+}
+
+/// Change of E if v (class V) and w (class W) swap; t(V) and t(W) do not change.
+std::int64_t ExcessDescent::swap_excess_change(std::int32_t v, std::int32_t w) const {
+    const std::int32_t* own = col_.own_counts();
+    const std::int32_t* value = col_.row_values();
+    const auto home = static_cast<std::size_t>(col_.class_of(v));
+    const auto away = static_cast<std::size_t>(col_.class_of(w));
+    const std::int32_t a = value[v], b = value[w];
+    const std::int64_t th = col_.allowed(home), ta = col_.allowed(away);
+    std::int64_t change = 0, own_w = 0, own_v = 0;
+    for (const std::int32_t* p = col_.begin(home); p != col_.end(home); ++p) {
+        const std::int32_t y = *p;
+        if (y == v) continue;
+        const std::int64_t nb = col_.adjacent(b, value[y]);
+        own_w += nb;
+        change += over(own[y] - col_.adjacent(a, value[y]) + nb, th) - over(own[y], th);
+    }
+    for (const std::int32_t* p = col_.begin(away); p != col_.end(away); ++p) {
+        const std::int32_t y = *p;
+        if (y == w) continue;
+        const std::int64_t na = col_.adjacent(a, value[y]);
+        own_v += na;
+        change += over(own[y] - col_.adjacent(b, value[y]) + na, ta) - over(own[y], ta);
+    }
+    change += over(own_w, th) - over(own[v], th);
+    change += over(own_v, ta) - over(own[w], ta);
+    return change;
+}
+
+/// Change of E if v moves alone from its class V to class W (sizes |V|-1 and |W|+1).
+std::int64_t ExcessDescent::transfer_excess_change(std::int32_t v, std::size_t away) const {
+    const std::int32_t* own = col_.own_counts();
+    const std::int32_t* value = col_.row_values();
+    const auto home = static_cast<std::size_t>(col_.class_of(v));
+    const std::int32_t a = value[v];
+    const std::int64_t th = allowed_neighbours(col_.size(home) - 1, col_.delta());
+    const std::int64_t ta = allowed_neighbours(col_.size(away) + 1, col_.delta());
+    std::int64_t change = -class_excess(home) - class_excess(away), own_v = 0;
+    for (const std::int32_t* p = col_.begin(home); p != col_.end(home); ++p) {
+        if (*p != v) change += over(own[*p] - col_.adjacent(a, value[*p]), th);
+    }
+    for (const std::int32_t* p = col_.begin(away); p != col_.end(away); ++p) {
+        const std::int64_t na = col_.adjacent(a, value[*p]);
+        own_v += na;
+        change += over(own[*p] + na, ta);
+    }
+    return change + over(own_v, ta);
+}
+
+/// One step for violation v; returns true when it made a move.
+bool ExcessDescent::improve(std::int32_t v, XColorResult& result) {
+    const LossModel& loss = col_.loss();
+    const auto home = static_cast<std::size_t>(col_.class_of(v));
+    const bool can_leave = col_.size(home) > options_.k;
+    const std::size_t window = options_.search_limit == 0
+        ? kExcessWindow : std::min(options_.search_limit, kExcessWindow);
+    const std::size_t limit = std::min(col_.classes() - 1, window);
+    std::int64_t best_change = 0;
+    double best_loss = 0.0;
+    std::int32_t best_partner = -2;  // -2: none; -1: transfer
+    std::size_t best_class = 0;
+    const double* xv = loss.active() ? loss.row(v) : nullptr;
+    for (std::size_t step = 0; step < limit; ++step) {
+        const std::size_t c = col_.outward(home, step);
+        auto consider = [&](std::int64_t change, double loss_change, std::int32_t partner) {
+            if (change >= 0) return;
+            const bool better = best_partner == -2 || change < best_change ||
+                (change == best_change && (loss_change < best_loss ||
+                 (loss_change == best_loss && partner < best_partner)));
+            if (better) {
+                best_change = change; best_loss = loss_change; best_partner = partner; best_class = c;
+            }
+        };
+        if (can_leave) {
+            double loss_change = 0.0;
+            if (xv) {
+                loss_change = col_.extremes(home).departure(loss, xv) +
+                              col_.extremes(c).with(loss, xv) - col_.extremes(c).loss();
+            }
+            consider(transfer_excess_change(v, c), loss_change, -1);
+        }
+        for (const std::int32_t* p = col_.begin(c); p != col_.end(c); ++p) {
+            const std::int32_t w = *p;
+            double loss_change = 0.0;
+            if (xv) {
+                const double* xw = loss.row(w);
+                loss_change = col_.extremes(home).exchange(loss, xv, xw) +
+                              col_.extremes(c).exchange(loss, xw, xv) -
+                              col_.extremes(home).loss() - col_.extremes(c).loss();
+            }
+            consider(swap_excess_change(v, w), loss_change, w);
+        }
+    }
+    if (best_partner == -2) return false;
+    if (options_.trace) {
+        result.move_log.insert(result.move_log.end(),
+                               {v, best_partner, static_cast<std::int64_t>(best_class), best_change});
+    }
+    ++moves_;
+    if (best_partner == -1) {
+        ++transfers_;
+        col_.detach(v);
+        col_.attach(v, best_class);
+    } else {
+        col_.detach(v);
+        col_.detach(best_partner);
+        col_.attach(v, best_class);
+        col_.attach(best_partner, home);
+    }
+    return true;
+}
+
+}  // namespace proxanon

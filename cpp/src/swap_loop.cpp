@@ -1,0 +1,199 @@
+#include "proxanon/swap_loop.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace proxanon {
+
+namespace {
+constexpr std::size_t kLossBuckets = 1024;
+constexpr std::uint8_t kNone = 0, kQueued = 1, kAside = 2;
+}  // namespace
+
+SwapLoop::SwapLoop(Colouring& colouring, const XColorOptions& options)
+    : col_(colouring), options_(options), mark_(colouring.graph().size()),
+      queue_(colouring.rows(), colouring.loss().active() ? kLossBuckets : 1),
+      state_(colouring.rows(), kNone), aside_epoch_(colouring.rows(), 0),
+      in_aside_list_(colouring.rows(), 0), class_seen_(colouring.classes(), 0) {}
+
+void SwapLoop::run(XColorResult& result) {
+    for (std::size_t c = 0; c < col_.classes(); ++c) refresh_class(c);
+    while (true) {
+        publish();
+        poll(options_.interrupt);
+        if (!queue_.empty()) {
+            const std::int32_t v = queue_.pop();
+            state_[at(v)] = kNone;
+            if (!try_exchange(v, nullptr, result)) set_aside(v);
+            continue;
+        }
+        if (!retry_set_aside(result)) break;
+    }
+}
+
+void SwapLoop::publish() const {
+    if (Progress* p = options_.progress) {
+        p->queued.store(static_cast<std::int64_t>(queue_.size()), std::memory_order_relaxed);
+        p->set_aside.store(aside_now_, std::memory_order_relaxed);
+        p->swaps.store(swaps(), std::memory_order_relaxed);
+    }
+}
+
+/// Queue priority of a violation: how much its departure lowers its class's loss, in 1/1024
+/// steps of the largest possible drop (one whole column per QI).
+std::size_t SwapLoop::priority(std::int32_t r, std::size_t c) const {
+    const LossModel& loss = col_.loss();
+    if (!loss.active()) return 0;
+    const double gain = -col_.extremes(c).departure(loss, loss.row(r));
+    const double scaled = gain / static_cast<double>(loss.dimensions()) *
+                          static_cast<double>(kLossBuckets - 1);
+    return static_cast<std::size_t>(std::clamp(scaled, 0.0, double(kLossBuckets - 1)));
+}
+
+/// Brings the queue in line with the violations of class c after its members changed.
+void SwapLoop::refresh_class(std::size_t c) {
+    for (const std::int32_t* p = col_.begin(c); p != col_.end(c); ++p) {
+        const std::int32_t r = *p;
+        auto& state = state_[at(r)];
+        if (state == kAside) --aside_now_;
+        if (col_.is_violation(r)) {
+            const std::size_t key = priority(r, c);
+            if (state == kQueued) queue_.update(r, key);
+            else { queue_.push(r, key); state = kQueued; }
+        } else {
+            if (state == kQueued) queue_.remove(r);
+            state = kNone;
+        }
+    }
+}
+
+void SwapLoop::set_aside(std::int32_t v) {
+    ++set_aside_count_;
+    ++aside_now_;
+    state_[at(v)] = kAside;
+    aside_epoch_[at(v)] = swap_classes_.size() / 2;
+    if (!in_aside_list_[at(v)]) {
+        in_aside_list_[at(v)] = 1;
+        aside_.push_back(v);
+    }
+}
+
+/// A set-aside violation can only have gained a partner in a class that changed since it was
+/// set aside (its own class has not, or it would have been re-queued): examine those.
+/// Returns true after the first swap it makes, false when none of them can move.
+bool SwapLoop::retry_set_aside(XColorResult& result) {
+    std::size_t keep = 0;
+    for (std::size_t i = 0; i < aside_.size(); ++i) {
+        const std::int32_t v = aside_[i];
+        if (state_[at(v)] != kAside) { in_aside_list_[at(v)] = 0; continue; }
+        aside_[keep++] = v;
+    }
+    aside_.resize(keep);
+    const std::size_t epoch = swap_classes_.size() / 2;
+    for (std::size_t i = 0; i < aside_.size(); ++i) {
+        const std::int32_t v = aside_[i];
+        if (state_[at(v)] != kAside || aside_epoch_[at(v)] == epoch) continue;
+        poll(options_.interrupt);
+        changed_.clear();
+        ++seen_gen_;
+        for (std::size_t e = aside_epoch_[at(v)] * 2; e < swap_classes_.size(); ++e) {
+            const auto c = static_cast<std::size_t>(swap_classes_[e]);
+            if (class_seen_[c] != seen_gen_) { class_seen_[c] = seen_gen_; changed_.push_back(c); }
+        }
+        std::sort(changed_.begin(), changed_.end());
+        aside_epoch_[at(v)] = epoch;
+        if (try_exchange(v, &changed_, result)) return true;
+    }
+    return false;
+}
+
+/// Steps 2-3 of the loop for violation v: among exchangeable partners v' (v movable to the
+/// class V' of v', Lambda < 0) pick the one minimizing loss(V \ {v} ∪ {v'}) +
+/// loss(V' \ {v'} ∪ {v}) - loss(V) - loss(V'), then Lambda, then the lower row index; swap.
+/// `only` restricts the search to those classes (retries); otherwise classes are examined
+/// outward from v's own class until `search_limit` were examined and a partner was seen.
+bool SwapLoop::try_exchange(std::int32_t v, const std::vector<std::size_t>* only,
+                            XColorResult& result) {
+    const LossModel& loss = col_.loss();
+    const std::int32_t* value = col_.row_values();
+    const std::int32_t* own = col_.own_counts();
+    const std::int32_t a = value[v];
+    const auto home = static_cast<std::size_t>(col_.class_of(v));
+    mark_.set_closed_neighbourhood(col_.graph(), a);
+    // tally[w]: members of V \ {v} in the closed neighbourhood of w, i.e. D_V(v') - [v~v'].
+    col_.tally_class(home, v);
+    const NeighbourTally& tally = col_.tally();
+    const std::int32_t own_v = own[v];
+    const bool priced = loss.active();
+    double home_loss = 0.0;
+    if (priced) {  // per-column range of V \ {v}
+        home_loss = col_.extremes(home).loss();
+        const std::size_t d = loss.dimensions();
+        rest_lo_.assign(d, std::numeric_limits<double>::infinity());
+        rest_hi_.assign(d, -std::numeric_limits<double>::infinity());
+        for (const std::int32_t* p = col_.begin(home); p != col_.end(home); ++p) {
+            if (*p == v) continue;
+            const double* x = loss.row(*p);
+            for (std::size_t i = 0; i < d; ++i) {
+                rest_lo_[i] = std::min(rest_lo_[i], x[i]);
+                rest_hi_[i] = std::max(rest_hi_[i], x[i]);
+            }
+        }
+    }
+
+    std::int32_t best = -1;
+    double best_loss = 0.0;
+    std::int64_t best_lambda = 0;
+    std::int32_t best_own_v = 0;
+    std::size_t examined = 0;
+    const std::size_t m = col_.classes();
+    const std::size_t total = only ? only->size() : m - 1;
+    const std::size_t limit = options_.search_limit == 0 ? m : options_.search_limit;
+    for (std::size_t step = 0; step < total; ++step) {
+        if (best >= 0 && examined >= limit) break;
+        const std::size_t c = only ? (*only)[step] : col_.outward(home, step);
+        if (c == home) continue;
+        ++examined;
+        std::int32_t d_c = 0;  // D_V'(v)
+        const std::int32_t* first = col_.begin(c);
+        const std::int32_t* last = col_.end(c);
+        for (const std::int32_t* p = first; p != last; ++p) d_c += mark_[value[*p]];
+        if (d_c > col_.allowed(c)) continue;  // not movable
+        for (const std::int32_t* p = first; p != last; ++p) {
+            const std::int32_t w = *p;
+            const std::int32_t b = value[w];
+            const std::int32_t adjacent = mark_[b];
+            const std::int64_t lambda = std::int64_t{d_c} - own_v + tally[b] - own[w] - adjacent;
+            if (lambda >= 0) continue;
+            double loss_change = 0.0;
+            if (priced) {
+                const GroupExtremes& away = col_.extremes(c);
+                const double* xv = loss.row(v);
+                const double* xw = loss.row(w);
+                double home_after = 0.0;
+                for (std::size_t i = 0; i < rest_lo_.size(); ++i) {
+                    home_after += loss.cost(i, std::min(rest_lo_[i], xw[i]), std::max(rest_hi_[i], xw[i]));
+                }
+                loss_change = home_after + away.exchange(loss, xw, xv) - home_loss - away.loss();
+            }
+            const bool better = best < 0 || loss_change < best_loss ||
+                (loss_change == best_loss && (lambda < best_lambda || (lambda == best_lambda && w < best)));
+            if (better) {
+                best = w; best_loss = loss_change; best_lambda = lambda;
+                best_own_v = d_c - adjacent;
+            }
+        }
+    }
+    classes_examined_ += static_cast<std::int64_t>(examined);
+    if (best < 0) return false;
+    const auto away = static_cast<std::size_t>(col_.class_of(best));
+    col_.swap(v, best, best_lambda, best_own_v);
+    swap_classes_.push_back(static_cast<std::int32_t>(home));
+    swap_classes_.push_back(static_cast<std::int32_t>(away));
+    if (options_.trace) result.swap_log.insert(result.swap_log.end(), {v, best, best_lambda});
+    refresh_class(home);
+    refresh_class(away);
+    return true;
+}
+
+}  // namespace proxanon
