@@ -15,14 +15,18 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from proxanon import _core
+
 #: Float tolerance of the neighbour test (SPEC §2): x and y are epsilon-neighbours iff
 #: ``distance <= epsilon + NEIGHBOUR_TOLERANCE * max(1, epsilon)``. Without it the paper's own
-#: example fails in float64 (``|0.7 - 0.8| = 0.10000000000000009 > 0.1``).
-NEIGHBOUR_TOLERANCE = 1e-9
+#: example fails in float64 (``|0.7 - 0.8| = 0.10000000000000009 > 0.1``). The C++ core
+#: owns the number (tolerance.hpp); Python reads it so the two can never differ.
+NEIGHBOUR_TOLERANCE: float = _core.NEIGHBOUR_SLACK
 
 #: Float tolerance of the allowance (SPEC §2): ``t(G) = floor((1 - delta)(|G| - 1) +
 #: ALLOWANCE_TOLERANCE)``, so that ``(1 - 0.8) * 10 = 1.9999999999999996`` still allows 2.
-ALLOWANCE_TOLERANCE = 1e-9
+#: Owned by the C++ core, like the neighbour tolerance.
+ALLOWANCE_TOLERANCE: float = _core.ALLOWANCE_SLACK
 
 #: Relative float tolerance of exact-looking decimal arithmetic on user numbers: a quotient
 #: this close (relatively) to an integer is taken as that integer (hierarchy band boundaries

@@ -144,7 +144,8 @@ class AuditReport:
             size_text = f"all of size {int(sizes.min())}"
         else:
             size_text = f"sizes {int(sizes.min())} to {int(sizes.max())}"
-        risk_note = "within" if self.max_risk <= allowed + 1e-9 else "above"
+        risk_note = ("within" if self.max_risk <= allowed + _validate.ALLOWANCE_TOLERANCE
+                     else "above")
         parameters = (
             f"k = {self.k}, epsilon = {self.epsilon:g}, delta = {self.delta:g}, "
             f"metric = {self.metric}"

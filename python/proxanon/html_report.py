@@ -32,12 +32,11 @@ import json
 import math
 import os
 import re
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -46,6 +45,7 @@ from numpy.typing import NDArray
 from proxanon import _validate, evaluate
 from proxanon.anonymize import GROUP_COLUMN, Anonymization
 from proxanon.audit import AuditReport, table_groups
+from proxanon.tableio import atomic_write
 from proxanon.tables import column_list
 
 if TYPE_CHECKING:
@@ -215,18 +215,12 @@ def write_html(text: str, path: Any) -> Path:
     folder = target.parent if str(target.parent) else Path(".")
     if not folder.is_dir():
         raise ValueError(f"the folder of {target} does not exist")
-    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        # mkstemp makes the file private (0600); a report is an ordinary file (0666 - umask).
-        umask = os.umask(0o022)
-        os.umask(umask)
-        os.chmod(temporary, 0o666 & ~umask)
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    data = text.encode("utf-8")
+
+    def write(out: IO[bytes]) -> None:
+        out.write(data)
+
+    atomic_write(target, write)
     return target
 
 
