@@ -155,6 +155,16 @@ class Advice:
         d = _delta(delta, self.k, self.epsilon, self.n)
         return _capacity_any(self.n, self.m, d)
 
+    def explain(self, rows: str) -> str | None:
+        """``reason`` with the clique's rows described by ``rows`` (e.g. by their values in
+        the table's own units, which only the caller knows); None unless provably
+        infeasible."""
+        if not self.provably_infeasible or self.delta is None:
+            return None
+        return _reason(rows, self.clique_size, self.group_sizes, self.delta,
+                       self.capacity(self.delta), self.capacity_any(self.delta),
+                       bool(self.infeasible_for_any_partition), self.m, self.k)
+
     def __str__(self) -> str:
         sizes = " or ".join(f"{size:,}" for size, _ in self.group_sizes)
         lines = [
@@ -285,8 +295,8 @@ def advise(
         any_infeasible = clique_size > capacity_any
         if infeasible:
             reason = _reason(
-                clique_size, _value_text(tuple(float(x) for x in values[centre])), radius,
-                group_sizes, dlt, capacity, capacity_any, any_infeasible, m, k,
+                f"rows {_ball_text(radius)} {_value_text(tuple(float(x) for x in values[centre]))}",
+                clique_size, group_sizes, dlt, capacity, capacity_any, any_infeasible, m, k,
             )
 
     return Advice(
@@ -413,15 +423,14 @@ def _ball_text(radius: float | None) -> str:
     return "with the value" if radius is None else "within epsilon/2 of"
 
 
-def _reason(clique: int, centre: str, radius: float | None,
-            group_sizes: tuple[tuple[int, int], ...], delta: float, capacity: int,
-            capacity_any: int, any_infeasible: bool, m: int, k: int) -> str:
+def _reason(who: str, clique: int, group_sizes: tuple[tuple[int, int], ...], delta: float,
+            capacity: int, capacity_any: int, any_infeasible: bool, m: int, k: int) -> str:
     kinds = ", ".join(
         f"{count:,} of {size:,} rows with t = {_core.allowed_neighbours(size, delta)}"
         for size, count in group_sizes
     )
     text = (
-        f"rows {_ball_text(radius)} {centre} are {clique:,} pairwise neighbours, but a "
+        f"{who} are {clique:,} pairwise neighbours, but a "
         f"satisfying group holds at most t + 1 of them, so the {m:,} groups XColor builds "
         f"(n // k; {kinds}) hold at most {capacity:,}: no equitable partition into {m:,} "
         f"groups satisfies (epsilon, delta)^k-dissimilarity with delta = {delta:g}"
