@@ -72,6 +72,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from proxanon import _core, _validate
+from proxanon._display import Summarized
 from proxanon.distances import Relation, resolve, row_graph, value_graph
 from proxanon.engine import MAX_GRAPH_ENTRIES, checked_epsilon, inequality_4_bound
 
@@ -79,8 +80,8 @@ from proxanon.engine import MAX_GRAPH_ENTRIES, checked_epsilon, inequality_4_bou
 #: the ε/2-ball argument proves a clique.
 
 
-@dataclass(frozen=True)
-class Advice:
+@dataclass(frozen=True, repr=False)
+class Advice(Summarized):
     """What the neighbour graph proves about (k, ε, δ); see the module docstring.
 
     Attributes
@@ -142,6 +143,14 @@ class Advice:
     provably_infeasible: bool | None
     infeasible_for_any_partition: bool | None
     reason: str | None
+
+    def _summary_fields(self) -> list[tuple[str, Any]]:
+        return [("n", self.n), ("k", self.k), ("m", self.m), ("epsilon", self.epsilon),
+                ("metric", self.metric), ("delta", self.delta),
+                ("max_degree", self.max_degree), ("clique_size", self.clique_size),
+                ("max_delta_proven", self.max_delta_proven),
+                ("largest_delta_not_refuted", self.largest_delta_not_refuted),
+                ("provably_infeasible", self.provably_infeasible)]
 
     def capacity(self, delta: float) -> int:
         """``Σ_G (t(G) + 1)`` over the equitable groups: at most this many rows of a clique
@@ -281,10 +290,9 @@ def advise(
     def not_refuted(d: float) -> bool:
         return _capacity(group_sizes, d) >= clique_size
 
-    not_refuted_max = _largest_true(not_refuted)
-    proven_max = _largest_true(proven)
     # At δ = 0, t(G) = |G| - 1: capacity(0) = n >= any clique, and no row can violate.
-    assert not_refuted_max is not None and proven_max is not None
+    not_refuted_max = _largest_true_from_zero(not_refuted)
+    proven_max = _largest_true_from_zero(proven)
 
     infeasible = any_infeasible = None
     reason = None
@@ -317,9 +325,9 @@ def _graph(sens: NDArray[np.float64], relation: Relation,
            radius: float) -> dict[str, NDArray[Any]]:
     """Distinct values, multiplicities, value id per row, CSR and row degree per value."""
     if relation.kind == "builtin":
-        assert relation.weights is not None
+        weights = [] if relation.weights is None else relation.weights.tolist()
         try:
-            return _core.neighbour_graph(sens, relation.name, relation.weights.tolist(), radius,
+            return _core.neighbour_graph(sens, relation.name, weights, radius,
                                          max_entries=MAX_GRAPH_ENTRIES)
         except ValueError as exc:
             if "adjacency entries" in str(exc):
@@ -395,11 +403,15 @@ def _from_bits(b: int) -> float:
 def _largest_true(predicate: Callable[[float], bool]) -> float | None:
     """The largest double δ in [0, 1] with ``predicate(δ)``, for a predicate that is true
     on a prefix of [0, 1] (every one here is monotone in δ, floats included); None if
-    false at 0. Exact: bisection on the bit patterns of non-negative doubles."""
+    false at 0."""
+    return _largest_true_from_zero(predicate) if predicate(0.0) else None
+
+
+def _largest_true_from_zero(predicate: Callable[[float], bool]) -> float:
+    """As :func:`_largest_true`, for a predicate known to hold at 0. Exact: bisection on the
+    bit patterns of non-negative doubles."""
     if predicate(1.0):
         return 1.0
-    if not predicate(0.0):
-        return None
     lo, hi = _bits(0.0), _bits(1.0)
     while hi - lo > 1:
         mid = (lo + hi) // 2

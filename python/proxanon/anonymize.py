@@ -12,10 +12,11 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
 from proxanon import _validate
+from proxanon._display import Summarized
 from proxanon._errors import InfeasibleError
 from proxanon._progress import ProgressReporter
 from proxanon.advise import advise
-from proxanon.audit import AuditReport, audit_arrays
+from proxanon.audit import AuditReport, audit_arrays, refuse_duplicate_columns
 from proxanon.distances import Relation, as_arguments, componentwise, resolve
 from proxanon.engine import (
     DEFAULT_SEARCH_LIMIT,
@@ -45,8 +46,8 @@ GROUP_COLUMN = "group"
 TABLE_SEARCH_LIMIT = 64
 
 
-@dataclass(frozen=True)
-class Report:
+@dataclass(frozen=True, repr=False)
+class Report(Summarized):
     """The privacy and utility numbers of one anonymization; ``print(report)`` reads well.
 
     Every number describes the published table: its groups are its equivalence classes (rows
@@ -95,6 +96,14 @@ class Report:
     method: str = "xcolor"
     fallback: bool = False
 
+    def _summary_fields(self) -> list[tuple[str, Any]]:
+        return [("satisfied", self.satisfied), ("rows", self.n), ("groups", self.groups),
+                ("k", self.k), ("epsilon", self.epsilon), ("delta", self.delta),
+                ("metric", self.metric), ("max_risk", self.max_risk),
+                ("vulnerability", self.vulnerability),
+                ("suppressed", len(self.suppressed_rows)), ("loss", self.loss),
+                ("gcp", self.gcp), ("method", self.method)]
+
     def to_dict(self) -> dict[str, Any]:
         """Plain Python values, ready for JSON."""
         return {
@@ -133,8 +142,8 @@ class Report:
         ])
 
 
-@dataclass(frozen=True)
-class Anonymization:
+@dataclass(frozen=True, repr=False)
+class Anonymization(Summarized):
     """The result of :func:`anonymize`.
 
     ``table``: a new DataFrame with the input's columns and row order (suppressed rows left
@@ -152,9 +161,11 @@ class Anonymization:
     hierarchies: dict[str, Hierarchy] = field(repr=False)
     partition: Partition = field(repr=False)
 
-    def __repr__(self) -> str:
-        return (f"Anonymization(rows={self.report.n}, groups={self.report.groups}, "
-                f"satisfied={self.satisfied})")
+    def _summary_fields(self) -> list[tuple[str, Any]]:
+        return [("satisfied", self.satisfied), ("rows", self.report.n),
+                ("groups", self.report.groups),
+                ("suppressed", len(self.report.suppressed_rows)),
+                ("max_risk", self.report.max_risk), ("loss", self.report.loss)]
 
 
 def _utility(summary: GroupSummary, columns: Sequence[str]) -> dict[str, Any]:
@@ -326,6 +337,7 @@ def anonymize(
         raise TypeError(f"data must be a pandas DataFrame, got {type(data).__name__}")
     if len(data) == 0:
         raise ValueError("data is empty: it needs at least one row")
+    refuse_duplicate_columns(data, "data")
     qi_cols = column_list(data, quasi_identifiers, "quasi_identifiers")
     sens_cols = column_list(data, sensitive, "sensitive")
     both = [c for c in qi_cols if c in sens_cols]
