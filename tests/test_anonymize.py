@@ -346,12 +346,14 @@ def test_infeasible_error_is_a_summary_line_then_a_proof_in_the_tables_units():
     with pytest.raises(InfeasibleError) as caught:
         anonymize(frame, quasi_identifiers="age", sensitive="income", k=4, epsilon=0.05,
                   delta=0.8)
-    summary, proof, *_ = str(caught.value).split("\n")
+    summary, proof, units, *_ = str(caught.value).split("\n")
     assert summary.startswith("no table satisfying (epsilon=0.05, delta=0.8)^k-dissimilarity")
     assert summary.endswith("published class(es).")
     # The clique is described by the column's own values (dollars), not by [0, 1] numbers.
     assert proof.startswith("Proof: the rows with income 52000 (all within epsilon/2")
     assert "12 pairwise neighbours" in proof
+    # epsilon = 0.05 of the 38,000-dollar range:
+    assert "a difference of at most 1900 in income" in units
 
 
 def test_unsatisfied_mondrian_lists_only_the_rows_that_violate():

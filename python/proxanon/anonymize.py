@@ -607,6 +607,9 @@ def infeasible_text(data: pd.DataFrame, sens_cols: list[str], result: _Published
     proof = _proof(published, sens_cols, all_sens[result.released], relation, k, eps, dlt)
     if proof:
         lines.append(f"Proof: {proof}.")
+    units = _epsilon_in_units(published, sens_cols, relation, eps)
+    if units:
+        lines.append(units)
     merged = _merged_classes_text(published, result)
     if merged:
         lines.append(merged)
@@ -630,6 +633,33 @@ def _proof(published: pd.DataFrame, sens_cols: list[str], sens: NDArray[np.float
     rows = published.iloc[advice.clique_rows]
     values = " and ".join(f"{c} {_value_range(rows[c])}" for c in sens_cols)
     return advice.explain(f"the rows with {values} (all within epsilon/2 of one row's values)")
+
+
+def _epsilon_in_units(published: pd.DataFrame, sens_cols: list[str], relation: Relation,
+                      eps: float) -> str | None:
+    """What epsilon allows in each sensitive column alone, in the column's own units (the
+    engine compares columns scaled to [0, 1])."""
+    if relation.kind != "builtin" or relation.weights is None or relation.name not in (
+            "l1", "l2", "linf", "min_component"):
+        return None
+    parts = []
+    for column, weight in zip(sens_cols, relation.weights, strict=True):
+        if weight <= 0:
+            continue
+        scaled = eps / (np.sqrt(weight) if relation.name == "l2" else weight)
+        values = published[column]
+        if isinstance(values.dtype, pd.CategoricalDtype):
+            steps = len(values.dtype.categories) - 1
+            parts.append(f"{format_number(np.floor(scaled * steps + 1e-9))} categories "
+                         f"apart in {column}")
+        else:
+            span = float(values.max()) - float(values.min())
+            parts.append(f"{format_number(float(f'{scaled * span:.6g}'))} in {column}")
+    if not parts:
+        return None
+    return (f"Units: rows are neighbours when their {relation.label} distance over the columns "
+            f"scaled to [0, 1] is at most epsilon = {eps:g}, i.e. a difference of at most "
+            + ", or ".join(parts) + " with the other columns equal.")
 
 
 def _value_range(values: pd.Series) -> str:
@@ -669,7 +699,11 @@ def _merged_classes_text(published: pd.DataFrame, result: _Published) -> str | N
             f"({values}) from {int(result.merged[c]):,} groups ({int(summary.sizes[c]):,} "
             "rows" + ("; forced: their quasi-identifiers are identical, so they publish one "
                       "tuple however they are grouped)" if forced[i] else ")"))
+    codes = pd.DataFrame({c.name: c.codes for c in result.columns})
+    combinations = int(codes.drop_duplicates().shape[0])
     return (
+        f"The quasi-identifiers take {combinations:,} distinct combinations over "
+        f"{len(published):,} rows. "
         f"Groups that publish the same quasi-identifier values are one class to an attacker; "
         f"{failing.size:,} failing class(es) were formed that way ({int(forced.sum()):,} "
         f"forced), e.g. " + "; ".join(described) + ". Forced classes are published apart "
