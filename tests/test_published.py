@@ -66,14 +66,20 @@ def assert_report_is_the_published_table(result, k: int, epsilon: float, delta: 
 
 
 @settings(max_examples=60, deadline=None)
-@given(case=small_tables(), mode=st.sampled_from(["raise", "best_effort", "suppress"]))
+@given(case=small_tables(),
+       mode=st.sampled_from(["raise", "best_effort", "suppress", "mondrian"]))
 def test_report_equals_the_audit_of_the_published_table(case, mode: str) -> None:
     frame, k, epsilon, delta = case
     before = frame.copy()
-    extra = {"max_suppression": 0.5} if mode == "suppress" else {}
+    extra: dict = {"on_infeasible": mode}
+    if mode == "suppress":
+        extra["max_suppression"] = 0.5
+    if mode == "mondrian":
+        extra = {"method": "mondrian", "on_infeasible": "best_effort"}
+        mode = "best_effort"
     try:
         result = anonymize(frame, quasi_identifiers=QI, sensitive=SA, k=k, epsilon=epsilon,
-                           delta=delta, on_infeasible=mode, **extra)
+                           delta=delta, **extra)
     except InfeasibleError as exc:
         assert mode != "best_effort"
         # Raising is only right when the published table would not satisfy.

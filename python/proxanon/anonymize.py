@@ -328,7 +328,13 @@ def anonymize(
 
     Groups that would publish the same QI values are one equivalence class to an attacker,
     so they are merged and the merged classes repaired until every group publishes its own
-    values; ``report.merge_rounds`` counts those rounds.
+    values; ``report.merge_rounds`` counts those rounds. When this QI-aware path ends with
+    violations, the plain partition's groups (as :func:`proxanon.partition` builds them by
+    default) are tried the same way and published if they do better (``report.fallback``):
+    where the QIs tell the rows apart, ``anonymize`` then succeeds wherever ``partition``
+    does. Whatever ``on_infeasible`` is, the ``group`` column, ``satisfied`` and the report
+    describe the published equivalence classes (rows that share the published QI values).
+    A datetime64 QI is published as its group's date range ``[first, last]``.
 
     The input frame is never modified.
     """
