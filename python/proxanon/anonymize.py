@@ -133,7 +133,9 @@ class Report(Summarized):
             f"  engine         : max degree {self.max_degree:,} (inequality (4) bound "
             f"{self.bound:,.1f} {bound}); {self.initial_violations:,} violating row(s) after "
             f"INITIALIZE, {self.swaps:,} swap(s), {self.remaining_violations:,} left; "
-            f"{self.merge_rounds} round(s) merging groups that published the same QI values",
+            f"{self.merge_rounds} round(s) merging groups that published the same QI values"
+            + ("; the plain partition's groups (the QI-aware ones failed)" if self.fallback
+               else ""),
             f"  utility        : loss {self.loss:.4f} per group over "
             f"{len(self.quasi_identifiers)} QI(s); GCP {self.gcp:.4f}; "
             f"discernibility {self.discernibility:,}",
