@@ -8,6 +8,8 @@ audit of the published table, grouped by its QI columns, must give the report's 
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -167,4 +169,4 @@ def test_forced_merges_are_named_in_the_error() -> None:
     merged = next(line for line in rest if "Groups that publish the same" in line)
     assert merged.startswith("The quasi-identifiers take 2 distinct combinations over 40 rows")
     assert "forced: their quasi-identifiers are identical" in merged
-    assert "(sex=F) from" in merged or "(sex=M) from" in merged
+    assert re.search(r"\(sex=[FM]\): \d+ rows, forced: their quasi-identifiers", merged)

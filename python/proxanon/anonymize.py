@@ -704,9 +704,9 @@ def _merged_classes_text(published: pd.DataFrame, result: _Published) -> str | N
         values = ", ".join(f"{name}={labels[c]}"
                            for name, labels in zip(names, summary.labels, strict=True))
         described.append(
-            f"({values}) from {int(result.merged[c]):,} groups ({int(summary.sizes[c]):,} "
-            "rows" + ("; forced: their quasi-identifiers are identical, so they publish one "
-                      "tuple however they are grouped)" if forced[i] else ")"))
+            f"({values}): {int(summary.sizes[c]):,} rows"
+            + (", forced: their quasi-identifiers are identical, so they publish one tuple "
+               "however they are grouped" if forced[i] else ""))
     codes = pd.DataFrame({c.name: c.codes for c in result.columns})
     combinations = int(codes.drop_duplicates().shape[0])
     return (
