@@ -241,3 +241,129 @@ def test_taxonomy_distance_for_categorical_sensitive_columns():
     report = audit(codes.astype(float), table["group"].to_numpy(), k=10, epsilon=0.0,
                    delta=0.8, metric=taxonomy_distance(tree))
     assert report.satisfied
+
+
+# ---------------------------------------------------------------------- pandas in, pandas out
+
+
+def mixed_frame(n: int = 36) -> pd.DataFrame:
+    """Every kind of column a user's table holds; the index is not 0..n-1."""
+    rng = np.random.default_rng(5)
+    return pd.DataFrame({
+        "age": rng.integers(20, 40, n),
+        "sex": pd.Categorical(rng.choice(["F", "M"], n)),
+        "visit": pd.to_datetime("2020-01-01") + pd.to_timedelta(rng.integers(0, 60, n), "D"),
+        "income": rng.integers(0, 20, n) * 1000.0,
+        "zip": np.array([f"{z:05d}" for z in rng.integers(0, 3000, n)], dtype=object),
+        "label": pd.Categorical(rng.choice(["x", "y"], n), categories=["y", "x", "z"]),
+        "note": pd.array(rng.choice(["a", "b", None], n), dtype="string"),
+        "count": pd.array(np.where(rng.random(n) < 0.2, None, rng.integers(0, 9, n)),
+                          dtype="Int64"),
+        "stamp": pd.date_range("2021-03-04 05:06:07", periods=n, freq="37min", tz="UTC"),
+        "payload": np.array([{"id": i} if i % 3 else "7.00" for i in range(n)], dtype=object),
+        "ratio": rng.random(n).astype(np.float32),
+        "flag": rng.random(n) < 0.5,
+    }, index=pd.RangeIndex(100, 100 + n) * 2)
+
+
+@pytest.mark.parametrize("options", [
+    {}, {"on_infeasible": "suppress", "max_suppression": 0.5}, {"method": "mondrian"},
+    {"on_infeasible": "best_effort", "delta": 1.0}])
+def test_untouched_columns_keep_dtype_and_values_and_the_input_is_unchanged(options):
+    frame = mixed_frame()
+    before = frame.copy(deep=True)
+    args = {"quasi_identifiers": ["age", "sex", "visit"], "sensitive": "income", "k": 3,
+            "epsilon": 0.05, "delta": 0.5, **options}
+    result = anonymize(frame, **args)
+    pd.testing.assert_frame_equal(frame, before, check_exact=True)  # input untouched
+    released = result.groups >= 0
+    table = result.table
+    for column in frame.columns.drop(["age", "sex", "visit"]):
+        original = frame[column][released]
+        assert table[column].dtype == original.dtype, column
+        pd.testing.assert_series_equal(table[column], original, check_exact=True)
+        objects = original.to_numpy(dtype=object)
+        assert all(a is b or a == b or (pd.isna(a) and pd.isna(b))
+                   for a, b in zip(table[column].to_numpy(dtype=object), objects, strict=True))
+
+
+def test_date_qis_are_published_as_date_ranges():
+    frame = mixed_frame(40)
+    result = anonymize(frame, quasi_identifiers=["visit"], sensitive="income", k=4,
+                       epsilon=0.05, delta=0.5)
+    published = result.table["visit"]
+    for group, members in frame.groupby(result.groups):
+        first, last = members["visit"].min(), members["visit"].max()
+        expect = (first.strftime("%Y-%m-%d") if first == last else
+                  f"[{first:%Y-%m-%d}, {last:%Y-%m-%d}]")
+        assert set(published[result.groups == group]) == {expect}
+    # Loss is the time span over the column's span, as for a number.
+    span = (frame["visit"].max() - frame["visit"].min()).total_seconds()
+    expected = np.mean([(m["visit"].max() - m["visit"].min()).total_seconds() / span
+                        for _, m in frame.groupby(result.groups)])
+    assert result.report.loss == pytest.approx(expected)
+    # Times of day and zones are kept in the label.
+    timed = anonymize(frame, quasi_identifiers=["stamp"], sensitive="income", k=4,
+                      epsilon=0.05, delta=0.5)
+    first = frame["stamp"][timed.groups == 0].min()
+    assert timed.table["stamp"][timed.groups == 0].iloc[0].startswith(f"[{first.isoformat()}, ")
+
+
+def test_duplicate_column_names_are_named_in_the_error():
+    frame = pd.DataFrame([[30, 1.0, 2, 3], [31, 2.0, 4, 5]], columns=["age", "s", "x", "x"])
+    with pytest.raises(ValueError, match=r"data has more than one column named 'x'"):
+        anonymize(frame, quasi_identifiers="age", sensitive="s", k=1, epsilon=0.1, delta=0.5)
+    with pytest.raises(ValueError, match=r"table has more than one column named 'x'"):
+        audit(frame, quasi_identifiers="age", sensitive="s", k=1, epsilon=0.1, delta=0.5)
+
+
+def test_reports_have_short_reprs_and_html():
+    from proxanon import advise
+    from proxanon.tables import scale_sensitive
+
+    frame = mixed_frame(400)
+    result = anonymize(frame, quasi_identifiers=["age", "sex"], sensitive="income", k=5,
+                       epsilon=0.05, delta=0.5, on_infeasible="suppress", max_suppression=1.0)
+    published = audit(result.table, quasi_identifiers=["age", "sex"], sensitive="income",
+                      k=5, epsilon=0.05, delta=0.5)
+    advice = advise(scale_sensitive(frame, ["income"]), k=5, epsilon=0.05, delta=0.5)
+    for obj, name in ((result, "Anonymization"), (result.report, "Report"),
+                      (published, "AuditReport"), (advice, "Advice")):
+        text = repr(obj)
+        assert text.startswith(f"{name}(satisfied=" if name != "Advice" else "Advice(n=400")
+        assert len(text) < 400 and "array" not in text and "\n" not in text
+        html = obj._repr_html_()
+        assert html.startswith("<table>") and html.count("<tr>") <= 15
+        assert f"<b>{name}</b>" in html
+
+
+# ---------------------------------------------------------------------- messages, Mondrian
+
+
+def test_infeasible_error_is_a_summary_line_then_a_proof_in_the_tables_units():
+    frame = pd.DataFrame({"age": np.arange(20), "income": np.r_[np.full(12, 52_000.0),
+                                                                np.linspace(60_000, 90_000, 8)]})
+    with pytest.raises(InfeasibleError) as caught:
+        anonymize(frame, quasi_identifiers="age", sensitive="income", k=4, epsilon=0.05,
+                  delta=0.8)
+    summary, proof, units, *_ = str(caught.value).split("\n")
+    assert summary.startswith("no table satisfying (epsilon=0.05, delta=0.8)^k-dissimilarity")
+    assert summary.endswith("published class(es).")
+    # The clique is described by the column's own values (dollars), not by [0, 1] numbers.
+    assert proof.startswith("Proof: the rows with income 52000 (all within epsilon/2")
+    assert "12 pairwise neighbours" in proof
+    # epsilon = 0.05 of the 38,000-dollar range:
+    assert "a difference of at most 1900 in income" in units
+
+
+def test_unsatisfied_mondrian_lists_only_the_rows_that_violate():
+    # The whole table fails (ten equal incomes, t = 7 of 19), so Mondrian cannot cut: one
+    # group, in which only the ten equal rows violate.
+    frame = pd.DataFrame({"age": np.arange(20),
+                          "income": np.r_[np.zeros(10), np.linspace(0.5, 1, 10)]})
+    result = anonymize(frame, quasi_identifiers="age", sensitive="income", k=2,
+                       epsilon=0.01, delta=0.6, method="mondrian", on_infeasible="best_effort")
+    assert not result.satisfied
+    np.testing.assert_array_equal(result.partition.violating_rows, np.arange(10))
+    assert result.report.remaining_violations == 10
+    assert result.partition.stats["remaining_violations"] == 10

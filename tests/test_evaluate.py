@@ -351,3 +351,29 @@ def test_suppressed_rows_count_in_the_truth_not_in_the_estimate(uci_adult):
     assert workload.actual.max() <= len(sample)
     assert workload.estimate.sum() <= len(published) * len(workload.estimate)
     assert gcp(sample, result) == pytest.approx(result.report.gcp)
+
+
+def test_measures_of_a_suppressed_anonymization_equal_the_report():
+    """Issue 9.3: discernibility raised "'list' argument must have no negative elements"
+    for any anonymization with suppressed rows (group -1). Every measure, evaluated on the
+    table, equals the report's number; suppressed rows belong to no published group."""
+    from proxanon.evaluate import average_group_size
+
+    rng = np.random.default_rng(3)
+    n = 60
+    frame = pd.DataFrame({"age": rng.integers(20, 30, n), "zip": rng.integers(0, 3, n),
+                          "job": rng.choice(["farmer", "miner", "clerk"], n),
+                          "salary": np.r_[np.zeros(25), rng.random(n - 25)],
+                          "grade": pd.Categorical(np.r_[["C"] * 25, rng.choice(GRADES, n - 25)],
+                                                  categories=GRADES, ordered=True)})
+    # 25 identical sensitive values, at most one per group of 3 to 5 (two per group of 6):
+    # 20 fit in 60 rows, the others are left out.
+    result = anonymize(frame, quasi_identifiers=QI, sensitive=SENSITIVE, k=3, epsilon=0.05,
+                       delta=0.8, hierarchies={"job": JOBS}, on_infeasible="suppress",
+                       max_suppression=0.5)
+    kept = result.groups[result.groups >= 0]
+    assert kept.size < n  # rows were left out
+    check_measures(frame, result)
+    sizes = np.bincount(kept)
+    assert discernibility(result) == int((sizes ** 2).sum())
+    assert average_group_size(result) == result.report.average_group_size == kept.size / sizes.size

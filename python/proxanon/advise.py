@@ -72,6 +72,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from proxanon import _core, _validate
+from proxanon._display import Summarized
 from proxanon._errors import GraphTooDenseError
 from proxanon.distances import Relation, resolve, row_graph, value_graph
 from proxanon.engine import MAX_GRAPH_ENTRIES, checked_epsilon, inequality_4_bound, too_dense
@@ -80,8 +81,8 @@ from proxanon.engine import MAX_GRAPH_ENTRIES, checked_epsilon, inequality_4_bou
 #: the ε/2-ball argument proves a clique.
 
 
-@dataclass(frozen=True)
-class Advice:
+@dataclass(frozen=True, repr=False)
+class Advice(Summarized):
     """What the neighbour graph proves about (k, ε, δ); see the module docstring.
 
     Attributes
@@ -144,6 +145,14 @@ class Advice:
     infeasible_for_any_partition: bool | None
     reason: str | None
 
+    def _summary_fields(self) -> list[tuple[str, Any]]:
+        return [("n", self.n), ("k", self.k), ("m", self.m), ("epsilon", self.epsilon),
+                ("metric", self.metric), ("delta", self.delta),
+                ("max_degree", self.max_degree), ("clique_size", self.clique_size),
+                ("max_delta_proven", self.max_delta_proven),
+                ("largest_delta_not_refuted", self.largest_delta_not_refuted),
+                ("provably_infeasible", self.provably_infeasible)]
+
     def capacity(self, delta: float) -> int:
         """``Σ_G (t(G) + 1)`` over the equitable groups: at most this many rows of a clique
         fit into ``n // k`` groups that satisfy (ε, δ)^k-dissimilarity."""
@@ -155,6 +164,16 @@ class Advice:
         k rows: ``floor((1 - δ)(n - m) + E) + m`` (module docstring)."""
         d = _delta(delta, self.k, self.epsilon, self.n)
         return _capacity_any(self.n, self.m, d)
+
+    def explain(self, rows: str) -> str | None:
+        """``reason`` with the clique's rows described by ``rows`` (e.g. by their values in
+        the table's own units, which only the caller knows); None unless provably
+        infeasible."""
+        if not self.provably_infeasible or self.delta is None:
+            return None
+        return _reason(rows, self.clique_size, self.group_sizes, self.delta,
+                       self.capacity(self.delta), self.capacity_any(self.delta),
+                       bool(self.infeasible_for_any_partition), self.m, self.k)
 
     def __str__(self) -> str:
         sizes = " or ".join(f"{size:,}" for size, _ in self.group_sizes)
@@ -272,10 +291,9 @@ def advise(
     def not_refuted(d: float) -> bool:
         return _capacity(group_sizes, d) >= clique_size
 
-    not_refuted_max = _largest_true(not_refuted)
-    proven_max = _largest_true(proven)
     # At δ = 0, t(G) = |G| - 1: capacity(0) = n >= any clique, and no row can violate.
-    assert not_refuted_max is not None and proven_max is not None
+    not_refuted_max = _largest_true_from_zero(not_refuted)
+    proven_max = _largest_true_from_zero(proven)
 
     infeasible = any_infeasible = None
     reason = None
@@ -286,8 +304,8 @@ def advise(
         any_infeasible = clique_size > capacity_any
         if infeasible:
             reason = _reason(
-                clique_size, _value_text(tuple(float(x) for x in values[centre])), radius,
-                group_sizes, dlt, capacity, capacity_any, any_infeasible, m, k,
+                f"rows {_ball_text(radius)} {_value_text(tuple(float(x) for x in values[centre]))}",
+                clique_size, group_sizes, dlt, capacity, capacity_any, any_infeasible, m, k,
             )
 
     return Advice(
@@ -308,9 +326,9 @@ def _graph(sens: NDArray[np.float64], relation: Relation,
            radius: float) -> dict[str, NDArray[Any]]:
     """Distinct values, multiplicities, value id per row, CSR and row degree per value."""
     if relation.kind == "builtin":
-        assert relation.weights is not None
+        weights = [] if relation.weights is None else relation.weights.tolist()
         try:
-            return _core.neighbour_graph(sens, relation.name, relation.weights.tolist(), radius,
+            return _core.neighbour_graph(sens, relation.name, weights, radius,
                                          max_entries=MAX_GRAPH_ENTRIES)
         except GraphTooDenseError as exc:
             raise too_dense(radius, relation, exc) from None
@@ -381,11 +399,15 @@ def _from_bits(b: int) -> float:
 def _largest_true(predicate: Callable[[float], bool]) -> float | None:
     """The largest double δ in [0, 1] with ``predicate(δ)``, for a predicate that is true
     on a prefix of [0, 1] (every one here is monotone in δ, floats included); None if
-    false at 0. Exact: bisection on the bit patterns of non-negative doubles."""
+    false at 0."""
+    return _largest_true_from_zero(predicate) if predicate(0.0) else None
+
+
+def _largest_true_from_zero(predicate: Callable[[float], bool]) -> float:
+    """As :func:`_largest_true`, for a predicate known to hold at 0. Exact: bisection on the
+    bit patterns of non-negative doubles."""
     if predicate(1.0):
         return 1.0
-    if not predicate(0.0):
-        return None
     lo, hi = _bits(0.0), _bits(1.0)
     while hi - lo > 1:
         mid = (lo + hi) // 2
@@ -409,15 +431,14 @@ def _ball_text(radius: float | None) -> str:
     return "with the value" if radius is None else "within epsilon/2 of"
 
 
-def _reason(clique: int, centre: str, radius: float | None,
-            group_sizes: tuple[tuple[int, int], ...], delta: float, capacity: int,
-            capacity_any: int, any_infeasible: bool, m: int, k: int) -> str:
+def _reason(who: str, clique: int, group_sizes: tuple[tuple[int, int], ...], delta: float,
+            capacity: int, capacity_any: int, any_infeasible: bool, m: int, k: int) -> str:
     kinds = ", ".join(
         f"{count:,} of {size:,} rows with t = {_core.allowed_neighbours(size, delta)}"
         for size, count in group_sizes
     )
     text = (
-        f"rows {_ball_text(radius)} {centre} are {clique:,} pairwise neighbours, but a "
+        f"{who} are {clique:,} pairwise neighbours, but a "
         f"satisfying group holds at most t + 1 of them, so the {m:,} groups XColor builds "
         f"(n // k; {kinds}) hold at most {capacity:,}: no equitable partition into {m:,} "
         f"groups satisfies (epsilon, delta)^k-dissimilarity with delta = {delta:g}"

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -12,16 +12,18 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
 from proxanon import _validate
+from proxanon._display import Summarized
 from proxanon._errors import InfeasibleError
 from proxanon._progress import ProgressReporter
-from proxanon.audit import AuditReport, audit_arrays
+from proxanon.advise import advise
+from proxanon.audit import AuditReport, audit_arrays, refuse_duplicate_columns
 from proxanon.distances import Relation, as_arguments, componentwise, resolve
 from proxanon.engine import (
+    DEFAULT_SEARCH_LIMIT,
     INITS,
     METHODS,
     Partition,
     checked_search_limit,
-    feasibility_advice,
     infeasible_message,
     run_engine,
     run_mondrian,
@@ -31,6 +33,7 @@ from proxanon.generalize import (
     GroupSummary,
     QIColumn,
     encode_qi,
+    format_number,
     load_hierarchies,
     summarize_groups,
 )
@@ -44,12 +47,19 @@ GROUP_COLUMN = "group"
 TABLE_SEARCH_LIMIT = 64
 
 
-@dataclass(frozen=True)
-class Report:
+@dataclass(frozen=True, repr=False)
+class Report(Summarized):
     """The privacy and utility numbers of one anonymization; ``print(report)`` reads well.
 
-    Privacy: ``satisfied``, ``max_risk`` and ``vulnerability`` (from the independent audit of
-    the result), and the engine's numbers. Utility (SPEC §4): ``loss`` is the paper's
+    Every number describes the published table: its groups are its equivalence classes (rows
+    that share the published QI values, the ``group`` column), whatever ``on_infeasible`` is.
+    Privacy: ``satisfied``, ``max_risk``, ``vulnerability``, ``remaining_violations`` (rows)
+    and ``violating_groups`` come from the independent audit of those classes, reading the
+    sensitive columns as ``proxanon.audit(result.table, ...)`` does (scaled over the published
+    rows); the engine's numbers (``max_degree``, ``bound``, ``initial_violations``, ``swaps``)
+    describe how it got there. ``fallback``: the QI-aware groups failed and the plain
+    partition's groups (:func:`proxanon.partition`'s defaults) were published.
+    Utility (SPEC §4), over the published classes: ``loss`` is the paper's
     loss(G) = Σ_i |G.A_i| / |A_i| averaged over groups (0 to the number of QIs); ``gcp`` the
     global certainty penalty Σ_G |G|·Σ_i NCP_i(G) / (n·d) in [0, 1], where NCP is the same
     ratio except that a group with one category costs 0; ``ncp`` the per-column average NCP
@@ -85,6 +95,15 @@ class Report:
     max_group_size: int
     seconds: dict[str, float] = field(default_factory=dict)
     method: str = "xcolor"
+    fallback: bool = False
+
+    def _summary_fields(self) -> list[tuple[str, Any]]:
+        return [("satisfied", self.satisfied), ("rows", self.n), ("groups", self.groups),
+                ("k", self.k), ("epsilon", self.epsilon), ("delta", self.delta),
+                ("metric", self.metric), ("max_risk", self.max_risk),
+                ("vulnerability", self.vulnerability),
+                ("suppressed", len(self.suppressed_rows)), ("loss", self.loss),
+                ("gcp", self.gcp), ("method", self.method)]
 
     def to_dict(self) -> dict[str, Any]:
         """Plain Python values, ready for JSON."""
@@ -115,7 +134,9 @@ class Report:
             f"  engine         : max degree {self.max_degree:,} (inequality (4) bound "
             f"{self.bound:,.1f} {bound}); {self.initial_violations:,} violating row(s) after "
             f"INITIALIZE, {self.swaps:,} swap(s), {self.remaining_violations:,} left; "
-            f"{self.merge_rounds} round(s) merging groups that published the same QI values",
+            f"{self.merge_rounds} round(s) merging groups that published the same QI values"
+            + ("; the plain partition's groups (the QI-aware ones failed)" if self.fallback
+               else ""),
             f"  utility        : loss {self.loss:.4f} per group over "
             f"{len(self.quasi_identifiers)} QI(s); GCP {self.gcp:.4f}; "
             f"discernibility {self.discernibility:,}",
@@ -124,8 +145,8 @@ class Report:
         ])
 
 
-@dataclass(frozen=True)
-class Anonymization:
+@dataclass(frozen=True, repr=False)
+class Anonymization(Summarized):
     """The result of :func:`anonymize`.
 
     ``table``: a new DataFrame with the input's columns and row order (suppressed rows left
@@ -158,23 +179,23 @@ class Anonymization:
 
         write_html(anonymization_html(self, original, queries=queries), path)
 
-    def __repr__(self) -> str:
-        return (f"Anonymization(rows={self.report.n}, groups={self.report.groups}, "
-                f"satisfied={self.satisfied})")
+    def _summary_fields(self) -> list[tuple[str, Any]]:
+        return [("satisfied", self.satisfied), ("rows", self.report.n),
+                ("groups", self.report.groups),
+                ("suppressed", len(self.report.suppressed_rows)),
+                ("max_risk", self.report.max_risk), ("loss", self.report.loss)]
 
 
-def _utility(summary: GroupSummary, columns: list[str]) -> dict[str, Any]:
-    """The report's utility numbers (SPEC §4) from the per-group summary."""
-    sizes = summary.sizes
-    n = int(sizes.sum())
+def _utility(summary: GroupSummary, columns: Sequence[str]) -> dict[str, Any]:
+    """The report's utility numbers (SPEC §4) from the per-class summary."""
     return {
-        "loss": float(summary.cost.sum(axis=1).mean()),
-        "gcp": float((sizes[:, None] * summary.ncp).sum() / (n * len(columns))),
-        "ncp": {c: float((sizes * summary.ncp[:, j]).sum() / n) for j, c in enumerate(columns)},
-        "discernibility": int((sizes.astype(np.int64) ** 2).sum()),
-        "average_group_size": n / sizes.size,
-        "min_group_size": int(sizes.min()),
-        "max_group_size": int(sizes.max()),
+        "loss": summary.loss(),
+        "gcp": summary.gcp(),
+        "ncp": summary.ncp_by_column(columns),
+        "discernibility": summary.discernibility(),
+        "average_group_size": summary.average_group_size(),
+        "min_group_size": int(summary.sizes.min()),
+        "max_group_size": int(summary.sizes.max()),
     }
 
 
@@ -210,11 +231,25 @@ def _anonymize_mondrian(data: pd.DataFrame, columns: list[QIColumn], sens_cols: 
     satisfied = bool(check.satisfied and diverse)
     seconds["audit"] = time.perf_counter() - tic
     seconds["total"] = time.perf_counter() - started
+    rounds = int(part.stats["m"] != summary.sizes.size)  # the one merging pass, if it merged
+    # The verdict and the violations are the audit's: only rows that violate are listed
+    # (Mondrian itself flags every row when the whole table fails its checks).
+    part = replace(part, groups=groups, satisfied=satisfied,
+                   violating_rows=check.violating_rows,
+                   violating_groups=check.violating_groups,
+                   stats={**part.stats, "m": int(summary.sizes.size),
+                          "remaining_violations": len(check.violating_rows),
+                          "violating_groups": check.violating_groups.tolist()})
     if not satisfied and on_infeasible == "raise":
         raise InfeasibleError(
             f"Mondrian's published groups fail the checks (k={k}, l={ell}, epsilon={eps}, "
-            f"delta={dlt}): max risk {check.max_risk:.3f}, {len(check.violating_groups)} "
-            "violating group(s); relax the parameters or use method='xcolor'", partition=part)
+            f"delta={dlt}): max risk {check.max_risk:.3f}, {len(check.violating_rows):,} "
+            f"violating row(s) in {len(check.violating_groups):,} group(s)"
+            + (f", {check.small_groups.size:,} group(s) smaller than k" if
+               check.small_groups.size else "")
+            + ("" if diverse else f", a group with fewer than l={ell} distinct sensitive "
+               "values")
+            + ".\nRelax the parameters or use method='xcolor'.", partition=part)
     sizes = summary.sizes
     n = len(data)
     report = Report(
@@ -225,7 +260,7 @@ def _anonymize_mondrian(data: pd.DataFrame, columns: list[QIColumn], sens_cols: 
         sensitive=tuple(sens_cols),
         max_risk=check.max_risk, vulnerability=check.vulnerability, max_degree=0,
         bound=float("nan"), bound_holds=False, initial_violations=0, swaps=0,
-        merge_rounds=int(part.stats["m"] != sizes.size),  # the one merging pass, if it merged
+        merge_rounds=rounds,
         remaining_violations=len(check.violating_rows),
         violating_groups=tuple(int(g) for g in check.violating_groups), suppressed_rows=(),
         seconds=seconds, method="mondrian", **_utility(summary, [c.name for c in columns]),
@@ -312,7 +347,13 @@ def anonymize(
 
     Groups that would publish the same QI values are one equivalence class to an attacker,
     so they are merged and the merged classes repaired until every group publishes its own
-    values; ``report.merge_rounds`` counts those rounds.
+    values; ``report.merge_rounds`` counts those rounds. When this QI-aware path ends with
+    violations, the plain partition's groups (as :func:`proxanon.partition` builds them by
+    default) are tried the same way and published if they do better (``report.fallback``):
+    where the QIs tell the rows apart, ``anonymize`` then succeeds wherever ``partition``
+    does. Whatever ``on_infeasible`` is, the ``group`` column, ``satisfied`` and the report
+    describe the published equivalence classes (rows that share the published QI values).
+    A datetime64 QI is published as its group's date range ``[first, last]``.
 
     The input frame is never modified.
     """
@@ -321,6 +362,7 @@ def anonymize(
         raise TypeError(f"data must be a pandas DataFrame, got {type(data).__name__}")
     if len(data) == 0:
         raise ValueError("data is empty: it needs at least one row")
+    refuse_duplicate_columns(data, "data")
     qi_cols = column_list(data, quasi_identifiers, "quasi_identifiers")
     sens_cols = column_list(data, sensitive, "sensitive")
     both = [c for c in qi_cols if c in sens_cols]
@@ -363,6 +405,25 @@ def anonymize(
                           method, ell, checked)
 
 
+@dataclass(frozen=True)
+class _Published:
+    """One way of publishing the table: the engine's last partition, the classes an attacker
+    sees (rows sharing a published QI tuple) and the independent audit of those classes."""
+
+    part: Partition
+    released: NDArray[np.int64]   # input rows in the release, ascending
+    classes: NDArray[np.int64]    # published class per released row, 0 .. classes-1
+    columns: list[QIColumn]       # the QI columns of the released rows
+    summary: GroupSummary         # per class
+    merged: NDArray[np.int64]     # first-run groups per class (> 1: merged by their tuple)
+    rounds: int
+    swaps: int
+    initial_violations: int
+    seconds: dict[str, float]
+    check: AuditReport
+    plain: bool                   # the plain partition's path (the fallback)
+
+
 def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: int,
                eps: float, dlt: float, metric: Any, weights: Any,
                hierarchies: Mapping[str, Any] | None, on_infeasible: str, limit: int,
@@ -382,18 +443,6 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
         raise ValueError("on_infeasible='suppress' cannot be combined with a precomputed "
                          "neighbour graph (its rows would no longer line up); pass the "
                          "distance as a function instead")
-    engine_mode = "suppress" if suppress else "best_effort"
-    released = np.arange(n_all)  # rows still in the release (suppression removes rows)
-
-    def run(initial: NDArray[np.int64] | None) -> Partition:
-        if released.size < k:
-            raise InfeasibleError(
-                f"only {released.size} row(s) would remain after suppression, fewer than "
-                f"k={k}; allow less suppression or relax epsilon or delta")
-        return run_engine(all_sens[released], k, eps, dlt, relation, all_qi[released],
-                          taxonomies, engine_mode, limit, False, reporter, time.perf_counter(),
-                          initial_groups=initial, init=init, moves=moves, max_suppression=1.0)
-
     if method == "mondrian":
         if on_infeasible == "suppress":
             raise ValueError("on_infeasible='suppress' applies to method='xcolor' only")
@@ -401,81 +450,286 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
                                    relation,
                                    k, eps if checked else None, dlt if checked else None, ell,
                                    on_infeasible, seconds, started)
-    part = run(None)
-    seconds.update({name: value for name, value in part.stats["seconds"].items()
-                    if name != "total"})
-    first_stats = part.stats
-    swaps = int(part.stats["swaps"])
+    engine_mode = "suppress" if suppress else "best_effort"
 
-    # An attacker sees groups only through their published QI values: groups that publish the
-    # same tuple form one equivalence class, and a union of satisfying groups can violate
-    # (their cross-group neighbours add up). Merge such groups and repair the merged classes
-    # with the same repair, until every class publishes its own tuple. Each round that does
-    # not stop merges at least two classes (or leaves rows out), so this ends.
-    tic = time.perf_counter()
-    rounds = 0
-    while True:
-        kept = part.groups >= 0
-        released, groups = released[kept], part.groups[kept]
-        columns = [QIColumn(c.name, c.codes[released], c.hierarchy) for c in all_columns]
-        summary = summarize_groups(columns, groups)
-        merged = _merge_equal_tuples(summary.labels)
-        if merged.max() + 1 == summary.sizes.size or not part.satisfied:
-            break
-        rounds += 1
-        part = run(merged[groups])
-        swaps += int(part.stats["swaps"])
-    seconds["merge"] = time.perf_counter() - tic
+    def audit_classes(released: NDArray[np.int64], classes: NDArray[np.int64]) -> AuditReport:
+        # The published table as any auditor reads it: its sensitive columns scaled over the
+        # rows it holds (suppression can narrow a column's range).
+        sens, rel = all_sens, relation
+        if released.size < n_all:
+            sens, rel = encode_sensitive(data.iloc[released], sens_cols, given, metric,
+                                         weights)
+        metric_arg, weights_arg = as_arguments(rel)
+        return audit_arrays(sens, classes, k=k, epsilon=eps, delta=dlt, metric=metric_arg,
+                            weights=weights_arg)
+
+    def publish(plain: bool) -> _Published:
+        """The engine's groups, with groups that publish one tuple merged and repaired until
+        every class publishes its own tuple (or a repair fails). ``plain``: the engine as
+        :func:`proxanon.partition` runs it by default (no QIs, Algorithm 1's start)."""
+        qi = None if plain else all_qi
+        tax = None if plain else taxonomies
+        first_init = "degree" if plain else init
+        search = limit if not plain else (0 if limit == 0 else max(limit, DEFAULT_SEARCH_LIMIT))
+
+        def run(released: NDArray[np.int64], initial: NDArray[np.int64] | None) -> Partition:
+            if released.size < k:
+                raise InfeasibleError(
+                    f"only {released.size} row(s) would remain after suppression, fewer than "
+                    f"k={k}; allow less suppression or relax epsilon or delta")
+            return run_engine(all_sens[released], k, eps, dlt, relation,
+                              None if qi is None else qi[released], tax, engine_mode, search,
+                              False, reporter, time.perf_counter(), initial_groups=initial,
+                              init=first_init, moves=moves, max_suppression=1.0)
+
+        released = np.arange(n_all)
+        part = run(released, None)
+        times = {name: value for name, value in part.stats["seconds"].items()
+                 if name != "total"}
+        initial_violations = int(part.stats["initial_violations"])
+        swaps = int(part.stats["swaps"])
+        # An attacker sees groups only through their published QI values: groups that
+        # publish the same tuple form one equivalence class, and a union of satisfying groups
+        # can violate (their cross-group neighbours add up). Merge such groups and repair the
+        # merged classes, until every class publishes its own tuple or a repair fails. Each
+        # round that goes on merges at least two classes (or leaves rows out), so this ends.
+        tic = time.perf_counter()
+        rounds = 0
+        # Per released row: how many first-run groups the class it was last merged into
+        # came from (rows keep it when a repair moves them; a group takes its largest).
+        row_from = np.ones(n_all, dtype=np.int64)
+        while True:
+            kept = part.groups >= 0
+            released, groups, row_from = released[kept], part.groups[kept], row_from[kept]
+            columns = [c.subset(released) for c in all_columns]
+            summary = summarize_groups(columns, groups)
+            merged = _merge_equal_tuples(summary.labels)
+            group_from = np.zeros(summary.sizes.size, dtype=np.int64)
+            np.maximum.at(group_from, groups, row_from)
+            formed_from = np.bincount(merged, weights=group_from).astype(np.int64)
+            row_from = formed_from[merged[groups]]
+            if formed_from.size == summary.sizes.size or not part.satisfied:
+                break
+            rounds += 1
+            part = run(released, merged[groups])
+            swaps += int(part.stats["swaps"])
+        classes = merged[groups]
+        if formed_from.size < summary.sizes.size:
+            # A repair failed with groups still sharing a tuple: what is published is their
+            # union (which publishes the same tuple: the extremes of a union of groups with
+            # equal extremes are those extremes).
+            summary = summarize_groups(columns, classes)
+        times["merge"] = time.perf_counter() - tic
+        tic = time.perf_counter()
+        check = audit_classes(released, classes)
+        times["audit"] = time.perf_counter() - tic
+        return _Published(part, released, classes, columns, summary, formed_from, rounds, swaps,
+                          initial_violations, times, check, plain)
+
+    def acceptable(result: _Published) -> bool:
+        return result.check.satisfied and n_all - result.released.size <= budget * n_all
+
+    failure: InfeasibleError | None = None
+    try:
+        chosen = publish(plain=False)
+    except InfeasibleError as exc:  # suppression left fewer than k rows on this path
+        failure = exc
+    if failure is not None or not acceptable(chosen):
+        # The QI-aware path failed: the plain partition's groups may still satisfy (and
+        # when the QIs tell rows apart, they publish distinct tuples).
+        if reporter is not None:
+            reporter.phase = "plain partition"
+        try:
+            plain = publish(plain=True)
+        except InfeasibleError:
+            if failure is not None:
+                raise failure from None
+        else:
+            if failure is not None or _better(plain, chosen, acceptable):
+                chosen = plain
+    seconds.update(chosen.seconds)
+
+    released, classes, summary, check = (chosen.released, chosen.classes, chosen.summary,
+                                         chosen.check)
     suppressed_rows = np.setdiff1d(np.arange(n_all), released)
     if suppress and suppressed_rows.size > budget * n_all:
         raise InfeasibleError(
-            f"satisfying every group needs {suppressed_rows.size} of {n_all} row(s) left out "
-            f"({suppressed_rows.size / n_all:.2%}), more than max_suppression={budget} allows "
+            f"the suppression found leaves out {suppressed_rows.size} of {n_all} row(s) "
+            f"({suppressed_rows.size / n_all:.2%}; a heuristic's count, not a proven minimum "
+            f"except on tables of at most 16 rows), more than max_suppression={budget} allows "
             f"({int(budget * n_all)} row(s)); allow more suppression, or try a smaller epsilon "
-            "or delta", partition=part)
-    if not part.satisfied and on_infeasible == "raise":
+            "or delta", partition=chosen.part)
+    if not check.satisfied and on_infeasible != "best_effort":
         raise InfeasibleError(
-            infeasible_message(part.stats)
-            + feasibility_advice(all_sens[released], part.stats, relation), partition=part)
+            infeasible_text(data, sens_cols, chosen, all_sens, relation, k, eps, dlt),
+            partition=chosen.part)
 
     if reporter is not None:
         reporter.phase = "generalize"
     tic = time.perf_counter()
     table = data.iloc[released].copy()
-    for col, labels in zip(columns, summary.labels, strict=True):
-        table[col.name] = pd.Series(labels[groups], index=table.index, dtype=object)
-    table[GROUP_COLUMN] = groups
+    for col, labels in zip(chosen.columns, summary.labels, strict=True):
+        table[col.name] = pd.Series(labels[classes], index=table.index, dtype=object)
+    table[GROUP_COLUMN] = classes
     all_groups = np.full(n_all, -1, dtype=np.int64)
-    all_groups[released] = groups
+    all_groups[released] = classes
     seconds["generalize"] = time.perf_counter() - tic
-
-    tic = time.perf_counter()
-    sens = all_sens[released]
-    metric_arg, weights_arg = as_arguments(relation)
-    check = audit_arrays(sens, groups, k=k, epsilon=eps, delta=dlt, metric=metric_arg,
-                         weights=weights_arg)
-    seconds["audit"] = time.perf_counter() - tic
     seconds["total"] = time.perf_counter() - started
 
-    n = len(released)
-    sizes = summary.sizes
-    stats = part.stats
+    stats = chosen.part.stats
     report = Report(
-        satisfied=part.satisfied and check.satisfied,
-        n=n, groups=int(sizes.size), k=k, epsilon=eps, delta=dlt, metric=relation.label,
-        quasi_identifiers=tuple(qi_cols), sensitive=tuple(sens_cols),
+        satisfied=check.satisfied,
+        n=len(released), groups=int(summary.sizes.size), k=k, epsilon=eps, delta=dlt,
+        metric=relation.label, quasi_identifiers=tuple(qi_cols), sensitive=tuple(sens_cols),
         max_risk=check.max_risk, vulnerability=check.vulnerability,
         max_degree=int(stats["max_degree"]), bound=float(stats["bound"]),
         bound_holds=bool(stats["bound_holds"]),
-        initial_violations=int(first_stats["initial_violations"]), swaps=swaps,
-        merge_rounds=rounds,
-        remaining_violations=int(stats["remaining_violations"]),
-        violating_groups=tuple(int(g) for g in stats["violating_groups"]),
+        initial_violations=chosen.initial_violations, swaps=chosen.swaps,
+        merge_rounds=chosen.rounds,
+        remaining_violations=len(check.violating_rows),
+        violating_groups=tuple(int(g) for g in check.violating_groups),
         suppressed_rows=tuple(int(r) for r in suppressed_rows),
-        seconds=seconds, **_utility(summary, qi_cols),
+        seconds=seconds, fallback=chosen.plain, **_utility(summary, qi_cols),
     )
     return Anonymization(
         table=table, groups=all_groups, satisfied=report.satisfied, report=report,
-        hierarchies={c.name: c.hierarchy for c in columns if c.hierarchy is not None},
-        partition=part, audit=check,
+        hierarchies={c.name: c.hierarchy for c in all_columns if c.hierarchy is not None},
+        partition=chosen.part, audit=check,
+    )
+
+
+def _better(candidate: _Published, incumbent: _Published,
+            acceptable: Callable[[_Published], bool]) -> bool:
+    """Whether ``candidate`` publishes a better table: acceptable first, then fewer
+    violating rows, then fewer rows left out (ties keep the incumbent)."""
+    def rank(result: _Published) -> tuple[bool, int, int]:
+        return (not acceptable(result), len(result.check.violating_rows),
+                -result.released.size)
+    return rank(candidate) < rank(incumbent)
+
+
+#: Merged classes an infeasibility message names.
+_CLASSES_SHOWN = 5
+
+
+def infeasible_text(data: pd.DataFrame, sens_cols: list[str], result: _Published,
+                    all_sens: NDArray[np.float64], relation: Relation, k: int, eps: float,
+                    dlt: float) -> str:
+    """Why no table could be published: a one-line summary, the proof when there is one (in
+    the table's own values), the classes that merging formed, then the engine's numbers."""
+    check = result.check
+    lines = [
+        f"no table satisfying (epsilon={eps:g}, delta={dlt:g})^k-dissimilarity with k={k} "
+        f"was found: {len(check.violating_rows):,} row(s) violate in "
+        f"{len(check.violating_groups):,} of {check.n_groups:,} published class(es)"
+        + (f" and {check.small_groups.size:,} class(es) have fewer than k rows"
+           if check.small_groups.size else "")
+        + (" (the plain partition's groups, tried when the QI-aware ones failed)"
+           if result.plain else "") + "."
+    ]
+    published = data.iloc[result.released]
+    proof = _proof(published, sens_cols, all_sens[result.released], relation, k, eps, dlt)
+    if proof:
+        lines.append(f"Proof: {proof}.")
+    units = _epsilon_in_units(published, sens_cols, relation, eps)
+    if units:
+        lines.append(units)
+    merged = _merged_classes_text(published, result)
+    if merged:
+        lines.append(merged)
+    lines.append("Engine: " + infeasible_message(result.part.stats))
+    return "\n".join(lines)
+
+
+def _proof(published: pd.DataFrame, sens_cols: list[str], sens: NDArray[np.float64],
+           relation: Relation, k: int, eps: float, dlt: float) -> str | None:
+    """The clique argument of :func:`proxanon.advise`, its rows described by their values."""
+    if relation.kind != "builtin" or not relation.is_metric:
+        return None  # the clique proof needs the triangle inequality of a known metric
+    try:
+        advice = advise(sens, k=k, epsilon=eps, metric=relation.label,
+                        weights=None if relation.label == "variational" else relation.weights,
+                        delta=dlt)
+    except ValueError:  # e.g. an epsilon/2 graph too dense to build: no proof to offer
+        return None
+    if not advice.provably_infeasible:
+        return None
+    rows = published.iloc[advice.clique_rows]
+    values = " and ".join(f"{c} {_value_range(rows[c])}" for c in sens_cols)
+    return advice.explain(f"the rows with {values} (all within epsilon/2 of one row's values)")
+
+
+def _epsilon_in_units(published: pd.DataFrame, sens_cols: list[str], relation: Relation,
+                      eps: float) -> str | None:
+    """What epsilon allows in each sensitive column alone, in the column's own units (the
+    engine compares columns scaled to [0, 1])."""
+    if relation.kind != "builtin" or relation.weights is None or relation.name not in (
+            "l1", "l2", "linf", "min_component"):
+        return None
+    parts = []
+    for column, weight in zip(sens_cols, relation.weights, strict=True):
+        if weight <= 0:
+            continue
+        scaled = eps / (np.sqrt(weight) if relation.name == "l2" else weight)
+        values = published[column]
+        if isinstance(values.dtype, pd.CategoricalDtype):
+            steps = len(values.dtype.categories) - 1
+            parts.append(f"{format_number(np.floor(scaled * steps + 1e-9))} categories "
+                         f"apart in {column}")
+        else:
+            span = float(values.max()) - float(values.min())
+            parts.append(f"{format_number(float(f'{scaled * span:.6g}'))} in {column}")
+    if not parts:
+        return None
+    return (f"Units: rows are neighbours when their {relation.label} distance over the columns "
+            f"scaled to [0, 1] is at most epsilon = {eps:g}, i.e. a difference of at most "
+            + ", or ".join(parts) + " with the other columns equal.")
+
+
+def _value_range(values: pd.Series) -> str:
+    """The values of a column among some rows, in the column's own terms."""
+    if isinstance(values.dtype, pd.CategoricalDtype) and values.dtype.ordered:
+        present = values.cat.codes.to_numpy()
+        lo, hi = values.dtype.categories[present.min()], values.dtype.categories[present.max()]
+        return f"{lo!s}" if lo == hi else f"{lo!s} to {hi!s}"
+    if pd.api.types.is_numeric_dtype(values.dtype) and not pd.api.types.is_bool_dtype(
+            values.dtype):
+        lo, hi = float(values.min()), float(values.max())
+        return format_number(lo) if lo == hi else f"{format_number(lo)} to {format_number(hi)}"
+    distinct = [str(v) for v in pd.unique(values.astype(object).to_numpy())]
+    shown = ", ".join(distinct[:3]) + (f" and {len(distinct) - 3} more" if len(distinct) > 3
+                                       else "")
+    return distinct[0] if len(distinct) == 1 else f"in {{{shown}}}"
+
+
+def _merged_classes_text(published: pd.DataFrame, result: _Published) -> str | None:
+    """The failing classes that merging formed; forced ones (rows with identical QIs, which
+    publish one tuple however they are grouped) first."""
+    check = result.check
+    failing = np.union1d(check.violating_groups, check.small_groups)
+    failing = failing[result.merged[failing] > 1]
+    if failing.size == 0:
+        return None
+    summary = result.summary
+    forced: NDArray[np.bool_] = ~(summary.ncp[failing] != 0).any(axis=1)
+    order = np.lexsort((failing, -summary.sizes[failing], ~forced))[:_CLASSES_SHOWN]
+    names = [c.name for c in result.columns]
+    described = []
+    for i in order:
+        c = int(failing[i])
+        values = ", ".join(f"{name}={labels[c]}"
+                           for name, labels in zip(names, summary.labels, strict=True))
+        described.append(
+            f"({values}): {int(summary.sizes[c]):,} rows"
+            + (", forced: their quasi-identifiers are identical, so they publish one tuple "
+               "however they are grouped" if forced[i] else ""))
+    codes = pd.DataFrame({c.name: c.codes for c in result.columns})
+    combinations = int(codes.drop_duplicates().shape[0])
+    return (
+        f"The quasi-identifiers take {combinations:,} distinct combinations over "
+        f"{len(published):,} rows. "
+        f"Groups that publish the same quasi-identifier values are one class to an attacker; "
+        f"{failing.size:,} failing class(es) were formed that way ({int(forced.sum()):,} "
+        f"forced), e.g. " + "; ".join(described) + ". Forced classes are published apart "
+        "only if those rows' quasi-identifiers tell them apart (more detail, or another QI)."
     )

@@ -1,10 +1,12 @@
 """An independent verifier of (epsilon, delta)^k-dissimilarity (SPEC §2, paper §II).
 
 ``audit`` takes a table's sensitive values and a partition of its rows into groups and says,
-for every group and every row, whether the privacy principle holds. It is written in plain
-numpy and shares no code with the C++ engine (it never touches ``proxanon._core`` or
-``proxanon.engine``), so it can be used to check the engine's output and to assess any
-published table, however it was produced.
+for every group and every row, whether the privacy principle holds. Its neighbour counting
+is its own plain-numpy code and never calls the C++ engine (``proxanon._core``), so it can
+check the engine's output and assess any published table, however it was produced. What it
+shares with the engine is the reading of the inputs: the parameter checks (``_validate``,
+``engine.checked_epsilon``) and how a ``metric`` argument becomes a distance
+(``distances.resolve``, and ``distances.pairwise`` for user functions and graphs).
 
 What is computed (SPEC §1-2):
 
@@ -40,6 +42,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from proxanon import _validate
+from proxanon._display import Summarized
 from proxanon.distances import Relation, pairwise, resolve
 
 __all__ = ["AuditReport", "audit"]
@@ -53,8 +56,8 @@ _CHUNK_ROWS = 1024
 _WORST_SHOWN = 5
 
 
-@dataclass(frozen=True, eq=False)
-class AuditReport:
+@dataclass(frozen=True, eq=False, repr=False)
+class AuditReport(Summarized):
     """The outcome of :func:`audit`: verdict, per-group and per-row detail (SPEC §2).
 
     Arrays are read-only. Group-level arrays (``group_ids``, ``group_sizes``,
@@ -113,6 +116,15 @@ class AuditReport:
 
         write_html(audit_html(self, table, quasi_identifiers=quasi_identifiers,
                               sensitive=sensitive, groups=groups), path)
+
+    def _summary_fields(self) -> list[tuple[str, Any]]:
+        return [("satisfied", self.satisfied), ("rows", int(self.neighbour_counts.shape[0])),
+                ("groups", self.n_groups), ("k", self.k), ("epsilon", self.epsilon),
+                ("delta", self.delta), ("metric", self.metric), ("max_risk", self.max_risk),
+                ("vulnerability", self.vulnerability),
+                ("violating_groups", int(self.violating_groups.shape[0])),
+                ("small_groups", int(self.small_groups.shape[0])),
+                ("suppressed", int(self.suppressed_rows.shape[0]))]
 
     def summary(self) -> dict[str, Any]:
         """The scalar results as plain Python values (JSON-serializable).
@@ -220,6 +232,17 @@ def audit(
                         weights=weights)
 
 
+def refuse_duplicate_columns(table: Any, argument: str) -> None:
+    """A table whose column names repeat is ambiguous (``table[name]`` is then a table):
+    refused with the names that repeat."""
+    repeated = table.columns[table.columns.duplicated()].unique()
+    if len(repeated):
+        names = ", ".join(repr(str(c)) for c in repeated)
+        raise ValueError(
+            f"{argument} has more than one column named {names}; "
+            "give every column its own name (e.g. table.set_axis([...], axis=1))")
+
+
 def _audit_table(
     table: Any, groups: Any, *, k: int, epsilon: float, delta: float, metric: Any,
     weights: Any, sensitive: Any, quasi_identifiers: Any,
@@ -227,6 +250,7 @@ def _audit_table(
     """The DataFrame form of :func:`audit`."""
     from proxanon.tables import column_list, scale_sensitive
 
+    refuse_duplicate_columns(table, "table")
     if sensitive is None:
         raise TypeError("sensitive is required with a table: the names of its sensitive columns")
     sens_cols = column_list(table, sensitive, "sensitive")

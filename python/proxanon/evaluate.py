@@ -4,8 +4,10 @@ SPEC §5 (XColor paper §VI-B): random count queries
 ``select count(*) where A_1 ∈ I_1 and ... and A_q ∈ I_q`` are answered on the original table
 and, assuming each generalized value spreads its rows uniformly over the domain values it
 covers (LeFevre et al., Mondrian), on the published one; the workload's utility is the mean
-relative error. SPEC §4's loss, GCP, NCP and discernibility are recomputed from the original
-table and the published groups, the same numbers :class:`~proxanon.Report` shows.
+relative error. SPEC §4's loss, GCP, NCP, discernibility and average group size are recomputed
+from the original table and the published groups with the functions the report uses
+(:class:`~proxanon.generalize.GroupSummary`), so they are the numbers
+:class:`~proxanon.Report` shows.
 """
 
 from __future__ import annotations
@@ -20,11 +22,13 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from proxanon import _validate
+from proxanon import generalize as _measures
 from proxanon.anonymize import Anonymization
 from proxanon.generalize import GroupSummary, QIColumn, encode_qi, summarize_groups
 
 __all__ = [
     "WorkloadResult",
+    "average_group_size",
     "count_query_error",
     "discernibility",
     "discernibility_of_sizes",
@@ -131,46 +135,39 @@ def _qi_columns(original: pd.DataFrame, anon: Anonymization) -> list[QIColumn]:
 # ---------------------------------------------------------------------- report measures
 
 
-def _summary(original: Any, anonymization: Any) -> tuple[GroupSummary, int]:
+def _summary(original: Any, anonymization: Any) -> tuple[GroupSummary, Anonymization]:
     """Per-group numbers of the published (not suppressed) rows."""
     original, anon = _check_pair(original, anonymization)
     released = np.asarray(anon.groups) >= 0
-    columns = [replace(c, codes=c.codes[released]) for c in _qi_columns(original, anon)]
-    return summarize_groups(columns, np.asarray(anon.groups)[released]), len(columns)
+    columns = [c.subset(released) for c in _qi_columns(original, anon)]
+    return summarize_groups(columns, np.asarray(anon.groups)[released]), anon
 
 
 def loss(original: pd.DataFrame, anonymization: Anonymization) -> float:
     """The paper's loss(G) = Σ_i |G.A_i| / |A_i|, averaged over groups (SPEC §4)."""
-    summary, _ = _summary(original, anonymization)
-    return float(summary.cost.sum(axis=1).mean())
+    return _summary(original, anonymization)[0].loss()
 
 
 def gcp(original: pd.DataFrame, anonymization: Anonymization) -> float:
     """Global certainty penalty Σ_G |G|·Σ_i NCP_i(G) / (n·d), in [0, 1] (SPEC §4)."""
-    summary, d = _summary(original, anonymization)
-    n = int(summary.sizes.sum())
-    return float((summary.sizes[:, None] * summary.ncp).sum() / (n * d))
+    return _summary(original, anonymization)[0].gcp()
 
 
 def ncp(original: pd.DataFrame, anonymization: Anonymization) -> dict[str, float]:
     """Per QI column, the NCP averaged over rows (SPEC §4)."""
-    summary, _ = _summary(original, anonymization)
-    n = int(summary.sizes.sum())
-    names = anonymization.report.quasi_identifiers
-    return {c: float((summary.sizes * summary.ncp[:, j]).sum() / n)
-            for j, c in enumerate(names)}
+    summary, anon = _summary(original, anonymization)
+    return summary.ncp_by_column(anon.report.quasi_identifiers)
 
 
 def discernibility(anonymization: Anonymization) -> int:
-    """Σ_G |G|², the discernibility metric (SPEC §4)."""
-    anon = _check_anonymization(anonymization)
-    sizes = np.bincount(anon.groups[anon.groups >= 0]).astype(np.int64)
-    return discernibility_of_sizes(sizes[sizes > 0])
+    """Σ_G |G|² over the published groups, the discernibility metric (SPEC §4); suppressed
+    rows (group -1) belong to no published group and are not counted."""
+    return _measures.discernibility(_published_sizes(anonymization))
 
 
 def discernibility_of_sizes(sizes: Any) -> int:
     """Σ_G |G|² from the class sizes of a published table (SPEC §4)."""
-    return int((_class_sizes(sizes) ** 2).sum())
+    return _measures.discernibility(_class_sizes(sizes))
 
 
 # ---------------------------------------------------------------------- re-identification
@@ -217,6 +214,17 @@ def distinct_l_diversity(sensitive: Any, groups: Any) -> int:
     return int(frame.drop_duplicates().groupby("class").size().min())
 
 
+def average_group_size(anonymization: Anonymization) -> float:
+    """Published rows per published group (suppressed rows not counted)."""
+    return _measures.average_group_size(_published_sizes(anonymization))
+
+
+def _published_sizes(anonymization: Any) -> NDArray[np.int64]:
+    groups = np.asarray(_check_anonymization(anonymization).groups)
+    sizes = np.bincount(groups[groups >= 0]).astype(np.int64)
+    return sizes[sizes > 0]
+
+
 # ---------------------------------------------------------------------- count queries
 
 
@@ -224,16 +232,12 @@ def distinct_l_diversity(sensitive: Any, groups: Any) -> int:
 class _Attribute:
     """One attribute as the workload sees it: its ordered domain and each row's index in it.
 
-    For a QI column also the covered range ``[lo, hi]`` of domain indices of every group and
-    its width; the published value of a group stands for exactly those domain values.
+    For a QI column, :class:`_Coverage` holds what its groups publish.
     """
 
     name: str
     domain: tuple[Any, ...]
     index: NDArray[np.int64]
-    lo: NDArray[np.int64] | None = None
-    hi: NDArray[np.int64] | None = None
-    width: NDArray[np.float64] | None = None
 
     @property
     def packed(self) -> NDArray[np.unsignedinteger[Any]]:
@@ -258,6 +262,16 @@ class _Attribute:
         return out
 
 
+@dataclass(frozen=True)
+class _Coverage:
+    """The range ``[lo, hi]`` of domain indices a QI column's published value covers in every
+    group, and its width: the published value stands for exactly those domain values."""
+
+    lo: NDArray[np.int64]
+    hi: NDArray[np.int64]
+    width: NDArray[np.float64]
+
+
 def _group_extremes(index: NDArray[np.int64], groups: NDArray[np.int64], count: int
                     ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """Smallest and largest ``index`` of every group id 0 .. count-1 (0 for an absent id)."""
@@ -272,7 +286,7 @@ def _group_extremes(index: NDArray[np.int64], groups: NDArray[np.int64], count: 
 
 
 def _qi_attribute(original: pd.DataFrame, column: QIColumn,
-                  groups: NDArray[np.int64], count: int) -> _Attribute:
+                  groups: NDArray[np.int64], count: int) -> tuple[_Attribute, _Coverage]:
     tree = column.hierarchy
     if tree is None:
         # Numeric: the sorted distinct values; a group's interval [min-max] (or its single
@@ -293,7 +307,7 @@ def _qi_attribute(original: pd.DataFrame, column: QIColumn,
         hi = np.asarray(tree.last_leaf)[nodes].astype(np.int64)
         domain = tuple(tree.leaves)
     width = (hi - lo + 1).astype(np.float64)
-    return _Attribute(column.name, domain, index, lo, hi, width)
+    return _Attribute(column.name, domain, index), _Coverage(lo, hi, width)
 
 
 def _sensitive_attribute(series: pd.Series, name: str) -> _Attribute:
@@ -377,8 +391,10 @@ def count_query_error(original: pd.DataFrame, anonymization: Anonymization, *, q
     groups = np.where(groups < 0, m, groups)
     hidden = m
     m += 1
-    qi_attrs = [_qi_attribute(original, column, groups, m)
+    qi_pairs = [_qi_attribute(original, column, groups, m)
                 for column in _qi_columns(original, anon)]
+    coverage = {attr.name: cover for attr, cover in qi_pairs}
+    qi_attrs = [attr for attr, _ in qi_pairs]
     sens_attrs = [_sensitive_attribute(original[c], c) for c in sens_names]
     # Rows in group order, so a group's matching rows are counted by one reduceat over
     # contiguous runs (several times faster than a bincount over scattered group ids).
@@ -427,10 +443,10 @@ def count_query_error(original: pd.DataFrame, anonymization: Anonymization, *, q
         # Per group: the fraction of its covered QI domain values inside every QI range.
         fraction = np.ones(m, dtype=np.float64)
         for attr in chosen:
-            assert attr.lo is not None and attr.hi is not None and attr.width is not None
+            cover = coverage[attr.name]
             first, last = query[attr.name]
-            overlap = np.minimum(attr.hi, last) - np.maximum(attr.lo, first) + 1
-            fraction *= np.maximum(overlap, 0) / attr.width
+            overlap = np.minimum(cover.hi, last) - np.maximum(cover.lo, first) + 1
+            fraction *= np.maximum(overlap, 0) / cover.width
         fraction[hidden] = 0.0
         per_group = np.add.reduceat(match.view(np.uint8), starts, dtype=np.int64)
         i = len(attributes)

@@ -1,17 +1,21 @@
 """Quasi-identifier columns as the engine sees them, and as a published table shows them.
 
 SPEC §4: a numeric QI is published as its group's interval ``[min-max]`` (the value itself
-when all members agree); a categorical QI as the lowest common ancestor of its group's values
-in the column's taxonomy (a flat taxonomy, ``*`` over the values, when none is given).
+when all members agree); a date or time QI (datetime64) as its range ``[first, last]`` (a
+dash would be ambiguous inside dates; the date itself when all members agree); a categorical
+QI as the lowest common ancestor of its group's values in the column's taxonomy (a flat
+taxonomy, ``*`` over the values, when none is given).
 Each column's cost in a group depends only on the group's smallest and largest code, so all
-per-group numbers below come from one sort of the rows by group.
+per-group numbers below come from one sort of the rows by group. The utility measures of a
+partition (loss, GCP, NCP, discernibility, average group size) are computed here once, for the
+report and for :mod:`proxanon.evaluate` alike.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -25,13 +29,22 @@ from proxanon.hierarchy import Hierarchy
 class QIColumn:
     """One QI column encoded for the engine.
 
-    ``codes`` are the raw numbers of a numeric column, or the DFS leaf index of each row's
-    value in ``hierarchy`` (then the published value is an LCA label).
+    ``codes`` are the raw numbers of a numeric column, nanoseconds since 1970 of a datetime
+    column, or the DFS leaf index of each row's value in ``hierarchy`` (then the published
+    value is an LCA label). ``instants`` keeps a datetime column's exact int64 nanoseconds
+    (float codes round beyond 2**53 ns) and ``timezone`` its zone, for the published labels.
     """
 
     name: str
     codes: NDArray[np.float64]
     hierarchy: Hierarchy | None
+    instants: NDArray[np.int64] | None = None
+    timezone: Any = None
+
+    def subset(self, rows: NDArray[np.int64] | NDArray[np.bool_]) -> QIColumn:
+        """The same column restricted to ``rows``."""
+        return replace(self, codes=self.codes[rows],
+                       instants=None if self.instants is None else self.instants[rows])
 
     @property
     def numeric(self) -> bool:
@@ -80,7 +93,8 @@ def load_hierarchies(hierarchies: Mapping[str, Any] | None, quasi_identifiers: l
 
 
 def encode_qi(frame: pd.DataFrame, column: str, hierarchy: Hierarchy | None) -> QIColumn:
-    """Encodes one QI column: numeric as is; with a hierarchy, or categorical, by leaf index."""
+    """Encodes one QI column: numeric as is, datetime by its instant, and with a hierarchy or
+    categorical by leaf index."""
     series = frame[column]
     missing = series.isna().to_numpy()
     if missing.any():
@@ -91,6 +105,11 @@ def encode_qi(frame: pd.DataFrame, column: str, hierarchy: Hierarchy | None) -> 
     numeric = (pd.api.types.is_numeric_dtype(series.dtype)
                and not pd.api.types.is_bool_dtype(series.dtype)
                and not isinstance(series.dtype, pd.CategoricalDtype))
+    if hierarchy is None and pd.api.types.is_datetime64_any_dtype(series.dtype):
+        timezone = getattr(series.dtype, "tz", None)
+        utc = series.dt.tz_convert("UTC").dt.tz_localize(None) if timezone else series
+        instants = utc.to_numpy(dtype="datetime64[ns]").view(np.int64)
+        return QIColumn(column, instants.astype(np.float64), None, instants, timezone)
     if hierarchy is None and numeric:
         codes = series.to_numpy(dtype=np.float64)
         if not np.isfinite(codes).all():
@@ -110,14 +129,59 @@ def format_number(x: float) -> str:
     return np.format_float_positional(float(x), trim="-")
 
 
+def format_instants(instants: NDArray[np.int64], timezone: Any) -> list[str]:
+    """ISO text of nanosecond instants: dates alone when every one is a midnight."""
+    times = pd.DatetimeIndex(instants.astype("datetime64[ns]"))
+    if timezone is not None:
+        times = times.tz_localize("UTC").tz_convert(timezone)
+    if (times == times.normalize()).all():
+        return list(times.strftime("%Y-%m-%d"))
+    return [t.isoformat() for t in times]
+
+
 @dataclass(frozen=True)
 class GroupSummary:
-    """Per group and QI column: published label, the paper's cost and NCP (SPEC §4)."""
+    """Per group and QI column: published label, the paper's cost and NCP (SPEC §4).
+
+    The methods are the utility measures of the partition (SPEC §4), the one implementation
+    that the report and :mod:`proxanon.evaluate` share.
+    """
 
     labels: list[NDArray[np.object_]]   # per column, one label per group
     cost: NDArray[np.float64]           # (groups, d): |G.A_i| / |A_i|
     ncp: NDArray[np.float64]            # (groups, d): as cost, but one category costs 0
     sizes: NDArray[np.int64]
+
+    def loss(self) -> float:
+        """The paper's loss(G) = Σ_i |G.A_i| / |A_i|, averaged over groups."""
+        return float(self.cost.sum(axis=1).mean())
+
+    def gcp(self) -> float:
+        """Global certainty penalty Σ_G |G|·Σ_i NCP_i(G) / (n·d), in [0, 1]."""
+        n = int(self.sizes.sum())
+        return float((self.sizes[:, None] * self.ncp).sum() / (n * self.ncp.shape[1]))
+
+    def ncp_by_column(self, names: Sequence[str]) -> dict[str, float]:
+        """Per QI column, its NCP averaged over rows."""
+        n = int(self.sizes.sum())
+        return {c: float((self.sizes * self.ncp[:, j]).sum() / n) for j, c in enumerate(names)}
+
+    def discernibility(self) -> int:
+        """Σ_G |G|² over the published groups."""
+        return discernibility(self.sizes)
+
+    def average_group_size(self) -> float:
+        return average_group_size(self.sizes)
+
+
+def discernibility(sizes: NDArray[np.int64]) -> int:
+    """Σ_G |G|², the discernibility metric, from the group sizes."""
+    return int((sizes.astype(np.int64) ** 2).sum())
+
+
+def average_group_size(sizes: NDArray[np.int64]) -> float:
+    """Rows per group."""
+    return int(sizes.sum()) / sizes.size
 
 
 def summarize_groups(columns: list[QIColumn], groups: NDArray[np.int64]) -> GroupSummary:
@@ -137,9 +201,16 @@ def summarize_groups(columns: list[QIColumn], groups: NDArray[np.int64]) -> Grou
             width = float(col.codes.max() - col.codes.min())
             cost[:, j] = (hi - lo) / width if width > 0 else 0.0
             ncp[:, j] = cost[:, j]
-            text = np.array([format_number(a) if a == b else
-                             f"[{format_number(a)}-{format_number(b)}]"
-                             for a, b in zip(lo, hi, strict=True)], dtype=object)
+            if col.instants is None:
+                text = np.array([format_number(a) if a == b else
+                                 f"[{format_number(a)}-{format_number(b)}]"
+                                 for a, b in zip(lo, hi, strict=True)], dtype=object)
+            else:
+                exact = col.instants[order]
+                first = format_instants(np.minimum.reduceat(exact, starts), col.timezone)
+                last = format_instants(np.maximum.reduceat(exact, starts), col.timezone)
+                text = np.array([a if a == b else f"[{a}, {b}]"
+                                 for a, b in zip(first, last, strict=True)], dtype=object)
         else:
             tree = col.hierarchy
             nodes = tree.lca(lo.astype(np.int64), hi.astype(np.int64))
