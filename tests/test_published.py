@@ -140,9 +140,11 @@ def test_anonymize_succeeds_wherever_partition_does_when_qis_tell_rows_apart(
 def test_plain_partition_is_published_when_the_qi_aware_groups_fail() -> None:
     """An instance where the QI-aware path ends with violations (it raised before) and the
     plain partition satisfies: its groups are published, and the report says so."""
-    k, epsilon, delta = 4, 0.2, 0.7
-    frame = pd.DataFrame({"age": [28, 20, 22, 24, 25, 31, 29, 27, 30, 32, 26, 23, 21],
-                          "income": [3.0, 8, 2, 5, 6, 7, 7, 8, 4, 1, 6, 3, 4]})
+    # 18 rows: past the exact search (at most 16 rows), which would settle a smaller table.
+    k, epsilon, delta = 3, 0.3, 0.6
+    frame = pd.DataFrame({
+        "age": [31, 22, 30, 28, 32, 37, 20, 29, 21, 34, 26, 27, 25, 23, 24, 35, 33, 36],
+        "income": [7.0, 2, 6, 4, 5, 9, 8, 8, 5, 9, 9, 1, 2, 3, 5, 8, 4, 9]})
     assert partition(scale_sensitive(frame, SA), k=k, epsilon=epsilon, delta=delta).satisfied
     result = anonymize(frame, quasi_identifiers="age", sensitive=SA, k=k, epsilon=epsilon,
                        delta=delta)
