@@ -96,7 +96,7 @@ def test_a_too_dense_graph_is_refused_before_it_is_allocated():
         import resource, numpy as np, proxanon
         values = np.random.default_rng(0).random(100_000)
         try:
-            proxanon.partition(values, k=10, epsilon=0.5, delta=0.5)
+            proxanon.partition(values, k=10, epsilon=0.5, delta=0.5, neighbours="graph")
         except proxanon.GraphTooDenseError as exc:
             print(exc)
         print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)

@@ -251,7 +251,8 @@ private:
 
     /// Positions [lo, hi) in sorted_[i] of the values within u's window along component i.
     std::pair<std::size_t, std::size_t> component_run(std::size_t u, std::size_t i) const {
-        const double radius = distance_.box_radius(i);
+        // Widened like a grid cell, so that rounding never leaves a close value outside.
+        const double radius = distance_.box_radius(i) * (1.0 + kCellWidening);
         if (!std::isfinite(radius)) return {0, 0};  // weight 0: this component is never close
         const double xi = table_.value(u)[i];
         const auto& order = sorted_[i];
@@ -263,6 +264,40 @@ private:
         return {static_cast<std::size_t>(lo - order.begin()), static_cast<std::size_t>(hi - order.begin())};
     }
 
+public:
+    /// Sum of count over the neighbours of u other than u itself, without storing them; a
+    /// MinComponent neighbour is counted along the first component that makes it one.
+    std::int64_t neighbour_weight(std::size_t u) const {
+        const double* x = table_.value(u);
+        std::int64_t total = 0;
+        const auto weigh = [&](std::int32_t w) { total += table_.count[static_cast<std::size_t>(w)]; };
+        if (distance_.metric() != Metric::MinComponent) {
+            for_adjacent_cells(key_[u], [&](std::size_t c) {
+                for (std::size_t i = cell_start_[c]; i < cell_start_[c + 1]; ++i) {
+                    const std::int32_t w = order_[i];
+                    if (static_cast<std::size_t>(w) != u &&
+                        distance_.within(x, table_.value(static_cast<std::size_t>(w)))) {
+                        weigh(w);
+                    }
+                }
+            });
+            return total;
+        }
+        for (std::size_t i = 0; i < table_.s; ++i) {
+            const auto [lo, hi] = component_run(u, i);
+            for (std::size_t p = lo; p < hi; ++p) {
+                const std::int32_t w = sorted_[i][p];
+                const double* y = table_.value(static_cast<std::size_t>(w));
+                if (static_cast<std::size_t>(w) == u || !distance_.close_in(i, x, y)) continue;
+                bool earlier = false;
+                for (std::size_t j = 0; j < i && !earlier; ++j) earlier = distance_.close_in(j, x, y);
+                if (!earlier) weigh(w);
+            }
+        }
+        return total;
+    }
+
+private:
     void component_neighbours(std::size_t u, std::vector<std::int32_t>& found) const {
         const double* x = table_.value(u);
         for (std::size_t i = 0; i < table_.s; ++i) {
@@ -424,6 +459,20 @@ ValueTable ValueTable::from_labels(std::vector<std::int32_t> row_value, std::siz
     }
     table.row_value = std::move(row_value);
     return table;
+}
+
+std::vector<std::int64_t> implicit_row_degrees(const ValueTable& table, const Distance& distance,
+                                               Interrupt* interrupt) {
+    if (distance.dimensions() != table.s) {
+        throw std::invalid_argument("metric weights and sensitive components differ in number");
+    }
+    const NeighbourFinder finder(table, distance);
+    std::vector<std::int64_t> degree(table.size());
+    for (std::size_t u = 0; u < table.size(); ++u) {
+        poll(interrupt);
+        degree[u] = table.count[u] - 1 + finder.neighbour_weight(u);
+    }
+    return degree;
 }
 
 std::vector<std::int64_t> row_degrees(const ValueTable& table, const NeighbourGraph& graph) {

@@ -11,7 +11,7 @@ constexpr std::uint8_t kNone = 0, kQueued = 1, kAside = 2;
 }  // namespace
 
 SwapLoop::SwapLoop(Colouring& colouring, const XColorOptions& options)
-    : col_(colouring), options_(options), mark_(colouring.graph().size()),
+    : col_(colouring), options_(options), mark_(colouring.neighbours()),
       queue_(colouring.rows(), colouring.loss().active() ? kLossBuckets : 1),
       state_(colouring.rows(), kNone), aside_epoch_(colouring.rows(), 0),
       in_aside_list_(colouring.rows(), 0), class_seen_(colouring.classes(), 0) {}
@@ -117,10 +117,11 @@ bool SwapLoop::try_exchange(std::int32_t v, const std::vector<std::size_t>* only
     const LossModel& loss = col_.loss();
     const std::int32_t a = col_.value_of(v);
     const auto home = static_cast<std::size_t>(col_.class_of(v));
-    mark_.set_closed_neighbourhood(col_.graph(), a);
+    mark_.clear();
+    mark_.add(a, 1);
     // tally[w]: members of V \ {v} in the closed neighbourhood of w, i.e. D_V(v') - [v~v'].
     col_.tally_class(home, v);
-    const NeighbourTally& tally = col_.tally();
+    const NeighbourCount& tally = col_.tally();
     const std::int32_t own_v = col_.own(v);
     const bool priced = loss.active();
     double home_loss = 0.0;
@@ -154,14 +155,14 @@ bool SwapLoop::try_exchange(std::int32_t v, const std::vector<std::size_t>* only
         ++examined;
         std::int32_t d_c = 0;  // D_V'(v)
         for (const std::int32_t* p = col_.begin(c); p != col_.end(c); ++p) {
-            d_c += mark_[col_.value_of(*p)];
+            d_c += mark_.count(col_.value_of(*p));
         }
         if (d_c > col_.allowed(c)) continue;  // not movable
         for (const std::int32_t* p = col_.begin(c); p != col_.end(c); ++p) {
             const std::int32_t w = *p;
             const std::int32_t b = col_.value_of(w);
-            const std::int32_t adjacent = mark_[b];
-            const std::int64_t lambda = std::int64_t{d_c} - own_v + tally[b] - col_.own(w) - adjacent;
+            const std::int32_t adjacent = mark_.count(b);
+            const std::int64_t lambda = std::int64_t{d_c} - own_v + tally.count(b) - col_.own(w) - adjacent;
             if (lambda >= 0) continue;
             double loss_change = 0.0;
             if (priced) {

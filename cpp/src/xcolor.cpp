@@ -39,32 +39,32 @@ std::size_t roomiest_size(std::size_t k, double delta) {
     return best;
 }
 
-XColorResult run_once(const ValueTable& table, const NeighbourGraph& graph,
+XColorResult run_once(const ValueTable& table, const Neighbours& neighbours,
                       const LossModel& loss, const XColorOptions& options,
                       const std::vector<std::int32_t>* initial_classes, std::size_t m,
                       bool allow_excess);
 
 }  // namespace
 
-XColorResult run_xcolor(const ValueTable& table, const NeighbourGraph& graph,
+XColorResult run_xcolor(const ValueTable& table, const Neighbours& neighbours,
                         const LossModel& loss, const XColorOptions& options,
                         const std::vector<std::int32_t>* initial_classes) {
     const std::size_t n = table.row_value.size();
     if (options.k < 1 || options.k > n) throw std::invalid_argument("need 1 <= k <= n");
     const bool stronger = options.moves == Moves::Auto;
     if (!stronger || initial_classes != nullptr) {
-        return run_once(table, graph, loss, options, initial_classes, n / options.k, stronger);
+        return run_once(table, neighbours, loss, options, initial_classes, n / options.k, stronger);
     }
     XColorOptions quiet = options;  // suppression, if asked for, only on the final grouping
     quiet.suppress = false;
-    XColorResult first = run_once(table, graph, loss, quiet, nullptr, n / options.k, false);
+    XColorResult first = run_once(table, neighbours, loss, quiet, nullptr, n / options.k, false);
     if (first.stats.remaining_violations == 0) return first;
     // Swaps stalled: regroup into the roomiest size (fewer, larger groups, still >= k) and
     // repair again; keep whichever leaves fewer violating rows, then reduce its excess.
     const std::size_t size = roomiest_size(options.k, options.delta);
     XColorResult best = std::move(first);
     if (size > options.k && n / size >= 1) {
-        XColorResult regrouped = run_once(table, graph, loss, quiet, nullptr, n / size, false);
+        XColorResult regrouped = run_once(table, neighbours, loss, quiet, nullptr, n / size, false);
         regrouped.stats.regrouped_size = static_cast<std::int64_t>(size);
         if (regrouped.stats.remaining_violations < best.stats.remaining_violations) {
             regrouped.stats.seconds_initialize += best.stats.seconds_initialize;
@@ -77,7 +77,7 @@ XColorResult run_xcolor(const ValueTable& table, const NeighbourGraph& graph,
     }
     if (best.stats.remaining_violations == 0) return best;
     // Phase 2 (and suppression) on the chosen grouping, which is this run's starting point.
-    XColorResult finished = run_once(table, graph, loss, options, &best.groups, 0, true);
+    XColorResult finished = run_once(table, neighbours, loss, options, &best.groups, 0, true);
     finished.stats.regrouped_size = best.stats.regrouped_size;
     finished.stats.initial_violations = best.stats.initial_violations;
     finished.stats.initial_potential = best.stats.initial_potential;
@@ -95,12 +95,12 @@ XColorResult run_xcolor(const ValueTable& table, const NeighbourGraph& graph,
 
 namespace {
 
-XColorResult run_once(const ValueTable& table, const NeighbourGraph& graph,
+XColorResult run_once(const ValueTable& table, const Neighbours& neighbours,
                       const LossModel& loss, const XColorOptions& options,
                       const std::vector<std::int32_t>* initial_classes, std::size_t m,
                       bool allow_excess) {
     const std::size_t n = table.row_value.size();
-    if (graph.size() != table.size()) throw std::invalid_argument("graph and value table differ in size");
+    if (neighbours.size() != table.size()) throw std::invalid_argument("neighbours and value table differ in size");
     if (initial_classes) {
         if (initial_classes->size() != n) throw std::invalid_argument("initial colouring needs one class per row");
         std::int32_t top = -1;
@@ -120,7 +120,7 @@ XColorResult run_once(const ValueTable& table, const NeighbourGraph& graph,
     XColorStats& stats = result.stats;
     stats.n = static_cast<std::int64_t>(n);
     stats.m = static_cast<std::int64_t>(m);
-    const std::vector<std::int64_t> value_degree = row_degrees(table, graph);
+    const std::vector<std::int64_t>& value_degree = neighbours.row_degrees();
     std::vector<std::int64_t> degree(n);
     std::int64_t degree_sum = 0;
     for (std::size_t r = 0; r < n; ++r) {
@@ -142,7 +142,7 @@ XColorResult run_once(const ValueTable& table, const NeighbourGraph& graph,
         initial = initialize(degree, m);
     }
     if (options.trace) result.initial_groups = initial;
-    Colouring colouring(table, graph, loss, options.delta, initial);
+    Colouring colouring(table, neighbours, loss, options.delta, initial);
     stats.seconds_initialize = seconds_since(start);
     stats.initial_potential = colouring.potential();
     stats.initial_violations = colouring.violations();

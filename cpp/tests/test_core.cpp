@@ -102,7 +102,7 @@ void test_stronger_repair_and_suppression() {
     params.delta = 0.9;
     params.moves = Moves::Auto;
     params.suppress = true;
-    const XColorResult result = run_xcolor(table, graph, LossModel(), params);
+    const XColorResult result = run_xcolor(table, Neighbours(table, graph), LossModel(), params);
     CHECK(result.stats.remaining_violations == 0);
     CHECK(result.stats.suppressed > 0);
     CHECK(result.stats.suppressed == static_cast<std::int64_t>(result.suppressed_rows.size()));
@@ -226,7 +226,7 @@ void test_xcolor_satisfies_and_lowers_potential() {
     params.k = 10;
     params.delta = 0.7;
     params.trace = true;
-    const XColorResult result = run_xcolor(table, graph, LossModel(), params);
+    const XColorResult result = run_xcolor(table, Neighbours(table, graph), LossModel(), params);
     CHECK(result.stats.remaining_violations == 0);
     CHECK(result.stats.final_potential < result.stats.initial_potential);
     for (std::size_t i = 2; i < result.swap_log.size(); i += 3) CHECK(result.swap_log[i] < 0);
@@ -273,7 +273,7 @@ void test_every_part_against_brute_force() {
             options.init = (variant & 1) && seed % 2 ? Init::Qi : Init::Degree;
             options.trace = true;
             const bool priced = variant % 3 != 0 || options.init == Init::Qi;
-            const XColorResult result = run_xcolor(table, graph, priced ? with_qi : LossModel(), options);
+            const XColorResult result = run_xcolor(table, Neighbours(table, graph), priced ? with_qi : LossModel(), options);
             std::vector<std::int32_t> violating;
             for (std::size_t r = 0; r < n; ++r) {
                 if (result.groups[r] < 0) continue;
@@ -337,7 +337,7 @@ void test_interrupt_unwinds_a_run() {
     const auto start = std::chrono::steady_clock::now();
     while (!stopped && std::chrono::steady_clock::now() - start < std::chrono::seconds(20)) {
         try {
-            run_xcolor(table, graph, LossModel(), options);
+            run_xcolor(table, Neighbours(table, graph), LossModel(), options);
         } catch (const Interrupted&) {
             stopped = true;
         }

@@ -26,6 +26,8 @@ INITS = ("degree", "qi")
 
 #: Partitioning algorithms.
 METHODS = ("xcolor", "mondrian")
+#: Neighbour structures (see ``partition``): the rule of "auto" lives in the core.
+NEIGHBOURS = ("auto", "graph", "sorted", "grid")
 
 
 @dataclass(frozen=True)
@@ -127,6 +129,7 @@ def partition(
     max_suppression: float = 0.0,
     method: str = "xcolor",
     l: int | None = None,  # noqa: E741 (the name the literature and the API use)
+    neighbours: str = "auto",
 ) -> Partition:
     """Partition rows into groups of at least ``k`` that satisfy (ε, δ)^k-dissimilarity.
 
@@ -182,6 +185,16 @@ def partition(
         on the widest QI, as Mondrian does, cut into equitable groups), then repair the same
         way; groups stay narrow in the QIs. Needs ``quasi_identifiers``.
 
+    neighbours
+        How the ε-neighbour relation is held (the result does not depend on it). ``"graph"``:
+        the graph over distinct values, materialized (refused with GraphTooDenseError past
+        MAX_GRAPH_ENTRIES). ``"sorted"`` (one-component sensitive attribute): values sorted,
+        neighbourhoods found by binary search, O(n) memory. ``"grid"``: a grid of cell size ε
+        (per-component windows for ``min_component``), queried on demand, O(n) memory.
+        ``"auto"`` (default): the graph up to 8192 distinct values, else sorted for one
+        component and the grid for more. Distance functions and precomputed graphs always
+        use the graph.
+
     Returns
     -------
     Partition
@@ -215,16 +228,19 @@ def partition(
     init = _validate.choice(init, "init", INITS)
     moves = _validate.choice(moves, "moves", _validate.MOVES)
     budget = suppression_budget(max_suppression, on_infeasible)
+    structure = checked_neighbours(neighbours, relation, s)
     if init == "qi" and qi is None:
         raise ValueError("init='qi' builds groups from the quasi-identifiers: pass "
                          "quasi_identifiers, or use init='degree'")
     reporter = ProgressReporter() if progress else None
     if reporter is None:
         return run_engine(sens, k, eps, dlt, relation, qi, None, on_infeasible, limit, trace,
-                          None, started, init=init, moves=moves, max_suppression=budget)
+                          None, started, init=init, moves=moves, max_suppression=budget,
+                          neighbours=structure)
     with reporter:
         return run_engine(sens, k, eps, dlt, relation, qi, None, on_infeasible, limit, trace,
-                          reporter, started, init=init, moves=moves, max_suppression=budget)
+                          reporter, started, init=init, moves=moves, max_suppression=budget,
+                          neighbours=structure)
 
 
 def run_mondrian(sens: NDArray[np.float64], k: Any, epsilon: Any, delta: Any,
@@ -300,6 +316,19 @@ def checked_search_limit(search_limit: Any) -> int:
     return limit
 
 
+def checked_neighbours(neighbours: Any, relation: Relation, components: int) -> str:
+    """``neighbours`` checked against the relation it would hold."""
+    structure = _validate.choice(neighbours, "neighbours", NEIGHBOURS)
+    if relation.kind != "builtin" and structure not in ("auto", "graph"):
+        raise ValueError(f"neighbours={structure!r} needs a built-in metric; a distance "
+                         "function or a precomputed graph is held as a graph: use 'auto' or "
+                         "'graph'")
+    if structure == "sorted" and components != 1:
+        raise ValueError(f"neighbours='sorted' needs a sensitive attribute of one component, "
+                         f"got {components}; use 'grid' or 'auto'")
+    return structure
+
+
 def suppression_budget(max_suppression: Any, on_infeasible: str) -> float:
     """``max_suppression`` checked: a fraction in [0, 1], meaningful with "suppress"."""
     budget = _validate.real(max_suppression, "max_suppression")
@@ -329,6 +358,7 @@ def run_engine(
     init_block: int = 1,
     moves: str = "auto",
     max_suppression: float = 0.0,
+    neighbours: str = "auto",
 ) -> Partition:
     """Runs the native engine on validated inputs and wraps its result (see ``partition``).
 
@@ -353,7 +383,8 @@ def run_engine(
         if relation.kind == "builtin":
             assert relation.weights is not None
             raw = _core.partition(sens, relation.name, relation.weights.tolist(), eps, options,
-                                  max_graph_entries=MAX_GRAPH_ENTRIES, **data)
+                                  max_graph_entries=MAX_GRAPH_ENTRIES, neighbours=neighbours,
+                                  **data)
         else:
             if relation.kind == "callable":
                 row_value, offsets, targets, calls = value_graph(relation, sens, eps)
@@ -371,7 +402,7 @@ def run_engine(
 
     stats = stats_dict(raw["stats"])
     stats.update(distinct_values=raw["distinct_values"], value_edges=raw["value_edges"],
-                 seconds_graph=raw["seconds_graph"])
+                 neighbours=raw["neighbours"], seconds_graph=raw["seconds_graph"])
     bound = inequality_4_bound(n, k, dlt)
     violating_groups = np.asarray(raw["violating_groups"], dtype=np.int64)
     stats.update(
