@@ -147,11 +147,10 @@ public:
 
 private:
     void index_grid() {
-        const std::size_t s = table_.s;
         const std::size_t u_count = table_.size();
         struct Candidate { double cells; std::size_t dim; double lo; double width; };
         std::vector<Candidate> candidates;
-        for (std::size_t i = 0; i < s; ++i) {
+        for (std::size_t i = 0; i < table_.s; ++i) {
             const double radius = distance_.box_radius(i);
             if (!std::isfinite(radius)) continue;
             double lo = std::numeric_limits<double>::infinity();
@@ -195,7 +194,16 @@ private:
             }
         }
         cell_start_.push_back(u_count);
+        // The values again in cell order, so that scanning a cell reads memory in sequence.
+        const std::size_t s = table_.s;
+        ordered_.resize(u_count * s);
+        for (std::size_t i = 0; i < u_count; ++i) {
+            const double* x = table_.value(static_cast<std::size_t>(order_[i]));
+            std::copy(x, x + s, ordered_.begin() + static_cast<std::ptrdiff_t>(i * s));
+        }
     }
+
+    const double* ordered(std::size_t i) const { return ordered_.data() + i * table_.s; }
 
     CellKey cell_of(const double* x) const {
         CellKey key{0, 0, 0};
@@ -227,10 +235,7 @@ private:
         for_adjacent_cells(key_[u], [&](std::size_t c) {
             for (std::size_t i = cell_start_[c]; i < cell_start_[c + 1]; ++i) {
                 const std::int32_t w = order_[i];
-                if (static_cast<std::size_t>(w) != u &&
-                    distance_.within(x, table_.value(static_cast<std::size_t>(w)))) {
-                    found.push_back(w);
-                }
+                if (static_cast<std::size_t>(w) != u && distance_.within(x, ordered(i))) found.push_back(w);
             }
         });
     }
@@ -275,10 +280,7 @@ public:
             for_adjacent_cells(key_[u], [&](std::size_t c) {
                 for (std::size_t i = cell_start_[c]; i < cell_start_[c + 1]; ++i) {
                     const std::int32_t w = order_[i];
-                    if (static_cast<std::size_t>(w) != u &&
-                        distance_.within(x, table_.value(static_cast<std::size_t>(w)))) {
-                        weigh(w);
-                    }
+                    if (static_cast<std::size_t>(w) != u && distance_.within(x, ordered(i))) weigh(w);
                 }
             });
             return total;
@@ -317,6 +319,7 @@ private:
     std::vector<double> origin_, width_;
     std::vector<CellKey> key_;        ///< grid: cell of each value
     std::vector<std::int32_t> order_; ///< grid: values sorted by cell
+    std::vector<double> ordered_;     ///< grid: their coordinates, in that order
     std::vector<CellKey> cells_;      ///< grid: each occupied cell once, sorted
     std::vector<std::size_t> cell_start_;
     std::vector<std::vector<std::int32_t>> sorted_;  ///< MinComponent: values by component
