@@ -162,7 +162,11 @@ bool SwapLoop::try_exchange(std::int32_t v, const std::vector<std::size_t>* only
             const std::int32_t w = *p;
             const std::int32_t b = col_.value_of(w);
             const std::int32_t adjacent = mark_.count(b);
-            const std::int64_t lambda = std::int64_t{d_c} - own_v + tally.count(b) - col_.own(w) - adjacent;
+            // Lambda without its one non-negative term, the tally: when that alone rules w
+            // out (or, unpriced, cannot beat the best), the tally is never counted.
+            const std::int64_t floor = std::int64_t{d_c} - own_v - col_.own(w) - adjacent;
+            if (floor >= 0 || (!priced && best >= 0 && floor > best_lambda)) continue;
+            const std::int64_t lambda = floor + tally.count(b);
             if (lambda >= 0) continue;
             double loss_change = 0.0;
             if (priced) {
