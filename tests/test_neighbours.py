@@ -137,3 +137,18 @@ def test_a_structure_that_cannot_hold_the_relation_is_a_named_error(kwargs, patt
     args.update(kwargs)
     with pytest.raises(ValueError, match=pattern):
         partition(**args)
+
+
+@pytest.mark.parametrize(("components", "metric"), [(1, "l1"), (3, "l2"), (2, "min_component")])
+def test_degrees_are_the_same_for_any_number_of_threads(components, metric):
+    # More values than one parallel block (1024), so that every thread gets work.
+    values = np.round(np.random.default_rng(2).random((5000, components)) * 400) / 400
+    weights = [1.0] * components
+    structure = "sorted" if components == 1 else "grid"
+    runs = [_core.neighbour_queries(values, metric, weights, 0.03, structure, [], [], [],
+                                    threads=threads)["degree"] for threads in (1, 2, 3, 7)]
+    for degree in runs[1:]:
+        np.testing.assert_array_equal(degree, runs[0])
+    brute = [sum(brute_neighbours(values[r], values[o], metric, np.ones(components), 0.03)
+                 for o in range(len(values)) if o != r) for r in range(0, 5000, 499)]
+    np.testing.assert_array_equal(runs[0][::499], brute)

@@ -144,7 +144,7 @@ py::dict neighbour_queries(const DoubleArray& sensitive, const std::string& metr
                            const std::vector<double>& weights, double epsilon,
                            const std::string& neighbours, const std::vector<std::int32_t>& pairs,
                            const std::vector<std::int32_t>& members,
-                           const std::vector<std::int32_t>& probes) {
+                           const std::vector<std::int32_t>& probes, std::size_t threads) {
     const Matrix sa = as_matrix(sensitive, "sensitive");
     const Structure asked = parse_structure(neighbours);
     const Distance distance(parse_metric(metric), weights, epsilon);
@@ -154,7 +154,7 @@ py::dict neighbour_queries(const DoubleArray& sensitive, const std::string& metr
         return table.row_value[static_cast<std::size_t>(r)];
     };
     if (pairs.size() % 2 != 0) throw std::invalid_argument("pairs must be flat (a, b) row pairs");
-    const Neighbours nb = Neighbours::build(table, distance, asked, kMaxGraphEntries);
+    const Neighbours nb = Neighbours::build(table, distance, asked, kMaxGraphEntries, threads);
     std::vector<std::int64_t> degree(sa.rows);
     for (std::size_t r = 0; r < sa.rows; ++r) degree[r] = nb.row_degrees()[static_cast<std::size_t>(table.row_value[r])];
     std::vector<std::uint8_t> adjacent(pairs.size() / 2);
@@ -279,7 +279,7 @@ py::dict run_partition(const DoubleArray& sensitive, const std::string& metric,
     RelationBuilder build = [&](ValueTable& table, Interrupt* interrupt) {
         const Distance distance(kind, weights, epsilon);
         table = ValueTable::from_rows(sa.data, sa.rows, sa.cols);
-        return Neighbours::build(table, distance, asked, max_graph_entries, interrupt);
+        return Neighbours::build(table, distance, asked, max_graph_entries, 0, interrupt);
     };
     return run_engine(build, sa.rows, options, quasi_identifiers, qi_taxonomies, initial_groups);
 }
@@ -377,7 +377,7 @@ PYBIND11_MODULE(_core, mod) {
             "The distinct values, their multiplicities and the CSR epsilon-neighbour graph.");
     mod.def("neighbour_queries", &neighbour_queries, py::arg("sensitive"), py::arg("metric"),
             py::arg("weights"), py::arg("epsilon"), py::arg("neighbours"), py::arg("pairs"),
-            py::arg("members"), py::arg("probes"),
+            py::arg("members"), py::arg("probes"), py::arg("threads") = 0,
             "A neighbour structure's row degrees, pair adjacency and counts of a row set.");
     mod.def("initialize", &initialize_classes, py::arg("degree"), py::arg("m"),
             "Algorithm 1: the class of each row given row degrees.");

@@ -1,5 +1,7 @@
 #include "proxanon/neighbour_graph.hpp"
 
+#include "proxanon/parallel.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -465,16 +467,15 @@ ValueTable ValueTable::from_labels(std::vector<std::int32_t> row_value, std::siz
 }
 
 std::vector<std::int64_t> implicit_row_degrees(const ValueTable& table, const Distance& distance,
-                                               Interrupt* interrupt) {
+                                               std::size_t threads, Interrupt* interrupt) {
     if (distance.dimensions() != table.s) {
         throw std::invalid_argument("metric weights and sensitive components differ in number");
     }
     const NeighbourFinder finder(table, distance);
     std::vector<std::int64_t> degree(table.size());
-    for (std::size_t u = 0; u < table.size(); ++u) {
-        poll(interrupt);
+    parallel_for(table.size(), threads, interrupt, [&](std::size_t u) {
         degree[u] = table.count[u] - 1 + finder.neighbour_weight(u);
-    }
+    });
     return degree;
 }
 

@@ -1,5 +1,7 @@
 #include "proxanon/neighbours.hpp"
 
+#include "proxanon/parallel.hpp"
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -60,16 +62,16 @@ Neighbours::Neighbours(const ValueTable& table, NeighbourGraph graph, Interrupt*
 }
 
 Neighbours::Neighbours(const ValueTable& table, const Distance& distance, Structure structure,
-                       Interrupt* interrupt)
+                       std::size_t threads, Interrupt* interrupt)
     : structure_(structure), table_(&table), distance_(distance) {
     if (distance.dimensions() != table.s) {
         throw std::invalid_argument("metric weights and sensitive components differ in number");
     }
     if (structure == Structure::Sorted) {
         if (table.s != 1) throw std::invalid_argument("the sorted structure needs one component");
-        sorted_degrees(interrupt);
+        sorted_degrees(threads, interrupt);
     } else if (structure == Structure::Grid) {
-        degree_ = implicit_row_degrees(table, distance, interrupt);
+        degree_ = implicit_row_degrees(table, distance, threads, interrupt);
     } else {
         throw std::invalid_argument("an implicit structure is Sorted or Grid");
     }
@@ -79,14 +81,13 @@ Neighbours::Neighbours(const ValueTable& table, const Distance& distance, Struct
 /// monotone in y, so for every built-in metric the neighbours of u at or above it are a
 /// prefix of [u, U) and those below it a suffix of [0, u): two binary searches with the exact
 /// test, then prefix sums of the counts. O(U log U).
-void Neighbours::sorted_degrees(Interrupt* interrupt) {
+void Neighbours::sorted_degrees(std::size_t threads, Interrupt* interrupt) {
     const ValueTable& t = *table_;
     const std::size_t values = t.size();
     std::vector<std::int64_t> before(values + 1, 0);  // rows of the values below each id
     for (std::size_t u = 0; u < values; ++u) before[u + 1] = before[u] + t.count[u];
     degree_.assign(values, 0);
-    for (std::size_t u = 0; u < values; ++u) {
-        if ((u & 4095) == 0) poll(interrupt);
+    parallel_for(values, threads, interrupt, [&](std::size_t u) {
         const double* x = t.value(u);
         std::size_t lo = 0, hi = u;  // first neighbour below u: in [0, u]
         while (lo < hi) {
@@ -101,16 +102,17 @@ void Neighbours::sorted_degrees(Interrupt* interrupt) {
             if (distance_->within(x, t.value(mid))) lo = mid + 1; else hi = mid;
         }
         degree_[u] = before[lo] - before[first] - 1;
-    }
+    });
 }
 
 Neighbours Neighbours::build(const ValueTable& table, const Distance& distance, Structure asked,
-                             std::size_t max_entries, Interrupt* interrupt) {
+                             std::size_t max_entries, std::size_t threads,
+                             Interrupt* interrupt) {
     const Structure structure = choose_structure(asked, table, distance);
     if (structure == Structure::Graph) {
         return Neighbours(table, NeighbourGraph::build(table, distance, max_entries, interrupt), interrupt);
     }
-    return Neighbours(table, distance, structure, interrupt);
+    return Neighbours(table, distance, structure, threads, interrupt);
 }
 
 NeighbourCount::NeighbourCount(const Neighbours& neighbours)

@@ -48,13 +48,15 @@ class Neighbours {
 public:
     /// Over a materialized graph (owned from now on).
     Neighbours(const ValueTable& table, NeighbourGraph graph, Interrupt* interrupt = nullptr);
-    /// An implicit structure (Sorted or Grid) for `distance` over `table`.
+    /// An implicit structure (Sorted or Grid) for `distance` over `table`; its degrees are
+    /// computed on `threads` threads (0: the hardware's), the same for any number.
     Neighbours(const ValueTable& table, const Distance& distance, Structure structure,
-               Interrupt* interrupt = nullptr);
+               std::size_t threads = 0, Interrupt* interrupt = nullptr);
 
     /// The structure `choose_structure` picks, built; Graph may throw GraphTooDense.
     static Neighbours build(const ValueTable& table, const Distance& distance, Structure asked,
-                            std::size_t max_entries, Interrupt* interrupt = nullptr);
+                            std::size_t max_entries, std::size_t threads = 0,
+                            Interrupt* interrupt = nullptr);
 
     Structure structure() const { return structure_; }
     std::size_t size() const { return degree_.size(); }
@@ -81,7 +83,7 @@ public:
     }
 
 private:
-    void sorted_degrees(Interrupt* interrupt);
+    void sorted_degrees(std::size_t threads, Interrupt* interrupt);
 
     Structure structure_;
     const ValueTable* table_;
