@@ -171,6 +171,46 @@ py::dict neighbour_queries(const DoubleArray& sensitive, const std::string& metr
     return out;
 }
 
+/// The distinct values, their multiplicities, each row's value id and each value's row
+/// degree, from the structure `neighbours` picks (no graph is returned, so none need be
+/// stored); with `centre` >= 0 also the values adjacent to that one (it included), O(U).
+py::dict value_relation(const DoubleArray& sensitive, const std::string& metric,
+                        const std::vector<double>& weights, double epsilon,
+                        const std::string& neighbours, std::int64_t centre) {
+    const Matrix sa = as_matrix(sensitive, "sensitive");
+    const Structure asked = parse_structure(neighbours);
+    ValueTable table;
+    std::vector<std::int64_t> degree;
+    std::vector<std::int32_t> around;
+    Structure structure = asked;
+    SignalCheck signals;
+    signals.run([&] {
+        py::gil_scoped_release release;
+        const Distance distance(parse_metric(metric), weights, epsilon);
+        table = ValueTable::from_rows(sa.data, sa.rows, sa.cols);
+        const Neighbours nb = Neighbours::build(table, distance, asked, kMaxGraphEntries, 0,
+                                                signals.interrupt());
+        structure = nb.structure();
+        degree = nb.row_degrees();
+        if (centre >= static_cast<std::int64_t>(table.size())) throw std::invalid_argument("centre is not a value id");
+        for (std::size_t u = 0; centre >= 0 && u < table.size(); ++u) {
+            if (nb.adjacent(static_cast<std::int32_t>(centre), static_cast<std::int32_t>(u))) {
+                around.push_back(static_cast<std::int32_t>(u));
+            }
+        }
+    });
+    const std::size_t u_count = table.size();
+    py::dict out;
+    out["values"] = to_numpy(std::move(table.values)).reshape({static_cast<py::ssize_t>(u_count),
+                                                               static_cast<py::ssize_t>(sa.cols)});
+    out["counts"] = to_numpy(std::move(table.count));
+    out["row_value"] = to_numpy(std::move(table.row_value));
+    out["value_degree"] = to_numpy(std::move(degree));
+    out["around"] = to_numpy(std::move(around));
+    out["neighbours"] = structure_name(structure);
+    return out;
+}
+
 /// (parent of every node, number of leaves) of a taxonomy QI column; leaves come first.
 using TaxonomySpec = std::optional<std::pair<std::vector<std::int32_t>, std::size_t>>;
 
@@ -379,6 +419,10 @@ PYBIND11_MODULE(_core, mod) {
             py::arg("weights"), py::arg("epsilon"), py::arg("neighbours"), py::arg("pairs"),
             py::arg("members"), py::arg("probes"), py::arg("threads") = 0,
             "A neighbour structure's row degrees, pair adjacency and counts of a row set.");
+    mod.def("value_relation", &value_relation, py::arg("sensitive"), py::arg("metric"),
+            py::arg("weights"), py::arg("epsilon"), py::arg("neighbours") = "auto",
+            py::arg("centre") = -1,
+            "Distinct values, counts, row value ids, row degree per value, and one value's neighbours.");
     mod.def("initialize", &initialize_classes, py::arg("degree"), py::arg("m"),
             "Algorithm 1: the class of each row given row degrees.");
     mod.def("equitable_sizes", &equitable_sizes, py::arg("n"), py::arg("m"));

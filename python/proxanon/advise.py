@@ -74,7 +74,7 @@ from numpy.typing import ArrayLike, NDArray
 from proxanon import _core, _validate
 from proxanon._errors import GraphTooDenseError
 from proxanon.distances import Relation, resolve, row_graph, value_graph
-from proxanon.engine import MAX_GRAPH_ENTRIES, checked_epsilon, inequality_4_bound, too_dense
+from proxanon.engine import checked_epsilon, inequality_4_bound, too_dense
 
 #: Metrics for which the triangle inequality holds (weighted Lp with weights >= 0), so
 #: the ε/2-ball argument proves a clique.
@@ -239,17 +239,13 @@ def advise(
         ball_graph = None
     else:
         ball_graph = _graph(sens, relation, radius)
-        counts = np.asarray(ball_graph["counts"], dtype=np.int64)
-        offsets = np.asarray(ball_graph["offsets"], dtype=np.int64)
-        targets = np.asarray(ball_graph["targets"], dtype=np.int64)
-        summed = np.concatenate(([0], np.cumsum(counts[targets])))
-        clique = counts + summed[offsets[1:]] - summed[offsets[:-1]]
+        # The rows in the closed ball of a value: its row degree there, plus itself.
+        clique = np.asarray(ball_graph["value_degree"], dtype=np.int64) + 1
     clique_size = int(clique.max())
     centre = int(np.argmin(np.where(clique == clique_size, first_row, n)))
     members = [centre]
-    if ball_graph is not None:
-        start, stop = int(ball_graph["offsets"][centre]), int(ball_graph["offsets"][centre + 1])
-        members += [int(u) for u in ball_graph["targets"][start:stop]]
+    if ball_graph is not None and radius is not None:
+        members = _ball_members(sens, relation, radius, ball_graph, centre)
     row_value = np.asarray((graph if ball_graph is None else ball_graph)["row_value"],
                            dtype=np.int64)
     clique_rows = np.flatnonzero(np.isin(row_value, members)).astype(np.int64)
@@ -306,12 +302,13 @@ def advise(
 
 def _graph(sens: NDArray[np.float64], relation: Relation,
            radius: float) -> dict[str, NDArray[Any]]:
-    """Distinct values, multiplicities, value id per row, CSR and row degree per value."""
+    """Distinct values, multiplicities, value id per row and row degree per value (and, for
+    a distance function or a precomputed graph, the CSR). A built-in metric is held in the
+    structure ``partition`` would pick: many distinct values never make a stored graph."""
     if relation.kind == "builtin":
         assert relation.weights is not None
         try:
-            return _core.neighbour_graph(sens, relation.name, relation.weights.tolist(), radius,
-                                         max_entries=MAX_GRAPH_ENTRIES)
+            return _core.value_relation(sens, relation.name, relation.weights.tolist(), radius)
         except GraphTooDenseError as exc:
             raise too_dense(radius, relation, exc) from None
     if relation.kind == "callable":
@@ -325,6 +322,18 @@ def _graph(sens: NDArray[np.float64], relation: Relation,
     degree = counts - 1 + summed[offsets[1:]] - summed[offsets[:-1]]
     return {"values": values, "counts": counts, "row_value": row_value, "offsets": offsets,
             "targets": targets, "value_degree": degree}
+
+
+def _ball_members(sens: NDArray[np.float64], relation: Relation, radius: float,
+                  ball: dict[str, NDArray[Any]], centre: int) -> list[int]:
+    """The values within ``radius`` of value ``centre``, itself included."""
+    if relation.kind == "builtin":
+        assert relation.weights is not None
+        around = _core.value_relation(sens, relation.name, relation.weights.tolist(), radius,
+                                      centre=centre)["around"]
+        return [int(u) for u in around]
+    start, stop = int(ball["offsets"][centre]), int(ball["offsets"][centre + 1])
+    return [centre] + [int(u) for u in ball["targets"][start:stop]]
 
 
 def _first_rows(row_value: NDArray[np.int64], values: int) -> NDArray[np.int64]:
