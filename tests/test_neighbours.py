@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from proxanon import _core, audit, partition
+from proxanon import InfeasibleError, _core, audit, partition
 from tests.conftest import brute_neighbours
 from tests.test_partition import instances
 
@@ -152,3 +152,21 @@ def test_degrees_are_the_same_for_any_number_of_threads(components, metric):
     brute = [sum(brute_neighbours(values[r], values[o], metric, np.ones(components), 0.03)
                  for o in range(len(values)) if o != r) for r in range(0, 5000, 499)]
     np.testing.assert_array_equal(runs[0][::499], brute)
+
+
+def test_raise_gives_the_clique_proof_before_any_repair_on_a_large_table():
+    # 100k continuous values at epsilon=0.5, delta=0.9: half the rows lie within 0.25 of the
+    # middle. The repair could never succeed (and used to be refused as too dense); the
+    # proof now comes first, with no partition.
+    n, k, eps, delta = 100_000, 10, 0.5, 0.9
+    values = np.random.default_rng(0).random(n)
+    with pytest.raises(InfeasibleError, match="proven before any repair") as caught:
+        partition(values, k=k, epsilon=eps, delta=delta)
+    assert caught.value.partition is None
+    assert "no partition into groups of at least k rows satisfies it" in str(caught.value)
+    # Independently: in one dimension, rows whose values span at most epsilon are pairwise
+    # neighbours, and any partition into groups of at least k holds at most
+    # floor((1 - delta)(n - n // k)) + n // k of them.
+    ordered = np.sort(values)
+    window = np.searchsorted(ordered, ordered + eps, side="right") - np.arange(n)
+    assert window.max() > np.floor((1 - delta) * (n - n // k) + 1e-9) + n // k

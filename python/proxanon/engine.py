@@ -152,7 +152,9 @@ def partition(
         QI ranges narrow (the loss of §V-B); without it the swap that lowers the potential
         most is taken.
     on_infeasible
-        ``"raise"`` (default): raise :class:`InfeasibleError` when violations remain.
+        ``"raise"`` (default): raise :class:`InfeasibleError` when violations remain; on
+        tables of more than 8192 rows with a built-in metric, :func:`proxanon.advise`'s
+        clique bound is checked first and a proof raises at once (no partition attached).
         ``"best_effort"``: return the partition with ``satisfied=False`` and the violating
         rows and groups listed. ``"suppress"``: leave rows out (group -1) until every group
         satisfies the principle, at most ``max_suppression`` of them (a fraction of n),
@@ -368,6 +370,7 @@ def run_engine(
     (parent of every node, number of leaves), so that their loss is the LCA's leaf share.
     """
     n = sens.shape[0]
+    early_verdict(sens, k, eps, dlt, relation, on_infeasible, moves, initial_groups)
     if reporter is not None:
         reporter.engine_running = True
     options = EngineOptions(
@@ -446,6 +449,33 @@ def run_engine(
             infeasible_message(stats) + feasibility_advice(sens, stats, relation),
             partition=result)
     return result
+
+
+#: Rows above which ``on_infeasible="raise"`` checks the clique bound before any repair: a
+#: repair that cannot succeed is long on large tables (each violation scans every group),
+#: while on small ones it is quick and its best-effort partition travels with the error.
+EARLY_VERDICT_ROWS = 8192
+
+
+def early_verdict(sens: NDArray[np.float64], k: int, eps: float, dlt: float,
+                  relation: Relation, on_infeasible: str, moves: str,
+                  initial_groups: NDArray[np.int64] | None) -> None:
+    """Raises InfeasibleError (with no partition) when advise's clique bound already proves
+    that the repair cannot succeed: no equitable partition into n // k groups for
+    ``moves="swap"``, no partition into groups of at least k for ``"auto"`` (which may
+    regroup). Only for ``on_infeasible="raise"``, a built-in metric, more than
+    EARLY_VERDICT_ROWS rows and no given start."""
+    if (on_infeasible != "raise" or initial_groups is not None or relation.kind != "builtin"
+            or not relation.is_metric or sens.shape[0] <= EARLY_VERDICT_ROWS):
+        return
+    from proxanon.advise import infeasibility_proof
+
+    proof = infeasibility_proof(sens, relation, k, eps, dlt, any_partition=moves == "auto")
+    if proof is not None:
+        raise InfeasibleError(
+            f"proven before any repair (k={k}, epsilon={eps}, delta={dlt}, "
+            f"metric={relation.label}): {proof}. Try a smaller epsilon or delta, or pass "
+            "on_infeasible='best_effort' or 'suppress' to run the repair anyway.")
 
 
 def too_dense(epsilon: float, relation: Relation, exc: ValueError) -> ValueError:
