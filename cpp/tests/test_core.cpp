@@ -12,6 +12,7 @@
 #include "proxanon/initialize.hpp"
 #include "proxanon/loss.hpp"
 #include "proxanon/neighbour_graph.hpp"
+#include "proxanon/neighbours.hpp"
 #include "proxanon/violation_queue.hpp"
 #include "proxanon/xcolor.hpp"
 
@@ -244,7 +245,8 @@ void test_xcolor_satisfies_and_lowers_potential() {
 
 /// Every option combination on small random instances with QI columns (one of them a
 /// taxonomy): each result's groups, suppressed rows and violations agree with a pair-by-pair
-/// count. Runs every part of the engine with the loss model active and inactive.
+/// count. Runs every part of the engine with the loss model active and inactive, on the
+/// graph and on both implicit structures.
 void test_every_part_against_brute_force() {
     const Taxonomy tax({4, 4, 5, 5, 6, 6, -1}, 4);
     for (unsigned seed = 0; seed < 40; ++seed) {
@@ -274,6 +276,15 @@ void test_every_part_against_brute_force() {
             options.trace = true;
             const bool priced = variant % 3 != 0 || options.init == Init::Qi;
             const XColorResult result = run_xcolor(table, Neighbours(table, graph), priced ? with_qi : LossModel(), options);
+            // The implicit structures hold the same relation: the same run, move for move.
+            for (Structure implicit : {Structure::Sorted, Structure::Grid}) {
+                const XColorResult same = run_xcolor(table, Neighbours(table, distance, implicit),
+                                                     priced ? with_qi : LossModel(), options);
+                CHECK(same.groups == result.groups);
+                CHECK(same.swap_log == result.swap_log);
+                CHECK(same.move_log == result.move_log);
+                CHECK(same.suppressed_rows == result.suppressed_rows);
+            }
             std::vector<std::int32_t> violating;
             for (std::size_t r = 0; r < n; ++r) {
                 if (result.groups[r] < 0) continue;
