@@ -463,6 +463,7 @@ PYBIND11_MODULE(_core, mod) {
         .def_readonly("stalled_violations", &XColorStats::stalled_violations)
         .def_readonly("suppressed", &XColorStats::suppressed)
         .def_readonly("regrouped_size", &XColorStats::regrouped_size)
+        .def_readonly("exact_search", &XColorStats::exact_search)
         .def_readonly("seconds_suppress", &XColorStats::seconds_suppress)
         .def_readonly("seconds_initialize", &XColorStats::seconds_initialize)
         .def_readonly("seconds_repair", &XColorStats::seconds_repair);

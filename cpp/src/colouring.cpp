@@ -21,11 +21,12 @@ Colouring::Colouring(const ValueTable& table, const Neighbours& neighbours, cons
     if (neighbours.size() != table.size()) throw std::invalid_argument("neighbours and value table differ in size");
     const std::size_t n = initial.size();
     std::size_t m = 0;
-    for (std::int32_t c : initial) m = std::max(m, static_cast<std::size_t>(c) + 1);
+    for (std::int32_t c : initial) if (c >= 0) m = std::max(m, static_cast<std::size_t>(c) + 1);
     members_.resize(m);
     pos_.resize(n);
     class_of_ = initial;
     for (std::size_t r = 0; r < n; ++r) {
+        if (initial[r] < 0) continue;  // left out
         auto& list = members_[static_cast<std::size_t>(initial[r])];
         pos_[r] = static_cast<std::int32_t>(list.size());
         list.push_back(static_cast<std::int32_t>(r));

@@ -40,44 +40,48 @@ std::int64_t ExcessDescent::class_excess(std::size_t c) const {
 
 /// Change of E if v (class V) and w (class W) swap; t(V) and t(W) do not change.
 std::int64_t ExcessDescent::swap_excess_change(std::int32_t v, std::int32_t w) const {
+    const std::int32_t* own = col_.own_counts();
+    const std::int32_t* value = col_.row_values();
     const auto home = static_cast<std::size_t>(col_.class_of(v));
     const auto away = static_cast<std::size_t>(col_.class_of(w));
-    const std::int32_t a = col_.value_of(v), b = col_.value_of(w);
+    const std::int32_t a = value[v], b = value[w];
     const std::int64_t th = col_.allowed(home), ta = col_.allowed(away);
     std::int64_t change = 0, own_w = 0, own_v = 0;
     for (const std::int32_t* p = col_.begin(home); p != col_.end(home); ++p) {
         const std::int32_t y = *p;
         if (y == v) continue;
-        const std::int64_t nb = col_.adjacent(b, col_.value_of(y));
+        const std::int64_t nb = col_.adjacent(b, value[y]);
         own_w += nb;
-        change += over(col_.own(y) - col_.adjacent(a, col_.value_of(y)) + nb, th) - over(col_.own(y), th);
+        change += over(own[y] - col_.adjacent(a, value[y]) + nb, th) - over(own[y], th);
     }
     for (const std::int32_t* p = col_.begin(away); p != col_.end(away); ++p) {
         const std::int32_t y = *p;
         if (y == w) continue;
-        const std::int64_t na = col_.adjacent(a, col_.value_of(y));
+        const std::int64_t na = col_.adjacent(a, value[y]);
         own_v += na;
-        change += over(col_.own(y) - col_.adjacent(b, col_.value_of(y)) + na, ta) - over(col_.own(y), ta);
+        change += over(own[y] - col_.adjacent(b, value[y]) + na, ta) - over(own[y], ta);
     }
-    change += over(own_w, th) - over(col_.own(v), th);
-    change += over(own_v, ta) - over(col_.own(w), ta);
+    change += over(own_w, th) - over(own[v], th);
+    change += over(own_v, ta) - over(own[w], ta);
     return change;
 }
 
 /// Change of E if v moves alone from its class V to class W (sizes |V|-1 and |W|+1).
 std::int64_t ExcessDescent::transfer_excess_change(std::int32_t v, std::size_t away) const {
+    const std::int32_t* own = col_.own_counts();
+    const std::int32_t* value = col_.row_values();
     const auto home = static_cast<std::size_t>(col_.class_of(v));
-    const std::int32_t a = col_.value_of(v);
+    const std::int32_t a = value[v];
     const std::int64_t th = allowed_neighbours(col_.size(home) - 1, col_.delta());
     const std::int64_t ta = allowed_neighbours(col_.size(away) + 1, col_.delta());
     std::int64_t change = -class_excess(home) - class_excess(away), own_v = 0;
     for (const std::int32_t* p = col_.begin(home); p != col_.end(home); ++p) {
-        if (*p != v) change += over(col_.own(*p) - col_.adjacent(a, col_.value_of(*p)), th);
+        if (*p != v) change += over(own[*p] - col_.adjacent(a, value[*p]), th);
     }
     for (const std::int32_t* p = col_.begin(away); p != col_.end(away); ++p) {
-        const std::int64_t na = col_.adjacent(a, col_.value_of(*p));
+        const std::int64_t na = col_.adjacent(a, value[*p]);
         own_v += na;
-        change += over(col_.own(*p) + na, ta);
+        change += over(own[*p] + na, ta);
     }
     return change + over(own_v, ta);
 }

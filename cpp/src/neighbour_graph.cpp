@@ -6,7 +6,6 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <limits>
 #include <numeric>
 #include <stdexcept>
@@ -16,92 +15,14 @@ namespace proxanon {
 
 namespace {
 
-/// Hash of one row's bytes (FNV-1a over the 8-byte words, then a final mix).
-std::uint64_t hash_row(const double* x, std::size_t s) {
-    std::uint64_t h = 1469598103934665603ULL;
-    for (std::size_t i = 0; i < s; ++i) {
-        double v = x[i] == 0.0 ? 0.0 : x[i];  // -0.0 and 0.0 are the same value
-        std::uint64_t bits;
-        std::memcpy(&bits, &v, sizeof bits);
-        h = (h ^ bits) * 1099511628211ULL;
-    }
-    h ^= h >> 29;
-    h *= 0xbf58476d1ce4e5b9ULL;
-    return h ^ (h >> 32);
-}
-
-}  // namespace
-
-ValueTable ValueTable::from_rows(const double* sensitive, std::size_t n, std::size_t s) {
-    if (n > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) {
-        throw std::length_error("proxanon supports at most 2^31 - 1 rows");
-    }
-    for (std::size_t i = 0; i < n * s; ++i) {
-        if (!std::isfinite(sensitive[i])) {
-            throw std::invalid_argument("sensitive value at row " + std::to_string(i / s) +
-                                        ", component " + std::to_string(i % s) + " is not finite");
-        }
-    }
-    auto row = [&](std::int32_t r) { return sensitive + static_cast<std::size_t>(r) * s; };
-    auto same = [&](std::int32_t a, std::int32_t b) {
-        const double* x = row(a);
-        const double* y = row(b);
-        for (std::size_t i = 0; i < s; ++i) if (!(x[i] == y[i])) return false;
-        return true;
-    };
-    // Open addressing: slot -> first row holding that value. O(n) expected.
-    std::size_t capacity = 16;
-    while (capacity < 2 * n) capacity *= 2;
-    std::vector<std::int32_t> slot_row(capacity, -1);
-    std::vector<std::int32_t> first_row_of(n);  // representative row of each row's value
-    std::vector<std::int32_t> representatives;
-    for (std::size_t r = 0; r < n; ++r) {
-        const auto ri = static_cast<std::int32_t>(r);
-        std::size_t slot = static_cast<std::size_t>(hash_row(row(ri), s)) & (capacity - 1);
-        while (slot_row[slot] >= 0 && !same(slot_row[slot], ri)) slot = (slot + 1) & (capacity - 1);
-        if (slot_row[slot] < 0) {
-            slot_row[slot] = ri;
-            representatives.push_back(ri);
-        }
-        first_row_of[r] = slot_row[slot];
-    }
-    // Value ids follow the lexicographic order of the values, whatever the row order.
-    std::sort(representatives.begin(), representatives.end(), [&](std::int32_t a, std::int32_t b) {
-        const double* x = row(a);
-        const double* y = row(b);
-        for (std::size_t i = 0; i < s; ++i) {
-            if (x[i] < y[i]) return true;
-            if (y[i] < x[i]) return false;
-        }
-        return false;
-    });
-    std::vector<std::int32_t> id_of_rep(n, -1);
-    ValueTable table;
-    table.s = s;
-    table.values.reserve(representatives.size() * s);
-    for (std::size_t u = 0; u < representatives.size(); ++u) {
-        const double* x = row(representatives[u]);
-        for (std::size_t i = 0; i < s; ++i) table.values.push_back(x[i] == 0.0 ? 0.0 : x[i]);
-        id_of_rep[static_cast<std::size_t>(representatives[u])] = static_cast<std::int32_t>(u);
-    }
-    table.count.assign(representatives.size(), 0);
-    table.row_value.resize(n);
-    for (std::size_t r = 0; r < n; ++r) {
-        const std::int32_t u = id_of_rep[static_cast<std::size_t>(first_row_of[r])];
-        table.row_value[r] = u;
-        table.count[static_cast<std::size_t>(u)] += 1;
-    }
-    return table;
-}
-
-namespace {
-
 constexpr std::size_t kMaxGridDims = 3;
 /// Cells per grid component at most: keys stay far inside int64 whatever the range of the
 /// values or the size of epsilon (cells are widened instead; still correct, only coarser).
 constexpr double kMaxCellsPerDim = 1099511627776.0;  // 2^40
-/// Values whose neighbours are counted exactly to estimate a graph's size before refusing it.
-constexpr std::size_t kSizeSample = 4096;
+/// Values whose neighbours are counted exactly to estimate a graph's size before refusing it:
+/// as many as kSampleWork candidate tests allow, within [kMinSample, kMaxSample].
+constexpr std::size_t kMinSample = 256, kMaxSample = 4096;
+constexpr double kSampleWork = 2e7;
 /// A graph whose sampled size exceeds the cap by this factor is refused on the estimate; in
 /// between, an exact count decides (as slow as building, but allocating nothing).
 constexpr double kEstimateMargin = 1.25;
@@ -353,14 +274,18 @@ std::string megabytes(std::uint64_t bytes) {
 }
 
 /// Refuses, before anything is stored, a graph of more than `max_entries` entries. Free when
-/// the candidate pairs fit under the cap; otherwise kSizeSample values evenly spread over the
-/// ids estimate the size (refused past kEstimateMargin times the cap), and an exact count,
+/// the candidate pairs fit under the cap; otherwise a sample of values evenly spread over the
+/// ids estimates the size (refused past kEstimateMargin times the cap), and an exact count,
 /// stopping at the cap, settles the rest.
 void check_size(const NeighbourFinder& finder, std::size_t values, std::size_t max_entries,
                 Interrupt* interrupt) {
-    if (finder.candidate_bound() <= max_entries) return;
+    const std::uint64_t candidates = finder.candidate_bound();
+    if (candidates <= max_entries) return;
     std::vector<std::int32_t> found;
-    const std::size_t step = std::max<std::size_t>(1, values / kSizeSample);
+    const double per_value = static_cast<double>(candidates) / static_cast<double>(values);
+    const auto sample = static_cast<std::size_t>(
+        std::clamp(kSampleWork / per_value, double(kMinSample), double(kMaxSample)));
+    const std::size_t step = std::max<std::size_t>(1, values / sample);
     std::uint64_t sampled = 0, seen = 0;
     for (std::size_t u = 0; u < values; u += step) {
         poll(interrupt);
@@ -447,23 +372,6 @@ bool NeighbourGraph::adjacent(std::int32_t a, std::int32_t b) const {
     if (a == b) return true;
     const auto ua = static_cast<std::size_t>(a);
     return std::binary_search(begin(ua), end(ua), b);
-}
-
-ValueTable ValueTable::from_labels(std::vector<std::int32_t> row_value, std::size_t values) {
-    ValueTable table;
-    table.s = 0;
-    table.count.assign(values, 0);
-    for (std::int32_t u : row_value) {
-        if (u < 0 || static_cast<std::size_t>(u) >= values) {
-            throw std::invalid_argument("value ids must lie in 0..values-1");
-        }
-        table.count[static_cast<std::size_t>(u)] += 1;
-    }
-    for (std::size_t u = 0; u < values; ++u) {
-        if (table.count[u] == 0) throw std::invalid_argument("every value id must be used by a row");
-    }
-    table.row_value = std::move(row_value);
-    return table;
 }
 
 std::vector<std::int64_t> implicit_row_degrees(const ValueTable& table, const Distance& distance,

@@ -115,14 +115,16 @@ bool SwapLoop::retry_set_aside(XColorResult& result) {
 bool SwapLoop::try_exchange(std::int32_t v, const std::vector<std::size_t>* only,
                             XColorResult& result) {
     const LossModel& loss = col_.loss();
-    const std::int32_t a = col_.value_of(v);
+    const std::int32_t* value = col_.row_values();
+    const std::int32_t* own = col_.own_counts();
+    const std::int32_t a = value[v];
     const auto home = static_cast<std::size_t>(col_.class_of(v));
     mark_.clear();
     mark_.add(a, 1);
     // tally[w]: members of V \ {v} in the closed neighbourhood of w, i.e. D_V(v') - [v~v'].
     col_.tally_class(home, v);
     const NeighbourCount& tally = col_.tally();
-    const std::int32_t own_v = col_.own(v);
+    const std::int32_t own_v = own[v];
     const bool priced = loss.active();
     double home_loss = 0.0;
     if (priced) {  // per-column range of V \ {v}
@@ -154,17 +156,17 @@ bool SwapLoop::try_exchange(std::int32_t v, const std::vector<std::size_t>* only
         if (c == home) continue;
         ++examined;
         std::int32_t d_c = 0;  // D_V'(v)
-        for (const std::int32_t* p = col_.begin(c); p != col_.end(c); ++p) {
-            d_c += mark_.count(col_.value_of(*p));
-        }
+        const std::int32_t* first = col_.begin(c);
+        const std::int32_t* last = col_.end(c);
+        for (const std::int32_t* p = first; p != last; ++p) d_c += mark_.count(value[*p]);
         if (d_c > col_.allowed(c)) continue;  // not movable
-        for (const std::int32_t* p = col_.begin(c); p != col_.end(c); ++p) {
+        for (const std::int32_t* p = first; p != last; ++p) {
             const std::int32_t w = *p;
-            const std::int32_t b = col_.value_of(w);
+            const std::int32_t b = value[w];
             const std::int32_t adjacent = mark_.count(b);
             // Lambda without its one non-negative term, the tally: when that alone rules w
             // out (or, unpriced, cannot beat the best), the tally is never counted.
-            const std::int64_t floor = std::int64_t{d_c} - own_v - col_.own(w) - adjacent;
+            const std::int64_t floor = std::int64_t{d_c} - own_v - own[w] - adjacent;
             if (floor >= 0 || (!priced && best >= 0 && floor > best_lambda)) continue;
             const std::int64_t lambda = floor + tally.count(b);
             if (lambda >= 0) continue;

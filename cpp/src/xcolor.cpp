@@ -4,6 +4,7 @@
 #include <chrono>
 #include <stdexcept>
 
+#include "proxanon/exact.hpp"
 #include "proxanon/excess_descent.hpp"
 #include "proxanon/initialize.hpp"
 #include "proxanon/suppression.hpp"
@@ -44,6 +45,27 @@ XColorResult run_once(const ValueTable& table, const Neighbours& neighbours,
                       const std::vector<std::int32_t>* initial_classes, std::size_t m,
                       bool allow_excess);
 
+/// The heuristics left violations in a table small enough to search: returns the exact
+/// partition (with suppression: the one leaving out the fewest rows, all of them when no group
+/// can satisfy), or, when none exists, `heuristic` as it is. Either way marked exact_search.
+XColorResult settle_exactly(const ValueTable& table, const Neighbours& neighbours,
+                            const LossModel& loss, const XColorOptions& options,
+                            XColorResult heuristic) {
+    const ExactPartition exact = exact_partition(table, neighbours, loss, options.k, options.delta,
+                                                 options.suppress, options.interrupt);
+    if (exact.groups.empty() && !options.suppress) {
+        heuristic.stats.exact_search = 1;
+        return heuristic;
+    }
+    const std::vector<std::int32_t> groups =
+        exact.groups.empty() ? std::vector<std::int32_t>(table.row_value.size(), -1) : exact.groups;
+    XColorOptions plain = options;
+    plain.suppress = false;
+    XColorResult result = run_once(table, neighbours, loss, plain, &groups, 0, false);
+    result.stats.exact_search = 1;
+    return result;
+}
+
 }  // namespace
 
 XColorResult run_xcolor(const ValueTable& table, const Neighbours& neighbours,
@@ -51,6 +73,10 @@ XColorResult run_xcolor(const ValueTable& table, const Neighbours& neighbours,
                         const std::vector<std::int32_t>* initial_classes) {
     const std::size_t n = table.row_value.size();
     if (options.k < 1 || options.k > n) throw std::invalid_argument("need 1 <= k <= n");
+    if (initial_classes && std::any_of(initial_classes->begin(), initial_classes->end(),
+                                       [](std::int32_t c) { return c < 0; })) {
+        throw std::invalid_argument("initial classes must be >= 0");
+    }
     const bool stronger = options.moves == Moves::Auto;
     if (!stronger || initial_classes != nullptr) {
         return run_once(table, neighbours, loss, options, initial_classes, n / options.k, stronger);
@@ -76,8 +102,10 @@ XColorResult run_xcolor(const ValueTable& table, const Neighbours& neighbours,
         }
     }
     if (best.stats.remaining_violations == 0) return best;
-    // Phase 2 (and suppression) on the chosen grouping, which is this run's starting point.
-    XColorResult finished = run_once(table, neighbours, loss, options, &best.groups, 0, true);
+    // Phase 2 (and suppression) on the chosen grouping, which is this run's starting point;
+    // a small table the heuristics cannot settle is searched exactly (suppression included).
+    const bool small = n <= kExactRows;
+    XColorResult finished = run_once(table, neighbours, loss, small ? quiet : options, &best.groups, 0, true);
     finished.stats.regrouped_size = best.stats.regrouped_size;
     finished.stats.initial_violations = best.stats.initial_violations;
     finished.stats.initial_potential = best.stats.initial_potential;
@@ -89,6 +117,9 @@ XColorResult run_xcolor(const ValueTable& table, const Neighbours& neighbours,
         finished.initial_groups = std::move(best.initial_groups);
         best.swap_log.insert(best.swap_log.end(), finished.swap_log.begin(), finished.swap_log.end());
         finished.swap_log = std::move(best.swap_log);
+    }
+    if (small && finished.stats.remaining_violations > 0) {
+        return settle_exactly(table, neighbours, loss, options, std::move(finished));
     }
     return finished;
 }
@@ -103,14 +134,11 @@ XColorResult run_once(const ValueTable& table, const Neighbours& neighbours,
     if (neighbours.size() != table.size()) throw std::invalid_argument("neighbours and value table differ in size");
     if (initial_classes) {
         if (initial_classes->size() != n) throw std::invalid_argument("initial colouring needs one class per row");
-        std::int32_t top = -1;
-        for (std::int32_t c : *initial_classes) {
-            if (c < 0) throw std::invalid_argument("initial classes must be >= 0");
-            top = std::max(top, c);
-        }
+        std::int32_t top = -1;  // class -1: a row left out from the start (exact search only)
+        for (std::int32_t c : *initial_classes) top = std::max(top, c);
         m = static_cast<std::size_t>(top) + 1;
         std::vector<std::uint8_t> used(m, 0);
-        for (std::int32_t c : *initial_classes) used[static_cast<std::size_t>(c)] = 1;
+        for (std::int32_t c : *initial_classes) if (c >= 0) used[static_cast<std::size_t>(c)] = 1;
         if (std::find(used.begin(), used.end(), 0) != used.end()) {
             throw std::invalid_argument("initial classes must use every id 0..m-1");
         }
@@ -142,6 +170,9 @@ XColorResult run_once(const ValueTable& table, const Neighbours& neighbours,
         initial = initialize(degree, m);
     }
     if (options.trace) result.initial_groups = initial;
+    for (std::size_t r = 0; r < n; ++r) {
+        if (initial[r] < 0) result.suppressed_rows.push_back(static_cast<std::int32_t>(r));
+    }
     Colouring colouring(table, neighbours, loss, options.delta, initial);
     stats.seconds_initialize = seconds_since(start);
     stats.initial_potential = colouring.potential();

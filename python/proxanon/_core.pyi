@@ -124,6 +124,7 @@ class Stats:
     stalled_violations: int
     suppressed: int
     regrouped_size: int
+    exact_search: int
     seconds_suppress: float
     seconds_initialize: float
     seconds_repair: float

@@ -56,7 +56,7 @@ STATS_FIELDS = (
     "n", "m", "max_degree", "row_edges", "initial_violations", "initial_potential",
     "final_potential", "swaps", "set_aside", "classes_examined", "remaining_violations",
     "excess_moves", "transfers", "stalled_violations", "suppressed", "regrouped_size",
-    "seconds_suppress", "seconds_initialize", "seconds_repair",
+    "exact_search", "seconds_suppress", "seconds_initialize", "seconds_repair",
 )
 
 
@@ -165,7 +165,11 @@ def partition(
         of exactly ``k`` can waste allowance), keep the better of the two, then run a local
         search that swaps or transfers rows while the total excess
         ``E = Σ max(0, D_G(v) − t(G))`` falls (sizes stay ``>= k``; E drops every move, so it
-        ends). ``"swap"``: the paper's pairwise exchanges only; sizes stay equitable.
+        ends). A table of at most 16 rows that these heuristics leave unsatisfied is then
+        searched exhaustively: it gets the satisfying partition of least QI loss if one
+        exists (with ``on_infeasible="suppress"``: the one leaving out the fewest rows), or
+        a proof that none does (``stats["exact_search"] == 1``).
+        ``"swap"``: the paper's pairwise exchanges only; sizes stay equitable.
     max_suppression
         With ``on_infeasible="suppress"``: the largest fraction of rows that may be left out.
     method, l
@@ -204,7 +208,17 @@ def partition(
         ``distinct_values``, ``value_edges``, ``row_edges``, ``max_degree`` (Θ), ``bound``
         and ``bound_holds`` (inequality 4), ``initial_violations``, ``initial_potential``,
         ``swaps``, ``final_potential``, ``set_aside``, ``remaining_violations``,
-        ``violating_groups`` and ``seconds`` (graph, initialize, repair, total).
+        ``violating_groups``, ``exact_search`` and ``seconds`` (graph, initialize, repair,
+        total).
+
+    Raises
+    ------
+    GraphTooDenseError
+        (a ValueError) when epsilon makes the neighbour graph larger than
+        ``_core.MAX_GRAPH_ENTRIES`` adjacency entries; raised before the graph is allocated,
+        with the entries and memory it would need.
+    KeyboardInterrupt
+        on Ctrl-C: the native work checks for signals about every 0.1 s and stops.
     """
     started = time.perf_counter()
     sens = _validate.float_matrix(sensitive, "sensitive")
@@ -434,16 +448,15 @@ def run_engine(
         move_log=np.asarray(raw["move_log"], dtype=np.int64) if trace else None,
     )
     if on_infeasible == "suppress" and n - suppressed.size < k:
-        raise InfeasibleError(
-            f"satisfying every group would leave {n - suppressed.size} of {n} row(s), fewer "
-            f"than k={k}: nothing could be released. Try a smaller epsilon or delta. "
-            + infeasible_message(stats), partition=result)
+        raise InfeasibleError(nothing_released(n, suppressed.size, stats), partition=result)
     if on_infeasible == "suppress" and suppressed.size > max_suppression * n:
+        needs = ("at least {} of {} row(s) must be left out (an exhaustive search over all "
+                 "partitions found no release that keeps more)" if stats["exact_search"] else
+                 "XColor's suppression left out {} of {} row(s)")
         raise InfeasibleError(
-            f"satisfying every group needs {suppressed.size} of {n} row(s) left out "
-            f"({suppressed.size / n:.2%}), more than max_suppression={max_suppression} allows "
-            f"({int(max_suppression * n)} row(s)). Allow more suppression, or try a smaller "
-            f"epsilon or delta. {infeasible_message(stats)}", partition=result)
+            f"{needs.format(suppressed.size, n)} ({suppressed.size / n:.2%}), more than "
+            f"max_suppression={max_suppression} allows ({int(max_suppression * n)} row(s)). "
+            "Allow more suppression, or try a smaller epsilon or delta.", partition=result)
     if not result.satisfied and on_infeasible == "raise":
         raise InfeasibleError(
             infeasible_message(stats) + feasibility_advice(sens, stats, relation),
@@ -504,10 +517,29 @@ def feasibility_advice(sens: NDArray[np.float64], stats: dict[str, Any],
             f"and no delta up to {advice.largest_delta_not_refuted:.4f} is ruled out.")
 
 
+def nothing_released(n: int, left_out: int, stats: dict[str, Any]) -> str:
+    """Why suppression released nothing: proven (small tables) or where the heuristic ended."""
+    k = stats["k"]
+    settings = (f"k={k}, epsilon={stats['epsilon']}, delta={stats['delta']}, "
+                f"metric={stats['metric']}")
+    if stats["exact_search"]:
+        return (f"no group of {k} or more of the {n} rows satisfies the principle on its own "
+                f"({settings}; an exhaustive search over all partitions), so every row would "
+                "have to be left out and nothing can be released. Try a smaller epsilon, "
+                "delta or k.")
+    return (f"XColor's suppression kept {n - left_out} of {n} row(s), fewer than k={k}, so "
+            f"nothing could be released ({settings}; the largest number of epsilon-"
+            f"neighbours of a row is {stats['max_degree']}). This is where the heuristic "
+            "ended, not a proof: proxanon.advise can prove what no partition achieves. Try "
+            "a smaller epsilon, delta or k.")
+
+
 def infeasible_message(stats: dict[str, Any]) -> str:
     """Explains an unsatisfied run: what is left, the degree bound, and what to change."""
     holds = "holds" if stats["bound_holds"] else "fails"
-    return (
+    proof = (f"An exhaustive search over all partitions of these {stats['n']} rows proves "
+             "that none satisfies the principle. " if stats.get("exact_search") else "")
+    return proof + (
         f"XColor left {stats['remaining_violations']} violating row(s) in "
         f"{len(stats['violating_groups'])} of {stats['m']} group(s) "
         f"(k={stats['k']}, epsilon={stats['epsilon']}, delta={stats['delta']}, "

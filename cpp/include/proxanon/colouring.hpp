@@ -26,7 +26,7 @@ std::int32_t allowed_neighbours(std::size_t size, double delta);
 /// of the two values on the graph); detach and attach O(|class|) adjacency tests.
 class Colouring {
 public:
-    /// `initial` gives a class id 0..m-1 per row, every id used.
+    /// `initial` gives a class id 0..m-1 per row, every id used, or -1 for a row left out.
     Colouring(const ValueTable& table, const Neighbours& neighbours, const LossModel& loss,
               double delta, const std::vector<std::int32_t>& initial);
 
@@ -40,6 +40,9 @@ public:
     std::int32_t own(std::int32_t r) const { return own_[at(r)]; }
     std::int32_t allowed(std::size_t c) const { return allowed_[c]; }
     std::int32_t value_of(std::int32_t r) const { return table_.row_value[at(r)]; }
+    /// own(r) and value_of(r) for every row, for loops that read them per pair of rows.
+    const std::int32_t* own_counts() const { return own_.data(); }
+    const std::int32_t* row_values() const { return table_.row_value.data(); }
     std::int64_t potential() const { return potential_; }
     double delta() const { return delta_; }
     const Neighbours& neighbours() const { return nb_; }
@@ -54,7 +57,8 @@ public:
     /// Rows with D_V(v) > t(V). O(n).
     std::int64_t violations() const;
 
-    /// True iff values a and b are equal or epsilon-neighbours.
+    /// True iff values a and b are equal or epsilon-neighbours. Inline: the excess descent
+    /// and suppression call it per pair of rows they examine.
     bool adjacent(std::int32_t a, std::int32_t b) const { return nb_.adjacent(a, b); }
 
     /// tally().count(w) := the rows of class c other than `skip` in N[w]. The class's rows are

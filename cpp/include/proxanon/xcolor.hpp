@@ -6,6 +6,7 @@
 //   swap_loop.hpp       the pairwise exchanges of Algorithm 2 (lines 4-11)
 //   excess_descent.hpp  the stronger repair when the swaps stall (moves = auto)
 //   suppression.hpp     leave rows out until every class satisfies (on_infeasible = suppress)
+//   exact.hpp           exhaustive search of tables of <= 16 rows the heuristics cannot settle
 #pragma once
 
 #include <atomic>
@@ -70,6 +71,8 @@ struct XColorStats {
     std::int64_t stalled_violations = 0;  ///< violating rows when the pairwise swaps stopped
     std::int64_t suppressed = 0;
     std::int64_t regrouped_size = 0;      ///< group size chosen when swaps stalled (0: kept k)
+    std::int64_t exact_search = 0;        ///< 1: the exact search settled a small table
+                                          ///< (the partition it found, or proof that none exists)
     double seconds_suppress = 0.0;
     double seconds_initialize = 0.0;
     double seconds_repair = 0.0;
@@ -89,7 +92,9 @@ struct XColorResult {
 
 /// Runs INITIALIZE (or starts from `initial`, a class id 0..m-1 per row, every id used), the
 /// swap loop, and what `options` asks for after it, over the rows described by `table` and
-/// the relation `neighbours` (built over the same table). Cost: see the parts; the swap loop dominates, O(|E| |V|) (Theorem 3).
+/// the relation `neighbours` (built over the same table). With Moves::Auto, a table of at
+/// most kExactRows rows that the heuristics leave unsatisfied is searched exactly (exact.hpp),
+/// suppression included. Cost: see the parts; the swap loop dominates, O(|E| |V|) (Theorem 3).
 XColorResult run_xcolor(const ValueTable& table, const Neighbours& neighbours,
                         const LossModel& loss, const XColorOptions& options,
                         const std::vector<std::int32_t>* initial = nullptr);
