@@ -69,12 +69,21 @@ def test_graph_too_dense_is_a_value_error_type_exported_by_the_package():
         _core.neighbour_graph(values, "l1", [1.0], 0.5, max_entries=10_000)
 
 
-def test_advise_refuses_a_too_dense_graph_by_type(monkeypatch):
-    import importlib
-
-    monkeypatch.setattr(importlib.import_module("proxanon.advise"), "MAX_GRAPH_ENTRIES", 10_000)
-    with pytest.raises(proxanon.GraphTooDenseError, match="epsilon=1.0 makes the neighbour graph"):
-        proxanon.advise(np.linspace(0, 1, 2000), k=10, epsilon=1.0, delta=0.5)
+def test_advise_proves_a_relation_too_dense_for_a_graph_in_little_memory():
+    # 100k distinct values at epsilon=0.5 would make a graph of about 7.5e9 entries (refused
+    # before); advise holds the relation as sorted values and proves the instance infeasible.
+    code = textwrap.dedent("""
+        import resource, numpy as np, proxanon
+        values = np.random.default_rng(0).random(100_000)
+        advice = proxanon.advise(values, k=10, epsilon=0.5, delta=0.5)
+        print(advice.provably_infeasible, advice.clique_size, len(advice.clique_rows))
+        print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    infeasible, clique, rows = out[0].split()
+    assert infeasible == "True" and int(clique) == int(rows) > 20_000
+    assert int(out[1]) < 600_000, f"peak RSS {out[1]} KiB"
 
 
 def test_one_cap_and_one_threshold_owned_by_the_core():
@@ -96,7 +105,7 @@ def test_a_too_dense_graph_is_refused_before_it_is_allocated():
         import resource, numpy as np, proxanon
         values = np.random.default_rng(0).random(100_000)
         try:
-            proxanon.partition(values, k=10, epsilon=0.5, delta=0.5)
+            proxanon.partition(values, k=10, epsilon=0.5, delta=0.5, neighbours="graph")
         except proxanon.GraphTooDenseError as exc:
             print(exc)
         print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)

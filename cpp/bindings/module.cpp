@@ -16,6 +16,7 @@
 #include "proxanon/loss.hpp"
 #include "proxanon/mondrian.hpp"
 #include "proxanon/neighbour_graph.hpp"
+#include "proxanon/neighbours.hpp"
 #include "proxanon/violation_queue.hpp"
 #include "proxanon/xcolor.hpp"
 
@@ -136,6 +137,80 @@ py::dict neighbour_graph(const DoubleArray& sensitive, const std::string& metric
     return graph_dict(std::move(table), std::move(graph));
 }
 
+/// The three answers of a neighbour structure, per row, for tests against brute force:
+/// the row degree of each row, adjacency of each row pair, and for each probe row the number
+/// of `members` rows in its closed neighbourhood.
+py::dict neighbour_queries(const DoubleArray& sensitive, const std::string& metric,
+                           const std::vector<double>& weights, double epsilon,
+                           const std::string& neighbours, const std::vector<std::int32_t>& pairs,
+                           const std::vector<std::int32_t>& members,
+                           const std::vector<std::int32_t>& probes, std::size_t threads) {
+    const Matrix sa = as_matrix(sensitive, "sensitive");
+    const Structure asked = parse_structure(neighbours);
+    const Distance distance(parse_metric(metric), weights, epsilon);
+    const ValueTable table = ValueTable::from_rows(sa.data, sa.rows, sa.cols);
+    const auto row = [&](std::int32_t r) {
+        if (r < 0 || static_cast<std::size_t>(r) >= sa.rows) throw std::invalid_argument("row out of range");
+        return table.row_value[static_cast<std::size_t>(r)];
+    };
+    if (pairs.size() % 2 != 0) throw std::invalid_argument("pairs must be flat (a, b) row pairs");
+    const Neighbours nb = Neighbours::build(table, distance, asked, kMaxGraphEntries, threads);
+    std::vector<std::int64_t> degree(sa.rows);
+    for (std::size_t r = 0; r < sa.rows; ++r) degree[r] = nb.row_degrees()[static_cast<std::size_t>(table.row_value[r])];
+    std::vector<std::uint8_t> adjacent(pairs.size() / 2);
+    for (std::size_t i = 0; i < adjacent.size(); ++i) adjacent[i] = nb.adjacent(row(pairs[2 * i]), row(pairs[2 * i + 1]));
+    NeighbourCount count(nb);
+    for (std::int32_t r : members) count.add(row(r), 1);
+    std::vector<std::int32_t> counts;
+    for (std::int32_t r : probes) counts.push_back(count.count(row(r)));
+    py::dict out;
+    out["neighbours"] = structure_name(nb.structure());
+    out["degree"] = to_numpy(std::move(degree));
+    out["adjacent"] = to_numpy(std::move(adjacent));
+    out["counts"] = to_numpy(std::move(counts));
+    return out;
+}
+
+/// The distinct values, their multiplicities, each row's value id and each value's row
+/// degree, from the structure `neighbours` picks (no graph is returned, so none need be
+/// stored); with `centre` >= 0 also the values adjacent to that one (it included), O(U).
+py::dict value_relation(const DoubleArray& sensitive, const std::string& metric,
+                        const std::vector<double>& weights, double epsilon,
+                        const std::string& neighbours, std::int64_t centre) {
+    const Matrix sa = as_matrix(sensitive, "sensitive");
+    const Structure asked = parse_structure(neighbours);
+    ValueTable table;
+    std::vector<std::int64_t> degree;
+    std::vector<std::int32_t> around;
+    Structure structure = asked;
+    SignalCheck signals;
+    signals.run([&] {
+        py::gil_scoped_release release;
+        const Distance distance(parse_metric(metric), weights, epsilon);
+        table = ValueTable::from_rows(sa.data, sa.rows, sa.cols);
+        const Neighbours nb = Neighbours::build(table, distance, asked, kMaxGraphEntries, 0,
+                                                signals.interrupt());
+        structure = nb.structure();
+        degree = nb.row_degrees();
+        if (centre >= static_cast<std::int64_t>(table.size())) throw std::invalid_argument("centre is not a value id");
+        for (std::size_t u = 0; centre >= 0 && u < table.size(); ++u) {
+            if (nb.adjacent(static_cast<std::int32_t>(centre), static_cast<std::int32_t>(u))) {
+                around.push_back(static_cast<std::int32_t>(u));
+            }
+        }
+    });
+    const std::size_t u_count = table.size();
+    py::dict out;
+    out["values"] = to_numpy(std::move(table.values)).reshape({static_cast<py::ssize_t>(u_count),
+                                                               static_cast<py::ssize_t>(sa.cols)});
+    out["counts"] = to_numpy(std::move(table.count));
+    out["row_value"] = to_numpy(std::move(table.row_value));
+    out["value_degree"] = to_numpy(std::move(degree));
+    out["around"] = to_numpy(std::move(around));
+    out["neighbours"] = structure_name(structure);
+    return out;
+}
+
 /// (parent of every node, number of leaves) of a taxonomy QI column; leaves come first.
 using TaxonomySpec = std::optional<std::pair<std::vector<std::int32_t>, std::size_t>>;
 
@@ -172,12 +247,12 @@ XColorOptions options_from(const py::handle& given) {
     return options;
 }
 
-/// Builds the value table and neighbour graph, polling the interrupt given; runs with the GIL
-/// released.
-using GraphBuilder = std::function<std::pair<ValueTable, NeighbourGraph>(Interrupt*)>;
+/// Fills the value table and builds the neighbour structure over it, polling the interrupt
+/// given; runs with the GIL released.
+using RelationBuilder = std::function<Neighbours(ValueTable& table, Interrupt*)>;
 
 /// The engine run shared by both entry points: `build` makes the relation, the rest is the same.
-py::dict run_engine(const GraphBuilder& build, std::size_t n, const py::handle& given,
+py::dict run_engine(const RelationBuilder& build, std::size_t n, const py::handle& given,
                     const std::optional<DoubleArray>& quasi_identifiers,
                     const std::vector<TaxonomySpec>& qi_taxonomies,
                     const std::optional<std::vector<std::int32_t>>& initial_groups) {
@@ -197,17 +272,20 @@ py::dict run_engine(const GraphBuilder& build, std::size_t n, const py::handle& 
     XColorResult result;
     std::size_t distinct = 0;
     std::size_t value_edges = 0;
+    Structure structure = Structure::Graph;
     double seconds_graph = 0.0;
     signals.run([&] {
         py::gil_scoped_release release;
         const auto start = std::chrono::steady_clock::now();
-        const auto [table, graph] = build(options.interrupt);
+        ValueTable table;
+        const Neighbours neighbours = build(table, options.interrupt);
         const LossModel loss = qi ? LossModel(qi->data, qi->rows, qi->cols, std::move(taxonomies))
                                   : LossModel();
         seconds_graph = seconds_since(start);
         distinct = table.size();
-        value_edges = graph.value_edges();
-        result = run_xcolor(table, graph, loss, options, initial_groups ? &*initial_groups : nullptr);
+        value_edges = neighbours.value_edges();
+        structure = neighbours.structure();
+        result = run_xcolor(table, neighbours, loss, options, initial_groups ? &*initial_groups : nullptr);
     });
     py::dict out;
     out["groups"] = to_numpy(std::move(result.groups));
@@ -217,6 +295,7 @@ py::dict run_engine(const GraphBuilder& build, std::size_t n, const py::handle& 
     out["stats"] = result.stats;
     out["distinct_values"] = distinct;
     out["value_edges"] = value_edges;
+    out["neighbours"] = structure_name(structure);
     out["seconds_graph"] = seconds_graph;
     if (options.trace) {
         const auto swaps = static_cast<py::ssize_t>(result.swap_log.size() / 3);
@@ -233,14 +312,14 @@ py::dict run_partition(const DoubleArray& sensitive, const std::string& metric,
                        const py::handle& options, const std::optional<DoubleArray>& quasi_identifiers,
                        const std::vector<TaxonomySpec>& qi_taxonomies,
                        const std::optional<std::vector<std::int32_t>>& initial_groups,
-                       std::size_t max_graph_entries) {
+                       std::size_t max_graph_entries, const std::string& neighbours) {
     const Matrix sa = as_matrix(sensitive, "sensitive");
     const Metric kind = parse_metric(metric);
-    GraphBuilder build = [&](Interrupt* interrupt) {
+    const Structure asked = parse_structure(neighbours);
+    RelationBuilder build = [&](ValueTable& table, Interrupt* interrupt) {
         const Distance distance(kind, weights, epsilon);
-        ValueTable table = ValueTable::from_rows(sa.data, sa.rows, sa.cols);
-        NeighbourGraph graph = NeighbourGraph::build(table, distance, max_graph_entries, interrupt);
-        return std::make_pair(std::move(table), std::move(graph));
+        table = ValueTable::from_rows(sa.data, sa.rows, sa.cols);
+        return Neighbours::build(table, distance, asked, max_graph_entries, 0, interrupt);
     };
     return run_engine(build, sa.rows, options, quasi_identifiers, qi_taxonomies, initial_groups);
 }
@@ -255,10 +334,10 @@ py::dict run_partition_graph(std::vector<std::int32_t> row_value, std::vector<st
     const std::size_t n = row_value.size();
     if (offsets.empty()) throw std::invalid_argument("offsets needs one entry per value plus one");
     const std::size_t values = offsets.size() - 1;
-    GraphBuilder build = [&](Interrupt*) {
-        ValueTable table = ValueTable::from_labels(std::move(row_value), values);
-        NeighbourGraph graph = NeighbourGraph::from_csr(std::move(offsets), std::move(targets));
-        return std::make_pair(std::move(table), std::move(graph));
+    RelationBuilder build = [&](ValueTable& table, Interrupt* interrupt) {
+        table = ValueTable::from_labels(std::move(row_value), values);
+        return Neighbours(table, NeighbourGraph::from_csr(std::move(offsets), std::move(targets)),
+                          interrupt);
     };
     return run_engine(build, n, options, quasi_identifiers, qi_taxonomies, initial_groups);
 }
@@ -322,7 +401,8 @@ PYBIND11_MODULE(_core, mod) {
             py::arg("quasi_identifiers") = py::none(),
             py::arg("qi_taxonomies") = std::vector<TaxonomySpec>{},
             py::arg("initial_groups") = py::none(), py::arg("max_graph_entries") = kMaxGraphEntries,
-            "Build the neighbour graph, run INITIALIZE, the swap loop and what options ask for.");
+            py::arg("neighbours") = "auto",
+            "Build the neighbour structure, run INITIALIZE, the swap loop and what options ask for.");
     mod.def("partition_graph", &run_partition_graph, py::arg("row_value"), py::arg("offsets"),
             py::arg("targets"), py::arg("options"), py::arg("quasi_identifiers") = py::none(),
             py::arg("qi_taxonomies") = std::vector<TaxonomySpec>{},
@@ -337,6 +417,14 @@ PYBIND11_MODULE(_core, mod) {
             py::arg("weights"), py::arg("epsilon"),
             py::arg("max_entries") = kMaxGraphEntries,
             "The distinct values, their multiplicities and the CSR epsilon-neighbour graph.");
+    mod.def("neighbour_queries", &neighbour_queries, py::arg("sensitive"), py::arg("metric"),
+            py::arg("weights"), py::arg("epsilon"), py::arg("neighbours"), py::arg("pairs"),
+            py::arg("members"), py::arg("probes"), py::arg("threads") = 0,
+            "A neighbour structure's row degrees, pair adjacency and counts of a row set.");
+    mod.def("value_relation", &value_relation, py::arg("sensitive"), py::arg("metric"),
+            py::arg("weights"), py::arg("epsilon"), py::arg("neighbours") = "auto",
+            py::arg("centre") = -1,
+            "Distinct values, counts, row value ids, row degree per value, and one value's neighbours.");
     mod.def("initialize", &initialize_classes, py::arg("degree"), py::arg("m"),
             "Algorithm 1: the class of each row given row degrees.");
     mod.def("equitable_sizes", &equitable_sizes, py::arg("n"), py::arg("m"));

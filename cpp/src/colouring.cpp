@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "proxanon/tolerance.hpp"
 
@@ -13,51 +14,11 @@ std::int32_t allowed_neighbours(std::size_t size, double delta) {
         std::floor((1.0 - delta) * static_cast<double>(size - 1) + kAllowanceSlack));
 }
 
-void ValueMark::set_closed_neighbourhood(const NeighbourGraph& graph, std::int32_t u) {
-    ++gen_;
-    const auto uu = static_cast<std::size_t>(u);
-    stamp_[uu] = gen_;
-    for (const std::int32_t* p = graph.begin(uu); p != graph.end(uu); ++p) {
-        stamp_[static_cast<std::size_t>(*p)] = gen_;
-    }
-}
-
-void NeighbourTally::clear() {
-    for (std::int32_t w : touched_) count_[static_cast<std::size_t>(w)] = 0;
-    touched_.clear();
-}
-
-void NeighbourTally::add_closed_neighbourhood(const NeighbourGraph& graph, std::int32_t u,
-                                              std::int32_t times) {
-    auto bump = [&](std::int32_t w) {
-        auto& c = count_[static_cast<std::size_t>(w)];
-        if (c == 0) touched_.push_back(w);
-        c += times;
-    };
-    bump(u);
-    const auto uu = static_cast<std::size_t>(u);
-    for (const std::int32_t* p = graph.begin(uu); p != graph.end(uu); ++p) bump(*p);
-}
-
-namespace {
-constexpr std::size_t kDenseValues = 8192;  ///< up to 8 MiB of adjacency bits
-}  // namespace
-
-Colouring::Colouring(const ValueTable& table, const NeighbourGraph& graph, const LossModel& loss,
+Colouring::Colouring(const ValueTable& table, const Neighbours& neighbours, const LossModel& loss,
                      double delta, const std::vector<std::int32_t>& initial)
-    : table_(table), graph_(graph), loss_(loss), delta_(delta), mark_a_(table.size()),
-      mark_b_(table.size()), tally_(table.size()), value_count_(table.size(), 0) {
-    const std::size_t values = graph.size();
-    if (values <= kDenseValues) {
-        dense_.assign((values * values + 63) / 64, 0);
-        for (std::size_t u = 0; u < values; ++u) {
-            dense_[(u * values + u) >> 6] |= std::uint64_t{1} << ((u * values + u) & 63);
-            for (const std::int32_t* p = graph.begin(u); p != graph.end(u); ++p) {
-                const std::size_t bit = u * values + static_cast<std::size_t>(*p);
-                dense_[bit >> 6] |= std::uint64_t{1} << (bit & 63);
-            }
-        }
-    }
+    : table_(table), nb_(neighbours), loss_(loss), delta_(delta), mark_a_(neighbours),
+      mark_b_(neighbours), tally_(neighbours), value_count_(table.size(), 0) {
+    if (neighbours.size() != table.size()) throw std::invalid_argument("neighbours and value table differ in size");
     const std::size_t n = initial.size();
     std::size_t m = 0;
     for (std::int32_t c : initial) if (c >= 0) m = std::max(m, static_cast<std::size_t>(c) + 1);
@@ -96,7 +57,7 @@ void Colouring::tally_class(std::size_t c, std::int32_t skip) {
     }
     for (std::int32_t u : distinct_) {
         auto& k = value_count_[static_cast<std::size_t>(u)];
-        tally_.add_closed_neighbourhood(graph_, u, k);
+        tally_.add(u, k);
         k = 0;
     }
 }
@@ -104,7 +65,7 @@ void Colouring::tally_class(std::size_t c, std::int32_t skip) {
 void Colouring::count_class(std::size_t c) {
     tally_class(c, -1);
     // The tally counts each member in its own closed neighbourhood: subtract it.
-    for (const std::int32_t* p = begin(c); p != end(c); ++p) own_[at(*p)] = tally_[value_of(*p)] - 1;
+    for (const std::int32_t* p = begin(c); p != end(c); ++p) own_[at(*p)] = tally_.count(value_of(*p)) - 1;
     tally_.clear();
 }
 
@@ -116,19 +77,21 @@ void Colouring::class_changed(std::size_t c) {
 void Colouring::swap(std::int32_t v, std::int32_t w, std::int64_t lambda, std::int32_t own_v_after) {
     const auto home = static_cast<std::size_t>(class_of_[at(v)]);
     const auto away = static_cast<std::size_t>(class_of_[at(w)]);
-    mark_a_.set_closed_neighbourhood(graph_, value_of(v));
-    mark_b_.set_closed_neighbourhood(graph_, value_of(w));
+    mark_a_.clear();
+    mark_a_.add(value_of(v), 1);
+    mark_b_.clear();
+    mark_b_.add(value_of(w), 1);
     std::int32_t own_w_after = 0;
     for (const std::int32_t* p = begin(home); p != end(home); ++p) {
         if (*p == v) continue;
         const std::int32_t x = value_of(*p);
-        own_[at(*p)] += mark_b_[x] - mark_a_[x];
-        own_w_after += mark_b_[x];
+        own_[at(*p)] += mark_b_.count(x) - mark_a_.count(x);
+        own_w_after += mark_b_.count(x);
     }
     for (const std::int32_t* p = begin(away); p != end(away); ++p) {
         if (*p == w) continue;
         const std::int32_t x = value_of(*p);
-        own_[at(*p)] += mark_a_[x] - mark_b_[x];
+        own_[at(*p)] += mark_a_.count(x) - mark_b_.count(x);
     }
     own_[at(v)] = own_v_after;
     own_[at(w)] = own_w_after;

@@ -24,7 +24,7 @@ bool better(double loss, std::int32_t groups, const Best& than) {
 
 }  // namespace
 
-ExactPartition exact_partition(const ValueTable& table, const NeighbourGraph& graph,
+ExactPartition exact_partition(const ValueTable& table, const Neighbours& neighbours,
                                const LossModel& loss, std::size_t k, double delta,
                                bool allow_left_out, Interrupt* interrupt) {
     const std::size_t n = table.row_value.size();
@@ -32,7 +32,7 @@ ExactPartition exact_partition(const ValueTable& table, const NeighbourGraph& gr
     std::vector<std::uint32_t> near(n, 0);  // rows equal or within epsilon, itself included
     for (std::size_t a = 0; a < n; ++a) {
         for (std::size_t b = 0; b < n; ++b) {
-            if (graph.adjacent(table.row_value[a], table.row_value[b])) near[a] |= 1U << b;
+            if (neighbours.adjacent(table.row_value[a], table.row_value[b])) near[a] |= 1U << b;
         }
     }
     const std::uint32_t all = (1U << n) - 1;

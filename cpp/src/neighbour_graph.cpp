@@ -1,5 +1,7 @@
 #include "proxanon/neighbour_graph.hpp"
 
+#include "proxanon/parallel.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -68,11 +70,10 @@ public:
 
 private:
     void index_grid() {
-        const std::size_t s = table_.s;
         const std::size_t u_count = table_.size();
         struct Candidate { double cells; std::size_t dim; double lo; double width; };
         std::vector<Candidate> candidates;
-        for (std::size_t i = 0; i < s; ++i) {
+        for (std::size_t i = 0; i < table_.s; ++i) {
             const double radius = distance_.box_radius(i);
             if (!std::isfinite(radius)) continue;
             double lo = std::numeric_limits<double>::infinity();
@@ -116,7 +117,16 @@ private:
             }
         }
         cell_start_.push_back(u_count);
+        // The values again in cell order, so that scanning a cell reads memory in sequence.
+        const std::size_t s = table_.s;
+        ordered_.resize(u_count * s);
+        for (std::size_t i = 0; i < u_count; ++i) {
+            const double* x = table_.value(static_cast<std::size_t>(order_[i]));
+            std::copy(x, x + s, ordered_.begin() + static_cast<std::ptrdiff_t>(i * s));
+        }
     }
+
+    const double* ordered(std::size_t i) const { return ordered_.data() + i * table_.s; }
 
     CellKey cell_of(const double* x) const {
         CellKey key{0, 0, 0};
@@ -148,10 +158,7 @@ private:
         for_adjacent_cells(key_[u], [&](std::size_t c) {
             for (std::size_t i = cell_start_[c]; i < cell_start_[c + 1]; ++i) {
                 const std::int32_t w = order_[i];
-                if (static_cast<std::size_t>(w) != u &&
-                    distance_.within(x, table_.value(static_cast<std::size_t>(w)))) {
-                    found.push_back(w);
-                }
+                if (static_cast<std::size_t>(w) != u && distance_.within(x, ordered(i))) found.push_back(w);
             }
         });
     }
@@ -172,7 +179,8 @@ private:
 
     /// Positions [lo, hi) in sorted_[i] of the values within u's window along component i.
     std::pair<std::size_t, std::size_t> component_run(std::size_t u, std::size_t i) const {
-        const double radius = distance_.box_radius(i);
+        // Widened like a grid cell, so that rounding never leaves a close value outside.
+        const double radius = distance_.box_radius(i) * (1.0 + kCellWidening);
         if (!std::isfinite(radius)) return {0, 0};  // weight 0: this component is never close
         const double xi = table_.value(u)[i];
         const auto& order = sorted_[i];
@@ -184,6 +192,37 @@ private:
         return {static_cast<std::size_t>(lo - order.begin()), static_cast<std::size_t>(hi - order.begin())};
     }
 
+public:
+    /// Sum of count over the neighbours of u other than u itself, without storing them; a
+    /// MinComponent neighbour is counted along the first component that makes it one.
+    std::int64_t neighbour_weight(std::size_t u) const {
+        const double* x = table_.value(u);
+        std::int64_t total = 0;
+        const auto weigh = [&](std::int32_t w) { total += table_.count[static_cast<std::size_t>(w)]; };
+        if (distance_.metric() != Metric::MinComponent) {
+            for_adjacent_cells(key_[u], [&](std::size_t c) {
+                for (std::size_t i = cell_start_[c]; i < cell_start_[c + 1]; ++i) {
+                    const std::int32_t w = order_[i];
+                    if (static_cast<std::size_t>(w) != u && distance_.within(x, ordered(i))) weigh(w);
+                }
+            });
+            return total;
+        }
+        for (std::size_t i = 0; i < table_.s; ++i) {
+            const auto [lo, hi] = component_run(u, i);
+            for (std::size_t p = lo; p < hi; ++p) {
+                const std::int32_t w = sorted_[i][p];
+                const double* y = table_.value(static_cast<std::size_t>(w));
+                if (static_cast<std::size_t>(w) == u || !distance_.close_in(i, x, y)) continue;
+                bool earlier = false;
+                for (std::size_t j = 0; j < i && !earlier; ++j) earlier = distance_.close_in(j, x, y);
+                if (!earlier) weigh(w);
+            }
+        }
+        return total;
+    }
+
+private:
     void component_neighbours(std::size_t u, std::vector<std::int32_t>& found) const {
         const double* x = table_.value(u);
         for (std::size_t i = 0; i < table_.s; ++i) {
@@ -203,6 +242,7 @@ private:
     std::vector<double> origin_, width_;
     std::vector<CellKey> key_;        ///< grid: cell of each value
     std::vector<std::int32_t> order_; ///< grid: values sorted by cell
+    std::vector<double> ordered_;     ///< grid: their coordinates, in that order
     std::vector<CellKey> cells_;      ///< grid: each occupied cell once, sorted
     std::vector<std::size_t> cell_start_;
     std::vector<std::vector<std::int32_t>> sorted_;  ///< MinComponent: values by component
@@ -332,6 +372,19 @@ bool NeighbourGraph::adjacent(std::int32_t a, std::int32_t b) const {
     if (a == b) return true;
     const auto ua = static_cast<std::size_t>(a);
     return std::binary_search(begin(ua), end(ua), b);
+}
+
+std::vector<std::int64_t> implicit_row_degrees(const ValueTable& table, const Distance& distance,
+                                               std::size_t threads, Interrupt* interrupt) {
+    if (distance.dimensions() != table.s) {
+        throw std::invalid_argument("metric weights and sensitive components differ in number");
+    }
+    const NeighbourFinder finder(table, distance);
+    std::vector<std::int64_t> degree(table.size());
+    parallel_for(table.size(), threads, interrupt, [&](std::size_t u) {
+        degree[u] = table.count[u] - 1 + finder.neighbour_weight(u);
+    });
+    return degree;
 }
 
 std::vector<std::int64_t> row_degrees(const ValueTable& table, const NeighbourGraph& graph) {

@@ -11,7 +11,7 @@ constexpr std::uint8_t kNone = 0, kQueued = 1, kAside = 2;
 }  // namespace
 
 SwapLoop::SwapLoop(Colouring& colouring, const XColorOptions& options)
-    : col_(colouring), options_(options), mark_(colouring.graph().size()),
+    : col_(colouring), options_(options), mark_(colouring.neighbours()),
       queue_(colouring.rows(), colouring.loss().active() ? kLossBuckets : 1),
       state_(colouring.rows(), kNone), aside_epoch_(colouring.rows(), 0),
       in_aside_list_(colouring.rows(), 0), class_seen_(colouring.classes(), 0) {}
@@ -119,10 +119,11 @@ bool SwapLoop::try_exchange(std::int32_t v, const std::vector<std::size_t>* only
     const std::int32_t* own = col_.own_counts();
     const std::int32_t a = value[v];
     const auto home = static_cast<std::size_t>(col_.class_of(v));
-    mark_.set_closed_neighbourhood(col_.graph(), a);
+    mark_.clear();
+    mark_.add(a, 1);
     // tally[w]: members of V \ {v} in the closed neighbourhood of w, i.e. D_V(v') - [v~v'].
     col_.tally_class(home, v);
-    const NeighbourTally& tally = col_.tally();
+    const NeighbourCount& tally = col_.tally();
     const std::int32_t own_v = own[v];
     const bool priced = loss.active();
     double home_loss = 0.0;
@@ -157,13 +158,17 @@ bool SwapLoop::try_exchange(std::int32_t v, const std::vector<std::size_t>* only
         std::int32_t d_c = 0;  // D_V'(v)
         const std::int32_t* first = col_.begin(c);
         const std::int32_t* last = col_.end(c);
-        for (const std::int32_t* p = first; p != last; ++p) d_c += mark_[value[*p]];
+        for (const std::int32_t* p = first; p != last; ++p) d_c += mark_.count(value[*p]);
         if (d_c > col_.allowed(c)) continue;  // not movable
         for (const std::int32_t* p = first; p != last; ++p) {
             const std::int32_t w = *p;
             const std::int32_t b = value[w];
-            const std::int32_t adjacent = mark_[b];
-            const std::int64_t lambda = std::int64_t{d_c} - own_v + tally[b] - own[w] - adjacent;
+            const std::int32_t adjacent = mark_.count(b);
+            // Lambda without its one non-negative term, the tally: when that alone rules w
+            // out (or, unpriced, cannot beat the best), the tally is never counted.
+            const std::int64_t floor = std::int64_t{d_c} - own_v - own[w] - adjacent;
+            if (floor >= 0 || (!priced && best >= 0 && floor > best_lambda)) continue;
+            const std::int64_t lambda = floor + tally.count(b);
             if (lambda >= 0) continue;
             double loss_change = 0.0;
             if (priced) {

@@ -40,7 +40,7 @@ std::size_t roomiest_size(std::size_t k, double delta) {
     return best;
 }
 
-XColorResult run_once(const ValueTable& table, const NeighbourGraph& graph,
+XColorResult run_once(const ValueTable& table, const Neighbours& neighbours,
                       const LossModel& loss, const XColorOptions& options,
                       const std::vector<std::int32_t>* initial_classes, std::size_t m,
                       bool allow_excess);
@@ -48,10 +48,10 @@ XColorResult run_once(const ValueTable& table, const NeighbourGraph& graph,
 /// The heuristics left violations in a table small enough to search: returns the exact
 /// partition (with suppression: the one leaving out the fewest rows, all of them when no group
 /// can satisfy), or, when none exists, `heuristic` as it is. Either way marked exact_search.
-XColorResult settle_exactly(const ValueTable& table, const NeighbourGraph& graph,
+XColorResult settle_exactly(const ValueTable& table, const Neighbours& neighbours,
                             const LossModel& loss, const XColorOptions& options,
                             XColorResult heuristic) {
-    const ExactPartition exact = exact_partition(table, graph, loss, options.k, options.delta,
+    const ExactPartition exact = exact_partition(table, neighbours, loss, options.k, options.delta,
                                                  options.suppress, options.interrupt);
     if (exact.groups.empty() && !options.suppress) {
         heuristic.stats.exact_search = 1;
@@ -61,14 +61,14 @@ XColorResult settle_exactly(const ValueTable& table, const NeighbourGraph& graph
         exact.groups.empty() ? std::vector<std::int32_t>(table.row_value.size(), -1) : exact.groups;
     XColorOptions plain = options;
     plain.suppress = false;
-    XColorResult result = run_once(table, graph, loss, plain, &groups, 0, false);
+    XColorResult result = run_once(table, neighbours, loss, plain, &groups, 0, false);
     result.stats.exact_search = 1;
     return result;
 }
 
 }  // namespace
 
-XColorResult run_xcolor(const ValueTable& table, const NeighbourGraph& graph,
+XColorResult run_xcolor(const ValueTable& table, const Neighbours& neighbours,
                         const LossModel& loss, const XColorOptions& options,
                         const std::vector<std::int32_t>* initial_classes) {
     const std::size_t n = table.row_value.size();
@@ -79,18 +79,18 @@ XColorResult run_xcolor(const ValueTable& table, const NeighbourGraph& graph,
     }
     const bool stronger = options.moves == Moves::Auto;
     if (!stronger || initial_classes != nullptr) {
-        return run_once(table, graph, loss, options, initial_classes, n / options.k, stronger);
+        return run_once(table, neighbours, loss, options, initial_classes, n / options.k, stronger);
     }
     XColorOptions quiet = options;  // suppression, if asked for, only on the final grouping
     quiet.suppress = false;
-    XColorResult first = run_once(table, graph, loss, quiet, nullptr, n / options.k, false);
+    XColorResult first = run_once(table, neighbours, loss, quiet, nullptr, n / options.k, false);
     if (first.stats.remaining_violations == 0) return first;
     // Swaps stalled: regroup into the roomiest size (fewer, larger groups, still >= k) and
     // repair again; keep whichever leaves fewer violating rows, then reduce its excess.
     const std::size_t size = roomiest_size(options.k, options.delta);
     XColorResult best = std::move(first);
     if (size > options.k && n / size >= 1) {
-        XColorResult regrouped = run_once(table, graph, loss, quiet, nullptr, n / size, false);
+        XColorResult regrouped = run_once(table, neighbours, loss, quiet, nullptr, n / size, false);
         regrouped.stats.regrouped_size = static_cast<std::int64_t>(size);
         if (regrouped.stats.remaining_violations < best.stats.remaining_violations) {
             regrouped.stats.seconds_initialize += best.stats.seconds_initialize;
@@ -105,7 +105,7 @@ XColorResult run_xcolor(const ValueTable& table, const NeighbourGraph& graph,
     // Phase 2 (and suppression) on the chosen grouping, which is this run's starting point;
     // a small table the heuristics cannot settle is searched exactly (suppression included).
     const bool small = n <= kExactRows;
-    XColorResult finished = run_once(table, graph, loss, small ? quiet : options, &best.groups, 0, true);
+    XColorResult finished = run_once(table, neighbours, loss, small ? quiet : options, &best.groups, 0, true);
     finished.stats.regrouped_size = best.stats.regrouped_size;
     finished.stats.initial_violations = best.stats.initial_violations;
     finished.stats.initial_potential = best.stats.initial_potential;
@@ -119,19 +119,19 @@ XColorResult run_xcolor(const ValueTable& table, const NeighbourGraph& graph,
         finished.swap_log = std::move(best.swap_log);
     }
     if (small && finished.stats.remaining_violations > 0) {
-        return settle_exactly(table, graph, loss, options, std::move(finished));
+        return settle_exactly(table, neighbours, loss, options, std::move(finished));
     }
     return finished;
 }
 
 namespace {
 
-XColorResult run_once(const ValueTable& table, const NeighbourGraph& graph,
+XColorResult run_once(const ValueTable& table, const Neighbours& neighbours,
                       const LossModel& loss, const XColorOptions& options,
                       const std::vector<std::int32_t>* initial_classes, std::size_t m,
                       bool allow_excess) {
     const std::size_t n = table.row_value.size();
-    if (graph.size() != table.size()) throw std::invalid_argument("graph and value table differ in size");
+    if (neighbours.size() != table.size()) throw std::invalid_argument("neighbours and value table differ in size");
     if (initial_classes) {
         if (initial_classes->size() != n) throw std::invalid_argument("initial colouring needs one class per row");
         std::int32_t top = -1;  // class -1: a row left out from the start (exact search only)
@@ -148,7 +148,7 @@ XColorResult run_once(const ValueTable& table, const NeighbourGraph& graph,
     XColorStats& stats = result.stats;
     stats.n = static_cast<std::int64_t>(n);
     stats.m = static_cast<std::int64_t>(m);
-    const std::vector<std::int64_t> value_degree = row_degrees(table, graph);
+    const std::vector<std::int64_t>& value_degree = neighbours.row_degrees();
     std::vector<std::int64_t> degree(n);
     std::int64_t degree_sum = 0;
     for (std::size_t r = 0; r < n; ++r) {
@@ -173,7 +173,7 @@ XColorResult run_once(const ValueTable& table, const NeighbourGraph& graph,
     for (std::size_t r = 0; r < n; ++r) {
         if (initial[r] < 0) result.suppressed_rows.push_back(static_cast<std::int32_t>(r));
     }
-    Colouring colouring(table, graph, loss, options.delta, initial);
+    Colouring colouring(table, neighbours, loss, options.delta, initial);
     stats.seconds_initialize = seconds_since(start);
     stats.initial_potential = colouring.potential();
     stats.initial_violations = colouring.violations();

@@ -12,6 +12,7 @@
 #include "proxanon/initialize.hpp"
 #include "proxanon/loss.hpp"
 #include "proxanon/neighbour_graph.hpp"
+#include "proxanon/neighbours.hpp"
 #include "proxanon/violation_queue.hpp"
 #include "proxanon/xcolor.hpp"
 #include "check.hpp"
@@ -93,7 +94,7 @@ void test_stronger_repair_and_suppression() {
     params.delta = 0.9;
     params.moves = Moves::Auto;
     params.suppress = true;
-    const XColorResult result = run_xcolor(table, graph, LossModel(), params);
+    const XColorResult result = run_xcolor(table, Neighbours(table, graph), LossModel(), params);
     CHECK(result.stats.remaining_violations == 0);
     CHECK(result.stats.suppressed > 0);
     CHECK(result.stats.suppressed == static_cast<std::int64_t>(result.suppressed_rows.size()));
@@ -217,7 +218,7 @@ void test_xcolor_satisfies_and_lowers_potential() {
     params.k = 10;
     params.delta = 0.7;
     params.trace = true;
-    const XColorResult result = run_xcolor(table, graph, LossModel(), params);
+    const XColorResult result = run_xcolor(table, Neighbours(table, graph), LossModel(), params);
     CHECK(result.stats.remaining_violations == 0);
     CHECK(result.stats.final_potential < result.stats.initial_potential);
     for (std::size_t i = 2; i < result.swap_log.size(); i += 3) CHECK(result.swap_log[i] < 0);
@@ -235,7 +236,8 @@ void test_xcolor_satisfies_and_lowers_potential() {
 
 /// Every option combination on small random instances with QI columns (one of them a
 /// taxonomy): each result's groups, suppressed rows and violations agree with a pair-by-pair
-/// count. Runs every part of the engine with the loss model active and inactive.
+/// count. Runs every part of the engine with the loss model active and inactive, on the
+/// graph and on both implicit structures.
 void test_every_part_against_brute_force() {
     const Taxonomy tax({4, 4, 5, 5, 6, 6, -1}, 4);
     for (unsigned seed = 0; seed < 40; ++seed) {
@@ -264,7 +266,16 @@ void test_every_part_against_brute_force() {
             options.init = (variant & 1) && seed % 2 ? Init::Qi : Init::Degree;
             options.trace = true;
             const bool priced = variant % 3 != 0 || options.init == Init::Qi;
-            const XColorResult result = run_xcolor(table, graph, priced ? with_qi : LossModel(), options);
+            const XColorResult result = run_xcolor(table, Neighbours(table, graph), priced ? with_qi : LossModel(), options);
+            // The implicit structures hold the same relation: the same run, move for move.
+            for (Structure implicit : {Structure::Sorted, Structure::Grid}) {
+                const XColorResult same = run_xcolor(table, Neighbours(table, distance, implicit),
+                                                     priced ? with_qi : LossModel(), options);
+                CHECK(same.groups == result.groups);
+                CHECK(same.swap_log == result.swap_log);
+                CHECK(same.move_log == result.move_log);
+                CHECK(same.suppressed_rows == result.suppressed_rows);
+            }
             std::vector<std::int32_t> violating;
             for (std::size_t r = 0; r < n; ++r) {
                 if (result.groups[r] < 0) continue;
@@ -328,7 +339,7 @@ void test_interrupt_unwinds_a_run() {
     const auto start = std::chrono::steady_clock::now();
     while (!stopped && std::chrono::steady_clock::now() - start < std::chrono::seconds(20)) {
         try {
-            run_xcolor(table, graph, LossModel(), options);
+            run_xcolor(table, Neighbours(table, graph), LossModel(), options);
         } catch (const Interrupted&) {
             stopped = true;
         }

@@ -37,6 +37,7 @@ def partition(
     qi_taxonomies: list[tuple[NDArray[np.int32], int] | None] = ...,
     initial_groups: list[int] | None = None,
     max_graph_entries: int = ...,
+    neighbours: str = "auto",
 ) -> dict[str, Any]: ...
 def partition_graph(
     row_value: list[int],
@@ -65,6 +66,25 @@ def neighbour_graph(
     epsilon: float,
     max_entries: int = ...,
 ) -> dict[str, NDArray[Any]]: ...
+def neighbour_queries(
+    sensitive: NDArray[np.float64],
+    metric: str,
+    weights: list[float],
+    epsilon: float,
+    neighbours: str,
+    pairs: list[int],
+    members: list[int],
+    probes: list[int],
+    threads: int = 0,
+) -> dict[str, Any]: ...
+def value_relation(
+    sensitive: NDArray[np.float64],
+    metric: str,
+    weights: list[float],
+    epsilon: float,
+    neighbours: str = "auto",
+    centre: int = -1,
+) -> dict[str, Any]: ...
 def initialize(degree: NDArray[np.int64], m: int) -> NDArray[np.int32]: ...
 def equitable_sizes(n: int, m: int) -> list[int]: ...
 def allowed_neighbours(size: int, delta: float) -> int: ...

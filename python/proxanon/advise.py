@@ -75,7 +75,7 @@ from proxanon import _core, _validate
 from proxanon._display import Summarized
 from proxanon._errors import GraphTooDenseError
 from proxanon.distances import Relation, resolve, row_graph, value_graph
-from proxanon.engine import MAX_GRAPH_ENTRIES, checked_epsilon, inequality_4_bound, too_dense
+from proxanon.engine import checked_epsilon, inequality_4_bound, too_dense
 
 #: Metrics for which the triangle inequality holds (weighted Lp with weights >= 0), so
 #: the ε/2-ball argument proves a clique.
@@ -249,30 +249,8 @@ def advise(
     theta = int(degree.max())
     top = int(np.argmin(np.where(degree == theta, first_row, n)))
 
-    # The ball of radius ~eps/2 is a clique only under the triangle inequality; without it
-    # only identical values (always neighbours) are a proven clique.
-    radius = _clique_radius(eps) if relation.is_metric else None
-    if radius is None:
-        counts = np.asarray(graph["counts"], dtype=np.int64)
-        clique = counts
-        ball_graph = None
-    else:
-        ball_graph = _graph(sens, relation, radius)
-        counts = np.asarray(ball_graph["counts"], dtype=np.int64)
-        offsets = np.asarray(ball_graph["offsets"], dtype=np.int64)
-        targets = np.asarray(ball_graph["targets"], dtype=np.int64)
-        summed = np.concatenate(([0], np.cumsum(counts[targets])))
-        clique = counts + summed[offsets[1:]] - summed[offsets[:-1]]
-    clique_size = int(clique.max())
-    centre = int(np.argmin(np.where(clique == clique_size, first_row, n)))
-    members = [centre]
-    if ball_graph is not None:
-        start, stop = int(ball_graph["offsets"][centre]), int(ball_graph["offsets"][centre + 1])
-        members += [int(u) for u in ball_graph["targets"][start:stop]]
-    row_value = np.asarray((graph if ball_graph is None else ball_graph)["row_value"],
-                           dtype=np.int64)
-    clique_rows = np.flatnonzero(np.isin(row_value, members)).astype(np.int64)
-    clique_rows.setflags(write=False)
+    clique = _largest_clique(sens, relation, eps, graph)
+    clique_size = clique.size
 
     def guaranteed(d: float) -> bool:
         return theta <= inequality_4_bound(n, k, d)
@@ -298,15 +276,7 @@ def advise(
     infeasible = any_infeasible = None
     reason = None
     if dlt is not None:
-        capacity = _capacity(group_sizes, dlt)
-        capacity_any = _capacity_any(n, m, dlt)
-        infeasible = clique_size > capacity
-        any_infeasible = clique_size > capacity_any
-        if infeasible:
-            reason = _reason(
-                f"rows {_ball_text(radius)} {_value_text(tuple(float(x) for x in values[centre]))}",
-                clique_size, group_sizes, dlt, capacity, capacity_any, any_infeasible, m, k,
-            )
+        infeasible, any_infeasible, reason = _verdict(clique, group_sizes, n, k, dlt)
 
     return Advice(
         n=n, k=k, m=m, epsilon=eps, metric=metric, delta=dlt, group_sizes=group_sizes,
@@ -314,8 +284,8 @@ def advise(
         value=tuple(float(x) for x in values[top]),
         max_delta_guaranteed=_largest_true(guaranteed),
         max_delta_proven=proven_max,
-        clique_radius=radius, clique_size=clique_size,
-        clique_value=tuple(float(x) for x in values[centre]), clique_rows=clique_rows,
+        clique_radius=clique.radius, clique_size=clique_size, clique_value=clique.value,
+        clique_rows=clique.rows,
         largest_delta_not_refuted=not_refuted_max,
         provably_infeasible=infeasible, infeasible_for_any_partition=any_infeasible,
         reason=reason,
@@ -324,12 +294,13 @@ def advise(
 
 def _graph(sens: NDArray[np.float64], relation: Relation,
            radius: float) -> dict[str, NDArray[Any]]:
-    """Distinct values, multiplicities, value id per row, CSR and row degree per value."""
+    """Distinct values, multiplicities, value id per row and row degree per value (and, for
+    a distance function or a precomputed graph, the CSR). A built-in metric is held in the
+    structure ``partition`` would pick: many distinct values never make a stored graph."""
     if relation.kind == "builtin":
         weights = [] if relation.weights is None else relation.weights.tolist()
         try:
-            return _core.neighbour_graph(sens, relation.name, weights, radius,
-                                         max_entries=MAX_GRAPH_ENTRIES)
+            return _core.value_relation(sens, relation.name, weights, radius)
         except GraphTooDenseError as exc:
             raise too_dense(radius, relation, exc) from None
     if relation.kind == "callable":
@@ -343,6 +314,83 @@ def _graph(sens: NDArray[np.float64], relation: Relation,
     degree = counts - 1 + summed[offsets[1:]] - summed[offsets[:-1]]
     return {"values": values, "counts": counts, "row_value": row_value, "offsets": offsets,
             "targets": targets, "value_degree": degree}
+
+
+@dataclass(frozen=True)
+class _Clique:
+    """Rows proven pairwise ε-neighbours: a ball of radius about ε/2 (a metric) or one value."""
+
+    radius: float | None
+    size: int
+    value: tuple[float, ...]
+    rows: NDArray[np.int64]
+
+
+def _largest_clique(sens: NDArray[np.float64], relation: Relation, eps: float,
+                    graph: dict[str, NDArray[Any]] | None = None) -> _Clique:
+    """The largest such clique (ties: the one whose value a row holds first); ``graph`` is
+    the ε relation when the caller has it (used for the identical-value cliques)."""
+    # The ball of radius ~eps/2 is a clique only under the triangle inequality; without it
+    # only identical values (always neighbours) are a proven clique.
+    radius = _clique_radius(eps) if relation.is_metric else None
+    if radius is None:
+        source = graph if graph is not None else _graph(sens, relation, eps)
+        clique = np.asarray(source["counts"], dtype=np.int64)
+    else:
+        source = _graph(sens, relation, radius)
+        # The rows in the closed ball of a value: its row degree there, plus itself.
+        clique = np.asarray(source["value_degree"], dtype=np.int64) + 1
+    values = np.asarray(source["values"], dtype=np.float64)
+    row_value = np.asarray(source["row_value"], dtype=np.int64)
+    first_row = _first_rows(row_value, len(values))
+    size = int(clique.max())
+    centre = int(np.argmin(np.where(clique == size, first_row, len(sens))))
+    members = [centre] if radius is None else _ball_members(sens, relation, radius, source,
+                                                             centre)
+    rows = np.flatnonzero(np.isin(row_value, members)).astype(np.int64)
+    rows.setflags(write=False)
+    return _Clique(radius, size, tuple(float(x) for x in values[centre]), rows)
+
+
+def _verdict(clique: _Clique, group_sizes: tuple[tuple[int, int], ...], n: int, k: int,
+             delta: float) -> tuple[bool, bool, str | None]:
+    """(no equitable partition into n // k groups satisfies, no partition into groups of at
+    least k does, the proof as a sentence or None), from the clique alone."""
+    m = n // k
+    capacity = _capacity(group_sizes, delta)
+    capacity_any = _capacity_any(n, m, delta)
+    infeasible = clique.size > capacity
+    any_infeasible = clique.size > capacity_any
+    reason = None
+    if infeasible:
+        reason = _reason(f"rows {_ball_text(clique.radius)} {_value_text(clique.value)}",
+                         clique.size, group_sizes, delta, capacity, capacity_any,
+                         any_infeasible, m, k)
+    return infeasible, any_infeasible, reason
+
+
+def infeasibility_proof(sens: NDArray[np.float64], relation: Relation, k: int, eps: float,
+                        delta: float, any_partition: bool) -> str | None:
+    """The clique bound alone, before any repair (one pass over the ε/2 balls, in the
+    structure partition would use): the proof that no equitable partition into n // k
+    groups (``any_partition``: no partition into groups of at least k) satisfies, or None."""
+    n = sens.shape[0]
+    group_sizes = tuple(sorted(Counter(_core.equitable_sizes(n, n // k)).items()))
+    infeasible, any_infeasible, reason = _verdict(_largest_clique(sens, relation, eps),
+                                                  group_sizes, n, k, delta)
+    return reason if (any_infeasible if any_partition else infeasible) else None
+
+
+def _ball_members(sens: NDArray[np.float64], relation: Relation, radius: float,
+                  ball: dict[str, NDArray[Any]], centre: int) -> list[int]:
+    """The values within ``radius`` of value ``centre``, itself included."""
+    if relation.kind == "builtin":
+        assert relation.weights is not None
+        around = _core.value_relation(sens, relation.name, relation.weights.tolist(), radius,
+                                      centre=centre)["around"]
+        return [int(u) for u in around]
+    start, stop = int(ball["offsets"][centre]), int(ball["offsets"][centre + 1])
+    return [centre] + [int(u) for u in ball["targets"][start:stop]]
 
 
 def _first_rows(row_value: NDArray[np.int64], values: int) -> NDArray[np.int64]:

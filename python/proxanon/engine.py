@@ -26,6 +26,8 @@ INITS = ("degree", "qi")
 
 #: Partitioning algorithms.
 METHODS = ("xcolor", "mondrian")
+#: Neighbour structures (see ``partition``): the rule of "auto" lives in the core.
+NEIGHBOURS = ("auto", "graph", "sorted", "grid")
 
 
 @dataclass(frozen=True)
@@ -127,6 +129,7 @@ def partition(
     max_suppression: float = 0.0,
     method: str = "xcolor",
     l: int | None = None,  # noqa: E741 (the name the literature and the API use)
+    neighbours: str = "auto",
 ) -> Partition:
     """Partition rows into groups of at least ``k`` that satisfy (ε, δ)^k-dissimilarity.
 
@@ -149,7 +152,9 @@ def partition(
         QI ranges narrow (the loss of §V-B); without it the swap that lowers the potential
         most is taken.
     on_infeasible
-        ``"raise"`` (default): raise :class:`InfeasibleError` when violations remain.
+        ``"raise"`` (default): raise :class:`InfeasibleError` when violations remain; on
+        tables of more than 8192 rows with a built-in metric, :func:`proxanon.advise`'s
+        clique bound is checked first and a proof raises at once (no partition attached).
         ``"best_effort"``: return the partition with ``satisfied=False`` and the violating
         rows and groups listed. ``"suppress"``: leave rows out (group -1) until every group
         satisfies the principle, at most ``max_suppression`` of them (a fraction of n),
@@ -185,6 +190,16 @@ def partition(
         ``"qi"``: start from groups of QI-close rows (rows ordered by recursive median splits
         on the widest QI, as Mondrian does, cut into equitable groups), then repair the same
         way; groups stay narrow in the QIs. Needs ``quasi_identifiers``.
+
+    neighbours
+        How the ε-neighbour relation is held (the result does not depend on it). ``"graph"``:
+        the graph over distinct values, materialized (refused with GraphTooDenseError past
+        MAX_GRAPH_ENTRIES). ``"sorted"`` (one-component sensitive attribute): values sorted,
+        neighbourhoods found by binary search, O(n) memory. ``"grid"``: a grid of cell size ε
+        (per-component windows for ``min_component``), queried on demand, O(n) memory.
+        ``"auto"`` (default): the graph up to 8192 distinct values, else sorted for one
+        component and the grid for more. Distance functions and precomputed graphs always
+        use the graph.
 
     Returns
     -------
@@ -229,16 +244,19 @@ def partition(
     init = _validate.choice(init, "init", INITS)
     moves = _validate.choice(moves, "moves", _validate.MOVES)
     budget = suppression_budget(max_suppression, on_infeasible)
+    structure = checked_neighbours(neighbours, relation, s)
     if init == "qi" and qi is None:
         raise ValueError("init='qi' builds groups from the quasi-identifiers: pass "
                          "quasi_identifiers, or use init='degree'")
     reporter = ProgressReporter() if progress else None
     if reporter is None:
         return run_engine(sens, k, eps, dlt, relation, qi, None, on_infeasible, limit, trace,
-                          None, started, init=init, moves=moves, max_suppression=budget)
+                          None, started, init=init, moves=moves, max_suppression=budget,
+                          neighbours=structure)
     with reporter:
         return run_engine(sens, k, eps, dlt, relation, qi, None, on_infeasible, limit, trace,
-                          reporter, started, init=init, moves=moves, max_suppression=budget)
+                          reporter, started, init=init, moves=moves, max_suppression=budget,
+                          neighbours=structure)
 
 
 def run_mondrian(sens: NDArray[np.float64], k: Any, epsilon: Any, delta: Any,
@@ -314,6 +332,19 @@ def checked_search_limit(search_limit: Any) -> int:
     return limit
 
 
+def checked_neighbours(neighbours: Any, relation: Relation, components: int) -> str:
+    """``neighbours`` checked against the relation it would hold."""
+    structure = _validate.choice(neighbours, "neighbours", NEIGHBOURS)
+    if relation.kind != "builtin" and structure not in ("auto", "graph"):
+        raise ValueError(f"neighbours={structure!r} needs a built-in metric; a distance "
+                         "function or a precomputed graph is held as a graph: use 'auto' or "
+                         "'graph'")
+    if structure == "sorted" and components != 1:
+        raise ValueError(f"neighbours='sorted' needs a sensitive attribute of one component, "
+                         f"got {components}; use 'grid' or 'auto'")
+    return structure
+
+
 def suppression_budget(max_suppression: Any, on_infeasible: str) -> float:
     """``max_suppression`` checked: a fraction in [0, 1], meaningful with "suppress"."""
     budget = _validate.real(max_suppression, "max_suppression")
@@ -343,6 +374,7 @@ def run_engine(
     init_block: int = 1,
     moves: str = "auto",
     max_suppression: float = 0.0,
+    neighbours: str = "auto",
 ) -> Partition:
     """Runs the native engine on validated inputs and wraps its result (see ``partition``).
 
@@ -352,6 +384,7 @@ def run_engine(
     (parent of every node, number of leaves), so that their loss is the LCA's leaf share.
     """
     n = sens.shape[0]
+    early_verdict(sens, k, eps, dlt, relation, on_infeasible, moves, initial_groups)
     if reporter is not None:
         reporter.engine_running = True
     options = EngineOptions(
@@ -367,7 +400,8 @@ def run_engine(
         if relation.kind == "builtin":
             assert relation.weights is not None
             raw = _core.partition(sens, relation.name, relation.weights.tolist(), eps, options,
-                                  max_graph_entries=MAX_GRAPH_ENTRIES, **data)
+                                  max_graph_entries=MAX_GRAPH_ENTRIES, neighbours=neighbours,
+                                  **data)
         else:
             if relation.kind == "callable":
                 row_value, offsets, targets, calls = value_graph(relation, sens, eps)
@@ -385,7 +419,7 @@ def run_engine(
 
     stats = stats_dict(raw["stats"])
     stats.update(distinct_values=raw["distinct_values"], value_edges=raw["value_edges"],
-                 seconds_graph=raw["seconds_graph"])
+                 neighbours=raw["neighbours"], seconds_graph=raw["seconds_graph"])
     bound = inequality_4_bound(n, k, dlt)
     violating_groups = np.asarray(raw["violating_groups"], dtype=np.int64)
     stats.update(
@@ -428,6 +462,33 @@ def run_engine(
             infeasible_message(stats) + feasibility_advice(sens, stats, relation),
             partition=result)
     return result
+
+
+#: Rows above which ``on_infeasible="raise"`` checks the clique bound before any repair: a
+#: repair that cannot succeed is long on large tables (each violation scans every group),
+#: while on small ones it is quick and its best-effort partition travels with the error.
+EARLY_VERDICT_ROWS = 8192
+
+
+def early_verdict(sens: NDArray[np.float64], k: int, eps: float, dlt: float,
+                  relation: Relation, on_infeasible: str, moves: str,
+                  initial_groups: NDArray[np.int64] | None) -> None:
+    """Raises InfeasibleError (with no partition) when advise's clique bound already proves
+    that the repair cannot succeed: no equitable partition into n // k groups for
+    ``moves="swap"``, no partition into groups of at least k for ``"auto"`` (which may
+    regroup). Only for ``on_infeasible="raise"``, a built-in metric, more than
+    EARLY_VERDICT_ROWS rows and no given start."""
+    if (on_infeasible != "raise" or initial_groups is not None or relation.kind != "builtin"
+            or not relation.is_metric or sens.shape[0] <= EARLY_VERDICT_ROWS):
+        return
+    from proxanon.advise import infeasibility_proof
+
+    proof = infeasibility_proof(sens, relation, k, eps, dlt, any_partition=moves == "auto")
+    if proof is not None:
+        raise InfeasibleError(
+            f"proven before any repair (k={k}, epsilon={eps}, delta={dlt}, "
+            f"metric={relation.label}): {proof}. Try a smaller epsilon or delta, or pass "
+            "on_infeasible='best_effort' or 'suppress' to run the repair anyway.")
 
 
 def too_dense(epsilon: float, relation: Relation, exc: ValueError) -> ValueError:

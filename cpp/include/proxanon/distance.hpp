@@ -78,11 +78,16 @@ public:
             return true;
         case Metric::MinComponent:
             for (std::size_t i = 0; i < s; ++i) {
-                if (weights_[i] > 0.0 && term(i, std::fabs(x[i] - y[i])) <= threshold_) return true;
+                if (close_in(i, x, y)) return true;
             }
             return false;
         }
         return false;
+    }
+
+    /// MinComponent: true iff component i alone makes x and y neighbours.
+    bool close_in(std::size_t i, const double* x, const double* y) const {
+        return weights_[i] > 0.0 && term(i, std::fabs(x[i] - y[i])) <= threshold_;
     }
 
     /// Half-width r_i of the box that holds every neighbour of x along component i:

@@ -8,7 +8,7 @@
 
 #include "proxanon/interrupt.hpp"
 #include "proxanon/loss.hpp"
-#include "proxanon/neighbour_graph.hpp"
+#include "proxanon/neighbours.hpp"
 
 namespace proxanon {
 
@@ -29,7 +29,7 @@ struct ExactPartition {
 /// partitions of exactly S, built from the group holding S's lowest row and best of the rest.
 /// Cost O(2^n · n) to test every candidate group plus O(3^n) to combine them: about 2e7
 /// steps and 2 MB at n = 16. Requires n <= kExactRows.
-ExactPartition exact_partition(const ValueTable& table, const NeighbourGraph& graph,
+ExactPartition exact_partition(const ValueTable& table, const Neighbours& neighbours,
                                const LossModel& loss, std::size_t k, double delta,
                                bool allow_left_out, Interrupt* interrupt = nullptr);
 

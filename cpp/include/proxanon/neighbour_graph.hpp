@@ -102,4 +102,12 @@ private:
 /// i.e. the degree in the abstract graph Psi of any row holding u. O(U + value edges).
 std::vector<std::int64_t> row_degrees(const ValueTable& table, const NeighbourGraph& graph);
 
+/// The same degrees for `distance` without storing any edge: each value's neighbours are
+/// found by the graph builder's grid (or component windows) and weighed on the spot.
+/// Memory O(s U); time that of the candidate search, O(sum of candidates), over `threads`
+/// threads (0: the hardware's; the degrees are the same for any number).
+std::vector<std::int64_t> implicit_row_degrees(const ValueTable& table, const Distance& distance,
+                                               std::size_t threads = 0,
+                                               Interrupt* interrupt = nullptr);
+
 }  // namespace proxanon

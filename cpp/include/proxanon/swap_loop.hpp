@@ -44,7 +44,7 @@ private:
 
     Colouring& col_;
     const XColorOptions& options_;
-    ValueMark mark_;
+    NeighbourCount mark_;  ///< N[value of the violation being repaired]
     ViolationQueue queue_;
     std::vector<std::uint8_t> state_;          ///< kNone, kQueued or kAside per row
     std::vector<std::size_t> aside_epoch_;     ///< swaps made when the row was set aside

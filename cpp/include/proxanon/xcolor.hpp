@@ -17,7 +17,7 @@
 #include "proxanon/colouring.hpp"
 #include "proxanon/interrupt.hpp"
 #include "proxanon/loss.hpp"
-#include "proxanon/neighbour_graph.hpp"
+#include "proxanon/neighbours.hpp"
 
 namespace proxanon {
 
@@ -92,10 +92,10 @@ struct XColorResult {
 
 /// Runs INITIALIZE (or starts from `initial`, a class id 0..m-1 per row, every id used), the
 /// swap loop, and what `options` asks for after it, over the rows described by `table` and
-/// `graph`. With Moves::Auto, a table of at most kExactRows rows that the heuristics leave
-/// unsatisfied is searched exactly (exact.hpp), suppression included. Cost: see the parts;
-/// the swap loop dominates, O(|E| |V|) (Theorem 3).
-XColorResult run_xcolor(const ValueTable& table, const NeighbourGraph& graph,
+/// the relation `neighbours` (built over the same table). With Moves::Auto, a table of at
+/// most kExactRows rows that the heuristics leave unsatisfied is searched exactly (exact.hpp),
+/// suppression included. Cost: see the parts; the swap loop dominates, O(|E| |V|) (Theorem 3).
+XColorResult run_xcolor(const ValueTable& table, const Neighbours& neighbours,
                         const LossModel& loss, const XColorOptions& options,
                         const std::vector<std::int32_t>* initial = nullptr);
 

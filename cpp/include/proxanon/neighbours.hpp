@@ -1,0 +1,123 @@
+// The epsilon-neighbour relation over the distinct sensitive values, as the engine asks it
+// (SPEC §2): the row degree of a value (INITIALIZE, Theta), whether two values are neighbours,
+// and how many rows of a small set (a class) are neighbours of a value. One interface, three
+// structures, chosen per instance by `choose_structure`:
+//   Graph   the materialized CSR graph (neighbour_graph.hpp); adjacency by a bit matrix when
+//           the values are few, else by binary search; memory O(U + value edges).
+//   Sorted  one component: values in ascending order with prefix sums of their counts; a
+//           closed neighbourhood is a rank interval found by binary search; memory O(U).
+//   Grid    several components (L1, L2, Linf: a uniform grid of cell size the neighbour box
+//           radius over up to three components; MinComponent: each component's values
+//           sorted), queried on demand and never stored; memory O(s U).
+// Invariant: every structure answers exactly Distance::within (equal values are always
+// neighbours), so the engine's results do not depend on the structure.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "proxanon/distance.hpp"
+#include "proxanon/interrupt.hpp"
+#include "proxanon/neighbour_graph.hpp"
+
+namespace proxanon {
+
+enum class Structure { Auto, Graph, Sorted, Grid };
+
+/// "auto", "graph", "sorted" or "grid"; throws std::invalid_argument for anything else.
+Structure parse_structure(const std::string& name);
+const char* structure_name(Structure structure);
+
+/// Distinct values above which `Auto` picks an implicit structure: up to here the graph's bit
+/// matrix answers adjacency in O(1) and its size is bounded by kDenseValues^2 entries.
+inline constexpr std::size_t kImplicitAbove = 8192;
+
+/// The structure `Auto` picks: Graph up to kImplicitAbove distinct values, then Sorted for one
+/// component and Grid for more; never Grid when no component has a positive weight (then
+/// every pair is a neighbour (Lp) or no distinct pair is (MinComponent) and no index helps).
+/// A structure asked for explicitly is checked: Sorted needs one component.
+Structure choose_structure(Structure asked, const ValueTable& table, const Distance& distance);
+
+/// Cost: construction O(U log U) (Sorted), O(U + sum over values of the candidates in their
+/// adjacent cells or windows) (Grid), or the graph's; adjacent O(1) (Graph, few values),
+/// O(log degree) (Graph) or O(s) (implicit). The table must outlive the structure.
+class Neighbours {
+public:
+    /// Over a materialized graph (owned from now on).
+    Neighbours(const ValueTable& table, NeighbourGraph graph, Interrupt* interrupt = nullptr);
+    /// An implicit structure (Sorted or Grid) for `distance` over `table`; its degrees are
+    /// computed on `threads` threads (0: the hardware's), the same for any number.
+    Neighbours(const ValueTable& table, const Distance& distance, Structure structure,
+               std::size_t threads = 0, Interrupt* interrupt = nullptr);
+
+    /// The structure `choose_structure` picks, built; Graph may throw GraphTooDense.
+    static Neighbours build(const ValueTable& table, const Distance& distance, Structure asked,
+                            std::size_t max_entries, std::size_t threads = 0,
+                            Interrupt* interrupt = nullptr);
+
+    Structure structure() const { return structure_; }
+    std::size_t size() const { return degree_.size(); }
+    const ValueTable& table() const { return *table_; }
+    /// Row degree of each value: count[u] - 1 + sum of count over its other neighbours.
+    const std::vector<std::int64_t>& row_degrees() const { return degree_; }
+    /// The graph, or nullptr for an implicit structure.
+    const NeighbourGraph* graph() const { return structure_ == Structure::Graph ? &graph_ : nullptr; }
+    /// Edges between distinct values (stored ones; 0 for an implicit structure).
+    std::size_t value_edges() const { return graph_.value_edges(); }
+
+    /// True iff a == b or the values are epsilon-neighbours.
+    bool adjacent(std::int32_t a, std::int32_t b) const {
+        if (a == b) return true;
+        if (structure_ != Structure::Graph) {
+            return distance_->within(table_->value(static_cast<std::size_t>(a)),
+                                     table_->value(static_cast<std::size_t>(b)));
+        }
+        if (!dense_.empty()) {
+            const std::size_t bit = static_cast<std::size_t>(a) * size() + static_cast<std::size_t>(b);
+            return (dense_[bit >> 6] >> (bit & 63)) & 1U;
+        }
+        return graph_.adjacent(a, b);
+    }
+
+private:
+    void sorted_degrees(std::size_t threads, Interrupt* interrupt);
+
+    Structure structure_;
+    const ValueTable* table_;
+    std::optional<Distance> distance_;
+    NeighbourGraph graph_;
+    std::vector<std::uint64_t> dense_;  ///< Graph: value adjacency bit matrix when values are few
+    std::vector<std::int64_t> degree_;
+};
+
+/// Rows of a set, added value by value, counted in the closed neighbourhood of any value w:
+/// count(w) = sum over added (u, times) with u ~ w of times.
+/// Cost: Graph: add O(degree(u)), count O(1), clear O(what was touched), memory O(U) once;
+/// implicit: add O(1), count O(number of distinct values added) distance tests (sets are
+/// classes: small).
+class NeighbourCount {
+public:
+    explicit NeighbourCount(const Neighbours& neighbours);
+    void clear();
+    void add(std::int32_t u, std::int32_t times);
+    std::int32_t count(std::int32_t w) const {
+        if (graph_) return count_[static_cast<std::size_t>(w)];
+        std::int32_t total = 0;
+        for (const auto& [u, times] : added_) {
+            if (nb_.adjacent(u, w)) total += times;
+        }
+        return total;
+    }
+
+private:
+    const Neighbours& nb_;
+    const NeighbourGraph* graph_;
+    std::vector<std::int32_t> count_;    ///< Graph: count per value touched
+    std::vector<std::int32_t> touched_;  ///< Graph
+    std::vector<std::pair<std::int32_t, std::int32_t>> added_;  ///< implicit: (value, times)
+};
+
+}  // namespace proxanon

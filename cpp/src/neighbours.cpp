@@ -1,0 +1,144 @@
+#include "proxanon/neighbours.hpp"
+
+#include "proxanon/parallel.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace proxanon {
+
+namespace {
+constexpr std::size_t kDenseValues = 8192;  ///< up to 8 MiB of adjacency bits
+}  // namespace
+
+Structure parse_structure(const std::string& name) {
+    if (name == "auto") return Structure::Auto;
+    if (name == "graph") return Structure::Graph;
+    if (name == "sorted") return Structure::Sorted;
+    if (name == "grid") return Structure::Grid;
+    throw std::invalid_argument("neighbours must be 'auto', 'graph', 'sorted' or 'grid', got '" +
+                                name + "'");
+}
+
+const char* structure_name(Structure structure) {
+    switch (structure) {
+    case Structure::Auto: return "auto";
+    case Structure::Graph: return "graph";
+    case Structure::Sorted: return "sorted";
+    case Structure::Grid: return "grid";
+    }
+    return "auto";
+}
+
+Structure choose_structure(Structure asked, const ValueTable& table, const Distance& distance) {
+    if (asked == Structure::Sorted && table.s != 1) {
+        throw std::invalid_argument("neighbours='sorted' needs a sensitive attribute of one component, got " +
+                                    std::to_string(table.s) + "; use 'grid' or 'auto'");
+    }
+    if (asked != Structure::Auto) return asked;
+    if (table.size() <= kImplicitAbove) return Structure::Graph;
+    if (table.s == 1) return Structure::Sorted;
+    const auto& w = distance.weights();
+    const bool indexable = std::any_of(w.begin(), w.end(), [](double x) { return x > 0.0; });
+    return indexable ? Structure::Grid : Structure::Graph;
+}
+
+Neighbours::Neighbours(const ValueTable& table, NeighbourGraph graph, Interrupt* interrupt)
+    : structure_(Structure::Graph), table_(&table), graph_(std::move(graph)) {
+    if (graph_.size() != table.size()) throw std::invalid_argument("graph and value table differ in size");
+    poll(interrupt);
+    degree_ = proxanon::row_degrees(table, graph_);
+    const std::size_t values = graph_.size();
+    if (values <= kDenseValues) {
+        dense_.assign((values * values + 63) / 64, 0);
+        for (std::size_t u = 0; u < values; ++u) {
+            dense_[(u * values + u) >> 6] |= std::uint64_t{1} << ((u * values + u) & 63);
+            for (const std::int32_t* p = graph_.begin(u); p != graph_.end(u); ++p) {
+                const std::size_t bit = u * values + static_cast<std::size_t>(*p);
+                dense_[bit >> 6] |= std::uint64_t{1} << (bit & 63);
+            }
+        }
+    }
+}
+
+Neighbours::Neighbours(const ValueTable& table, const Distance& distance, Structure structure,
+                       std::size_t threads, Interrupt* interrupt)
+    : structure_(structure), table_(&table), distance_(distance) {
+    if (distance.dimensions() != table.s) {
+        throw std::invalid_argument("metric weights and sensitive components differ in number");
+    }
+    if (structure == Structure::Sorted) {
+        if (table.s != 1) throw std::invalid_argument("the sorted structure needs one component");
+        sorted_degrees(threads, interrupt);
+    } else if (structure == Structure::Grid) {
+        degree_ = implicit_row_degrees(table, distance, threads, interrupt);
+    } else {
+        throw std::invalid_argument("an implicit structure is Sorted or Grid");
+    }
+}
+
+/// The values are in ascending order (ValueTable's order for one component) and fl(x - y) is
+/// monotone in y, so for every built-in metric the neighbours of u at or above it are a
+/// prefix of [u, U) and those below it a suffix of [0, u): two binary searches with the exact
+/// test, then prefix sums of the counts. O(U log U).
+void Neighbours::sorted_degrees(std::size_t threads, Interrupt* interrupt) {
+    const ValueTable& t = *table_;
+    const std::size_t values = t.size();
+    std::vector<std::int64_t> before(values + 1, 0);  // rows of the values below each id
+    for (std::size_t u = 0; u < values; ++u) before[u + 1] = before[u] + t.count[u];
+    degree_.assign(values, 0);
+    parallel_for(values, threads, interrupt, [&](std::size_t u) {
+        const double* x = t.value(u);
+        std::size_t lo = 0, hi = u;  // first neighbour below u: in [0, u]
+        while (lo < hi) {
+            const std::size_t mid = lo + (hi - lo) / 2;
+            if (distance_->within(x, t.value(mid))) hi = mid; else lo = mid + 1;
+        }
+        const std::size_t first = lo;
+        lo = u + 1;
+        hi = values;  // one past the last neighbour above u: in [u + 1, U]
+        while (lo < hi) {
+            const std::size_t mid = lo + (hi - lo) / 2;
+            if (distance_->within(x, t.value(mid))) lo = mid + 1; else hi = mid;
+        }
+        degree_[u] = before[lo] - before[first] - 1;
+    });
+}
+
+Neighbours Neighbours::build(const ValueTable& table, const Distance& distance, Structure asked,
+                             std::size_t max_entries, std::size_t threads,
+                             Interrupt* interrupt) {
+    const Structure structure = choose_structure(asked, table, distance);
+    if (structure == Structure::Graph) {
+        return Neighbours(table, NeighbourGraph::build(table, distance, max_entries, interrupt), interrupt);
+    }
+    return Neighbours(table, distance, structure, threads, interrupt);
+}
+
+NeighbourCount::NeighbourCount(const Neighbours& neighbours)
+    : nb_(neighbours), graph_(neighbours.graph()) {
+    if (graph_) count_.assign(neighbours.size(), 0);
+}
+
+void NeighbourCount::clear() {
+    for (std::int32_t w : touched_) count_[static_cast<std::size_t>(w)] = 0;
+    touched_.clear();
+    added_.clear();
+}
+
+void NeighbourCount::add(std::int32_t u, std::int32_t times) {
+    if (!graph_) {
+        added_.emplace_back(u, times);
+        return;
+    }
+    auto bump = [&](std::int32_t w) {
+        auto& c = count_[static_cast<std::size_t>(w)];
+        if (c == 0) touched_.push_back(w);
+        c += times;
+    };
+    bump(u);
+    const auto uu = static_cast<std::size_t>(u);
+    for (const std::int32_t* p = graph_->begin(uu); p != graph_->end(uu); ++p) bump(*p);
+}
+
+}  // namespace proxanon
