@@ -23,6 +23,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from proxanon.hierarchy import Hierarchy
+from proxanon.tables import span_fraction
 
 
 @dataclass(frozen=True)
@@ -198,8 +199,7 @@ def summarize_groups(columns: list[QIColumn], groups: NDArray[np.int64]) -> Grou
         lo = np.minimum.reduceat(ordered, starts)
         hi = np.maximum.reduceat(ordered, starts)
         if col.hierarchy is None:
-            width = float(col.codes.max() - col.codes.min())
-            cost[:, j] = (hi - lo) / width if width > 0 else 0.0
+            cost[:, j] = span_fraction(lo, hi, float(col.codes.min()), float(col.codes.max()))
             ncp[:, j] = cost[:, j]
             if col.instants is None:
                 text = np.array([format_number(a) if a == b else
