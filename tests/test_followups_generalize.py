@@ -44,3 +44,16 @@ def test_mondrian_cuts_a_qi_whose_range_overflows():
     spans = sorted((qi[result.groups == g].min(), qi[result.groups == g].max())
                    for g in range(sizes.size))
     assert all(a[1] < b[0] for a, b in zip(spans, spans[1:], strict=False))
+
+
+def test_object_qi_keeps_booleans_apart_from_equal_numbers():
+    """True == 1 in Python, but they are different QI values and both need a leaf."""
+    q = np.array([1, True, 0, False] * 3, dtype=object)
+    table = pd.DataFrame({"q": q, "s": np.linspace(0, 1, 12)})
+    result = anonymize(table, quasi_identifiers=["q"], sensitive=["s"], k=3, epsilon=.05,
+                       delta=.5)
+    published = result.table["q"].astype(str).to_numpy()
+    assert set(published) <= {"1", "True", "0", "False", "*"}
+    kept = published != "*"
+    np.testing.assert_array_equal(published[kept], q.astype(str)[kept])
+

@@ -120,7 +120,7 @@ def encode_qi(frame: pd.DataFrame, column: str, hierarchy: Hierarchy | None) -> 
         return QIColumn(column, codes, None)
     values = series.astype(object) if isinstance(series.dtype, pd.CategoricalDtype) else series
     if hierarchy is None:
-        hierarchy = Hierarchy.flat(pd.unique(values.to_numpy()))
+        hierarchy = Hierarchy.flat(values.to_numpy())
     codes = hierarchy.leaf_index(values.to_numpy(), column=column).astype(np.float64)
     return QIColumn(column, codes, hierarchy)
 
