@@ -57,3 +57,8 @@ def test_object_qi_keeps_booleans_apart_from_equal_numbers():
     kept = published != "*"
     np.testing.assert_array_equal(published[kept], q.astype(str)[kept])
 
+
+def test_complex_qi_column_is_refused_not_truncated():
+    table = pd.DataFrame({"q": np.array([1 + 1j, 1 + 2j, 0, 3] * 3), "s": np.linspace(0, 1, 12)})
+    with pytest.raises(ValueError, match=r"quasi-identifier column 'q' holds complex numbers"):
+        anonymize(table, quasi_identifiers=["q"], sensitive=["s"], k=3, epsilon=.05, delta=.5)

@@ -23,7 +23,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from proxanon.hierarchy import Hierarchy
-from proxanon.tables import span_fraction
+from proxanon.tables import real_values, span_fraction
 
 
 @dataclass(frozen=True)
@@ -112,12 +112,7 @@ def encode_qi(frame: pd.DataFrame, column: str, hierarchy: Hierarchy | None) -> 
         instants = utc.to_numpy(dtype="datetime64[ns]").view(np.int64)
         return QIColumn(column, instants.astype(np.float64), None, instants, timezone)
     if hierarchy is None and numeric:
-        codes = series.to_numpy(dtype=np.float64)
-        if not np.isfinite(codes).all():
-            row = int(np.argmax(~np.isfinite(codes)))
-            raise ValueError(f"quasi-identifier column {column!r} has a non-finite value at "
-                             f"row {row}; drop or fix it")
-        return QIColumn(column, codes, None)
+        return QIColumn(column, real_values(series, column, "quasi-identifier"), None)
     values = series.astype(object) if isinstance(series.dtype, pd.CategoricalDtype) else series
     if hierarchy is None:
         hierarchy = Hierarchy.flat(values.to_numpy())
