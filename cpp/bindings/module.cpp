@@ -294,7 +294,8 @@ py::dict run_mondrian(const DoubleArray& sensitive, const std::string& metric,
     py::dict out;
     out["groups"] = to_numpy(std::move(result.groups));
     out["cuts"] = result.cuts;
-    out["whole_table_passes"] = result.whole_table_passes;
+    out["satisfied"] = result.satisfied;
+    out["violating_rows"] = to_numpy(std::move(result.violating_rows));
     out["seconds"] = seconds;
     return out;
 }

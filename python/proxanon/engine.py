@@ -266,19 +266,20 @@ def run_mondrian(sens: NDArray[np.float64], k: Any, epsilon: Any, delta: Any,
         sens, relation.name, [] if relation.weights is None else relation.weights.tolist(),
         eps if dissimilar else None, k, dlt, ell_checked, qi, qi_taxonomies or [])
     groups = np.asarray(raw["groups"], dtype=np.int64)
-    satisfied = bool(raw["whole_table_passes"])
+    satisfied = bool(raw["satisfied"])
+    violating_rows = np.asarray(raw["violating_rows"], dtype=np.int64)
+    # Unsatisfied means uncut: the one group is the whole table.
+    violating_groups = np.zeros(0 if satisfied else 1, dtype=np.int64)
     stats: dict[str, Any] = {
         "method": "mondrian", "n": n, "m": int(groups.max()) + 1, "k": k, "l": ell,
         "epsilon": eps if dissimilar else None, "delta": dlt if dissimilar else None,
         "metric": relation.label, "cuts": int(raw["cuts"]), "swaps": 0,
-        "remaining_violations": 0 if satisfied else n,
-        "violating_groups": [] if satisfied else [0],
+        "remaining_violations": int(violating_rows.size),
+        "violating_groups": violating_groups.tolist(),
         "seconds": {"mondrian": float(raw["seconds"]), "total": time.perf_counter() - started},
     }
     result = Partition(groups=groups, satisfied=satisfied, stats=stats,
-                       violating_rows=np.zeros(0, dtype=np.int64) if satisfied else np.arange(n),
-                       violating_groups=np.zeros(0, dtype=np.int64) if satisfied
-                       else np.zeros(1, dtype=np.int64))
+                       violating_rows=violating_rows, violating_groups=violating_groups)
     if not satisfied and on_infeasible == "raise":
         raise InfeasibleError(
             f"Mondrian cannot start: the whole table ({n} rows) already fails the checks "

@@ -20,7 +20,11 @@ struct MondrianParams {
 struct MondrianResult {
     std::vector<std::int32_t> groups;  ///< group of each row, 0 .. groups-1, left to right
     std::int64_t cuts = 0;
-    bool whole_table_passes = true;    ///< false: not even one group of all rows passes
+    bool satisfied = true;             ///< every group passes every enabled check
+    /// When not satisfied (then the one group is the whole table): its rows that violate,
+    /// ascending; all rows when it lacks l distinct values, else those with more than t(G)
+    /// epsilon-neighbours.
+    std::vector<std::int32_t> violating_rows;
 };
 
 /// Recursively cuts a part at the median of the QI column with the widest spread (priced by
