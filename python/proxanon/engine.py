@@ -426,8 +426,8 @@ def run_engine(
             "Allow more suppression, or try a smaller epsilon or delta.", partition=result)
     if not result.satisfied and on_infeasible == "raise":
         raise InfeasibleError(
-            infeasible_message(stats) + feasibility_advice(sens, stats, relation),
-            partition=result)
+            infeasible_summary(stats) + "\n" + infeasible_message(stats)
+            + feasibility_advice(sens, stats, relation), partition=result)
     return result
 
 
@@ -472,6 +472,14 @@ def nothing_released(n: int, left_out: int, stats: dict[str, Any]) -> str:
             f"neighbours of a row is {stats['max_degree']}). This is where the heuristic "
             "ended, not a proof: proxanon.advise can prove what no partition achieves. Try "
             "a smaller epsilon, delta or k.")
+
+
+def infeasible_summary(stats: dict[str, Any]) -> str:
+    """The one line that opens ``partition``'s InfeasibleError, in anonymize's words."""
+    return (f"no partition satisfying (epsilon={stats['epsilon']:g}, delta={stats['delta']:g})"
+            f"^k-dissimilarity with k={stats['k']} was found: "
+            f"{stats['remaining_violations']:,} row(s) violate in "
+            f"{len(stats['violating_groups']):,} of {stats['m']:,} group(s).")
 
 
 def infeasible_message(stats: dict[str, Any]) -> str:
