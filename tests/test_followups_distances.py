@@ -7,6 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 from proxanon import audit, partition
+from proxanon.distances import componentwise, resolve
 
 SENS = np.linspace(0, 1, 12)
 
@@ -71,3 +72,9 @@ def test_a_neighbour_graph_with_nan_entries_is_refused():
         partition(SENS, k=3, delta=0.5, metric=graph)
     with pytest.raises(ValueError, match=r"neighbour graph \(metric\) has 144 NaN entries"):
         audit(SENS, np.repeat(np.arange(4), 3), k=3, epsilon=0.1, delta=0.5, metric=graph)
+
+
+def test_componentwise_refuses_a_relation_without_components():
+    relation = resolve(gap, None, 1, 12)
+    with pytest.raises(TypeError, match=r"built-in metric .* got the gap"):
+        componentwise(relation, [None])

@@ -258,8 +258,10 @@ def componentwise(relation: Relation, taxonomies: list[Hierarchy | None]) -> Rel
     they combine with the relation's weights as L1, L2, L∞ or min-component do. Used for
     tables whose categorical sensitive columns come with a hierarchy.
     """
-    assert relation.kind == "builtin" and relation.weights is not None
     weights = relation.weights
+    if weights is None:
+        raise TypeError(f"componentwise combines the components of a built-in metric (l1, l2, "
+                        f"linf, min_component); got the {relation.label}")
     parts = [taxonomy_distance(h) if h is not None else None for h in taxonomies]
     name = relation.name
 

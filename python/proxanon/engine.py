@@ -261,7 +261,6 @@ def run_mondrian(sens: NDArray[np.float64], k: Any, epsilon: Any, delta: Any,
     on_infeasible = _validate.choice(on_infeasible, "on_infeasible", ("raise", "best_effort"))
     if dissimilar and relation.kind != "builtin":
         raise ValueError("method='mondrian' checks dissimilarity with the built-in metrics")
-    assert relation.weights is not None or not dissimilar
     raw = _core.mondrian(
         sens, relation.name, [] if relation.weights is None else relation.weights.tolist(),
         eps if dissimilar else None, k, dlt, ell_checked, qi, qi_taxonomies or [])
@@ -365,8 +364,7 @@ def run_engine(
     calls = 0
     tic = time.perf_counter()
     try:
-        if relation.kind == "builtin":
-            assert relation.weights is not None
+        if relation.weights is not None:  # a built-in metric
             raw = _core.partition(sens, relation.name, relation.weights.tolist(), eps, options,
                                   max_graph_entries=MAX_GRAPH_ENTRIES, **data)
         else:
