@@ -53,6 +53,7 @@ bool passes(const std::int32_t* begin, const std::int32_t* end, const ValueTable
     if (params.dissimilarity) {
         const std::int64_t t = allowed_neighbours(size, params.delta);
         for (std::int32_t u : counts.present()) {
+            poll(params.interrupt);
             if (part_degree(u, graph, counts) > t) return false;
         }
     }
@@ -111,6 +112,7 @@ MondrianResult mondrian(const LossModel& qi, const ValueTable& table, const Neig
     while (!stack.empty()) {
         const auto [begin, end] = stack.back();
         stack.pop_back();
+        poll(params.interrupt);
         spreads.clear();
         for (std::size_t i = 0; i < d; ++i) {
             double lo = qi.row(order[begin])[i], hi = lo;
@@ -126,6 +128,7 @@ MondrianResult mondrian(const LossModel& qi, const ValueTable& table, const Neig
         });
         bool cut = false;
         for (const auto& [spread, dim] : spreads) {
+            poll(params.interrupt);
             const auto first = order.begin() + static_cast<std::ptrdiff_t>(begin);
             const auto last = order.begin() + static_cast<std::ptrdiff_t>(end);
             std::sort(first, last, [&, dim = dim](std::int32_t a, std::int32_t b) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "proxanon/interrupt.hpp"
 #include "proxanon/loss.hpp"
 #include "proxanon/neighbour_graph.hpp"
 
@@ -15,6 +16,7 @@ struct MondrianParams {
     std::size_t l = 0;           ///< distinct sensitive values per group (0: no check)
     bool dissimilarity = false;  ///< also require (epsilon, delta)^k-dissimilarity
     double delta = 0.0;
+    Interrupt* interrupt = nullptr;  ///< optional stop request, polled between units of work
 };
 
 struct MondrianResult {
@@ -33,7 +35,8 @@ struct MondrianResult {
 /// tried; a part with no allowed cut becomes a group. Cuts fall between distinct values, so
 /// the parts are disjoint boxes in QI space. The dissimilarity check counts neighbours per
 /// distinct value of the half: O(sum of the degrees of its values). Cost about
-/// O(n log^2 n · d) plus the checks.
+/// O(n log^2 n · d) plus the checks. Polls `params.interrupt` per part, per column tried and
+/// per value checked (throws Interrupted).
 MondrianResult mondrian(const LossModel& qi, const ValueTable& table, const NeighbourGraph& graph,
                         const MondrianParams& params);
 
