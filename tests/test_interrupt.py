@@ -33,9 +33,24 @@ LONG_GRAPH = textwrap.dedent("""
     print("finished", flush=True)
 """)
 
+# A Mondrian run of about 15 s: 1M rows on 5000 levels, every value with ~40% of the levels
+# as neighbours, so each check of a part walks ~2000 neighbours of each value in it, and
+# parts pass down to k = 2.
+LONG_MONDRIAN = textwrap.dedent("""
+    import numpy as np, proxanon
+    rng = np.random.default_rng(0)
+    values = rng.integers(0, 5000, 1_000_000) / 5000
+    qi = rng.random(1_000_000)
+    print("ready", flush=True)
+    proxanon.partition(values, k=2, epsilon=0.2, delta=0.1, quasi_identifiers=qi,
+                       method="mondrian", on_infeasible="best_effort")
+    print("finished", flush=True)
+""")
+
 
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child process is POSIX")
-@pytest.mark.parametrize("script", [LONG_REPAIR, LONG_GRAPH], ids=["repair", "graph"])
+@pytest.mark.parametrize("script", [LONG_REPAIR, LONG_GRAPH, LONG_MONDRIAN],
+                         ids=["repair", "graph", "mondrian"])
 def test_sigint_stops_native_work_promptly(script):
     child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)

@@ -40,8 +40,17 @@ def test_mondrian_groups_pass_their_checks(case):
     whole = len(np.unique(sens)) >= (ell or 1)
     if check:
         whole = whole and audit(sens, np.zeros(len(sens), dtype=int), k=k, **extra).satisfied
-    assert result.satisfied == whole  # it can fail only when the whole table fails
+    # It fails only when the whole table fails and cannot be cut; then it lists exactly the
+    # rows that violate: all of them without l distinct values, else the audit's.
+    if whole:
+        assert result.satisfied
     if not result.satisfied:
+        assert result.n_groups == 1
+        if len(np.unique(sens)) < (ell or 1):
+            np.testing.assert_array_equal(result.violating_rows, np.arange(len(sens)))
+        else:
+            np.testing.assert_array_equal(
+                result.violating_rows, audit(sens, groups, k=k, **extra).violating_rows)
         return
     sizes = np.bincount(groups)
     assert sizes.min() >= k

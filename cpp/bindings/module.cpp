@@ -356,24 +356,27 @@ py::dict run_mondrian(const DoubleArray& sensitive, const std::string& metric,
     params.l = l;
     params.dissimilarity = epsilon.has_value();
     params.delta = delta;
+    SignalCheck signals;
+    params.interrupt = signals.interrupt();
     MondrianResult result;
     double seconds = 0.0;
-    {
+    signals.run([&] {
         py::gil_scoped_release release;
         const auto start = std::chrono::steady_clock::now();
         const ValueTable table = ValueTable::from_rows(sa.data, sa.rows, sa.cols);
         const NeighbourGraph graph =
             epsilon ? NeighbourGraph::build(table, Distance(parse_metric(metric), weights, *epsilon),
-                                            kMaxGraphEntries)
+                                            kMaxGraphEntries, params.interrupt)
                     : NeighbourGraph::from_csr(std::vector<std::int64_t>(table.size() + 1, 0), {});
         const LossModel loss(qi.data, qi.rows, qi.cols, std::move(taxonomies));
         result = mondrian(loss, table, graph, params);
         seconds = seconds_since(start);
-    }
+    });
     py::dict out;
     out["groups"] = to_numpy(std::move(result.groups));
     out["cuts"] = result.cuts;
-    out["whole_table_passes"] = result.whole_table_passes;
+    out["satisfied"] = result.satisfied;
+    out["violating_rows"] = to_numpy(std::move(result.violating_rows));
     out["seconds"] = seconds;
     return out;
 }

@@ -34,6 +34,15 @@ private:
     std::vector<std::int32_t> present_;
 };
 
+/// D(v) of a row v of value u in the part whose values `counts` holds: the part's other rows
+/// of value u and its rows of u's neighbour values. O(degree of u).
+std::int64_t part_degree(std::int32_t u, const NeighbourGraph& graph, const ValueCounts& counts) {
+    std::int64_t d = counts[u] - 1;
+    const auto uu = static_cast<std::size_t>(u);
+    for (const std::int32_t* p = graph.begin(uu); p != graph.end(uu); ++p) d += counts[*p];
+    return d;
+}
+
 bool passes(const std::int32_t* begin, const std::int32_t* end, const ValueTable& table,
             const NeighbourGraph& graph, const MondrianParams& params, ValueCounts& counts) {
     const auto size = static_cast<std::size_t>(end - begin);
@@ -44,13 +53,35 @@ bool passes(const std::int32_t* begin, const std::int32_t* end, const ValueTable
     if (params.dissimilarity) {
         const std::int64_t t = allowed_neighbours(size, params.delta);
         for (std::int32_t u : counts.present()) {
-            std::int64_t d = counts[u] - 1;
-            const auto uu = static_cast<std::size_t>(u);
-            for (const std::int32_t* p = graph.begin(uu); p != graph.end(uu); ++p) d += counts[*p];
-            if (d > t) return false;
+            poll(params.interrupt);
+            if (part_degree(u, graph, counts) > t) return false;
         }
     }
     return true;
+}
+
+/// The violating rows of a table that fails as one group, ascending: all of them when it
+/// lacks l distinct values (no row alone can fix that), else those with more than t(G)
+/// neighbours in it. O(n + sum of the degrees of its values).
+std::vector<std::int32_t> violating_rows(const ValueTable& table, const NeighbourGraph& graph,
+                                         const MondrianParams& params, ValueCounts& counts) {
+    const std::size_t n = table.row_value.size();
+    std::vector<std::int32_t> all(n);
+    std::iota(all.begin(), all.end(), 0);
+    counts.fill(table, all.data(), all.data() + n);
+    const bool diverse = counts.present().size() >= params.l;
+    std::vector<char> excess(table.size(), diverse ? 0 : 1);
+    if (diverse && params.dissimilarity) {
+        const std::int64_t t = allowed_neighbours(n, params.delta);
+        for (std::int32_t u : counts.present()) {
+            excess[static_cast<std::size_t>(u)] = part_degree(u, graph, counts) > t;
+        }
+    }
+    std::vector<std::int32_t> rows;
+    for (std::int32_t r : all) {
+        if (excess[static_cast<std::size_t>(table.row_value[static_cast<std::size_t>(r)])]) rows.push_back(r);
+    }
+    return rows;
 }
 
 }  // namespace
@@ -73,7 +104,7 @@ MondrianResult mondrian(const LossModel& qi, const ValueTable& table, const Neig
 
     MondrianResult result;
     result.groups.assign(n, -1);
-    result.whole_table_passes = passes(order.data(), order.data() + n, table, graph, params, counts);
+    const bool whole_table_passes = passes(order.data(), order.data() + n, table, graph, params, counts);
     std::int32_t next_group = 0;
     // Depth first, left half on top, so groups are numbered left to right in QI order.
     std::vector<std::pair<std::size_t, std::size_t>> stack{{0, n}};
@@ -81,6 +112,7 @@ MondrianResult mondrian(const LossModel& qi, const ValueTable& table, const Neig
     while (!stack.empty()) {
         const auto [begin, end] = stack.back();
         stack.pop_back();
+        poll(params.interrupt);
         spreads.clear();
         for (std::size_t i = 0; i < d; ++i) {
             double lo = qi.row(order[begin])[i], hi = lo;
@@ -96,6 +128,7 @@ MondrianResult mondrian(const LossModel& qi, const ValueTable& table, const Neig
         });
         bool cut = false;
         for (const auto& [spread, dim] : spreads) {
+            poll(params.interrupt);
             const auto first = order.begin() + static_cast<std::ptrdiff_t>(begin);
             const auto last = order.begin() + static_cast<std::ptrdiff_t>(end);
             std::sort(first, last, [&, dim = dim](std::int32_t a, std::int32_t b) {
@@ -127,6 +160,10 @@ MondrianResult mondrian(const LossModel& qi, const ValueTable& table, const Neig
             ++next_group;
         }
     }
+    // Every part cut off passed the checks, so only an uncut whole table can fail them (the
+    // dissimilarity check is not monotone: halves can pass where the whole table fails).
+    result.satisfied = whole_table_passes || result.cuts > 0;
+    if (!result.satisfied) result.violating_rows = violating_rows(table, graph, params, counts);
     return result;
 }
 

@@ -147,6 +147,16 @@ class AuditReport(Summarized):
             "n_small_groups": int(self.small_groups.shape[0]),
         }
 
+    def worst_groups(self, count: int = _WORST_SHOWN) -> NDArray[np.int64]:
+        """Ids of the ``count`` riskiest groups, highest risk first and ties by ascending id:
+        the groups ``str(report)`` lists, in its order."""
+        return self.group_ids[self._worst_positions(count)]
+
+    def _worst_positions(self, count: int) -> NDArray[np.int64]:
+        count = _validate.integer(count, "count", minimum=0)
+        order: NDArray[np.int64] = np.lexsort((self.group_ids, -self.group_risk))[:count]
+        return order
+
     def __str__(self) -> str:
         n_rows = int(self.neighbour_counts.shape[0])
         verdict = "satisfied" if self.satisfied else "NOT satisfied"
@@ -175,7 +185,7 @@ class AuditReport(Summarized):
             + "than t(G) neighbours",
             f"  small groups   : {self.small_groups.shape[0]:,} with fewer than k = {self.k} rows",
         ]
-        order = np.lexsort((self.group_ids, -self.group_risk))[:_WORST_SHOWN]
+        order = self._worst_positions(_WORST_SHOWN)
         lines.append(f"  worst groups   : (id, size, risk), {order.shape[0]} of {self.n_groups:,}")
         for i in order:
             lines.append(

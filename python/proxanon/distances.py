@@ -6,9 +6,11 @@
   (½ Σ |p_i − q_i| between probability vectors; takes no weights).
 - A Python callable ``f(X, Y) -> distances`` over blocks of rows: called on blocks of
   *distinct* values (at most ``BLOCK`` × ``BLOCK`` at a time), never once per pair.
-  It must be symmetric; only the upper triangle of each block pair is used.
+  It must be symmetric and return real distances >= 0 (anything else, NaN included, is
+  refused naming the function); only the upper triangle of each block pair is used.
 - A precomputed neighbour graph: a scipy.sparse n × n matrix whose nonzeros are the
-  ε-neighbour pairs (made symmetric; the diagonal is ignored; ``epsilon`` is not needed).
+  ε-neighbour pairs (made symmetric; the diagonal is ignored; ``epsilon`` is not needed;
+  NaN entries are refused).
 - :func:`taxonomy_distance`: the height of the lowest common ancestor over the tree height,
   for categorical values coded as leaf indices of a :class:`~proxanon.Hierarchy`.
 
@@ -18,6 +20,7 @@ Two values are neighbours when ``distance <= epsilon + NEIGHBOUR_SLACK * max(1, 
 
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -71,6 +74,12 @@ def resolve(metric: Any, weights: Any, columns: int, rows: int) -> Relation:
             raise ValueError(
                 f"the neighbour graph (metric) has shape {metric.shape} but there are {rows} "
                 f"rows: it must be a {rows} x {rows} matrix whose nonzeros are neighbour pairs")
+        entries = np.asarray(metric.tocoo().data)
+        if entries.dtype.kind in "fc" and np.isnan(entries).any():
+            raise ValueError(
+                f"the neighbour graph (metric) has {int(np.isnan(entries).sum())} NaN "
+                "entries; its nonzeros mark neighbour pairs, so a NaN is neither an edge nor "
+                "a non-edge: store 1 for each neighbour pair and nothing (or 0) elsewhere")
         return Relation("graph", "graph", "precomputed graph", matrix=metric)
     if callable(metric):
         if weights is not None:
@@ -79,8 +88,11 @@ def resolve(metric: Any, weights: Any, columns: int, rows: int) -> Relation:
         return Relation("callable", "callable", label, function=metric,
                         is_metric=bool(getattr(metric, "is_metric", False)))
     if not isinstance(metric, str) or metric.lower() not in BUILTINS:
+        given = (f"{type(metric).__name__} of shape {metric.shape} (for neighbour pairs "
+                 "given as a matrix, pass scipy.sparse.csr_matrix(distances <= epsilon))"
+                 if hasattr(metric, "shape") else reprlib.repr(metric))
         raise ValueError(
-            f"unknown metric {metric!r}; choose one of {', '.join(BUILTINS)}, a function "
+            f"unknown metric {given}; choose one of {', '.join(BUILTINS)}, a function "
             "f(X, Y) returning distances, or a scipy.sparse neighbour graph")
     name = metric.lower()
     if name == "variational":
@@ -111,17 +123,11 @@ def as_arguments(relation: Relation) -> tuple[Any, Any]:
 def pairwise(relation: Relation, x: NDArray[np.float64], y: NDArray[np.float64]
              ) -> NDArray[np.float64]:
     """Distances between every row of x and every row of y (a built-in or a callable)."""
-    if relation.kind == "callable":
-        assert relation.function is not None
-        result = np.asarray(relation.function(x, y), dtype=np.float64)
-        if result.shape != (x.shape[0], y.shape[0]):
-            raise ValueError(
-                f"the distance function returned shape {result.shape} for blocks of "
-                f"{x.shape[0]} and {y.shape[0]} rows; it must return one distance per pair")
-        if np.isnan(result).any():
-            raise ValueError("the distance function returned NaN")
-        return result
-    assert relation.weights is not None
+    if relation.function is not None:
+        return _checked_distances(relation.function(x, y), relation.label, x, y)
+    if relation.weights is None:
+        raise TypeError(f"pairwise needs a built-in metric or a distance function, not a "
+                        f"{relation.label}")
     diff = np.abs(x[:, None, :] - y[None, :, :])
     weighted = diff * relation.weights
     if relation.name == "l2":
@@ -133,6 +139,35 @@ def pairwise(relation: Relation, x: NDArray[np.float64], y: NDArray[np.float64]
     else:
         result = weighted.sum(axis=2)
     return np.asarray(result, dtype=np.float64)
+
+
+def _checked_distances(returned: Any, label: str, x: NDArray[np.float64],
+                       y: NDArray[np.float64]) -> NDArray[np.float64]:
+    """What a distance function returned for the blocks ``x`` and ``y``, as float64; refused,
+    naming the function, unless it is one real distance >= 0 per pair (a complex part would
+    be dropped, text misread, a negative distance would make every pair neighbours, and NaN
+    would compare as "not neighbours")."""
+    def refuse(problem: str) -> ValueError:
+        return ValueError(f"the distance function {label!r} returned {problem}; it must return "
+                          "one real distance >= 0 per pair of rows")
+
+    raw = np.asarray(returned)
+    if raw.dtype.kind == "c":
+        raise refuse(f"complex numbers ({raw.dtype})")
+    if raw.dtype.kind not in "biufO":
+        raise refuse(f"values of dtype {raw.dtype}, which are not distances")
+    try:
+        result = raw.astype(np.float64)
+    except (TypeError, ValueError):
+        raise refuse("objects that are not real numbers") from None
+    if result.shape != (x.shape[0], y.shape[0]):
+        raise refuse(f"shape {result.shape} for blocks of {x.shape[0]} and {y.shape[0]} rows")
+    for bad, problem in ((np.isnan(result), "NaN"), (result < 0, "a negative distance")):
+        if bad.any():
+            i, j = (int(v) for v in np.argwhere(bad)[0])
+            raise refuse(f"{problem} ({result[i, j]}) between the values {x[i].tolist()} and "
+                         f"{y[j].tolist()}")
+    return result
 
 
 def value_graph(relation: Relation, sens: NDArray[np.float64], epsilon: float
@@ -223,8 +258,10 @@ def componentwise(relation: Relation, taxonomies: list[Hierarchy | None]) -> Rel
     they combine with the relation's weights as L1, L2, L∞ or min-component do. Used for
     tables whose categorical sensitive columns come with a hierarchy.
     """
-    assert relation.kind == "builtin" and relation.weights is not None
     weights = relation.weights
+    if weights is None:
+        raise TypeError(f"componentwise combines the components of a built-in metric (l1, l2, "
+                        f"linf, min_component); got the {relation.label}")
     parts = [taxonomy_distance(h) if h is not None else None for h in taxonomies]
     name = relation.name
 

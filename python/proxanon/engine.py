@@ -279,24 +279,24 @@ def run_mondrian(sens: NDArray[np.float64], k: Any, epsilon: Any, delta: Any,
     on_infeasible = _validate.choice(on_infeasible, "on_infeasible", ("raise", "best_effort"))
     if dissimilar and relation.kind != "builtin":
         raise ValueError("method='mondrian' checks dissimilarity with the built-in metrics")
-    assert relation.weights is not None or not dissimilar
     raw = _core.mondrian(
         sens, relation.name, [] if relation.weights is None else relation.weights.tolist(),
         eps if dissimilar else None, k, dlt, ell_checked, qi, qi_taxonomies or [])
     groups = np.asarray(raw["groups"], dtype=np.int64)
-    satisfied = bool(raw["whole_table_passes"])
+    satisfied = bool(raw["satisfied"])
+    violating_rows = np.asarray(raw["violating_rows"], dtype=np.int64)
+    # Unsatisfied means uncut: the one group is the whole table.
+    violating_groups = np.zeros(0 if satisfied else 1, dtype=np.int64)
     stats: dict[str, Any] = {
         "method": "mondrian", "n": n, "m": int(groups.max()) + 1, "k": k, "l": ell,
         "epsilon": eps if dissimilar else None, "delta": dlt if dissimilar else None,
         "metric": relation.label, "cuts": int(raw["cuts"]), "swaps": 0,
-        "remaining_violations": 0 if satisfied else n,
-        "violating_groups": [] if satisfied else [0],
+        "remaining_violations": int(violating_rows.size),
+        "violating_groups": violating_groups.tolist(),
         "seconds": {"mondrian": float(raw["seconds"]), "total": time.perf_counter() - started},
     }
     result = Partition(groups=groups, satisfied=satisfied, stats=stats,
-                       violating_rows=np.zeros(0, dtype=np.int64) if satisfied else np.arange(n),
-                       violating_groups=np.zeros(0, dtype=np.int64) if satisfied
-                       else np.zeros(1, dtype=np.int64))
+                       violating_rows=violating_rows, violating_groups=violating_groups)
     if not satisfied and on_infeasible == "raise":
         raise InfeasibleError(
             f"Mondrian cannot start: the whole table ({n} rows) already fails the checks "
@@ -397,8 +397,7 @@ def run_engine(
     calls = 0
     tic = time.perf_counter()
     try:
-        if relation.kind == "builtin":
-            assert relation.weights is not None
+        if relation.weights is not None:  # a built-in metric
             raw = _core.partition(sens, relation.name, relation.weights.tolist(), eps, options,
                                   max_graph_entries=MAX_GRAPH_ENTRIES, neighbours=neighbours,
                                   **data)
@@ -459,8 +458,8 @@ def run_engine(
             "Allow more suppression, or try a smaller epsilon or delta.", partition=result)
     if not result.satisfied and on_infeasible == "raise":
         raise InfeasibleError(
-            infeasible_message(stats) + feasibility_advice(sens, stats, relation),
-            partition=result)
+            infeasible_summary(stats) + "\n" + infeasible_message(stats)
+            + feasibility_advice(sens, stats, relation), partition=result)
     return result
 
 
@@ -532,6 +531,14 @@ def nothing_released(n: int, left_out: int, stats: dict[str, Any]) -> str:
             f"neighbours of a row is {stats['max_degree']}). This is where the heuristic "
             "ended, not a proof: proxanon.advise can prove what no partition achieves. Try "
             "a smaller epsilon, delta or k.")
+
+
+def infeasible_summary(stats: dict[str, Any]) -> str:
+    """The one line that opens ``partition``'s InfeasibleError, in anonymize's words."""
+    return (f"no partition satisfying (epsilon={stats['epsilon']:g}, delta={stats['delta']:g})"
+            f"^k-dissimilarity with k={stats['k']} was found: "
+            f"{stats['remaining_violations']:,} row(s) violate in "
+            f"{len(stats['violating_groups']):,} of {stats['m']:,} group(s).")
 
 
 def infeasible_message(stats: dict[str, Any]) -> str:

@@ -23,6 +23,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from proxanon.hierarchy import Hierarchy
+from proxanon.tables import real_values, span_fraction
 
 
 @dataclass(frozen=True)
@@ -111,15 +112,10 @@ def encode_qi(frame: pd.DataFrame, column: str, hierarchy: Hierarchy | None) -> 
         instants = utc.to_numpy(dtype="datetime64[ns]").view(np.int64)
         return QIColumn(column, instants.astype(np.float64), None, instants, timezone)
     if hierarchy is None and numeric:
-        codes = series.to_numpy(dtype=np.float64)
-        if not np.isfinite(codes).all():
-            row = int(np.argmax(~np.isfinite(codes)))
-            raise ValueError(f"quasi-identifier column {column!r} has a non-finite value at "
-                             f"row {row}; drop or fix it")
-        return QIColumn(column, codes, None)
+        return QIColumn(column, real_values(series, column, "quasi-identifier"), None)
     values = series.astype(object) if isinstance(series.dtype, pd.CategoricalDtype) else series
     if hierarchy is None:
-        hierarchy = Hierarchy.flat(pd.unique(values.to_numpy()))
+        hierarchy = Hierarchy.flat(values.to_numpy())
     codes = hierarchy.leaf_index(values.to_numpy(), column=column).astype(np.float64)
     return QIColumn(column, codes, hierarchy)
 
@@ -198,8 +194,7 @@ def summarize_groups(columns: list[QIColumn], groups: NDArray[np.int64]) -> Grou
         lo = np.minimum.reduceat(ordered, starts)
         hi = np.maximum.reduceat(ordered, starts)
         if col.hierarchy is None:
-            width = float(col.codes.max() - col.codes.min())
-            cost[:, j] = (hi - lo) / width if width > 0 else 0.0
+            cost[:, j] = span_fraction(lo, hi, float(col.codes.min()), float(col.codes.max()))
             ncp[:, j] = cost[:, j]
             if col.instants is None:
                 text = np.array([format_number(a) if a == b else

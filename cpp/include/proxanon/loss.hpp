@@ -2,6 +2,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -130,9 +131,13 @@ public:
                 lo = std::min(lo, qi[r * d + i]);
                 hi = std::max(hi, qi[r * d + i]);
             }
-            const double width = hi - lo;
+            // A width past the float range (e.g. -1e308 .. 1e308) is taken on halved
+            // operands, which cannot overflow, as tables.span_fraction does in Python.
+            const bool halve = !std::isfinite(hi - lo);
+            const double scale = halve ? 0.5 : 1.0;
+            const double width = hi * scale - lo * scale;
             for (std::size_t r = 0; r < n; ++r) {
-                scaled_[r * d + i] = width > 0.0 ? (qi[r * d + i] - lo) / width : 0.0;
+                scaled_[r * d + i] = width > 0.0 ? (qi[r * d + i] * scale - lo * scale) / width : 0.0;
             }
         }
     }

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "proxanon/interrupt.hpp"
 #include "proxanon/loss.hpp"
 #include "proxanon/neighbour_graph.hpp"
 
@@ -15,12 +16,17 @@ struct MondrianParams {
     std::size_t l = 0;           ///< distinct sensitive values per group (0: no check)
     bool dissimilarity = false;  ///< also require (epsilon, delta)^k-dissimilarity
     double delta = 0.0;
+    Interrupt* interrupt = nullptr;  ///< optional stop request, polled between units of work
 };
 
 struct MondrianResult {
     std::vector<std::int32_t> groups;  ///< group of each row, 0 .. groups-1, left to right
     std::int64_t cuts = 0;
-    bool whole_table_passes = true;    ///< false: not even one group of all rows passes
+    bool satisfied = true;             ///< every group passes every enabled check
+    /// When not satisfied (then the one group is the whole table): its rows that violate,
+    /// ascending; all rows when it lacks l distinct values, else those with more than t(G)
+    /// epsilon-neighbours.
+    std::vector<std::int32_t> violating_rows;
 };
 
 /// Recursively cuts a part at the median of the QI column with the widest spread (priced by
@@ -29,7 +35,8 @@ struct MondrianResult {
 /// tried; a part with no allowed cut becomes a group. Cuts fall between distinct values, so
 /// the parts are disjoint boxes in QI space. The dissimilarity check counts neighbours per
 /// distinct value of the half: O(sum of the degrees of its values). Cost about
-/// O(n log^2 n · d) plus the checks.
+/// O(n log^2 n · d) plus the checks. Polls `params.interrupt` per part, per column tried and
+/// per value checked (throws Interrupted).
 MondrianResult mondrian(const LossModel& qi, const ValueTable& table, const NeighbourGraph& graph,
                         const MondrianParams& params);
 

@@ -14,9 +14,6 @@ from proxanon.audit import AuditReport
 from proxanon.cli import _common as common
 from proxanon.tableio import CsvTable, ParquetTable
 
-#: Worst groups whose published QI values are printed (as many as the report lists).
-WORST_SHOWN = 5
-
 
 def add_parser(commands: Any) -> None:
     parser = commands.add_parser(
@@ -29,11 +26,6 @@ def add_parser(commands: Any) -> None:
     common.add_input_options(parser)
     parser.add_argument("--force", action="store_true", help="overwrite the --report file")
     parser.set_defaults(run=run)
-
-
-def worst_groups(group_ids: np.ndarray, group_risk: np.ndarray) -> np.ndarray:
-    """Indices of the riskiest groups, ties by id: the order the report lists them in."""
-    return np.lexsort((group_ids, -group_risk))[:WORST_SHOWN]
 
 
 @dataclass(frozen=True)
@@ -91,8 +83,7 @@ def run(args: argparse.Namespace) -> int:
     published = columns.frame[qi].assign(_group=result.groups).drop_duplicates(
         "_group").set_index("_group")
     print(f"  published QI values of the worst groups ({' | '.join(qi)}):")
-    for i in worst_groups(report.group_ids, report.group_risk):
-        group = int(report.group_ids[i])
+    for group in report.worst_groups().tolist():
         values = " | ".join(_text(v) for v in published.loc[group, qi])
         print(f"    group {group}: {values}")
     if columns.dropped.size:

@@ -1,0 +1,64 @@
+"""Follow-ups to issues 9 and 16 in the QI encoding and the loss of a partition."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from proxanon import anonymize, partition
+from proxanon.generalize import QIColumn, summarize_groups
+
+HUGE = [1e308, -1e308]
+
+
+def test_loss_of_a_column_whose_range_overflows_is_exact():
+    codes = np.array(HUGE + [float(v) for v in range(10)])
+    groups = np.array([0, 1] + [2] * 5 + [3] * 5)
+    summary = summarize_groups([QIColumn("q", codes, None)], groups)
+    width = Fraction(1e308) - Fraction(-1e308)
+    for g in range(4):
+        members = codes[groups == g]
+        exact = (Fraction(members.max()) - Fraction(members.min())) / width
+        assert summary.cost[g, 0] == pytest.approx(float(exact), rel=1e-15, abs=0)
+    assert np.isfinite(summary.loss()) and np.isfinite(summary.gcp())
+
+
+def test_anonymize_reports_a_finite_loss_over_a_huge_qi_range():
+    table = pd.DataFrame({"q": HUGE + list(range(10)), "s": np.linspace(0, 1, 12)})
+    report = anonymize(table, quasi_identifiers=["q"], sensitive=["s"], k=3, epsilon=.05,
+                       delta=.5).report
+    assert 0.0 <= report.loss <= 1.0
+    assert 0.0 <= report.gcp <= 1.0
+
+
+def test_mondrian_cuts_a_qi_whose_range_overflows():
+    """The native loss model scales such a column into [0, 1] too (no NaN, no collapse)."""
+    qi = (np.linspace(-1, 1, 12) * 1e308)[[11, 0, *range(1, 11)]]
+    result = partition(np.linspace(0, 1, 12), k=3, quasi_identifiers=qi, method="mondrian")
+    sizes = np.bincount(result.groups)
+    assert sizes.size == 4 and sizes.min() >= 3
+    # strict Mondrian: the groups are disjoint intervals of q
+    spans = sorted((qi[result.groups == g].min(), qi[result.groups == g].max())
+                   for g in range(sizes.size))
+    assert all(a[1] < b[0] for a, b in zip(spans, spans[1:], strict=False))
+
+
+def test_object_qi_keeps_booleans_apart_from_equal_numbers():
+    """True == 1 in Python, but they are different QI values and both need a leaf."""
+    q = np.array([1, True, 0, False] * 3, dtype=object)
+    table = pd.DataFrame({"q": q, "s": np.linspace(0, 1, 12)})
+    result = anonymize(table, quasi_identifiers=["q"], sensitive=["s"], k=3, epsilon=.05,
+                       delta=.5)
+    published = result.table["q"].astype(str).to_numpy()
+    assert set(published) <= {"1", "True", "0", "False", "*"}
+    kept = published != "*"
+    np.testing.assert_array_equal(published[kept], q.astype(str)[kept])
+
+
+def test_complex_qi_column_is_refused_not_truncated():
+    table = pd.DataFrame({"q": np.array([1 + 1j, 1 + 2j, 0, 3] * 3), "s": np.linspace(0, 1, 12)})
+    with pytest.raises(ValueError, match=r"quasi-identifier column 'q' holds complex numbers"):
+        anonymize(table, quasi_identifiers=["q"], sensitive=["s"], k=3, epsilon=.05, delta=.5)
