@@ -385,8 +385,8 @@ def _ball_members(sens: NDArray[np.float64], relation: Relation, radius: float,
                   ball: dict[str, NDArray[Any]], centre: int) -> list[int]:
     """The values within ``radius`` of value ``centre``, itself included."""
     if relation.kind == "builtin":
-        assert relation.weights is not None
-        around = _core.value_relation(sens, relation.name, relation.weights.tolist(), radius,
+        weights = [] if relation.weights is None else relation.weights.tolist()
+        around = _core.value_relation(sens, relation.name, weights, radius,
                                       centre=centre)["around"]
         return [int(u) for u in around]
     start, stop = int(ball["offsets"][centre]), int(ball["offsets"][centre + 1])
