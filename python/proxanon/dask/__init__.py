@@ -1,0 +1,13 @@
+"""proxanon on Dask: anonymize and audit tables larger than one machine.
+
+Installed with ``pip install "proxanon[dask]"``; ``import proxanon`` does not import it.
+The single-machine :func:`proxanon.anonymize` is the unit of work: it runs per part in a
+task, and a global pass handles what crosses parts.
+"""
+
+from proxanon.dask._anonymize import DaskAnonymization, DaskReport, anonymize
+from proxanon.dask._audit import audit
+from proxanon.dask._cluster import SchedulerUnreachableError, connect
+
+__all__ = ["DaskAnonymization", "DaskReport", "SchedulerUnreachableError", "anonymize",
+           "audit", "connect"]
