@@ -105,7 +105,8 @@ def _originals(published: pd.DataFrame, qi_cols: list[str]) -> pd.DataFrame:
 
 
 def _prepare(frame: pd.DataFrame, offsets: NDArray[np.int64], key: str,
-             cuts: NDArray[Any], qi_cols: list[str], partition_info: dict[str, Any] | None = None) -> pd.DataFrame:
+             cuts: NDArray[Any], qi_cols: list[str],
+             partition_info: dict[str, Any] | None = None) -> pd.DataFrame:
     """Adds the hidden columns; the bucket is the row's quantile cell of the QI key."""
     start = 0 if partition_info is None else int(offsets[partition_info["number"]])
     out = frame.copy()
@@ -142,7 +143,9 @@ def _run(parts: list[pd.DataFrame], qi_cols: list[str], index_name: Any,
 
 
 def _classes(table: pd.DataFrame, qi_cols: list[str], piece: int) -> pd.DataFrame:
-    return table[qi_cols].drop_duplicates().assign(piece=piece)
+    """The published tuples of a part, with their row counts."""
+    rows = table.groupby(qi_cols, sort=False).size()
+    return rows.rename("rows").reset_index().assign(piece=piece)
 
 
 def _take(table: pd.DataFrame, qi_cols: list[str], tuples: pd.DataFrame, inside: bool
@@ -151,6 +154,27 @@ def _take(table: pd.DataFrame, qi_cols: list[str], tuples: pd.DataFrame, inside:
     hit = table[qi_cols].merge(tuples.assign(_hit=True), on=qi_cols, how="left")["_hit"]
     mask = hit.fillna(False).to_numpy(dtype=bool)
     return table[mask if inside else ~mask]
+
+
+def _connected(where: pd.DataFrame, qi_cols: list[str], count: int) -> list[list[int]]:
+    """The parts linked by sharing a published tuple, as lists of part numbers (union-find
+    over ``count`` parts; each list ascending, lists in order of their first part)."""
+    parent = list(range(count))
+
+    def root(x: int) -> int:
+        while parent[x] != x:
+            x = parent[x]
+        return x
+
+    for _, same in where.groupby(qi_cols, sort=False)["piece"]:
+        members = [root(int(p)) for p in same]
+        for m in members[1:]:
+            a, b = root(m), root(members[0])
+            parent[max(a, b)] = min(a, b)
+    clusters: dict[int, list[int]] = {}
+    for p in range(count):
+        clusters.setdefault(root(p), []).append(p)
+    return list(clusters.values())
 
 
 def _finish(table: pd.DataFrame, offset: int, columns: list[str], index_name: Any
@@ -296,7 +320,8 @@ def anonymize(
     # Classes across parts: a groupby on the published tuple.
     tic = time.perf_counter()
     class_meta = pd.DataFrame({q: pd.Series(dtype=object) for q in qi_cols}).assign(
-        piece=pd.Series(dtype=np.int64))
+        rows=pd.Series(dtype=np.int64), piece=pd.Series(dtype=np.int64))
+    job_rows = max(k, -(-n // parts))  # a repair job holds about one bucket's rows
     colliding_total = 0
     rounds = 0
     while len(pieces) > 1:
@@ -313,11 +338,17 @@ def anonymize(
         where = seen.merge(tuples, on=qi_cols).compute().sort_values([*qi_cols, "piece"])
         involved = sorted(set(where["piece"].tolist()))
         if rounds <= TUPLE_REPAIR_ROUNDS:
-            # One job per colliding tuple: its rows from every part, anonymized together.
-            jobs = [dask.delayed(_run, nout=2)(
-                [dask.delayed(_take)(pieces[p], qi_cols, tuples.iloc[[t]], True)
-                 for p in where.merge(tuples.iloc[[t]], on=qi_cols)["piece"]],
-                qi_cols, index_name, options, True) for t in range(len(tuples))]
+            # The rows of colliding tuples from every part, anonymized together: tuples in
+            # QI order, packed into jobs of about one bucket's rows.
+            sizes_t = where.groupby(qi_cols, sort=True)["rows"].sum().reset_index()
+            batch = np.cumsum(sizes_t["rows"].to_numpy()) // job_rows
+            jobs = []
+            for b in np.unique(batch):
+                chosen = sizes_t.loc[batch == b, qi_cols]
+                holders = sorted(set(where.merge(chosen, on=qi_cols)["piece"].tolist()))
+                jobs.append(dask.delayed(_run, nout=2)(
+                    [dask.delayed(_take)(pieces[p], qi_cols, chosen, True) for p in holders],
+                    qi_cols, index_name, options, True))
             tables = dask.persist(*[j[0] for j in jobs])
             if not any(dask.compute(*[j[1] for j in jobs])):
                 rest = [dask.delayed(_take)(pieces[p], qi_cols, tuples, False)
@@ -325,22 +356,8 @@ def anonymize(
                 pieces = list(dask.persist(*rest)) + list(tables)
                 continue
         # Merge the parts that share a colliding tuple, whole (connected parts at once).
-        parent = list(range(len(pieces)))
-
-        def root(x: int) -> int:
-            while parent[x] != x:
-                x = parent[x]
-            return x
-
-        for _, same in where.groupby(qi_cols, sort=False)["piece"]:
-            members = [root(p) for p in same]
-            for m in members[1:]:
-                parent[max(m, members[0])] = min(m, members[0])
-        clusters: dict[int, list[int]] = {}
-        for p in range(len(pieces)):
-            clusters.setdefault(root(p), []).append(p)
         merged: list[tuple[Any, Any]] = []
-        for members in clusters.values():
+        for members in _connected(where, qi_cols, len(pieces)):
             if len(members) == 1:
                 merged.append((pieces[members[0]], ""))
                 continue
