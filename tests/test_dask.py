@@ -228,3 +228,28 @@ def test_200k_rows(client: Any) -> None:
     ddf = dd.from_pandas(source, npartitions=8)
     result = run(ddf, k=10, epsilon=0.05, delta=0.8)
     check(result, ddf, 10, 0.05, 0.8, pairwise=False)
+
+
+def test_one_partition_matches_the_shape_of_one_machine(client: Any) -> None:
+    source = census(600, seed=9)
+    ddf = dd.from_pandas(source, npartitions=1)
+    result = run(ddf)
+    assert result.report.pieces == 1
+    check(result, ddf, 5, 0.05, 0.6)
+
+
+def test_suppression_stays_within_the_budget(client: Any) -> None:
+    source = census(2400, seed=10)
+    # 30% of the rows share one sensitive value; with delta = 0.8 and k = 5 a group holds
+    # one of them in five, so some must be left out.
+    same = np.random.default_rng(10).random(len(source)) < 0.3
+    source.iloc[same, source.columns.get_indexer(SA)] = source[SA].iloc[0].to_numpy()
+    ddf = dd.from_pandas(source, npartitions=8)
+    result = run(ddf, delta=0.8, on_infeasible="suppress", max_suppression=0.2)
+    out = result.table.compute()
+    assert result.satisfied
+    assert 0 < result.report.suppressed_rows <= 0.2 * len(source)
+    assert len(out) + result.report.suppressed_rows == len(source)
+    assert proxanon.audit(out, quasi_identifiers=QI, sensitive=SA, k=5, epsilon=0.05,
+                          delta=0.8).satisfied
+    pd.testing.assert_frame_equal(out[["note", *SA]], ddf.compute().loc[out.index][["note", *SA]])

@@ -252,7 +252,7 @@ def anonymize(
     lengths, missing, minima, maxima, distinct = dask.compute(
         ddf.map_partitions(len), missing_counts(ddf, qi_cols + sens_cols),
         ddf[numeric].min(), ddf[numeric].max(),
-        key_values.drop_duplicates() if by_text else key_values.quantile(
+        key_values.drop_duplicates() if by_text or parts == 1 else key_values.quantile(
             np.arange(1, parts) / parts))
     refuse_missing(missing)
     sizes = np.asarray(lengths, dtype=np.int64)
@@ -264,6 +264,8 @@ def anonymize(
     if by_text:
         values = np.sort(np.asarray(distinct, dtype=object))
         cuts = values[np.linspace(0, values.size, parts + 1).astype(np.int64)[1:-1]]
+    elif parts == 1:
+        cuts = np.zeros(0)
     else:
         cuts = np.unique(np.asarray(distinct, dtype=np.float64))
     offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
@@ -387,7 +389,8 @@ def anonymize(
     seconds["publish"] = time.perf_counter() - tic
     tic = time.perf_counter()
     check = audit(table, quasi_identifiers=qi_cols, sensitive=sens_cols, k=k, epsilon=epsilon,
-                  delta=delta, metric=metric, weights=weights, sensitive_ranges=ranges)
+                  delta=delta, metric=metric, weights=weights, sensitive_ranges=ranges,
+                  classes_whole=True)
     seconds["audit"] = time.perf_counter() - tic
     seconds["total"] = time.perf_counter() - started
     released = int(check.neighbour_counts.shape[0])

@@ -102,7 +102,8 @@ def _audit_part(frame: pd.DataFrame, qi_cols: list[str], sens_cols: list[str],
 
 def audit(ddf: Any, *, quasi_identifiers: str | Sequence[str], sensitive: str | Sequence[str],
           k: int, epsilon: float, delta: float, metric: Any = "l1", weights: Any = None,
-          sensitive_ranges: Mapping[str, tuple[float, float]] | None = None) -> AuditReport:
+          sensitive_ranges: Mapping[str, tuple[float, float]] | None = None,
+          classes_whole: bool = False) -> AuditReport:
     """Checks a published dask DataFrame against (epsilon, delta)^k-dissimilarity.
 
     Rows that share their published QI values are one class, wherever they lie: rows are
@@ -111,6 +112,9 @@ def audit(ddf: Any, *, quasi_identifiers: str | Sequence[str], sensitive: str | 
     columns are scaled by the whole table's range (``sensitive_ranges`` when given). The
     report is :func:`proxanon.audit`'s on the computed table: group ids in sorted order of
     the QI tuples, row arrays in the table's row order (partition by partition).
+    ``classes_whole=True`` skips the shuffle: the caller knows that no published tuple
+    occurs in two partitions (``anonymize`` ends its global pass only when a groupby on the
+    published tuple finds none).
 
     Cost: one pass for ranges and partition lengths, one shuffle of the table; the driver
     holds one entry per class and one per row (``neighbour_counts``).
@@ -135,7 +139,8 @@ def audit(ddf: Any, *, quasi_identifiers: str | Sequence[str], sensitive: str | 
     placed = ddf[qi_cols + sens_cols].map_partitions(
         _with_positions, offsets, meta=ddf._meta[qi_cols + sens_cols].assign(
             **{POSITION: np.zeros(0, dtype=np.int64)}))
-    shuffled = placed.shuffle(on=qi_cols, npartitions=ddf.npartitions)
+    shuffled = placed if classes_whole else placed.shuffle(on=qi_cols,
+                                                           npartitions=ddf.npartitions)
     parts = [dask.delayed(_audit_part)(p, qi_cols, sens_cols, ranges, k, epsilon, delta,
                                        metric, weights) for p in shuffled.to_delayed()]
     results = [r for r in dask.compute(*parts) if r[3] is not None]
