@@ -5,6 +5,13 @@ The single-machine :func:`proxanon.anonymize` is the unit of work: it runs per p
 task, and a global pass handles what crosses parts.
 """
 
+try:
+    import dask.dataframe  # noqa: F401 (checked first, for the message below)
+    import distributed  # noqa: F401
+except ImportError as exc:  # pragma: no cover - depends on the installed extras
+    raise ImportError('proxanon.dask needs the dask extra: pip install "proxanon[dask]"'
+                      ) from exc
+
 from proxanon.dask._anonymize import DaskAnonymization, DaskReport, anonymize
 from proxanon.dask._audit import audit
 from proxanon.dask._cluster import SchedulerUnreachableError, connect
