@@ -25,7 +25,9 @@ SA = ["edu", "work", "income"]
 
 @pytest.fixture(scope="module")
 def client() -> Iterator[Any]:
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+    # Worker processes: the memory of the tasks stays out of the pytest process (a later
+    # test reads its peak RSS through a child process).
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster, \
             distributed.Client(cluster) as c:
         yield c
@@ -253,3 +255,32 @@ def test_suppression_stays_within_the_budget(client: Any) -> None:
     assert proxanon.audit(out, quasi_identifiers=QI, sensitive=SA, k=5, epsilon=0.05,
                           delta=0.8).satisfied
     pd.testing.assert_frame_equal(out[["note", *SA]], ddf.compute().loc[out.index][["note", *SA]])
+
+
+def test_every_part_is_scaled_by_the_global_range(client: Any) -> None:
+    """A part whose incomes span 2% of the whole range: scaled by its own range its rows
+    would look far apart; by the global range (as the audit reads them) they are all
+    neighbours, so the part is infeasible alone and must be joined."""
+    rng = np.random.default_rng(13)
+    narrow = pd.DataFrame({"age": rng.integers(20, 60, 100).astype(float),
+                           "income": rng.uniform(0, 2000, 100)})
+    wide = pd.DataFrame({"age": rng.integers(20, 60, 900).astype(float),
+                         "income": rng.uniform(0, 100_000, 900)})
+    table = pd.concat([narrow, wide], ignore_index=True)
+    ddf = dd.from_delayed([_delayed(narrow), _delayed(wide.set_index(wide.index + 100))],
+                          meta=table.iloc[:0])
+    result = pdask.anonymize(ddf, quasi_identifiers=["age"], sensitive=["income"], k=5,
+                             epsilon=0.05, delta=0.6, arrange=False)
+    assert result.report.joined == 1
+    out = result.table.compute()
+    assert proxanon.audit(out, quasi_identifiers=["age"], sensitive=["income"], k=5,
+                          epsilon=0.05, delta=0.6).satisfied
+    ranges = {"income": (float(table["income"].min()), float(table["income"].max()))}
+    assert brute_force(out, ["age"], ["income"], 5, 0.05, 0.6, ranges)
+
+
+def test_given_range_must_hold_the_values() -> None:
+    frame = census(50)
+    with pytest.raises(ValueError, match="income"):
+        proxanon.anonymize(frame, quasi_identifiers=QI, sensitive=SA, k=5, epsilon=0.05,
+                           delta=0.6, sensitive_ranges={"income": (0.0, 10.0)})
