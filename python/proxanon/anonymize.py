@@ -272,18 +272,20 @@ def _anonymize_mondrian(data: pd.DataFrame, columns: list[QIColumn], sens_cols: 
 
 
 def encode_sensitive(data: pd.DataFrame, columns: list[str], hierarchies: dict[str, Hierarchy],
-                     metric: Any, weights: Any) -> tuple[NDArray[np.float64], Relation]:
+                     metric: Any, weights: Any,
+                     ranges: Mapping[str, tuple[float, float]] | None = None,
+                     ) -> tuple[NDArray[np.float64], Relation]:
     """Sensitive columns as numbers, and the relation that compares them.
 
     A column with a hierarchy is coded by leaf index and compared by taxonomy distance
     (height of the LCA over the tree height; with epsilon = 0 this is exact-value
-    diversity); the others are scaled to [0, 1] (SPEC §1).
+    diversity); the others are scaled to [0, 1] (SPEC §1), by ``ranges[column]`` where given.
     """
     taxonomies = [hierarchies.get(c) for c in columns]
     codes = []
     for column, tree in zip(columns, taxonomies, strict=True):
         if tree is None:
-            codes.append(scale_column(data[column], column))
+            codes.append(scale_column(data[column], column, (ranges or {}).get(column)))
         else:
             values = data[column]
             if isinstance(values.dtype, pd.CategoricalDtype):
@@ -328,6 +330,7 @@ def anonymize(
     max_suppression: float = 0.0,
     method: str = "xcolor",
     l: int | None = None,  # noqa: E741 (the name the literature and the API use)
+    sensitive_ranges: Mapping[str, tuple[float, float]] | None = None,
 ) -> Anonymization:
     """Anonymize a table so that every group satisfies (ε, δ)^k-dissimilarity.
 
@@ -344,6 +347,8 @@ def anonymize(
     :func:`proxanon.partition`). ``on_infeasible="suppress"`` leaves rows out of the published
     table (at most ``max_suppression`` of them, a fraction) until every group satisfies the
     principle; they are listed in ``report.suppressed_rows`` and their ``groups`` entry is -1.
+    ``sensitive_ranges``: per numeric sensitive column, the ``(min, max)`` to scale it by
+    instead of its own (``proxanon.dask`` passes the whole table's range to each part).
 
     Groups that would publish the same QI values are one equivalence class to an attacker,
     so they are merged and the merged classes repaired until every group publishes its own
@@ -398,11 +403,11 @@ def anonymize(
     if reporter is None:
         return _anonymize(data, qi_cols, sens_cols, k, eps, dlt, metric, weights, hierarchies,
                           on_infeasible, limit, init, moves, budget, None, started,
-                          method, ell, checked)
+                          method, ell, checked, sensitive_ranges)
     with reporter:
         return _anonymize(data, qi_cols, sens_cols, k, eps, dlt, metric, weights, hierarchies,
                           on_infeasible, limit, init, moves, budget, reporter, started,
-                          method, ell, checked)
+                          method, ell, checked, sensitive_ranges)
 
 
 @dataclass(frozen=True)
@@ -429,11 +434,12 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
                hierarchies: Mapping[str, Any] | None, on_infeasible: str, limit: int,
                init: str, moves: str, budget: float, reporter: ProgressReporter | None,
                started: float, method: str = "xcolor", ell: int | None = None,
-               checked: bool = True) -> Anonymization:
+               checked: bool = True,
+               ranges: Mapping[str, tuple[float, float]] | None = None) -> Anonymization:
     tic = time.perf_counter()
     given = load_hierarchies(hierarchies, qi_cols + sens_cols, [str(c) for c in data.columns])
     all_columns: list[QIColumn] = [encode_qi(data, c, given.get(c)) for c in qi_cols]
-    all_sens, relation = encode_sensitive(data, sens_cols, given, metric, weights)
+    all_sens, relation = encode_sensitive(data, sens_cols, given, metric, weights, ranges)
     all_qi = np.ascontiguousarray(np.column_stack([c.codes for c in all_columns]))
     taxonomies = [c.taxonomy_spec() for c in all_columns]
     seconds = {"prepare": time.perf_counter() - tic}

@@ -9,7 +9,8 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
 
-def scale_column(series: pd.Series, name: str | None = None) -> NDArray[np.float64]:
+def scale_column(series: pd.Series, name: str | None = None,
+                 bounds: tuple[float, float] | None = None) -> NDArray[np.float64]:
     """One sensitive column on [0, 1], as SPEC §1 prescribes for the built-in metrics.
 
     Numeric: ``(x - min) / (max - min)`` (a constant column maps to 0), computed so that it
@@ -19,7 +20,9 @@ def scale_column(series: pd.Series, name: str | None = None) -> NDArray[np.float
     min-max over the time axis, which does not depend on the unit (days or nanoseconds give
     the same numbers up to rounding), so epsilon is a fraction of the column's time span.
     Anything else (text, booleans, complex numbers, unordered categoricals) is refused with a
-    message that says what to do; so is a missing or non-finite value.
+    message that says what to do; so is a missing or non-finite value. ``bounds``: the
+    ``(min, max)`` of a numeric column over a larger table this frame is part of (the Dask
+    path scales every partition by the global range); every value must lie within.
     """
     label = name if name is not None else str(series.name)
     if len(series) == 0:
@@ -41,6 +44,9 @@ def scale_column(series: pd.Series, name: str | None = None) -> NDArray[np.float
         top = len(dtype.categories) - 1
         return codes.astype(np.float64) / top if top > 0 else np.zeros(len(series))
     if getattr(dtype, "kind", None) in ("m", "M"):  # numpy, pandas and pyarrow times alike
+        if bounds is not None:
+            raise ValueError(f"sensitive column {label!r} holds dates or durations; a given "
+                             "range applies to numeric columns (convert with .astype('int64'))")
         return _scale_times(series, label)
     if pd.api.types.is_bool_dtype(dtype) or not pd.api.types.is_numeric_dtype(dtype):
         hint = (" (convert text that holds numbers with pd.to_numeric)"
@@ -53,6 +59,12 @@ def scale_column(series: pd.Series, name: str | None = None) -> NDArray[np.float
         )
     values = real_values(series, label, "sensitive")
     lo, hi = float(values.min()), float(values.max())
+    if bounds is not None:
+        if not bounds[0] <= lo <= hi <= bounds[1]:
+            raise ValueError(
+                f"sensitive column {label!r} has values in [{lo}, {hi}], outside the given "
+                f"range [{bounds[0]}, {bounds[1]}]; pass the column's true minimum and maximum")
+        lo, hi = float(bounds[0]), float(bounds[1])
     return span_fraction(lo, values, lo, hi)
 
 

@@ -56,6 +56,10 @@ def add_parser(commands: Any) -> None:
     parser.add_argument("--moves", default="auto", choices=["auto", "swap"],
                         help="auto (default): stronger repair when swaps stall; swap: the "
                              "paper's pairwise swaps only")
+    parser.add_argument("--dask", nargs="?", const="", metavar="SCHEDULER_ADDRESS",
+                        help="run on Dask (needs proxanon[dask]): INPUT may be a glob of "
+                             "Parquet or CSV files, -o names a Parquet folder; without an "
+                             "address a local cluster (one worker per core) is started")
     parser.set_defaults(run=run)
 
 
@@ -71,6 +75,13 @@ def label_text(value: Any) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.dask is not None:
+        try:
+            from proxanon.dask._cli import run_dask
+        except ImportError as exc:
+            raise ImportError('--dask needs the dask extra: pip install "proxanon[dask]"'
+                              ) from exc
+        return run_dask(args)
     from proxanon.anonymize import anonymize
     from proxanon.generalize import load_hierarchies
 

@@ -1,0 +1,408 @@
+"""``anonymize`` on a dask DataFrame: the single-machine ``anonymize`` per part, then a global
+pass for what crosses parts (SPEC §1; the out-of-core seam of STYLE.md)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import dask
+import dask.dataframe as dd
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from proxanon._errors import InfeasibleError
+from proxanon.anonymize import GROUP_COLUMN, TABLE_SEARCH_LIMIT
+from proxanon.anonymize import anonymize as anonymize_table
+from proxanon.audit import AuditReport
+from proxanon.dask._audit import (
+    audit,
+    check_columns,
+    global_ranges,
+    is_number,
+    missing_counts,
+    numeric_sensitive,
+    refuse_missing,
+)
+
+#: Hidden columns carried through every part: the row's place in the input (orders rows
+#: within a part, so results do not depend on the order a shuffle delivers them), its
+#: original index, its bucket, and each QI's original value (to anonymize a row again).
+ROW = "_proxanon_row"
+INDEX = "_proxanon_index"
+BUCKET = "_proxanon_bucket"
+ORIGINAL = "_proxanon_original_"
+
+#: Rounds of repairing classes that collide across parts by re-anonymizing their rows
+#: together; after these, colliding parts are merged whole (the piece count then falls every
+#: round, so the pass ends).
+TUPLE_REPAIR_ROUNDS = 4
+
+
+@dataclass(frozen=True)
+class DaskReport:
+    """The numbers of one anonymization on Dask.
+
+    ``satisfied``, ``max_risk``, ``vulnerability``, ``groups``: from the global audit of
+    the published classes (:func:`proxanon.dask.audit`). ``partitions``: of the input;
+    ``pieces``: the parts anonymized on their own at the end; ``joined``: buckets joined to a
+    neighbour (fewer than k rows, or infeasible alone); ``colliding_classes``: classes found
+    in more than one part and repaired; ``repair_rounds``: rounds of that global pass.
+    """
+
+    satisfied: bool
+    n: int
+    groups: int
+    k: int
+    epsilon: float
+    delta: float
+    max_risk: float
+    vulnerability: float
+    partitions: int
+    pieces: int
+    joined: int
+    colliding_classes: int
+    repair_rounds: int
+    suppressed_rows: int
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        verdict = "satisfied" if self.satisfied else "NOT satisfied"
+        return "\n".join([
+            f"proxanon anonymization on Dask: {verdict}",
+            f"  table   : {self.n:,} rows in {self.groups:,} classes; "
+            f"{self.suppressed_rows:,} row(s) suppressed",
+            f"  privacy : k = {self.k}, epsilon = {self.epsilon}, delta = {self.delta}; "
+            f"max risk {self.max_risk:.4f}, vulnerability {self.vulnerability:.2%}",
+            f"  parts   : {self.partitions} partition(s) in, {self.pieces} piece(s) anonymized; "
+            f"{self.joined} bucket(s) joined to a neighbour; {self.colliding_classes} "
+            f"class(es) across parts repaired in {self.repair_rounds} round(s)",
+            "  seconds : " + ", ".join(f"{k} {v:.3f}" for k, v in self.seconds.items()),
+        ])
+
+
+@dataclass(frozen=True)
+class DaskAnonymization:
+    """The result of :func:`anonymize`: ``table`` (a persisted dask DataFrame: the input's
+    columns and index, QIs published, a global ``group`` column, rows arranged by QI
+    buckets), ``satisfied``, ``report`` and ``audit`` (the global audit)."""
+
+    table: Any
+    satisfied: bool
+    report: DaskReport
+    audit: AuditReport = field(repr=False)
+
+
+def _originals(published: pd.DataFrame, qi_cols: list[str]) -> pd.DataFrame:
+    """A published part back as input rows: original QI values, no group column."""
+    frame = published.drop(columns=[GROUP_COLUMN])
+    for q in qi_cols:
+        frame[q] = frame[ORIGINAL + q]
+    return frame
+
+
+def _prepare(frame: pd.DataFrame, offsets: NDArray[np.int64], key: str,
+             cuts: NDArray[Any], qi_cols: list[str],
+             partition_info: dict[str, Any] | None = None) -> pd.DataFrame:
+    """Adds the hidden columns; the bucket is the row's quantile cell of the QI key."""
+    start = 0 if partition_info is None else int(offsets[partition_info["number"]])
+    out = frame.copy()
+    out[ROW] = np.arange(start, start + len(frame), dtype=np.int64)
+    values = (frame[key].astype(str).to_numpy() if cuts.dtype == object
+              else frame[key].to_numpy(dtype=np.float64))
+    out[BUCKET] = np.searchsorted(cuts, values, side="right").astype(np.int64)
+    for q in qi_cols:
+        out[ORIGINAL + q] = frame[q]
+    out.index = pd.RangeIndex(len(out))
+    out[INDEX] = frame.index.to_numpy()
+    return out
+
+
+def _run(parts: list[pd.DataFrame], qi_cols: list[str], index_name: Any,
+         options: dict[str, Any], published: bool) -> tuple[pd.DataFrame | None, str]:
+    """Anonymizes the rows of ``parts`` together with the single-machine engine.
+
+    Rows are put in input order first (deterministic whatever order they arrived in).
+    Returns the published rows and "", or None and the single-machine error's message when
+    the rows are infeasible alone.
+    """
+    frame = pd.concat([_originals(p, qi_cols) if published else p for p in parts])
+    frame = frame.sort_values(ROW, kind="stable")
+    frame.index = pd.Index(frame.pop(INDEX).to_numpy(), name=index_name)
+    try:
+        result = anonymize_table(frame, **options)
+    except InfeasibleError as exc:
+        return None, str(exc) or "infeasible"
+    table = result.table
+    table[INDEX] = table.index.to_numpy()
+    table.index = pd.RangeIndex(len(table))
+    return table, ""
+
+
+def _classes(table: pd.DataFrame, qi_cols: list[str], piece: int) -> pd.DataFrame:
+    """The published tuples of a part, with their row counts."""
+    rows = table.groupby(qi_cols, sort=False).size()
+    return rows.rename("rows").reset_index().assign(piece=piece)
+
+
+def _take(table: pd.DataFrame, qi_cols: list[str], tuples: pd.DataFrame, inside: bool
+          ) -> pd.DataFrame:
+    """The rows of ``table`` whose published tuple is (``inside``) or is not in ``tuples``."""
+    hit = table[qi_cols].merge(tuples.assign(_hit=True), on=qi_cols, how="left")["_hit"]
+    mask = hit.fillna(False).to_numpy(dtype=bool)
+    return table[mask if inside else ~mask]
+
+
+def _connected(where: pd.DataFrame, qi_cols: list[str], count: int) -> list[list[int]]:
+    """The parts linked by sharing a published tuple, as lists of part numbers (union-find
+    over ``count`` parts; each list ascending, lists in order of their first part)."""
+    parent = list(range(count))
+
+    def root(x: int) -> int:
+        while parent[x] != x:
+            x = parent[x]
+        return x
+
+    for _, same in where.groupby(qi_cols, sort=False)["piece"]:
+        members = [root(int(p)) for p in same]
+        for m in members[1:]:
+            a, b = root(m), root(members[0])
+            parent[max(a, b)] = min(a, b)
+    clusters: dict[int, list[int]] = {}
+    for p in range(count):
+        clusters.setdefault(root(p), []).append(p)
+    return list(clusters.values())
+
+
+def _finish(table: pd.DataFrame, offset: int, columns: list[str], index_name: Any
+            ) -> pd.DataFrame:
+    """The published part as the user sees it: input columns and index, global group ids."""
+    table = table.sort_values(ROW, kind="stable")
+    local = np.unique(table[GROUP_COLUMN].to_numpy(), return_inverse=True)[1]
+    out = table[columns].copy()
+    out[GROUP_COLUMN] = offset + local.astype(np.int64)
+    out.index = pd.Index(table[INDEX].to_numpy(), name=index_name)
+    return out
+
+
+def _group_count(table: pd.DataFrame) -> int:
+    return int(table[GROUP_COLUMN].nunique())
+
+
+def anonymize(
+    ddf: Any,
+    *,
+    quasi_identifiers: str | Sequence[str],
+    sensitive: str | Sequence[str],
+    k: int,
+    epsilon: float,
+    delta: float,
+    metric: Any = "l1",
+    weights: Any = None,
+    hierarchies: Mapping[str, Any] | None = None,
+    on_infeasible: str = "raise",
+    init: str = "qi",
+    search_limit: int | None = TABLE_SEARCH_LIMIT,
+    moves: str = "auto",
+    max_suppression: float = 0.0,
+    arrange: bool = True,
+) -> DaskAnonymization:
+    """Anonymizes a dask DataFrame so that every published class satisfies
+    (epsilon, delta)^k-dissimilarity; parameters as :func:`proxanon.anonymize`.
+
+    1. One pass: missing values, the global range of each numeric sensitive column (every
+       part is scaled by it), partition lengths, and quantile cuts of a QI key.
+    2. A shuffle puts each row in the bucket of its key (one bucket per input partition),
+       so each bucket holds QI-close rows. Buckets with fewer than k rows are joined to the
+       next one.
+    3. Each bucket is anonymized by :func:`proxanon.anonymize` in a task; a bucket that is
+       infeasible alone is joined to its neighbour and redone.
+    4. Classes that publish the same QI tuple in different parts are one class to an
+       attacker: a groupby on the published tuple finds them, and their rows are
+       anonymized again together (after a few rounds, the colliding parts are merged whole).
+    5. The result is audited globally (:func:`proxanon.dask.audit`).
+
+    The output keeps every input column and the index; rows are arranged by bucket, in input
+    order within a bucket. Deterministic for a given partitioning.
+
+    ``arrange=False`` skips the shuffle of step 2: each input partition is a bucket, for a
+    table already partitioned by QI (e.g. a Parquet dataset partitioned by region).
+    """
+    started = time.perf_counter()
+    qi_cols, sens_cols = check_columns(ddf, quasi_identifiers, sensitive)
+    meta = ddf._meta
+    hidden = [c for c in meta.columns if str(c).startswith("_proxanon_")]
+    if GROUP_COLUMN in meta.columns or hidden:
+        raise ValueError(f"the table already has column(s) "
+                         f"{[GROUP_COLUMN] if GROUP_COLUMN in meta.columns else hidden}, "
+                         "which the published table uses; rename them first")
+    options: dict[str, Any] = dict(
+        quasi_identifiers=qi_cols, sensitive=sens_cols, k=k, epsilon=epsilon, delta=delta,
+        metric=metric, weights=weights, hierarchies=hierarchies, on_infeasible=on_infeasible,
+        init=init, search_limit=search_limit, moves=moves, max_suppression=max_suppression)
+    numeric = numeric_sensitive(meta, sens_cols, hierarchies)
+    # Rows are arranged by the first numeric QI, else by the text of the first QI.
+    key = next((q for q in qi_cols if is_number(meta[q].dtype)), qi_cols[0])
+    by_text = not is_number(meta[key].dtype)
+    parts = ddf.npartitions
+    key_values = ddf[key].astype(str) if by_text else ddf[key]
+    lengths, missing, minima, maxima, distinct = dask.compute(
+        ddf.map_partitions(len), missing_counts(ddf, qi_cols + sens_cols),
+        ddf[numeric].min(), ddf[numeric].max(),
+        key_values.drop_duplicates() if by_text or parts == 1 else key_values.quantile(
+            np.arange(1, parts) / parts))
+    refuse_missing(missing)
+    sizes = np.asarray(lengths, dtype=np.int64)
+    n = int(sizes.sum())
+    if n == 0:
+        raise ValueError("the table is empty: it needs at least one row")
+    ranges = global_ranges(minima, maxima)
+    options["sensitive_ranges"] = ranges
+    if by_text:
+        values = np.sort(np.asarray(distinct, dtype=object))
+        cuts = values[np.linspace(0, values.size, parts + 1).astype(np.int64)[1:-1]]
+    elif parts == 1:
+        cuts = np.zeros(0)
+    else:
+        cuts = np.unique(np.asarray(distinct, dtype=np.float64))
+    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    index_name = meta.index.name
+    prepared = ddf.map_partitions(_prepare, offsets, key, cuts, qi_cols,
+                                  meta=_prepare(meta, offsets, key, cuts, qi_cols))
+    if arrange:
+        buckets = len(cuts) + 1
+        # A range shuffle: bucket b becomes partition b (the bucket is then the index).
+        shuffled = prepared.set_index(BUCKET, divisions=list(range(buckets)) + [buckets - 1])
+    else:
+        buckets = parts
+        shuffled = prepared.map_partitions(pd.DataFrame.set_index, BUCKET)
+    shuffled = shuffled.persist()
+    inputs = shuffled.to_delayed()
+    bucket_sizes = np.asarray(dask.compute(*[dask.delayed(len)(p) for p in inputs]),
+                              dtype=np.int64)
+    seconds = {"prepare": time.perf_counter() - started}
+
+    # Runs of adjacent buckets, each with at least k rows (empty buckets vanish).
+    runs: list[list[int]] = []
+    joined = 0
+    for b in range(buckets):
+        if bucket_sizes[b] == 0:
+            continue
+        if runs and sum(bucket_sizes[r] for r in runs[-1]) < k:
+            runs[-1].append(b)
+            joined += 1
+        else:
+            runs.append([b])
+    if len(runs) > 1 and sum(bucket_sizes[r] for r in runs[-1]) < k:
+        runs[-2].extend(runs.pop())
+        joined += 1
+
+    tic = time.perf_counter()
+    while True:
+        tasks = [dask.delayed(_run, nout=2)([inputs[b] for b in run], qi_cols, index_name,
+                                            options, False) for run in runs]
+        persisted = dask.persist(*[t[0] for t in tasks])
+        reasons = dask.compute(*[t[1] for t in tasks])
+        failed = [i for i, reason in enumerate(reasons) if reason]
+        if not failed:
+            pieces = list(persisted)
+            break
+        if len(runs) == 1:  # the whole table is infeasible: the single-machine finding
+            raise InfeasibleError(reasons[0])
+        i = failed[0]
+        j = i + 1 if i + 1 < len(runs) else i - 1
+        lo, hi = min(i, j), max(i, j)
+        runs[lo:hi + 1] = [runs[lo] + runs[hi]]
+        joined += 1
+    seconds["parts"] = time.perf_counter() - tic
+
+    # Classes across parts: a groupby on the published tuple.
+    tic = time.perf_counter()
+    class_meta = pd.DataFrame({q: pd.Series(dtype=object) for q in qi_cols}).assign(
+        rows=pd.Series(dtype=np.int64), piece=pd.Series(dtype=np.int64))
+    job_rows = max(k, -(-n // parts))  # a repair job holds about one bucket's rows
+    colliding_total = 0
+    rounds = 0
+    while len(pieces) > 1:
+        seen = dd.from_delayed([dask.delayed(_classes)(p, qi_cols, i)
+                                for i, p in enumerate(pieces)], meta=class_meta,
+                               verify_meta=False)
+        counts = seen.groupby(qi_cols).piece.nunique()
+        colliding = counts[counts > 1].compute()
+        if colliding.empty:
+            break
+        rounds += 1
+        tuples = colliding.index.to_frame(index=False).sort_values(qi_cols, ignore_index=True)
+        colliding_total += len(tuples)
+        where = seen.merge(tuples, on=qi_cols).compute().sort_values([*qi_cols, "piece"])
+        involved = sorted(set(where["piece"].tolist()))
+        if rounds <= TUPLE_REPAIR_ROUNDS:
+            # The rows of colliding tuples from every part, anonymized together: tuples in
+            # QI order, packed into jobs of about one bucket's rows.
+            sizes_t = where.groupby(qi_cols, sort=True)["rows"].sum().reset_index()
+            batch = np.cumsum(sizes_t["rows"].to_numpy()) // job_rows
+            jobs = []
+            for b in np.unique(batch):
+                chosen = sizes_t.loc[batch == b, qi_cols]
+                holders = sorted(set(where.merge(chosen, on=qi_cols)["piece"].tolist()))
+                jobs.append(dask.delayed(_run, nout=2)(
+                    [dask.delayed(_take)(pieces[p], qi_cols, chosen, True) for p in holders],
+                    qi_cols, index_name, options, True))
+            tables = dask.persist(*[j[0] for j in jobs])
+            if not any(dask.compute(*[j[1] for j in jobs])):
+                rest = [dask.delayed(_take)(pieces[p], qi_cols, tuples, False)
+                        if p in involved else pieces[p] for p in range(len(pieces))]
+                pieces = list(dask.persist(*rest)) + list(tables)
+                continue
+        # Merge the parts that share a colliding tuple, whole (connected parts at once).
+        merged: list[tuple[Any, Any]] = []
+        for members in _connected(where, qi_cols, len(pieces)):
+            if len(members) == 1:
+                merged.append((pieces[members[0]], ""))
+                continue
+            table, reason = dask.delayed(_run, nout=2)([pieces[p] for p in members], qi_cols,
+                                                        index_name, options, True)
+            merged.append((table, reason))
+        done = dask.persist(*[t for t, _ in merged])
+        failures = [r for r in dask.compute(*[r for _, r in merged]) if r]
+        if failures:
+            raise InfeasibleError(failures[0])
+        pieces = list(done)
+    seconds["repair"] = time.perf_counter() - tic
+
+    tic = time.perf_counter()
+    counts_per_piece = np.asarray(dask.compute(*[dask.delayed(_group_count)(p)
+                                                 for p in pieces]), dtype=np.int64)
+    group_offsets = np.concatenate([[0], np.cumsum(counts_per_piece)[:-1]])
+    columns = [c for c in meta.columns]
+    out_meta = meta.assign(**{GROUP_COLUMN: np.zeros(0, dtype=np.int64)})
+    for q in qi_cols:
+        out_meta[q] = out_meta[q].astype(object)
+    # Dask would turn text columns into pyarrow strings; every column keeps its dtype.
+    with dask.config.set({"dataframe.convert-string": False}):
+        table = dd.from_delayed([dask.delayed(_finish)(p, int(o), columns, index_name)
+                                 for p, o in zip(pieces, group_offsets, strict=True)],
+                                meta=out_meta, verify_meta=False).persist()
+    seconds["publish"] = time.perf_counter() - tic
+    tic = time.perf_counter()
+    check = audit(table, quasi_identifiers=qi_cols, sensitive=sens_cols, k=k, epsilon=epsilon,
+                  delta=delta, metric=metric, weights=weights, sensitive_ranges=ranges,
+                  classes_whole=True)
+    seconds["audit"] = time.perf_counter() - tic
+    seconds["total"] = time.perf_counter() - started
+    released = int(check.neighbour_counts.shape[0])
+    report = DaskReport(
+        satisfied=check.satisfied, n=released, groups=check.n_groups, k=check.k,
+        epsilon=check.epsilon, delta=check.delta, max_risk=check.max_risk,
+        vulnerability=check.vulnerability, partitions=parts, pieces=len(pieces),
+        joined=joined, colliding_classes=colliding_total, repair_rounds=rounds,
+        suppressed_rows=n - released, seconds=seconds)
+    if not check.satisfied and on_infeasible == "raise":
+        raise InfeasibleError(f"the published classes fail the global audit: max risk "
+                              f"{check.max_risk:.4f}, {check.violating_groups.size} violating "
+                              f"class(es); {report}")
+    return DaskAnonymization(table=table, satisfied=check.satisfied, report=report,
+                             audit=check)

@@ -1,0 +1,177 @@
+"""``audit`` on a dask DataFrame: the classes of a published table across all partitions."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import dask
+import dask.dataframe as dd
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from proxanon.audit import AuditReport, audit_arrays, table_groups
+from proxanon.tables import column_list, scale_column
+
+#: Hidden column: a row's position in the whole table (partition order, then row order).
+POSITION = "_proxanon_position"
+
+
+def check_columns(ddf: Any, quasi_identifiers: str | Sequence[str],
+                  sensitive: str | Sequence[str]) -> tuple[list[str], list[str]]:
+    """The QI and sensitive column names, checked against the frame's columns (its meta)."""
+    if not isinstance(ddf, dd.DataFrame):
+        raise TypeError(f"ddf must be a dask DataFrame, got {type(ddf).__name__}")
+    meta = ddf._meta
+    qi_cols = column_list(meta, quasi_identifiers, "quasi_identifiers")
+    sens_cols = column_list(meta, sensitive, "sensitive")
+    both = [c for c in qi_cols if c in sens_cols]
+    if both:
+        raise ValueError(f"column(s) {both} are both quasi-identifier and sensitive; each "
+                         "column plays one role")
+    for name in sens_cols:
+        if getattr(meta[name].dtype, "kind", None) in ("m", "M"):
+            raise ValueError(f"sensitive column {name!r} holds dates or durations; on Dask "
+                             "convert it to numbers first (e.g. .astype('int64'))")
+    return qi_cols, sens_cols
+
+
+def numeric_sensitive(meta: pd.DataFrame, sens_cols: list[str],
+                      hierarchies: Mapping[str, Any] | None) -> list[str]:
+    """The sensitive columns scaled by min-max (numeric, without a taxonomy)."""
+    return [c for c in sens_cols
+            if (hierarchies is None or c not in hierarchies) and is_number(meta[c].dtype)]
+
+
+def is_number(dtype: Any) -> bool:
+    """Numbers proper: not booleans, not categoricals."""
+    return bool(pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
+                and not isinstance(dtype, pd.CategoricalDtype))
+
+
+def missing_counts(ddf: Any, columns: list[str]) -> Any:
+    """A lazy count of missing values per column."""
+    return ddf[columns].isna().sum()
+
+
+def refuse_missing(counts: pd.Series) -> None:
+    """A clear error naming the columns with missing values (as one machine refuses them)."""
+    bad = {str(c): int(v) for c, v in counts.items() if int(v) > 0}
+    if bad:
+        raise ValueError(f"column(s) with missing values (count per column): {bad}; drop or "
+                         "fill those rows first (e.g. ddf.dropna(subset=[...]))")
+
+
+def global_ranges(minima: pd.Series, maxima: pd.Series) -> dict[str, tuple[float, float]]:
+    """The whole table's (min, max) per numeric sensitive column."""
+    return {str(c): (float(minima[c]), float(maxima[c])) for c in minima.index}
+
+
+def scaled_sensitive(frame: pd.DataFrame, sens_cols: list[str],
+                     ranges: Mapping[str, tuple[float, float]]) -> NDArray[np.float64]:
+    """Sensitive columns on [0, 1] by the whole table's ranges (SPEC §1)."""
+    return np.column_stack([scale_column(frame[c], c, ranges.get(c)) for c in sens_cols])
+
+
+def _with_positions(frame: pd.DataFrame, offsets: NDArray[np.int64],
+                    partition_info: dict[str, Any] | None = None) -> pd.DataFrame:
+    start = 0 if partition_info is None else int(offsets[partition_info["number"]])
+    return frame.assign(**{POSITION: np.arange(start, start + len(frame), dtype=np.int64)})
+
+
+def _audit_part(frame: pd.DataFrame, qi_cols: list[str], sens_cols: list[str],
+                ranges: Mapping[str, tuple[float, float]], k: int, epsilon: float,
+                delta: float, metric: Any, weights: Any
+                ) -> tuple[pd.DataFrame, NDArray[np.int64], NDArray[np.int64], AuditReport | None]:
+    """One hash bucket of classes: every row of a class is here, so its audit is exact."""
+    if len(frame) == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return pd.DataFrame(columns=qi_cols), empty, empty, None
+    frame = frame.sort_values(POSITION, kind="stable")
+    groups = table_groups(frame, qi_cols)
+    report = audit_arrays(scaled_sensitive(frame, sens_cols, ranges), groups, k=k,
+                          epsilon=epsilon, delta=delta, metric=metric, weights=weights)
+    first = frame.groupby(groups, sort=True)[qi_cols].first()
+    classes = first.reset_index(drop=True).assign(
+        size=report.group_sizes, risk=report.group_risk,
+        violates=np.isin(report.group_ids, report.violating_groups))
+    positions = frame[POSITION].to_numpy(dtype=np.int64)
+    return classes, positions, np.asarray(report.neighbour_counts), report
+
+
+def audit(ddf: Any, *, quasi_identifiers: str | Sequence[str], sensitive: str | Sequence[str],
+          k: int, epsilon: float, delta: float, metric: Any = "l1", weights: Any = None,
+          sensitive_ranges: Mapping[str, tuple[float, float]] | None = None,
+          classes_whole: bool = False) -> AuditReport:
+    """Checks a published dask DataFrame against (epsilon, delta)^k-dissimilarity.
+
+    Rows that share their published QI values are one class, wherever they lie: rows are
+    shuffled by a hash of the QI tuple so that each class lands whole in one partition, and
+    each partition is audited by :func:`proxanon.audit.audit_arrays` in a task. Sensitive
+    columns are scaled by the whole table's range (``sensitive_ranges`` when given). The
+    report is :func:`proxanon.audit`'s on the computed table: group ids in sorted order of
+    the QI tuples, row arrays in the table's row order (partition by partition).
+    ``classes_whole=True`` skips the shuffle: the caller knows that no published tuple
+    occurs in two partitions (``anonymize`` ends its global pass only when a groupby on the
+    published tuple finds none).
+
+    Cost: one pass for ranges and partition lengths, one shuffle of the table; the driver
+    holds one entry per class and one per row (``neighbour_counts``).
+    """
+    qi_cols, sens_cols = check_columns(ddf, quasi_identifiers, sensitive)
+    lengths = ddf.map_partitions(len)
+    numeric = numeric_sensitive(ddf._meta, sens_cols, None)
+    if sensitive_ranges is None:
+        lengths_v, missing, minima, maxima = dask.compute(
+            lengths, missing_counts(ddf, qi_cols + sens_cols), ddf[numeric].min(),
+            ddf[numeric].max())
+        ranges = global_ranges(minima, maxima)
+    else:
+        lengths_v, missing = dask.compute(lengths, missing_counts(ddf, qi_cols + sens_cols))
+        ranges = dict(sensitive_ranges)
+    refuse_missing(missing)
+    sizes = np.asarray(lengths_v, dtype=np.int64)
+    n = int(sizes.sum())
+    if n == 0:
+        raise ValueError("the table is empty: there is nothing to audit")
+    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    placed = ddf[qi_cols + sens_cols].map_partitions(
+        _with_positions, offsets, meta=ddf._meta[qi_cols + sens_cols].assign(
+            **{POSITION: np.zeros(0, dtype=np.int64)}))
+    shuffled = placed if classes_whole else placed.shuffle(on=qi_cols,
+                                                           npartitions=ddf.npartitions)
+    parts = [dask.delayed(_audit_part)(p, qi_cols, sens_cols, ranges, k, epsilon, delta,
+                                       metric, weights) for p in shuffled.to_delayed()]
+    results = [r for r in dask.compute(*parts) if r[3] is not None]
+    return combine(results, qi_cols, n)
+
+
+def combine(results: list[tuple[pd.DataFrame, NDArray[np.int64], NDArray[np.int64],
+                                AuditReport | None]],
+            qi_cols: list[str], n: int) -> AuditReport:
+    """One report from the audits of disjoint sets of whole classes."""
+    classes = pd.concat([r[0] for r in results], ignore_index=True)
+    order = classes.sort_values(qi_cols, kind="stable").index.to_numpy()
+    classes = classes.loc[order].reset_index(drop=True)
+    ids = np.arange(len(classes), dtype=np.int64)
+    counts = np.full(n, -1, dtype=np.int64)
+    for _, positions, row_counts, _ in results:
+        counts[positions] = row_counts
+    violating_rows = np.sort(np.concatenate([
+        r[1][r[3].violating_rows] for r in results if r[3] is not None]))
+    first = next(r[3] for r in results if r[3] is not None)
+    sizes = classes["size"].to_numpy(dtype=np.int64)
+    violating = ids[classes["violates"].to_numpy(dtype=bool)]
+    small = ids[sizes < first.k]
+    frozen = [np.asarray(a) for a in (ids, sizes, classes["risk"].to_numpy(dtype=np.float64),
+                                      violating, small, violating_rows.astype(np.int64), counts)]
+    for array in frozen:
+        array.setflags(write=False)
+    return AuditReport(
+        satisfied=bool(violating.size == 0 and small.size == 0),
+        max_risk=float(frozen[2].max()), vulnerability=float(violating.size) / ids.size,
+        n_groups=int(ids.size), k=first.k, epsilon=first.epsilon, delta=first.delta,
+        metric=first.metric, group_ids=frozen[0], group_sizes=frozen[1],
+        group_risk=frozen[2], violating_groups=frozen[3], small_groups=frozen[4],
+        violating_rows=frozen[5], neighbour_counts=frozen[6], weights=first.weights)
