@@ -747,7 +747,7 @@ def _merged_classes_text(published: pd.DataFrame, result: _Published) -> str | N
 #: all, per row of the table: bounds the whole pass where few exchanges succeed.
 _SPREAD_CELLS = 8
 _SPREAD_ROWS = 3
-_SPREAD_TRIES_PER_ROW = 2
+_SPREAD_TRIES_PER_ROW = 8
 
 
 def _spread_equal_tuples(groups: NDArray[np.int64], columns: list[QIColumn],
