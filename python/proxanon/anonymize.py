@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
+from scipy import sparse
 
 from proxanon import _validate
 from proxanon._display import Summarized
@@ -451,10 +452,18 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
                                    k, eps if checked else None, dlt if checked else None, ell,
                                    on_infeasible, seconds, started)
     engine_mode = "suppress" if suppress else "best_effort"
-    # Rows with identical sensitive values are interchangeable between groups (a row-indexed
-    # neighbour graph is the exception: there every row is its own kind).
-    sa_ids = (np.arange(n_all, dtype=np.int64) if relation.kind == "graph" else
-              np.unique(all_sens, axis=0, return_inverse=True)[1].reshape(-1).astype(np.int64))
+    # Rows with identical sensitive values are interchangeable between groups; with a
+    # row-indexed neighbour graph, rows whose neighbours (themselves included) are the same.
+    if relation.kind == "graph":
+        near = relation.matrix.astype(bool).tocsr() + sparse.identity(n_all, dtype=bool,
+                                                                       format="csr")
+        near.sort_indices()
+        sa_ids = pd.factorize(pd.Series(
+            [near.indices[near.indptr[i]:near.indptr[i + 1]].tobytes()
+             for i in range(n_all)]))[0].astype(np.int64)
+    else:
+        sa_ids = np.unique(all_sens, axis=0, return_inverse=True)[1].reshape(-1).astype(
+            np.int64)
 
     def audit_classes(released: NDArray[np.int64], classes: NDArray[np.int64]) -> AuditReport:
         # The published table as any auditor reads it: its sensitive columns scaled over the
