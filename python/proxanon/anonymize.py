@@ -10,7 +10,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
-from scipy import sparse
 
 from proxanon import _validate
 from proxanon._display import Summarized
@@ -455,6 +454,8 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
     # Rows with identical sensitive values are interchangeable between groups; with a
     # row-indexed neighbour graph, rows whose neighbours (themselves included) are the same.
     if relation.kind == "graph":
+        from scipy import sparse  # only a graph relation needs it (a slow import)
+
         near = relation.matrix.astype(bool).tocsr() + sparse.identity(n_all, dtype=bool,
                                                                        format="csr")
         near.sort_indices()
