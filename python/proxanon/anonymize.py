@@ -345,8 +345,10 @@ def anonymize(
     table (at most ``max_suppression`` of them, a fraction) until every group satisfies the
     principle; they are listed in ``report.suppressed_rows`` and their ``groups`` entry is -1.
 
-    Groups that would publish the same QI values are one equivalence class to an attacker,
-    so they are merged and the merged classes repaired until every group publishes its own
+    Groups that would publish the same QI values are one equivalence class to an attacker.
+    First, groups exchange rows with identical sensitive values (which leaves every group's
+    verdict unchanged) so that their published values differ; groups that still collide are
+    merged and the merged classes repaired until every group publishes its own
     values; ``report.merge_rounds`` counts those rounds. When this QI-aware path ends with
     violations, the plain partition's groups (as :func:`proxanon.partition` builds them by
     default) are tried the same way and published if they do better (``report.fallback``):
