@@ -350,8 +350,10 @@ def anonymize(
     ``sensitive_ranges``: per numeric sensitive column, the ``(min, max)`` to scale it by
     instead of its own (``proxanon.dask`` passes the whole table's range to each part).
 
-    Groups that would publish the same QI values are one equivalence class to an attacker,
-    so they are merged and the merged classes repaired until every group publishes its own
+    Groups that would publish the same QI values are one equivalence class to an attacker.
+    First, groups exchange rows with identical sensitive values (which leaves every group's
+    verdict unchanged) so that their published values differ; groups that still collide are
+    merged and the merged classes repaired until every group publishes its own
     values; ``report.merge_rounds`` counts those rounds. When this QI-aware path ends with
     violations, the plain partition's groups (as :func:`proxanon.partition` builds them by
     default) are tried the same way and published if they do better (``report.fallback``):
@@ -457,6 +459,20 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
                                    k, eps if checked else None, dlt if checked else None, ell,
                                    on_infeasible, seconds, started)
     engine_mode = "suppress" if suppress else "best_effort"
+    # Rows with identical sensitive values are interchangeable between groups; with a
+    # row-indexed neighbour graph, rows whose neighbours (themselves included) are the same.
+    if relation.kind == "graph":
+        from scipy import sparse  # only a graph relation needs it (a slow import)
+
+        near = relation.matrix.astype(bool).tocsr() + sparse.identity(n_all, dtype=bool,
+                                                                       format="csr")
+        near.sort_indices()
+        sa_ids = pd.factorize(pd.Series(
+            [near.indices[near.indptr[i]:near.indptr[i + 1]].tobytes()
+             for i in range(n_all)]))[0].astype(np.int64)
+    else:
+        sa_ids = np.unique(all_sens, axis=0, return_inverse=True)[1].reshape(-1).astype(
+            np.int64)
 
     def audit_classes(released: NDArray[np.int64], classes: NDArray[np.int64]) -> AuditReport:
         # The published table as any auditor reads it: its sensitive columns scaled over the
@@ -508,6 +524,8 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
             kept = part.groups >= 0
             released, groups, row_from = released[kept], part.groups[kept], row_from[kept]
             columns = [c.subset(released) for c in all_columns]
+            if rounds == 0:  # the engine's own groups, near k rows: merged ones rarely move
+                groups = _spread_equal_tuples(groups, columns, sa_ids[released])
             summary = summarize_groups(columns, groups)
             merged = _merge_equal_tuples(summary.labels)
             group_from = np.zeros(summary.sizes.size, dtype=np.int64)
@@ -739,3 +757,115 @@ def _merged_classes_text(published: pd.DataFrame, result: _Published) -> str | N
         f"forced), e.g. " + "; ".join(described) + ". Forced classes are published apart "
         "only if those rows' quasi-identifiers tell them apart (more detail, or another QI)."
     )
+
+
+#: Cells (runs of one QI combination) tried on each side of a row, and rows tried per cell,
+#: when :func:`_spread_equal_tuples` looks for a row to exchange: a few nearby cells in the
+#: QI order give the narrowest new tuples, and bound the work per group. Exchanges tried in
+#: all, per row of the table: bounds the whole pass where few exchanges succeed.
+_SPREAD_CELLS = 8
+_SPREAD_ROWS = 3
+_SPREAD_TRIES_PER_ROW = 8
+
+
+def _spread_equal_tuples(groups: NDArray[np.int64], columns: list[QIColumn],
+                         sa_ids: NDArray[np.int64]) -> NDArray[np.int64]:
+    """Groups with rows exchanged so that fewer of them publish the same QI tuple.
+
+    Two rows with identical sensitive values can trade groups without changing any group's
+    multiset of sensitive values, so every group keeps its dissimilarity verdict exactly;
+    only the published tuples change. A group whose tuple another group already publishes
+    trades one row for a row of a nearby QI combination with the same sensitive values,
+    when that gives it a tuple no group publishes and leaves the other group's tuple
+    unused or unchanged. Greedy and deterministic; at most ``_SPREAD_TRIES_PER_ROW`` candidate
+    exchanges per row of the table in all, each O(group size) to evaluate.
+    """
+    codes = np.column_stack([c.codes for c in columns])
+    n, d = codes.shape
+    if n == 0 or d == 0:
+        return groups
+    trees = [c.hierarchy for c in columns]
+    lca_cache: dict[tuple[int, float, float], int] = {}
+
+    def key(block: NDArray[np.float64]) -> tuple[Any, ...]:
+        lo, hi = block.min(axis=0), block.max(axis=0)
+        parts: list[Any] = []
+        for j in range(d):
+            tree = trees[j]
+            if tree is None:
+                parts.append((float(lo[j]), float(hi[j])))
+            else:
+                at = (j, float(lo[j]), float(hi[j]))
+                if at not in lca_cache:
+                    lca_cache[at] = int(tree.lca(np.array([int(lo[j])]),
+                                                 np.array([int(hi[j])]))[0])
+                parts.append(lca_cache[at])
+        return tuple(parts)
+
+    order = np.argsort(groups, kind="stable")
+    starts = np.searchsorted(groups[order], np.arange(int(groups.max()) + 1))
+    members = [list(block) for block in np.split(order, starts[1:])]
+    keys = [key(codes[m]) for m in members]
+    count: dict[tuple[Any, ...], int] = {}
+    for t in keys:
+        count[t] = count.get(t, 0) + 1
+    if len(count) == len(keys):
+        return groups
+    owner: NDArray[np.int64] = groups.copy()
+    # Rows of one sensitive value, in QI order; cell = run of one QI combination there.
+    cell = pd.DataFrame(codes).groupby(list(range(d)), sort=True).ngroup().to_numpy()
+    line = np.lexsort((cell, sa_ids))
+    line_sa, line_cell = sa_ids[line], cell[line]
+    new_run = np.r_[True, (line_sa[1:] != line_sa[:-1]) | (line_cell[1:] != line_cell[:-1])]
+    run_start = np.flatnonzero(new_run)
+    run_of = np.cumsum(new_run) - 1
+    run_end = np.r_[run_start[1:], line.size]
+    run_sa = line_sa[run_start]
+    where = np.empty(n, dtype=np.int64)
+    where[line] = np.arange(n)
+
+    def candidates(x: int) -> list[int]:
+        r = int(run_of[where[x]])
+        found: list[int] = []
+        for step in range(1, _SPREAD_CELLS + 1):
+            for s in (r - step, r + step):
+                if 0 <= s < run_start.size and run_sa[s] == sa_ids[x]:
+                    found.extend(int(y) for y in
+                                 line[run_start[s]:min(run_end[s],
+                                                       run_start[s] + _SPREAD_ROWS)])
+        return found
+
+    tries = _SPREAD_TRIES_PER_ROW * n
+    for g in range(len(members)):
+        if count[keys[g]] == 1:
+            continue
+        done = False
+        for i, x in enumerate(members[g]):
+            for y in candidates(x):
+                h = int(owner[y])
+                if h == g:
+                    continue
+                if tries == 0:
+                    return owner
+                tries -= 1
+                mine = members[g].copy()
+                mine[i] = y
+                j = members[h].index(y)
+                theirs = members[h].copy()
+                theirs[j] = x
+                new_g, new_h = key(codes[mine]), key(codes[theirs])
+                if new_g == new_h or count.get(new_g, 0) or (
+                        new_h != keys[h] and count.get(new_h, 0)):
+                    continue
+                for old in (keys[g], keys[h]):
+                    count[old] -= 1
+                for new in (new_g, new_h):
+                    count[new] = count.get(new, 0) + 1
+                keys[g], keys[h] = new_g, new_h
+                members[g], members[h] = mine, theirs
+                owner[x], owner[y] = h, g
+                done = True
+                break
+            if done:
+                break
+    return owner
