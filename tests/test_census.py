@@ -46,3 +46,36 @@ def test_anonymize_succeeds_where_partition_does_with_classes_near_k(n, seed, ep
     assert sizes.max() <= 0.01 * n
     # Classes are told apart by their published QI values.
     assert result.table.groupby(QI).ngroups == sizes.size
+
+
+def test_exchanges_never_lift_a_deep_taxonomy_value() -> None:
+    """The exchange step may widen intervals and flat taxonomies (that is how tuples come
+    apart) but never lifts a group's value in a taxonomy of several levels to a node that
+    covers more leaves; and it only trades rows of identical sensitive values, so every
+    group keeps its multiset of sensitive values."""
+    from proxanon.anonymize import _spread_equal_tuples
+    from proxanon.generalize import encode_qi
+
+    adult = proxanon.datasets.load_adult()
+    rng = np.random.default_rng(5)
+    frame = adult.data.iloc[rng.integers(0, len(adult.data), 3000)].reset_index(drop=True)
+    marital = adult.hierarchies["marital-status"]
+    assert marital.height > 1
+    columns = [encode_qi(frame, "age", None), encode_qi(frame, "marital-status", marital),
+               encode_qi(frame, "sex", None)]
+    sa_ids = pd.factorize(frame["education"])[0].astype(np.int64)
+    order = np.lexsort((frame["marital-status"].cat.codes, frame["age"]))
+    groups = np.empty(len(frame), dtype=np.int64)
+    groups[order] = np.arange(len(frame)) // 10
+    spread = _spread_equal_tuples(groups, columns, sa_ids)
+    assert (spread != groups).any()  # the step did exchange rows here
+
+    def leaves_per_group(labels: np.ndarray) -> np.ndarray:
+        codes = columns[1].codes.astype(np.int64)
+        lo = pd.Series(codes).groupby(labels).min().to_numpy()
+        hi = pd.Series(codes).groupby(labels).max().to_numpy()
+        return marital.leaf_counts[marital.lca(lo, hi)]
+
+    assert (leaves_per_group(spread) <= leaves_per_group(groups)).all()
+    for g in np.unique(groups):
+        assert sorted(sa_ids[groups == g]) == sorted(sa_ids[spread == g])
