@@ -38,7 +38,7 @@ from proxanon.generalize import (
     summarize_groups,
 )
 from proxanon.hierarchy import Hierarchy
-from proxanon.tables import column_list, scale_column
+from proxanon.tables import role_columns, scale_column
 
 GROUP_COLUMN = "group"
 
@@ -370,12 +370,7 @@ def anonymize(
     if len(data) == 0:
         raise ValueError("data is empty: it needs at least one row")
     refuse_duplicate_columns(data, "data")
-    qi_cols = column_list(data, quasi_identifiers, "quasi_identifiers")
-    sens_cols = column_list(data, sensitive, "sensitive")
-    both = [c for c in qi_cols if c in sens_cols]
-    if both:
-        raise ValueError(f"column(s) {both} are both quasi-identifier and sensitive; "
-                         "each column plays one role")
+    qi_cols, sens_cols = role_columns(data, quasi_identifiers, sensitive)
     if GROUP_COLUMN in data.columns:
         raise ValueError(f"data already has a column named {GROUP_COLUMN!r}, which the "
                          "published table adds; rename it first")

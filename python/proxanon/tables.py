@@ -134,6 +134,19 @@ def span_fraction(start: ArrayLike, stop: ArrayLike, lo: float, hi: float
     return np.asarray((b / 2 - a / 2) / (hi / 2 - lo / 2), dtype=np.float64)
 
 
+def role_columns(frame: pd.DataFrame, quasi_identifiers: str | Sequence[str],
+                 sensitive: str | Sequence[str]) -> tuple[list[str], list[str]]:
+    """The quasi-identifier and sensitive column names, each checked by :func:`column_list`;
+    a column may play one role only."""
+    qi_cols = column_list(frame, quasi_identifiers, "quasi_identifiers")
+    sens_cols = column_list(frame, sensitive, "sensitive")
+    both = [c for c in qi_cols if c in sens_cols]
+    if both:
+        raise ValueError(f"column(s) {both} are both quasi-identifier and sensitive; each "
+                         "column plays one role")
+    return qi_cols, sens_cols
+
+
 def column_list(frame: pd.DataFrame, columns: str | Sequence[str], role: str) -> list[str]:
     """``columns`` (one name or several) checked against ``frame``: present, unique, non-empty."""
     names = [columns] if isinstance(columns, str) else list(columns)

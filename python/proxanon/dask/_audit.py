@@ -12,7 +12,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from proxanon.audit import AuditReport, audit_arrays, table_groups
-from proxanon.tables import column_list, scale_column
+from proxanon.tables import role_columns, scale_column
 
 #: Hidden column: a row's position in the whole table (partition order, then row order).
 POSITION = "_proxanon_position"
@@ -24,12 +24,7 @@ def check_columns(ddf: Any, quasi_identifiers: str | Sequence[str],
     if not isinstance(ddf, dd.DataFrame):
         raise TypeError(f"ddf must be a dask DataFrame, got {type(ddf).__name__}")
     meta = ddf._meta
-    qi_cols = column_list(meta, quasi_identifiers, "quasi_identifiers")
-    sens_cols = column_list(meta, sensitive, "sensitive")
-    both = [c for c in qi_cols if c in sens_cols]
-    if both:
-        raise ValueError(f"column(s) {both} are both quasi-identifier and sensitive; each "
-                         "column plays one role")
+    qi_cols, sens_cols = role_columns(meta, quasi_identifiers, sensitive)
     for name in sens_cols:
         if getattr(meta[name].dtype, "kind", None) in ("m", "M"):
             raise ValueError(f"sensitive column {name!r} holds dates or durations; on Dask "
