@@ -64,6 +64,11 @@ class Report(Summarized):
     global certainty penalty Σ_G |G|·Σ_i NCP_i(G) / (n·d) in [0, 1], where NCP is the same
     ratio except that a group with one category costs 0; ``ncp`` the per-column average NCP
     over rows; ``discernibility`` Σ_G |G|²; ``average_group_size`` n / groups.
+    ``method``: how the published groups were formed, ``"xcolor"`` or ``"mondrian"`` (also
+    when the default ``anonymize`` published the Mondrian-(ε, δ) cut); ``candidates``: the
+    cost (GCP over all rows, a suppressed row counting as fully generalized) of each
+    satisfying table ``anonymize`` compared before publishing the cheapest, empty when it
+    compared none.
     """
 
     satisfied: bool
@@ -96,6 +101,7 @@ class Report(Summarized):
     seconds: dict[str, float] = field(default_factory=dict)
     method: str = "xcolor"
     fallback: bool = False
+    candidates: dict[str, float] = field(default_factory=dict)
 
     def _summary_fields(self) -> list[tuple[str, Any]]:
         return [("satisfied", self.satisfied), ("rows", self.n), ("groups", self.groups),
@@ -141,6 +147,9 @@ class Report(Summarized):
             f"{len(self.quasi_identifiers)} QI(s); GCP {self.gcp:.4f}; "
             f"discernibility {self.discernibility:,}",
             f"  NCP per column : {ncp}",
+            *([f"  published      : {self.method}; satisfying tables compared by GCP: "
+               + ", ".join(f"{name} {cost:.4f}" for name, cost in self.candidates.items())]
+              if self.candidates else []),
             f"  seconds        : {seconds}",
         ])
 
@@ -199,6 +208,20 @@ def _utility(summary: GroupSummary, columns: Sequence[str]) -> dict[str, Any]:
     }
 
 
+def _mondrian_cut(columns: list[QIColumn], sens: NDArray[np.float64], qi: NDArray[np.float64],
+                  taxonomies: list[tuple[NDArray[np.int32], int] | None], relation: Relation,
+                  k: int, eps: float | None, dlt: float | None, ell: int | None
+                  ) -> tuple[Partition, NDArray[np.int64], GroupSummary]:
+    """Strict Mondrian's groups, those that publish the same values merged (one pass: a union
+    keeps its tuple), and their summary. One native call; O(n log n) per level of cuts."""
+    part = run_mondrian(sens, k, eps, dlt, relation, ell, qi, taxonomies, "best_effort",
+                        time.perf_counter())
+    # Mondrian's boxes are disjoint, but two can still publish the same LCA labels; the
+    # union of such groups is one equivalence class.
+    groups = _merge_equal_tuples(summarize_groups(columns, part.groups).labels)[part.groups]
+    return part, groups, summarize_groups(columns, groups)
+
+
 def _anonymize_mondrian(data: pd.DataFrame, columns: list[QIColumn], sens_cols: list[str],
                         sens: NDArray[np.float64],
                         qi: NDArray[np.float64],
@@ -208,14 +231,23 @@ def _anonymize_mondrian(data: pd.DataFrame, columns: list[QIColumn], sens_cols: 
                         started: float) -> Anonymization:
     """The table job with strict Mondrian: cut, merge groups publishing the same values,
     generalize, and audit every check that was asked for."""
-    part = run_mondrian(sens, k, eps, dlt, relation, ell, qi, taxonomies, "best_effort",
-                        time.perf_counter())
-    seconds["mondrian"] = part.stats["seconds"]["mondrian"]
     tic = time.perf_counter()
-    # Mondrian's boxes are disjoint, but two can still publish the same LCA labels; the
-    # union of such groups is one equivalence class (one pass: a union keeps its tuple).
-    groups = _merge_equal_tuples(summarize_groups(columns, part.groups).labels)[part.groups]
-    summary = summarize_groups(columns, groups)
+    cut = _mondrian_cut(columns, sens, qi, taxonomies, relation, k, eps, dlt, ell)
+    seconds["mondrian"] = time.perf_counter() - tic
+    return _publish_mondrian(data, columns, sens_cols, sens, relation, k, eps, dlt, ell,
+                             on_infeasible, seconds, started, cut)
+
+
+def _publish_mondrian(data: pd.DataFrame, columns: list[QIColumn], sens_cols: list[str],
+                      sens: NDArray[np.float64], relation: Relation, k: int, eps: float | None,
+                      dlt: float | None, ell: int | None, on_infeasible: str,
+                      seconds: dict[str, float], started: float,
+                      cut: tuple[Partition, NDArray[np.int64], GroupSummary],
+                      candidates: Mapping[str, float] | None = None) -> Anonymization:
+    """Mondrian's groups (:func:`_mondrian_cut`) generalized and audited; ``candidates``: the
+    report's comparison when ``anonymize`` chose this table over XColor's."""
+    part, groups, summary = cut
+    tic = time.perf_counter()
     table = data.copy()
     for col, labels in zip(columns, summary.labels, strict=True):
         table[col.name] = pd.Series(labels[groups], index=table.index, dtype=object)
@@ -263,7 +295,8 @@ def _anonymize_mondrian(data: pd.DataFrame, columns: list[QIColumn], sens_cols: 
         merge_rounds=rounds,
         remaining_violations=len(check.violating_rows),
         violating_groups=tuple(int(g) for g in check.violating_groups), suppressed_rows=(),
-        seconds=seconds, method="mondrian", **_utility(summary, [c.name for c in columns]),
+        seconds=seconds, method="mondrian", candidates=dict(candidates or {}),
+        **_utility(summary, [c.name for c in columns]),
     )
     return Anonymization(table=table, groups=groups, satisfied=satisfied, report=report,
                          hierarchies={c.name: c.hierarchy for c in columns
@@ -548,6 +581,28 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
     def acceptable(result: _Published) -> bool:
         return result.check.satisfied and n_all - result.released.size <= budget * n_all
 
+    def mondrian_instead(xcolor: _Published | None
+                         ) -> tuple[Anonymization | None, dict[str, float]]:
+        """With the default start: the Mondrian-(ε, δ) cut when it satisfies and XColor's
+        table (None: its path failed) is not acceptable or costs more (GCP, see
+        :func:`_cost`); and the costs compared. Mondrian needs a built-in metric."""
+        if init != "qi" or relation.kind != "builtin":
+            return None, {}
+        tic = time.perf_counter()
+        cut = _mondrian_cut(all_columns, all_sens, all_qi, taxonomies, relation, k, eps, dlt,
+                            None)
+        seconds["mondrian"] = time.perf_counter() - tic
+        if not cut[0].satisfied:  # only an uncut table that fails the checks is unsatisfied
+            return None, {}
+        costs = {"mondrian": cut[2].gcp()}
+        if xcolor is not None and acceptable(xcolor):
+            costs = {"xcolor": _cost(xcolor.summary, n_all), **costs}
+            if costs["xcolor"] <= costs["mondrian"]:
+                return None, costs
+        published = _publish_mondrian(data, all_columns, sens_cols, all_sens, relation, k, eps,
+                                      dlt, None, "best_effort", seconds, started, cut, costs)
+        return (published, costs) if published.satisfied else (None, {})
+
     failure: InfeasibleError | None = None
     try:
         chosen = publish(plain=False)
@@ -562,11 +617,17 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
             plain = publish(plain=True)
         except InfeasibleError:
             if failure is not None:
+                instead, _ = mondrian_instead(None)
+                if instead is not None:
+                    return instead
                 raise failure from None
         else:
             if failure is not None or _better(plain, chosen, acceptable):
                 chosen = plain
     seconds.update(chosen.seconds)
+    instead, candidates = mondrian_instead(chosen)
+    if instead is not None:
+        return instead
 
     released, classes, summary, check = (chosen.released, chosen.classes, chosen.summary,
                                          chosen.check)
@@ -608,13 +669,22 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
         remaining_violations=len(check.violating_rows),
         violating_groups=tuple(int(g) for g in check.violating_groups),
         suppressed_rows=tuple(int(r) for r in suppressed_rows),
-        seconds=seconds, fallback=chosen.plain, **_utility(summary, qi_cols),
+        seconds=seconds, fallback=chosen.plain, candidates=candidates,
+        **_utility(summary, qi_cols),
     )
     return Anonymization(
         table=table, groups=all_groups, satisfied=report.satisfied, report=report,
         hierarchies={c.name: c.hierarchy for c in all_columns if c.hierarchy is not None},
         partition=chosen.part, audit=check,
     )
+
+
+def _cost(summary: GroupSummary, n_all: int) -> float:
+    """The GCP of a published table over all ``n_all`` input rows, a suppressed row counting
+    as fully generalized (NCP 1 in every QI): the measure ``anonymize`` compares tables by.
+    It tracks the count-query error (bench/UTILITY.md) and needs no query workload."""
+    released = int(summary.sizes.sum())
+    return (summary.gcp() * released + (n_all - released)) / n_all
 
 
 def _better(candidate: _Published, incumbent: _Published,
