@@ -8,6 +8,7 @@ each drawn from a skewed distribution so that values repeat heavily, as in real 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 from numpy.typing import NDArray
 
 
@@ -30,3 +31,18 @@ def census_table(n: int, seed: int = 0) -> tuple[NDArray[np.float64], NDArray[np
     marital = rng.integers(0, 6, n)
     quasi_identifiers = np.column_stack([age, sex, race, marital]).astype(np.float64)
     return sensitive, quasi_identifiers
+
+
+def census_frame(n: int, seed: int = 0) -> pd.DataFrame:
+    """:func:`census_table` as a table: QIs age (integer), sex, race, marital (strings) and the
+    sensitive columns education, workclass, income as their integer levels."""
+    sens, qi = census_table(n, seed)
+    return pd.DataFrame({
+        "age": qi[:, 0].astype(np.int64),
+        "sex": np.where(qi[:, 1] == 0, "F", "M"),
+        "race": [f"r{int(v)}" for v in qi[:, 2]],
+        "marital": [f"m{int(v)}" for v in qi[:, 3]],
+        "education": np.rint(sens[:, 0] * 16).astype(np.int64),
+        "workclass": np.rint(sens[:, 1] * 9).astype(np.int64),
+        "income": np.rint(sens[:, 2] * 49).astype(np.int64),
+    })
