@@ -12,7 +12,8 @@
 // Invariants: group sizes and every group's multiset of sensitive value ids are unchanged; the
 // number of distinct published tuples never falls. Greedy and deterministic.
 // Cost: O(n log n · d) to order the rows, then at most `tries_per_row` · n candidate exchanges,
-// each O(group size · d) to price; memory O(n · d).
+// each O(d) to price from the two groups' per-column extremes (O(group size · d) to update
+// them after an exchange); memory O(n · d).
 #pragma once
 
 #include <cstddef>
