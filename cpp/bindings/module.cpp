@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "proxanon/class_counts.hpp"
 #include "proxanon/distance.hpp"
 #include "proxanon/exchange.hpp"
 #include "proxanon/initialize.hpp"
@@ -393,6 +394,26 @@ py::array_t<std::int32_t> initialize_classes(const Int64Array& degree, std::size
     return to_numpy(std::move(classes));
 }
 
+/// D_V(r) per row of a partition (class_counts.hpp), with the GIL released; -1 for rows left out.
+py::array_t<std::int64_t> class_counts(const DoubleArray& sensitive, const std::string& metric,
+                                       const std::vector<double>& weights, double epsilon,
+                                       const Int64Array& labels, std::size_t threads) {
+    const Matrix sa = as_matrix(sensitive, "sensitive");
+    if (static_cast<std::size_t>(labels.size()) != sa.rows) {
+        throw std::invalid_argument("labels and sensitive differ in rows");
+    }
+    const std::vector<std::int64_t> given(labels.data(), labels.data() + sa.rows);
+    SignalCheck signals;
+    std::vector<std::int64_t> out;
+    signals.run([&] {
+        py::gil_scoped_release release;
+        const Distance distance(parse_metric(metric), weights, epsilon);
+        const ValueTable table = ValueTable::from_rows(sa.data, sa.rows, sa.cols);
+        out = class_neighbour_counts(table, distance, given, threads, signals.interrupt());
+    });
+    return to_numpy(std::move(out));
+}
+
 /// The exchange step before merging (exchange.hpp), with the GIL released.
 py::array_t<std::int64_t> exchange_rows(const Int64Array& groups, const DoubleArray& quasi_identifiers,
                                         const std::vector<TaxonomySpec>& qi_taxonomies,
@@ -455,6 +476,9 @@ PYBIND11_MODULE(_core, mod) {
             py::arg("weights"), py::arg("epsilon"), py::arg("neighbours") = "auto",
             py::arg("centre") = -1,
             "Distinct values, counts, row value ids, row degree per value, and one value's neighbours.");
+    mod.def("class_counts", &class_counts, py::arg("sensitive"), py::arg("metric"),
+            py::arg("weights"), py::arg("epsilon"), py::arg("labels"), py::arg("threads") = 0,
+            "Per row, its epsilon-neighbours among the other rows of its class (-1: left out).");
     mod.def("exchange_rows", &exchange_rows, py::arg("groups"), py::arg("quasi_identifiers"),
             py::arg("qi_taxonomies"), py::arg("sensitive_ids"),
             "Groups after rows with identical sensitive values are exchanged so that fewer "

@@ -85,6 +85,14 @@ def value_relation(
     neighbours: str = "auto",
     centre: int = -1,
 ) -> dict[str, Any]: ...
+def class_counts(
+    sensitive: NDArray[np.float64],
+    metric: str,
+    weights: list[float],
+    epsilon: float,
+    labels: NDArray[np.int64],
+    threads: int = 0,
+) -> NDArray[np.int64]: ...
 def exchange_rows(
     groups: NDArray[np.int64],
     quasi_identifiers: NDArray[np.float64],
