@@ -6,7 +6,6 @@
 #include <numeric>
 #include <stdexcept>
 #include <unordered_map>
-#include <unordered_set>
 
 namespace proxanon {
 
@@ -148,6 +147,7 @@ struct Line {
     std::vector<std::int64_t> rows;        ///< ordered by (sensitive id, cell, row)
     std::vector<std::size_t> run_start;    ///< per run, its first position in `rows`
     std::vector<std::size_t> run_of_row;   ///< per row, its run
+    std::vector<std::size_t> value_runs;   ///< per run, the first run of its sensitive value
 
     Line(const double* qi, std::size_t n, std::size_t d, const std::vector<std::int64_t>& ids) {
         // Cells: the rank of each row's QI combination, one column at a time (ranks below n,
@@ -171,7 +171,9 @@ struct Line {
         run_of_row.resize(n);
         for (std::size_t i = 0; i < n; ++i) {
             const std::size_t r = at(rows[i]);
-            if (i == 0 || ids[r] != ids[at(rows[i - 1])] || cell[r] != cell[at(rows[i - 1])]) {
+            const bool new_value = i == 0 || ids[r] != ids[at(rows[i - 1])];
+            if (new_value || cell[r] != cell[at(rows[i - 1])]) {
+                value_runs.push_back(new_value ? run_start.size() : value_runs.back());
                 run_start.push_back(i);
             }
             run_of_row[r] = run_start.size() - 1;
@@ -180,6 +182,8 @@ struct Line {
     }
 
     std::size_t runs() const { return run_start.size() - 1; }
+    /// Whether runs a and b hold the same sensitive value (they are consecutive for a value).
+    bool same_value(std::size_t a, std::size_t b) const { return value_runs[a] == value_runs[b]; }
 };
 
 }  // namespace
@@ -232,9 +236,8 @@ std::vector<std::int64_t> spread_equal_tuples(const std::vector<std::int64_t>& g
             for (const bool below : {true, false}) {
                 if (below && step > r) continue;
                 const std::size_t s = below ? r - step : r + step;
-                if (s >= line.runs()) continue;
+                if (s >= line.runs() || !line.same_value(r, s)) continue;
                 const std::size_t first = line.run_start[s];
-                if (sensitive_ids[at(line.rows[first])] != sensitive_ids[at(x)]) continue;
                 const std::size_t last = std::min(line.run_start[s + 1], first + params.rows_per_cell);
                 found.insert(found.end(), line.rows.begin() + static_cast<std::ptrdiff_t>(first),
                              line.rows.begin() + static_cast<std::ptrdiff_t>(last));
@@ -249,30 +252,49 @@ std::vector<std::int64_t> spread_equal_tuples(const std::vector<std::int64_t>& g
     // Each try prices the two groups with one row replaced, cheapest rejections first, in
     // reused buffers: O(group size · d) and no allocation.
     // A group's new tuple depends only on the QI combinations ("cells") of the row it gives
-    // and the row it takes: a pair of cells that already gave it a used or coarser tuple is
-    // skipped without pricing (exact while the counts stand still, i.e. within one group).
-    std::unordered_set<std::uint64_t> rejected;
-    const auto cell_pair = [&](std::int64_t x, std::int64_t y) {
-        return static_cast<std::uint64_t>(line.cell[at(x)]) << 32 | static_cast<std::uint64_t>(line.cell[at(y)]);
+    // and the row it takes; when all its rows share one cell, only on that cell and the
+    // taken row's, whichever group it is. A pair found to give a used or coarser tuple is
+    // not priced again until an exchange changes the counts (`generation`): per group, or
+    // per cell for such single-cell groups (many of them where one QI combination holds
+    // far more than k rows, and none of them can be told apart twice the same way).
+    std::unordered_map<std::uint64_t, std::size_t> futile;  // pair key -> generation found
+    std::size_t generation = 0;
+    const auto mix = [](std::uint64_t h, std::uint64_t v) {
+        h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+        h ^= h >> 31;
+        return h * 0xbf58476d1ce4e5b9ULL;
+    };
+    std::uint64_t owner_key = 0;
+    const auto pair_key = [&](std::int64_t x, std::int64_t y) {
+        return mix(mix(owner_key, static_cast<std::uint64_t>(line.cell[at(x)])),
+                   static_cast<std::uint64_t>(line.cell[at(y)]));
+    };
+    const auto is_futile = [&](std::uint64_t key) {
+        const auto it = futile.find(key);
+        return it != futile.end() && it->second == generation;
     };
     Tuple now_g, now_h;
     std::size_t tries = params.tries_per_row * n;
     for (std::size_t g = 0; g < members.size(); ++g) {
         if (count[tuples[g]] == 1) continue;
-        rejected.clear();
+        const std::int64_t first_cell = line.cell[at(members[g].front())];
+        const bool one_cell = std::all_of(members[g].begin(), members[g].end(), [&](std::int64_t r) {
+            return line.cell[at(r)] == first_cell;
+        });
+        owner_key = one_cell ? mix(1, static_cast<std::uint64_t>(first_cell)) : mix(2, g);
         bool done = false;
         for (std::size_t i = 0; i < members[g].size() && !done; ++i) {
             const std::int64_t x = members[g][i];
             candidates(x);
             for (const std::int64_t y : found) {
                 const std::size_t h = at(owner[at(y)]);
-                if (h == g || rejected.count(cell_pair(x, y))) continue;
+                if (h == g || is_futile(pair_key(x, y))) continue;
                 if (tries == 0) return owner;
                 --tries;
                 poll(params.interrupt);
                 exchange.tuple(bounds_of(g), x, y, now_g);
                 if (used(now_g) || exchange.coarser(now_g, tuples[g])) {
-                    rejected.insert(cell_pair(x, y));
+                    futile[pair_key(x, y)] = generation;
                     continue;
                 }
                 exchange.tuple(bounds_of(h), y, x, now_h);
@@ -293,6 +315,7 @@ std::vector<std::int64_t> spread_equal_tuples(const std::vector<std::int64_t>& g
                 std::swap(slot[at(x)], slot[at(y)]);
                 owner[at(x)] = static_cast<std::int64_t>(h);
                 owner[at(y)] = static_cast<std::int64_t>(g);
+                if (++generation, futile.size() > (std::size_t{1} << 16)) futile.clear();
                 done = true;
                 break;
             }
