@@ -27,6 +27,7 @@ from proxanon.engine import (
     infeasible_message,
     run_engine,
     run_mondrian,
+    run_specialize,
     suppression_budget,
 )
 from proxanon.generalize import (
@@ -214,8 +215,14 @@ def _anonymize_mondrian(data: pd.DataFrame, columns: list[QIColumn], sens_cols: 
     tic = time.perf_counter()
     # Mondrian's boxes are disjoint, but two can still publish the same LCA labels; the
     # union of such groups is one equivalence class (one pass: a union keeps its tuple).
-    groups = _merge_equal_tuples(summarize_groups(columns, part.groups).labels)[part.groups]
-    summary = summarize_groups(columns, groups)
+    merged = _merge_equal_tuples(summarize_groups(columns, part.groups).labels)[part.groups]
+    rounds = int(part.stats["m"] != int(merged.max()) + 1)  # the one merging pass, if it merged
+    # Median cuts on leaf codes rarely fall on a taxonomy node's boundary, so many boxes
+    # publish one coarse node: split those classes top-down along the taxonomies.
+    groups, summary, _ = _specialize_classes(merged, np.ones(int(merged.max()) + 1, np.int64),
+                                             columns, sens, relation, k, eps, dlt, ell)
+    seconds["specialize"] = time.perf_counter() - tic
+    tic = time.perf_counter()
     table = data.copy()
     for col, labels in zip(columns, summary.labels, strict=True):
         table[col.name] = pd.Series(labels[groups], index=table.index, dtype=object)
@@ -231,7 +238,6 @@ def _anonymize_mondrian(data: pd.DataFrame, columns: list[QIColumn], sens_cols: 
     satisfied = bool(check.satisfied and diverse)
     seconds["audit"] = time.perf_counter() - tic
     seconds["total"] = time.perf_counter() - started
-    rounds = int(part.stats["m"] != summary.sizes.size)  # the one merging pass, if it merged
     # The verdict and the violations are the audit's: only rows that violate are listed
     # (Mondrian itself flags every row when the whole table fails its checks).
     part = replace(part, groups=groups, satisfied=satisfied,
@@ -300,6 +306,26 @@ def encode_sensitive(data: pd.DataFrame, columns: list[str], hierarchies: dict[s
                 "combines with metric 'l1', 'l2', 'linf' or 'min_component' only")
         relation = componentwise(relation, taxonomies)
     return sens, relation
+
+
+def _specialize_classes(classes: NDArray[np.int64], formed_from: NDArray[np.int64],
+                        columns: list[QIColumn], sens: NDArray[np.float64], relation: Relation,
+                        k: int, eps: float | None, dlt: float | None, ell: int | None
+                        ) -> tuple[NDArray[np.int64], GroupSummary, NDArray[np.int64]]:
+    """The published classes with every class of at least 2k rows split top-down into parts
+    that pass the same checks and publish finer tuples no other class publishes (a taxonomy
+    of several levels otherwise gathers many groups under one coarse node); see
+    :func:`proxanon.engine.run_specialize`. Returns the classes, their summary, and per class
+    the ``formed_from`` of the class it came from."""
+    qi = np.ascontiguousarray(np.column_stack([c.codes for c in columns]))
+    keys = [None if c.hierarchy is None else
+            pd.factorize(np.asarray(c.hierarchy.labels, dtype=object))[0].astype(np.int32)
+            for c in columns]
+    split, _ = run_specialize(classes, sens, k, eps, dlt, relation, ell, qi,
+                              [c.taxonomy_spec() for c in columns], keys)
+    carried = np.zeros(int(split.max()) + 1, dtype=np.int64)
+    carried[split] = formed_from[classes]
+    return split, summarize_groups(columns, split), carried
 
 
 def _merge_equal_tuples(labels: list[NDArray[np.object_]]) -> NDArray[np.int64]:
@@ -469,13 +495,16 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
         sa_ids = np.unique(all_sens, axis=0, return_inverse=True)[1].reshape(-1).astype(
             np.int64)
 
-    def audit_classes(released: NDArray[np.int64], classes: NDArray[np.int64]) -> AuditReport:
+    def published_sensitive(released: NDArray[np.int64]) -> tuple[NDArray[np.float64],
+                                                                    Relation]:
         # The published table as any auditor reads it: its sensitive columns scaled over the
         # rows it holds (suppression can narrow a column's range).
-        sens, rel = all_sens, relation
         if released.size < n_all:
-            sens, rel = encode_sensitive(data.iloc[released], sens_cols, given, metric,
-                                         weights)
+            return encode_sensitive(data.iloc[released], sens_cols, given, metric, weights)
+        return all_sens, relation
+
+    def audit_classes(sens: NDArray[np.float64], rel: Relation,
+                      classes: NDArray[np.int64]) -> AuditReport:
         metric_arg, weights_arg = as_arguments(rel)
         return audit_arrays(sens, classes, k=k, epsilon=eps, delta=dlt, metric=metric_arg,
                             weights=weights_arg)
@@ -540,7 +569,12 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
             summary = summarize_groups(columns, classes)
         times["merge"] = time.perf_counter() - tic
         tic = time.perf_counter()
-        check = audit_classes(released, classes)
+        sens, rel = published_sensitive(released)
+        classes, summary, formed_from = _specialize_classes(classes, formed_from, columns, sens,
+                                                            rel, k, eps, dlt, None)
+        times["specialize"] = time.perf_counter() - tic
+        tic = time.perf_counter()
+        check = audit_classes(sens, rel, classes)
         times["audit"] = time.perf_counter() - tic
         return _Published(part, released, classes, columns, summary, formed_from, rounds, swaps,
                           initial_violations, times, check, plain)
