@@ -1,6 +1,7 @@
 #include "proxanon/specialize.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <optional>
@@ -16,9 +17,12 @@ namespace proxanon {
 
 namespace {
 
-/// Kept parts that may join a failing remainder, one re-check each, before the column is
-/// given up: bounds the work of a split over a node with many children.
-constexpr std::size_t kMaxMoves = 16;
+/// Rounds of balancing (peel the pieces, feed the remainder, or give a piece up) per split
+/// tried, and rounds of peeling per piece: bound the work of a split.
+constexpr std::size_t kMaxRounds = 24;
+constexpr std::size_t kMaxPeels = 32;
+/// The remainder's worst values whose neighbours are kept out of what feeds it.
+constexpr std::size_t kFeedValues = 32;
 
 /// Published tuple of a set of rows: per column (lo, hi) of a numeric one, (key, key) of the
 /// label of a taxonomy one's lowest common ancestor.
@@ -37,61 +41,70 @@ struct KeyHash {
     }
 };
 
-/// Violating rows of a set under the checks of `params`: all of them when it has fewer than
-/// k rows or fewer than l distinct values, else those with more than t(G) epsilon-neighbours
-/// in it. Counts rows per distinct value first, then each value's neighbours among the
-/// values present: O(p + sum of their degrees) over a graph; over the sorted structure the
-/// neighbours of a value are a run of the present values in ascending order, found by two
-/// binary searches, O(p log p).
+/// Measures a set of rows under the checks of `params`: its distinct values, the rows of
+/// each and D(v) of a row of each (its epsilon-neighbours in the set), and its violating
+/// rows: all of them when it has fewer than k rows or fewer than l distinct values, else
+/// those with more than t(G) neighbours. Rows are counted per distinct value first, then each
+/// value's neighbours among the values present: O(p + sum of their degrees) over a graph;
+/// over the sorted structure the neighbours of a value are a run of the present values in
+/// ascending order, found by two binary searches, O(p log p). What it measured stays
+/// readable until the next call.
 class PartChecker {
 public:
     PartChecker(const Neighbours& neighbours, const MondrianParams& params)
-        : nb_(neighbours), graph_(neighbours.graph()), params_(params), count_(neighbours.size(), 0) {
+        : nb_(neighbours), graph_(neighbours.graph()), params_(params),
+          count_(neighbours.size(), 0), degree_(neighbours.size(), 0) {
         if (params.dissimilarity && !graph_ && neighbours.structure() != Structure::Sorted) {
             throw std::invalid_argument("specialize needs a Graph or a Sorted neighbour structure");
         }
     }
 
-    std::int64_t violations(const std::int32_t* begin, const std::int32_t* end) {
-        const auto size = static_cast<std::size_t>(end - begin);
-        if (size < params_.k) return static_cast<std::int64_t>(size);
-        if (params_.l == 0 && !params_.dissimilarity) return 0;
-        const auto& row_value = nb_.table().row_value;
+    std::int64_t measure(const std::int32_t* begin, const std::int32_t* end) {
+        for (std::int32_t u : present_) count_[at(u)] = degree_[at(u)] = 0;
         present_.clear();
+        const auto size = static_cast<std::size_t>(end - begin);
+        allowed_ = allowed_neighbours(size, params_.delta);
+        const auto& row_value = nb_.table().row_value;
         for (const std::int32_t* p = begin; p != end; ++p) {
             const std::int32_t u = row_value[at(*p)];
             if (count_[at(u)]++ == 0) present_.push_back(u);
         }
-        std::int64_t bad = 0;
-        if (present_.size() < params_.l) {
-            bad = static_cast<std::int64_t>(size);
-        } else if (params_.dissimilarity) {
-            const std::int64_t t = allowed_neighbours(size, params_.delta);
-            bad = graph_ ? graph_violations(t) : sorted_violations(t);
+        if (params_.dissimilarity) {
+            if (graph_) graph_degrees(); else sorted_degrees();
         }
-        for (std::int32_t u : present_) count_[at(u)] = 0;
+        if (size < params_.k || present_.size() < params_.l) return static_cast<std::int64_t>(size);
+        std::int64_t bad = 0;
+        for (std::int32_t u : present_) {
+            if (degree_[at(u)] > allowed_) bad += count_[at(u)];
+        }
         return bad;
     }
+
+    /// Of the last set measured: its distinct values, t(G), and per value its rows and D.
+    const std::vector<std::int32_t>& present() const { return present_; }
+    std::int64_t allowed() const { return allowed_; }
+    std::int64_t count(std::int32_t u) const { return count_[at(u)]; }
+    std::int64_t degree(std::int32_t u) const { return degree_[at(u)]; }
+    bool adjacent(std::int32_t a, std::int32_t b) const { return nb_.adjacent(a, b); }
+    std::int32_t value_of(std::int32_t row) const { return nb_.table().row_value[at(row)]; }
+    std::size_t values() const { return nb_.size(); }
 
 private:
     static std::size_t at(std::int32_t v) { return static_cast<std::size_t>(v); }
 
-    std::int64_t graph_violations(std::int64_t t) const {
-        std::int64_t bad = 0;
+    void graph_degrees() {
         for (std::int32_t u : present_) {
             std::int64_t d = count_[at(u)] - 1;
             for (const std::int32_t* p = graph_->begin(at(u)); p != graph_->end(at(u)); ++p) d += count_[at(*p)];
-            if (d > t) bad += count_[at(u)];
+            degree_[at(u)] = d;
         }
-        return bad;
     }
 
-    std::int64_t sorted_violations(std::int64_t t) {
+    void sorted_degrees() {
         std::sort(present_.begin(), present_.end());  // ids ascend with the one component
         const std::size_t values = present_.size();
         before_.assign(values + 1, 0);
         for (std::size_t i = 0; i < values; ++i) before_[i + 1] = before_[i] + count_[at(present_[i])];
-        std::int64_t bad = 0;
         for (std::size_t i = 0; i < values; ++i) {
             const std::int32_t u = present_[i];
             std::size_t lo = 0, hi = i;  // first neighbour at or below u
@@ -106,17 +119,18 @@ private:
                 const std::size_t mid = lo + (hi - lo) / 2;
                 if (nb_.adjacent(u, present_[mid])) lo = mid + 1; else hi = mid;
             }
-            if (before_[lo] - before_[first] - 1 > t) bad += count_[at(u)];
+            degree_[at(u)] = before_[lo] - before_[first] - 1;
         }
-        return bad;
     }
 
     const Neighbours& nb_;
     const NeighbourGraph* graph_;
     const MondrianParams& params_;
-    std::vector<std::int64_t> count_;  ///< rows per value of the set being checked, else 0
+    std::vector<std::int64_t> count_;   ///< rows per value of the last set, else 0
+    std::vector<std::int64_t> degree_;  ///< D of a row per value of the last set, else 0
     std::vector<std::int32_t> present_;
     std::vector<std::int64_t> before_;
+    std::int64_t allowed_ = 0;
 };
 
 /// A set of rows rows[begin, end) of some array, with what a split needs to know of it.
@@ -165,7 +179,7 @@ public:
             part.key[2 * i + 1] = hi;
         }
         part.loss = loss * static_cast<double>(end - begin);
-        part.violations = check_.violations(rows.data() + begin, rows.data() + end);
+        part.violations = check_.measure(rows.data() + begin, rows.data() + end);
         return part;
     }
 
@@ -191,15 +205,13 @@ public:
         const auto x = [&](std::size_t r) { return qi_.row(scratch_[r])[j]; };
         const double lo = x(0), hi = x(m - 1);
         if (lo == hi) return std::nullopt;
-        std::vector<std::pair<std::size_t, std::size_t>> pieces;
+        std::vector<std::size_t> cuts{0};
         if (const Taxonomy* tax = qi_.taxonomy(j)) {
             const auto first = static_cast<std::int32_t>(lo), last = static_cast<std::int32_t>(hi);
             for (std::size_t r = 0; r < m;) {
                 const std::int32_t child_last = tax->child_range(first, last, static_cast<std::int32_t>(x(r))).second;
-                std::size_t stop = r;
-                while (stop < m && x(stop) <= child_last) ++stop;
-                pieces.emplace_back(r, stop);
-                r = stop;
+                while (r < m && x(r) <= child_last) ++r;
+                cuts.push_back(r);
             }
         } else {
             // The median value goes left; if that leaves the right empty, cut before it.
@@ -210,56 +222,138 @@ public:
                 boundary = middle;
                 while (boundary > 0 && x(boundary - 1) == x(middle)) --boundary;
             }
-            pieces = {{0, boundary}, {boundary, m}};
+            cuts.push_back(boundary);
+            cuts.push_back(m);
         }
-        std::vector<Part> described;
-        std::vector<char> kept;
-        std::unordered_set<Key, KeyHash> kept_keys;
-        for (const auto& [b, e] : pieces) {
-            described.push_back(describe(scratch_, b, e));
-            const Part& part = described.back();
-            const bool keep = part.violations == 0 && !taken(part.key) && kept_keys.insert(part.key).second;
-            kept.push_back(keep ? 1 : 0);
+        std::vector<std::vector<std::int32_t>> pieces;  // kept candidates; the rest pooled
+        std::vector<std::int32_t> rest;
+        for (std::size_t p = 0; p + 1 < cuts.size(); ++p) {
+            const auto b = scratch_.begin() + static_cast<std::ptrdiff_t>(cuts[p]);
+            const auto e = scratch_.begin() + static_cast<std::ptrdiff_t>(cuts[p + 1]);
+            if (cuts[p + 1] - cuts[p] >= params_.k) pieces.emplace_back(b, e);
+            else rest.insert(rest.end(), b, e);
         }
-        for (std::size_t moves = 0;; ++moves) {
+        const auto dissolve = [&](std::size_t p) {
+            rest.insert(rest.end(), pieces[p].begin(), pieces[p].end());
+            pieces.erase(pieces.begin() + static_cast<std::ptrdiff_t>(p));
+        };
+        for (std::size_t round = 0; round < kMaxRounds && !pieces.empty(); ++round) {
+            for (std::size_t p = pieces.size(); p-- > 0;) {
+                if (!peel(pieces[p], rest)) dissolve(p);
+            }
+            std::vector<Part> parts;
+            std::unordered_set<Key, KeyHash> keys;
+            for (std::size_t p = 0; p < pieces.size();) {
+                Part part = describe(pieces[p], 0, pieces[p].size());
+                if (part.size() < params_.k || part.violations != 0 || taken(part.key) ||
+                    !keys.insert(part.key).second) {
+                    dissolve(p);
+                } else {
+                    parts.push_back(std::move(part));
+                    ++p;
+                }
+            }
+            if (pieces.empty()) break;
             Split split;
             for (std::size_t p = 0; p < pieces.size(); ++p) {
-                if (!kept[p]) continue;
-                Part part = described[p];
-                part.begin = split.rows.size();
-                split.rows.insert(split.rows.end(), scratch_.begin() + static_cast<std::ptrdiff_t>(pieces[p].first),
-                                  scratch_.begin() + static_cast<std::ptrdiff_t>(pieces[p].second));
-                part.end = split.rows.size();
-                split.kept_rows += part.size();
-                split.parts.push_back(std::move(part));
+                parts[p].begin = split.rows.size();
+                split.rows.insert(split.rows.end(), pieces[p].begin(), pieces[p].end());
+                parts[p].end = split.rows.size();
+                split.kept_rows += pieces[p].size();
             }
-            if (split.kept_rows == 0) return std::nullopt;
-            const std::size_t rest = split.rows.size();
-            for (std::size_t p = 0; p < pieces.size(); ++p) {
-                if (kept[p]) continue;
-                split.rows.insert(split.rows.end(), scratch_.begin() + static_cast<std::ptrdiff_t>(pieces[p].first),
-                                  scratch_.begin() + static_cast<std::ptrdiff_t>(pieces[p].second));
-            }
-            bool fits = rest == m;
+            split.parts = std::move(parts);
+            bool fits = rest.empty();
+            bool feedable = false;
             if (!fits) {
-                Part remainder = describe(split.rows, rest, m);
-                fits = remainder.size() >= params_.k && remainder.violations <= whole.violations &&
-                       (remainder.key == whole.key || !taken(remainder.key)) &&
-                       kept_keys.count(remainder.key) == 0;
+                const std::size_t offset = split.rows.size();
+                split.rows.insert(split.rows.end(), rest.begin(), rest.end());
+                Part remainder = describe(split.rows, offset, split.rows.size());
+                const bool owned = (remainder.key == whole.key || !taken(remainder.key)) &&
+                                   keys.count(remainder.key) == 0;
+                feedable = owned && rest.size() >= params_.k;
+                fits = feedable && remainder.violations <= whole.violations;
                 if (fits) split.parts.push_back(std::move(remainder));
             }
             if (fits) {
                 for (const Part& part : split.parts) split.loss += part.loss;
                 return split;
             }
-            if (moves == kMaxMoves) return std::nullopt;
-            std::size_t smallest = pieces.size();
-            for (std::size_t p = 0; p < pieces.size(); ++p) {
-                if (kept[p] && (smallest == pieces.size() || described[p].size() < described[smallest].size())) smallest = p;
+            if (!feedable || !feed(pieces, rest)) {
+                std::size_t smallest = 0;
+                for (std::size_t p = 1; p < pieces.size(); ++p) {
+                    if (pieces[p].size() < pieces[smallest].size()) smallest = p;
+                }
+                dissolve(smallest);
             }
-            kept[smallest] = 0;
-            kept_keys.erase(described[smallest].key);
         }
+        return std::nullopt;
+    }
+
+    /// Moves rows of `piece` to `rest` until the piece passes: each time, rows of the value
+    /// with the largest excess D - t, as many as that excess needs. False when the piece
+    /// cannot pass (too small, too few distinct values, or kMaxPeels rounds spent).
+    bool peel(std::vector<std::int32_t>& piece, std::vector<std::int32_t>& rest) {
+        for (std::size_t round = 0; round < kMaxPeels && piece.size() >= params_.k; ++round) {
+            if (check_.measure(piece.data(), piece.data() + piece.size()) == 0) return true;
+            if (check_.present().size() < params_.l || !params_.dissimilarity) return false;
+            std::int32_t worst = -1;
+            std::int64_t excess = 0;
+            for (std::int32_t u : check_.present()) {
+                const std::int64_t e = check_.degree(u) - check_.allowed();
+                if (e > excess || (e == excess && e > 0 && u < worst)) { worst = u; excess = e; }
+            }
+            const auto need = static_cast<std::int64_t>(std::ceil(static_cast<double>(excess) / std::max(params_.delta, 1e-9)));
+            std::int64_t moved = std::min(need, check_.count(worst));
+            for (std::size_t r = piece.size(); r-- > 0 && moved > 0;) {
+                if (check_.value_of(piece[r]) != worst) continue;
+                rest.push_back(piece[r]);
+                piece.erase(piece.begin() + static_cast<std::ptrdiff_t>(r));
+                --moved;
+            }
+        }
+        return false;
+    }
+
+    /// Moves rows of the kept pieces that are no neighbours of the remainder's worst values
+    /// into the remainder (last measured), enough to raise its t(G) to their D, each piece in
+    /// proportion to its size and keeping k rows. False when none could move.
+    bool feed(std::vector<std::vector<std::int32_t>>& pieces, std::vector<std::int32_t>& rest) {
+        if (params_.delta >= 1.0 || !params_.dissimilarity) return false;
+        std::vector<std::pair<std::int64_t, std::int32_t>> worst;
+        for (std::int32_t u : check_.present()) {
+            const std::int64_t e = check_.degree(u) - check_.allowed();
+            if (e > 0) worst.emplace_back(-e, u);
+        }
+        if (worst.empty()) return false;
+        std::sort(worst.begin(), worst.end());
+        if (worst.size() > kFeedValues) worst.resize(kFeedValues);
+        std::int64_t top = 0;
+        for (const auto& [e, u] : worst) top = std::max(top, check_.degree(u));
+        const double wanted = static_cast<double>(top) / (1.0 - params_.delta) + 1.0 - static_cast<double>(rest.size());
+        const auto need = static_cast<std::size_t>(std::max(1.0, std::ceil(wanted)));
+        std::size_t total = 0;
+        for (const auto& piece : pieces) total += piece.size();
+        verdict_.assign(check_.values(), -1);
+        std::size_t moved = 0;
+        for (auto& piece : pieces) {
+            std::size_t share = std::min((need * piece.size() + total - 1) / total, piece.size() - params_.k);
+            for (std::size_t r = piece.size(); r-- > 0 && share > 0;) {
+                const std::int32_t w = check_.value_of(piece[r]);
+                auto& far = verdict_[static_cast<std::size_t>(w)];
+                if (far < 0) {
+                    far = 1;
+                    for (const auto& [e, u] : worst) {
+                        if (check_.adjacent(u, w)) { far = 0; break; }
+                    }
+                }
+                if (!far) continue;
+                rest.push_back(piece[r]);
+                piece.erase(piece.begin() + static_cast<std::ptrdiff_t>(r));
+                --share;
+                ++moved;
+            }
+        }
+        return moved > 0;
     }
 
     /// The best split of a class over all columns, if any keeps rows.
@@ -283,6 +377,7 @@ private:
     const MondrianParams& params_;
     std::unordered_map<Key, std::int64_t, KeyHash> published_;  ///< tuple -> classes publishing it
     std::vector<std::int32_t> scratch_;
+    std::vector<std::int8_t> verdict_;  ///< per value: -1 unknown, 1 far from the worst, 0 not
 };
 
 }  // namespace
