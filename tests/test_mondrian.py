@@ -79,7 +79,8 @@ def test_mondrian_l_diversity_on_adult_is_vulnerable_to_proximity():
 
 def test_anonymize_qi_start_halves_the_count_query_error(uci_adult):
     """Issue 5's target: init='qi' has at most half the error of init='degree' at the same
-    privacy, and is compared with Mondrian enforcing the same (epsilon, delta)^k."""
+    privacy. Mondrian enforcing the same (epsilon, delta)^k, its classes specialized down the
+    taxonomies (issue 11), publishes many small classes and beats the paper's start."""
     hierarchies = {c: load_adult().hierarchies[c] for c in QI}
     common = {"quasi_identifiers": QI, "sensitive": ["education-num", "hours-per-week"],
               "k": 10, "epsilon": 0.05, "delta": 0.6, "hierarchies": hierarchies}
@@ -90,7 +91,8 @@ def test_anonymize_qi_start_halves_the_count_query_error(uci_adult):
     errors = {name: count_query_error(uci_adult, result, qd=2, s=0.1).mean_relative_error
               for name, result in (("qi", local), ("degree", paper), ("mondrian", mondrian))}
     assert errors["qi"] <= 0.5 * errors["degree"]
-    assert errors["qi"] < errors["mondrian"]
+    assert errors["mondrian"] < errors["degree"]
+    assert mondrian.report.largest_class_share < 0.05
 
 
 def test_anonymize_mondrian_publishes_one_tuple_per_group(uci_adult):

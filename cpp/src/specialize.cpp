@@ -23,6 +23,9 @@ constexpr std::size_t kMaxRounds = 24;
 constexpr std::size_t kMaxPeels = 32;
 /// The remainder's worst values whose neighbours are kept out of what feeds it.
 constexpr std::size_t kFeedValues = 32;
+/// Levels a passing piece whose tuple another class publishes may be split further to find
+/// tuples of its own, within one split.
+constexpr std::size_t kMaxDepth = 2;
 
 /// Published tuple of a set of rows: per column (lo, hi) of a numeric one, (key, key) of the
 /// label of a taxonomy one's lowest common ancestor.
@@ -195,7 +198,9 @@ public:
     }
 
     /// The split of class `whole` (rows, its part record) along column j, if any part is kept.
-    std::optional<Split> along(std::size_t j, const std::vector<std::int32_t>& rows, const Part& whole) {
+    /// At `depth` > 0 the class's own tuple is published by another class: no part may keep it.
+    std::optional<Split> along(std::size_t j, const std::vector<std::int32_t>& rows, const Part& whole,
+                               std::size_t depth) {
         scratch_ = rows;
         std::sort(scratch_.begin(), scratch_.end(), [&](std::int32_t a, std::int32_t b) {
             const double xa = qi_.row(a)[j], xb = qi_.row(b)[j];
@@ -241,34 +246,49 @@ public:
             for (std::size_t p = pieces.size(); p-- > 0;) {
                 if (!peel(pieces[p], rest)) dissolve(p);
             }
-            std::vector<Part> parts;
+            // Each kept piece publishes its own tuple, or (when another class publishes that)
+            // is split once more into parts that do, up to kMaxDepth levels down.
+            std::vector<Split> kept;
             std::unordered_set<Key, KeyHash> keys;
             for (std::size_t p = 0; p < pieces.size();) {
                 Part part = describe(pieces[p], 0, pieces[p].size());
-                if (part.size() < params_.k || part.violations != 0 || taken(part.key) ||
-                    !keys.insert(part.key).second) {
-                    dissolve(p);
-                } else {
-                    parts.push_back(std::move(part));
-                    ++p;
+                std::optional<Split> own;
+                if (part.size() >= params_.k && part.violations == 0) {
+                    if (!taken(part.key)) {
+                        own = Split{pieces[p], {part}, pieces[p].size(), part.loss};
+                    } else if (depth < kMaxDepth) {
+                        own = best(pieces[p], part, depth + 1);
+                    }
                 }
+                const bool apart = own && std::none_of(own->parts.begin(), own->parts.end(),
+                                                       [&](const Part& q) { return keys.count(q.key) != 0; });
+                if (!apart) {
+                    dissolve(p);
+                    continue;
+                }
+                for (const Part& q : own->parts) keys.insert(q.key);
+                kept.push_back(std::move(*own));
+                ++p;
             }
             if (pieces.empty()) break;
             Split split;
-            for (std::size_t p = 0; p < pieces.size(); ++p) {
-                parts[p].begin = split.rows.size();
-                split.rows.insert(split.rows.end(), pieces[p].begin(), pieces[p].end());
-                parts[p].end = split.rows.size();
-                split.kept_rows += pieces[p].size();
+            for (Split& own : kept) {
+                const std::size_t offset = split.rows.size();
+                split.rows.insert(split.rows.end(), own.rows.begin(), own.rows.end());
+                for (Part& q : own.parts) {
+                    q.begin += offset;
+                    q.end += offset;
+                    split.parts.push_back(std::move(q));
+                }
+                split.kept_rows += own.rows.size();
             }
-            split.parts = std::move(parts);
             bool fits = rest.empty();
             bool feedable = false;
             if (!fits) {
                 const std::size_t offset = split.rows.size();
                 split.rows.insert(split.rows.end(), rest.begin(), rest.end());
                 Part remainder = describe(split.rows, offset, split.rows.size());
-                const bool owned = (remainder.key == whole.key || !taken(remainder.key)) &&
+                const bool owned = ((depth == 0 && remainder.key == whole.key) || !taken(remainder.key)) &&
                                    keys.count(remainder.key) == 0;
                 feedable = owned && rest.size() >= params_.k;
                 fits = feedable && remainder.violations <= whole.violations;
@@ -357,11 +377,11 @@ public:
     }
 
     /// The best split of a class over all columns, if any keeps rows.
-    std::optional<Split> best(const std::vector<std::int32_t>& rows, const Part& whole) {
+    std::optional<Split> best(const std::vector<std::int32_t>& rows, const Part& whole, std::size_t depth) {
         std::optional<Split> chosen;
         for (std::size_t j = 0; j < qi_.dimensions(); ++j) {
             poll(params_.interrupt);
-            std::optional<Split> split = along(j, rows, whole);
+            std::optional<Split> split = along(j, rows, whole, depth);
             if (split && (!chosen || split->kept_rows > chosen->kept_rows ||
                           (split->kept_rows == chosen->kept_rows && split->loss < chosen->loss))) {
                 chosen = std::move(split);
@@ -419,7 +439,7 @@ SpecializeResult specialize(const LossModel& qi, const std::vector<std::vector<s
             stack.pop_back();
             poll(params.interrupt);
             std::optional<Split> split;
-            if (rows.size() >= 2 * params.k) split = specializer.best(rows, whole);
+            if (rows.size() >= 2 * params.k) split = specializer.best(rows, whole, 0);
             if (!split) {
                 for (std::int32_t r : rows) result.classes[static_cast<std::size_t>(r)] = next;
                 ++next;

@@ -65,6 +65,9 @@ class Report(Summarized):
     global certainty penalty Σ_G |G|·Σ_i NCP_i(G) / (n·d) in [0, 1], where NCP is the same
     ratio except that a group with one category costs 0; ``ncp`` the per-column average NCP
     over rows; ``discernibility`` Σ_G |G|²; ``average_group_size`` n / groups.
+    Class sizes: ``min_group_size``, ``max_group_size``, ``largest_class_share`` (the
+    largest class's share of the published rows) and ``class_size_quantiles`` (the sizes at
+    the 50%, 90% and 99% quantiles of the classes, lower).
     """
 
     satisfied: bool
@@ -94,6 +97,8 @@ class Report(Summarized):
     average_group_size: float
     min_group_size: int
     max_group_size: int
+    largest_class_share: float
+    class_size_quantiles: dict[str, int]
     seconds: dict[str, float] = field(default_factory=dict)
     method: str = "xcolor"
     fallback: bool = False
@@ -125,7 +130,9 @@ class Report(Summarized):
             f"proxanon anonymization: {verdict}",
             f"  table          : {self.n:,} rows in {self.groups:,} groups "
             f"(sizes {self.min_group_size} to {self.max_group_size}, "
-            f"average {self.average_group_size:.2f})"
+            f"average {self.average_group_size:.2f}; largest class "
+            f"{self.largest_class_share:.2%} of the rows; sizes at the quantiles "
+            + ", ".join(f"{q} {size}" for q, size in self.class_size_quantiles.items()) + ")"
             + (f"; {len(self.suppressed_rows):,} row(s) suppressed" if self.suppressed_rows
                else ""),
             f"  privacy        : k = {self.k}, epsilon = {self.epsilon}, delta = {self.delta}, "
@@ -187,6 +194,10 @@ class Anonymization(Summarized):
                 ("max_risk", self.report.max_risk), ("loss", self.report.loss)]
 
 
+#: Quantiles (percent) of the published class sizes that the report gives.
+_CLASS_SIZE_QUANTILES = (50, 90, 99)
+
+
 def _utility(summary: GroupSummary, columns: Sequence[str]) -> dict[str, Any]:
     """The report's utility numbers (SPEC §4) from the per-class summary."""
     return {
@@ -197,6 +208,10 @@ def _utility(summary: GroupSummary, columns: Sequence[str]) -> dict[str, Any]:
         "average_group_size": summary.average_group_size(),
         "min_group_size": int(summary.sizes.min()),
         "max_group_size": int(summary.sizes.max()),
+        "largest_class_share": int(summary.sizes.max()) / int(summary.sizes.sum()),
+        "class_size_quantiles": {
+            f"{q}%": int(np.quantile(summary.sizes, q / 100, method="lower"))
+            for q in _CLASS_SIZE_QUANTILES},
     }
 
 
