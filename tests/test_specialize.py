@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 
 import proxanon
 from proxanon import Hierarchy, anonymize
-from proxanon.engine import run_specialize
 from proxanon.distances import resolve
+from proxanon.engine import run_specialize
 from proxanon.generalize import summarize_groups
 
 SA = ["s1", "s2"]

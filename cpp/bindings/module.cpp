@@ -343,6 +343,16 @@ py::dict run_partition_graph(std::vector<std::int32_t> row_value, std::vector<st
     return run_engine(build, n, options, quasi_identifiers, qi_taxonomies, initial_groups);
 }
 
+/// The checks of a Mondrian part (and of a specialized class).
+MondrianParams checks(std::size_t k, std::size_t l, bool dissimilarity, double delta) {
+    MondrianParams params;
+    params.k = k;
+    params.l = l;
+    params.dissimilarity = dissimilarity;
+    params.delta = delta;
+    return params;
+}
+
 py::dict run_mondrian(const DoubleArray& sensitive, const std::string& metric,
                       const std::vector<double>& weights, std::optional<double> epsilon,
                       std::size_t k, double delta, std::size_t l,
@@ -352,11 +362,7 @@ py::dict run_mondrian(const DoubleArray& sensitive, const std::string& metric,
     const Matrix qi = as_matrix(quasi_identifiers, "quasi_identifiers");
     if (qi.rows != sa.rows) throw std::invalid_argument("quasi_identifiers and sensitive differ in rows");
     std::vector<std::optional<Taxonomy>> taxonomies = make_taxonomies(qi_taxonomies);
-    MondrianParams params;
-    params.k = k;
-    params.l = l;
-    params.dissimilarity = epsilon.has_value();
-    params.delta = delta;
+    MondrianParams params = checks(k, l, epsilon.has_value(), delta);
     SignalCheck signals;
     params.interrupt = signals.interrupt();
     MondrianResult result;
@@ -400,28 +406,20 @@ py::dict specialize_with(const RelationBuilder& build, std::size_t n, std::vecto
         }
     }
     std::vector<std::optional<Taxonomy>> taxonomies = make_taxonomies(qi_taxonomies);
-    MondrianParams params;
-    params.k = k;
-    params.l = l;
-    params.dissimilarity = dissimilarity;
-    params.delta = delta;
+    MondrianParams params = checks(k, l, dissimilarity, delta);
     SignalCheck signals;
     params.interrupt = signals.interrupt();
     SpecializeResult result;
-    double seconds = 0.0;
     signals.run([&] {
         py::gil_scoped_release release;
-        const auto start = std::chrono::steady_clock::now();
         ValueTable table;
         const Neighbours neighbours = build(table, params.interrupt);
         const LossModel loss(qi.data, qi.rows, qi.cols, std::move(taxonomies));
         result = specialize(loss, node_keys, neighbours, classes, params);
-        seconds = seconds_since(start);
     });
     py::dict out;
     out["classes"] = to_numpy(std::move(result.classes));
     out["splits"] = result.splits;
-    out["seconds"] = seconds;
     return out;
 }
 

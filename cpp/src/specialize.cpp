@@ -26,6 +26,8 @@ constexpr std::size_t kFeedValues = 32;
 /// Levels a passing piece whose tuple another class publishes may be split further to find
 /// tuples of its own, within one split.
 constexpr std::size_t kMaxDepth = 2;
+/// Passes over all classes: a split frees a tuple that a class tried earlier may take.
+constexpr std::size_t kPasses = 4;
 
 /// Published tuple of a set of rows: per column (lo, hi) of a numeric one, (key, key) of the
 /// label of a taxonomy one's lowest common ancestor.
@@ -428,34 +430,44 @@ SpecializeResult specialize(const LossModel& qi, const std::vector<std::vector<s
         specializer.publish(wholes.back().key);
     }
 
+    // A split frees its class's tuple for classes tried later, so passes repeat while any
+    // class splits (at most kPasses).
     SpecializeResult result;
-    result.classes.assign(n, -1);
-    std::int32_t next = 0;
-    std::vector<std::pair<std::vector<std::int32_t>, Part>> stack;
-    for (std::size_t c = 0; c < members.size(); ++c) {
-        stack.emplace_back(std::move(members[c]), std::move(wholes[c]));
-        while (!stack.empty()) {
-            auto [rows, whole] = std::move(stack.back());
-            stack.pop_back();
-            poll(params.interrupt);
-            std::optional<Split> split;
-            if (rows.size() >= 2 * params.k) split = specializer.best(rows, whole, 0);
-            if (!split) {
-                for (std::int32_t r : rows) result.classes[static_cast<std::size_t>(r)] = next;
-                ++next;
-                continue;
-            }
-            ++result.splits;
-            specializer.replace(whole.key, split->parts);
-            for (auto it = split->parts.rbegin(); it != split->parts.rend(); ++it) {
-                std::vector<std::int32_t> part_rows(split->rows.begin() + static_cast<std::ptrdiff_t>(it->begin),
-                                                    split->rows.begin() + static_cast<std::ptrdiff_t>(it->end));
-                Part part = *it;
-                part.begin = 0;
-                part.end = part_rows.size();
-                stack.emplace_back(std::move(part_rows), std::move(part));
+    std::vector<std::pair<std::vector<std::int32_t>, Part>> open, done, stack;
+    for (std::size_t c = 0; c < members.size(); ++c) open.emplace_back(std::move(members[c]), std::move(wholes[c]));
+    for (std::size_t pass = 0; pass < kPasses && !open.empty(); ++pass) {
+        const std::int64_t before = result.splits;
+        for (auto& entry : open) {
+            stack.push_back(std::move(entry));
+            while (!stack.empty()) {
+                auto [rows, whole] = std::move(stack.back());
+                stack.pop_back();
+                poll(params.interrupt);
+                std::optional<Split> split;
+                if (rows.size() >= 2 * params.k) split = specializer.best(rows, whole, 0);
+                if (!split) {
+                    done.emplace_back(std::move(rows), std::move(whole));
+                    continue;
+                }
+                ++result.splits;
+                specializer.replace(whole.key, split->parts);
+                for (auto it = split->parts.rbegin(); it != split->parts.rend(); ++it) {
+                    std::vector<std::int32_t> part_rows(split->rows.begin() + static_cast<std::ptrdiff_t>(it->begin),
+                                                        split->rows.begin() + static_cast<std::ptrdiff_t>(it->end));
+                    Part part = *it;
+                    part.begin = 0;
+                    part.end = part_rows.size();
+                    stack.emplace_back(std::move(part_rows), std::move(part));
+                }
             }
         }
+        open = std::move(done);
+        done.clear();
+        if (result.splits == before) break;
+    }
+    result.classes.assign(n, -1);
+    for (std::size_t c = 0; c < open.size(); ++c) {
+        for (std::int32_t r : open[c].first) result.classes[static_cast<std::size_t>(r)] = static_cast<std::int32_t>(c);
     }
     return result;
 }
