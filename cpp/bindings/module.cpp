@@ -325,6 +325,19 @@ py::dict run_partition(const DoubleArray& sensitive, const std::string& metric,
     return run_engine(build, sa.rows, options, quasi_identifiers, qi_taxonomies, initial_groups);
 }
 
+/// The relation given as value ids per row and a CSR adjacency between the values; the
+/// builder takes the vectors over.
+RelationBuilder csr_relation(std::vector<std::int32_t>& row_value, std::vector<std::int64_t>& offsets,
+                             std::vector<std::int32_t>& targets) {
+    if (offsets.empty()) throw std::invalid_argument("offsets needs one entry per value plus one");
+    const std::size_t values = offsets.size() - 1;
+    return [&row_value, &offsets, &targets, values](ValueTable& table, Interrupt* interrupt) {
+        table = ValueTable::from_labels(std::move(row_value), values);
+        return Neighbours(table, NeighbourGraph::from_csr(std::move(offsets), std::move(targets)),
+                          interrupt);
+    };
+}
+
 /// The same run over a relation given as value ids per row and a CSR adjacency between the
 /// values (a user's distance evaluated in Python, or a precomputed neighbour graph).
 py::dict run_partition_graph(std::vector<std::int32_t> row_value, std::vector<std::int64_t> offsets,
@@ -333,13 +346,7 @@ py::dict run_partition_graph(std::vector<std::int32_t> row_value, std::vector<st
                              const std::vector<TaxonomySpec>& qi_taxonomies,
                              const std::optional<std::vector<std::int32_t>>& initial_groups) {
     const std::size_t n = row_value.size();
-    if (offsets.empty()) throw std::invalid_argument("offsets needs one entry per value plus one");
-    const std::size_t values = offsets.size() - 1;
-    RelationBuilder build = [&](ValueTable& table, Interrupt* interrupt) {
-        table = ValueTable::from_labels(std::move(row_value), values);
-        return Neighbours(table, NeighbourGraph::from_csr(std::move(offsets), std::move(targets)),
-                          interrupt);
-    };
+    const RelationBuilder build = csr_relation(row_value, offsets, targets);
     return run_engine(build, n, options, quasi_identifiers, qi_taxonomies, initial_groups);
 }
 
@@ -453,13 +460,7 @@ py::dict run_specialize_graph(std::vector<std::int32_t> classes, const DoubleArr
                               std::vector<std::int32_t> row_value, std::vector<std::int64_t> offsets,
                               std::vector<std::int32_t> targets, std::size_t k, double delta) {
     const std::size_t n = row_value.size();
-    if (offsets.empty()) throw std::invalid_argument("offsets needs one entry per value plus one");
-    const std::size_t values = offsets.size() - 1;
-    RelationBuilder build = [&](ValueTable& table, Interrupt* interrupt) {
-        table = ValueTable::from_labels(std::move(row_value), values);
-        return Neighbours(table, NeighbourGraph::from_csr(std::move(offsets), std::move(targets)),
-                          interrupt);
-    };
+    const RelationBuilder build = csr_relation(row_value, offsets, targets);
     return specialize_with(build, n, std::move(classes), quasi_identifiers, qi_taxonomies, node_keys,
                            k, 0, true, delta);
 }
