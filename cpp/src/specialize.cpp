@@ -20,7 +20,8 @@ namespace {
 /// Rounds of balancing (peel the pieces, feed the remainder, or give a piece up) per split
 /// tried, and rounds of peeling per piece: bound the work of a split.
 constexpr std::size_t kMaxRounds = 24;
-constexpr std::size_t kMaxPeels = 32;
+constexpr std::size_t kMaxPeels = 48;
+constexpr std::size_t kGentlePeels = 32;
 /// The remainder's worst values whose neighbours are kept out of what feeds it.
 constexpr std::size_t kFeedValues = 32;
 /// Levels a passing piece whose tuple another class publishes may be split further to find
@@ -311,29 +312,59 @@ public:
         return std::nullopt;
     }
 
-    /// Moves rows of `piece` to `rest` until the piece passes: each time, rows of the value
-    /// with the largest excess D - t, as many as that excess needs. False when the piece
-    /// cannot pass (too small, too few distinct values, or kMaxPeels rounds spent).
+    /// Moves rows of `piece` to `rest` until the piece passes. Each round sheds, for the
+    /// violating values in decreasing excess D - t, as many rows of the value as its excess
+    /// needs once the rows shed before it in the round (its neighbours) are counted; the
+    /// first kGentlePeels rounds shed the worst value only (a piece that nearly passes
+    /// should lose few rows). False when the piece cannot pass (too small, too few distinct
+    /// values, or kMaxPeels rounds).
     bool peel(std::vector<std::int32_t>& piece, std::vector<std::int32_t>& rest) {
         for (std::size_t round = 0; round < kMaxPeels && piece.size() >= params_.k; ++round) {
             if (check_.measure(piece.data(), piece.data() + piece.size()) == 0) return true;
             if (check_.present().size() < params_.l || !params_.dissimilarity) return false;
-            std::int32_t worst = -1;
-            std::int64_t excess = 0;
+            std::vector<std::pair<std::int64_t, std::int32_t>> violating;
             for (std::int32_t u : check_.present()) {
                 const std::int64_t e = check_.degree(u) - check_.allowed();
-                if (e > excess || (e == excess && e > 0 && u < worst)) { worst = u; excess = e; }
+                if (e > 0) violating.emplace_back(-e, u);
             }
-            const auto need = static_cast<std::int64_t>(std::ceil(static_cast<double>(excess) / std::max(params_.delta, 1e-9)));
-            std::int64_t moved = std::min(need, check_.count(worst));
-            for (std::size_t r = piece.size(); r-- > 0 && moved > 0;) {
-                if (check_.value_of(piece[r]) != worst) continue;
-                rest.push_back(piece[r]);
-                piece.erase(piece.begin() + static_cast<std::ptrdiff_t>(r));
-                --moved;
+            std::sort(violating.begin(), violating.end());
+            if (round < kGentlePeels) violating.resize(1);
+            std::vector<std::pair<std::int32_t, std::int64_t>> shed;
+            std::int64_t removed = 0;
+            for (const auto& [minus, w] : violating) {
+                std::int64_t relief = 0;
+                for (const auto& [u, x] : shed) {
+                    if (check_.adjacent(u, w)) relief += x;
+                }
+                const double left = static_cast<double>(-minus - relief) +
+                                    std::ceil((1.0 - params_.delta) * static_cast<double>(removed));
+                if (left <= 0.0) continue;
+                const auto x = std::min(check_.count(w),
+                                        static_cast<std::int64_t>(std::ceil(left / std::max(params_.delta, 1e-9))));
+                shed.emplace_back(w, x);
+                removed += x;
             }
+            quota_.assign(check_.values(), 0);
+            for (const auto& [u, x] : shed) quota_[static_cast<std::size_t>(u)] = x;
+            move_rows(piece, rest, [&](std::int32_t row) {
+                auto& q = quota_[static_cast<std::size_t>(check_.value_of(row))];
+                return q > 0 && q-- > 0;
+            });
         }
         return false;
+    }
+
+    /// Moves the rows of `from` that `take` accepts (asked from the last row backwards) to the
+    /// end of `to`, keeping the order of the rest. O(|from|).
+    template <typename Take>
+    static void move_rows(std::vector<std::int32_t>& from, std::vector<std::int32_t>& to, Take take) {
+        std::vector<char> moving(from.size(), 0);
+        for (std::size_t r = from.size(); r-- > 0;) moving[r] = take(from[r]) ? 1 : 0;
+        std::size_t kept = 0;
+        for (std::size_t r = 0; r < from.size(); ++r) {
+            if (moving[r]) to.push_back(from[r]); else from[kept++] = from[r];
+        }
+        from.resize(kept);
     }
 
     /// Moves rows of the kept pieces that are no neighbours of the remainder's worst values
@@ -359,8 +390,9 @@ public:
         std::size_t moved = 0;
         for (auto& piece : pieces) {
             std::size_t share = std::min((need * piece.size() + total - 1) / total, piece.size() - params_.k);
-            for (std::size_t r = piece.size(); r-- > 0 && share > 0;) {
-                const std::int32_t w = check_.value_of(piece[r]);
+            move_rows(piece, rest, [&](std::int32_t row) {
+                if (share == 0) return false;
+                const std::int32_t w = check_.value_of(row);
                 auto& far = verdict_[static_cast<std::size_t>(w)];
                 if (far < 0) {
                     far = 1;
@@ -368,12 +400,11 @@ public:
                         if (check_.adjacent(u, w)) { far = 0; break; }
                     }
                 }
-                if (!far) continue;
-                rest.push_back(piece[r]);
-                piece.erase(piece.begin() + static_cast<std::ptrdiff_t>(r));
+                if (!far) return false;
                 --share;
                 ++moved;
-            }
+                return true;
+            });
         }
         return moved > 0;
     }
@@ -400,6 +431,7 @@ private:
     std::unordered_map<Key, std::int64_t, KeyHash> published_;  ///< tuple -> classes publishing it
     std::vector<std::int32_t> scratch_;
     std::vector<std::int8_t> verdict_;  ///< per value: -1 unknown, 1 far from the worst, 0 not
+    std::vector<std::int64_t> quota_;   ///< per value: rows still to shed in a peeling round
 };
 
 }  // namespace
