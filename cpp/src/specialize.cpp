@@ -10,8 +10,8 @@
 #include <unordered_set>
 #include <utility>
 
-#include "proxanon/colouring.hpp"
 #include "proxanon/interrupt.hpp"
+#include "proxanon/part_check.hpp"
 
 namespace proxanon {
 
@@ -45,98 +45,6 @@ struct KeyHash {
         }
         return static_cast<std::size_t>(h ^ (h >> 29));
     }
-};
-
-/// Measures a set of rows under the checks of `params`: its distinct values, the rows of
-/// each and D(v) of a row of each (its epsilon-neighbours in the set), and its violating
-/// rows: all of them when it has fewer than k rows or fewer than l distinct values, else
-/// those with more than t(G) neighbours. Rows are counted per distinct value first, then each
-/// value's neighbours among the values present: O(p + sum of their degrees) over a graph;
-/// over the sorted structure the neighbours of a value are a run of the present values in
-/// ascending order, found by two binary searches, O(p log p). What it measured stays
-/// readable until the next call.
-class PartChecker {
-public:
-    PartChecker(const Neighbours& neighbours, const MondrianParams& params)
-        : nb_(neighbours), graph_(neighbours.graph()), params_(params),
-          count_(neighbours.size(), 0), degree_(neighbours.size(), 0) {
-        if (params.dissimilarity && !graph_ && neighbours.structure() != Structure::Sorted) {
-            throw std::invalid_argument("specialize needs a Graph or a Sorted neighbour structure");
-        }
-    }
-
-    std::int64_t measure(const std::int32_t* begin, const std::int32_t* end) {
-        for (std::int32_t u : present_) count_[at(u)] = degree_[at(u)] = 0;
-        present_.clear();
-        const auto size = static_cast<std::size_t>(end - begin);
-        allowed_ = allowed_neighbours(size, params_.delta);
-        const auto& row_value = nb_.table().row_value;
-        for (const std::int32_t* p = begin; p != end; ++p) {
-            const std::int32_t u = row_value[at(*p)];
-            if (count_[at(u)]++ == 0) present_.push_back(u);
-        }
-        if (params_.dissimilarity) {
-            if (graph_) graph_degrees(); else sorted_degrees();
-        }
-        if (size < params_.k || present_.size() < params_.l) return static_cast<std::int64_t>(size);
-        std::int64_t bad = 0;
-        for (std::int32_t u : present_) {
-            if (degree_[at(u)] > allowed_) bad += count_[at(u)];
-        }
-        return bad;
-    }
-
-    /// Of the last set measured: its distinct values, t(G), and per value its rows and D.
-    const std::vector<std::int32_t>& present() const { return present_; }
-    std::int64_t allowed() const { return allowed_; }
-    std::int64_t count(std::int32_t u) const { return count_[at(u)]; }
-    std::int64_t degree(std::int32_t u) const { return degree_[at(u)]; }
-    bool adjacent(std::int32_t a, std::int32_t b) const { return nb_.adjacent(a, b); }
-    std::int32_t value_of(std::int32_t row) const { return nb_.table().row_value[at(row)]; }
-    std::size_t values() const { return nb_.size(); }
-
-private:
-    static std::size_t at(std::int32_t v) { return static_cast<std::size_t>(v); }
-
-    void graph_degrees() {
-        for (std::int32_t u : present_) {
-            std::int64_t d = count_[at(u)] - 1;
-            for (const std::int32_t* p = graph_->begin(at(u)); p != graph_->end(at(u)); ++p) d += count_[at(*p)];
-            degree_[at(u)] = d;
-        }
-    }
-
-    void sorted_degrees() {
-        std::sort(present_.begin(), present_.end());  // ids ascend with the one component
-        const std::size_t values = present_.size();
-        before_.assign(values + 1, 0);
-        for (std::size_t i = 0; i < values; ++i) before_[i + 1] = before_[i] + count_[at(present_[i])];
-        for (std::size_t i = 0; i < values; ++i) {
-            const std::int32_t u = present_[i];
-            std::size_t lo = 0, hi = i;  // first neighbour at or below u
-            while (lo < hi) {
-                const std::size_t mid = lo + (hi - lo) / 2;
-                if (nb_.adjacent(u, present_[mid])) hi = mid; else lo = mid + 1;
-            }
-            const std::size_t first = lo;
-            lo = i + 1;
-            hi = values;  // one past the last neighbour above u
-            while (lo < hi) {
-                const std::size_t mid = lo + (hi - lo) / 2;
-                if (nb_.adjacent(u, present_[mid])) lo = mid + 1; else hi = mid;
-            }
-            degree_[at(u)] = before_[lo] - before_[first] - 1;
-        }
-    }
-
-    const Neighbours& nb_;
-    const NeighbourGraph* graph_;
-    const MondrianParams& params_;
-    std::vector<std::int64_t> count_;   ///< rows per value of the last set, else 0
-    std::vector<std::int64_t> degree_;  ///< D of a row per value of the last set, else 0
-    std::vector<std::int32_t> present_;
-    std::vector<std::int64_t> before_;
-    std::int64_t allowed_ = 0;
 };
 
 /// A set of rows rows[begin, end) of some array, with what a split needs to know of it.

@@ -11,17 +11,23 @@
 //
 // One split of a class C (tuple T) along QI j: a taxonomy column is partitioned by the child
 // of T_j's node that holds each row's leaf, a numeric column is cut at its median (between
-// distinct values). A part is kept when it passes the checks and publishes a tuple no other
-// class publishes; the other parts are pooled into one remainder (its tuple is T_j's node
-// or narrower, apart from every kept part on column j), which must have at least k rows,
-// no more violating rows than C, and T or a tuple no other class publishes; otherwise kept
-// parts join it, smallest first, until it does. The column leaving the most rows in kept
-// parts wins (ties: the least loss, then the lower column); every part is split again.
+// distinct values). Pieces of at least k rows are candidates, the others are pooled into
+// one remainder. Then, for a bounded number of rounds: a failing candidate sheds its rows of
+// the values with the most excess neighbours into the remainder ("peel") until it passes; a
+// passing candidate whose tuple another class publishes is split once more (two levels at
+// most) into parts with tuples of their own, or pooled; the remainder (T_j's node on column
+// j, apart from every kept part) must have at least k rows, no more violating rows than C,
+// and T or a tuple no class publishes; while it has too many violating rows it is "fed" rows
+// of the kept parts that are no neighbours of its worst values, or else the smallest kept
+// part joins it. The column leaving the most rows in kept parts wins (ties: the least loss,
+// then the lower column); every part is split again, and passes over all classes repeat
+// while any splits (a split frees its tuple for a class tried earlier; four at most).
 //
-// Cost: per class tried, d sorts of its rows and the checks of its parts, O(d m log m + d c)
-// for a class of m rows, where a check of p rows costs O(p + sum of the degrees of its
-// distinct values) over a graph and O(p log p) over the sorted one-component structure;
-// about O(d n log^2 n) for a table of n rows when splits are balanced.
+// Cost: per class tried, d sorts of its rows and per round the checks of its parts,
+// O(d r (m log m + c)) for a class of m rows and r rounds (bounded by constants), where a
+// check of p rows costs O(p + sum of the degrees of its distinct values) over a graph and
+// O(p log p) over the sorted one-component structure (part_check.hpp); about
+// O(d n log^2 n) for a table of n rows when splits are balanced.
 #pragma once
 
 #include <cstddef>
