@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "proxanon/distance.hpp"
+#include "proxanon/exchange.hpp"
 #include "proxanon/initialize.hpp"
 #include "proxanon/loss.hpp"
 #include "proxanon/mondrian.hpp"
@@ -476,6 +477,32 @@ py::array_t<std::int32_t> initialize_classes(const Int64Array& degree, std::size
     return to_numpy(std::move(classes));
 }
 
+/// The exchange step before merging (exchange.hpp), with the GIL released.
+py::array_t<std::int64_t> exchange_rows(const Int64Array& groups, const DoubleArray& quasi_identifiers,
+                                        const std::vector<TaxonomySpec>& qi_taxonomies,
+                                        const Int64Array& sensitive_ids) {
+    const Matrix qi = as_matrix(quasi_identifiers, "quasi_identifiers");
+    const auto n = static_cast<std::size_t>(groups.size());
+    if (qi.rows != n || static_cast<std::size_t>(sensitive_ids.size()) != n) {
+        throw std::invalid_argument("groups, quasi_identifiers and sensitive_ids differ in rows");
+    }
+    if (qi_taxonomies.size() != qi.cols) {
+        throw std::invalid_argument("qi_taxonomies needs one entry per quasi-identifier column");
+    }
+    const std::vector<std::int64_t> given(groups.data(), groups.data() + n);
+    const std::vector<std::int64_t> ids(sensitive_ids.data(), sensitive_ids.data() + n);
+    const std::vector<std::optional<Taxonomy>> taxonomies = make_taxonomies(qi_taxonomies);
+    SignalCheck signals;
+    ExchangeParams params;
+    params.interrupt = signals.interrupt();
+    std::vector<std::int64_t> out;
+    signals.run([&] {
+        py::gil_scoped_release release;
+        out = spread_equal_tuples(given, qi.data, qi.cols, taxonomies, ids, params);
+    });
+    return to_numpy(std::move(out));
+}
+
 }  // namespace
 
 void register_substitution(py::module_& mod);  // bind_substitution.cpp
@@ -521,6 +548,10 @@ PYBIND11_MODULE(_core, mod) {
             py::arg("weights"), py::arg("epsilon"), py::arg("neighbours") = "auto",
             py::arg("centre") = -1,
             "Distinct values, counts, row value ids, row degree per value, and one value's neighbours.");
+    mod.def("exchange_rows", &exchange_rows, py::arg("groups"), py::arg("quasi_identifiers"),
+            py::arg("qi_taxonomies"), py::arg("sensitive_ids"),
+            "Groups after rows with identical sensitive values are exchanged so that fewer "
+            "groups publish the same QI tuple.");
     mod.def("initialize", &initialize_classes, py::arg("degree"), py::arg("m"),
             "Algorithm 1: the class of each row given row degrees.");
     mod.def("equitable_sizes", &equitable_sizes, py::arg("n"), py::arg("m"));

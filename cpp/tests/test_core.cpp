@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "proxanon/distance.hpp"
+#include "proxanon/exchange.hpp"
 #include "proxanon/initialize.hpp"
 #include "proxanon/loss.hpp"
 #include "proxanon/neighbour_graph.hpp"
@@ -406,6 +407,37 @@ void test_specialize_against_brute_force() {
 
 }  // namespace
 
+void test_exchange_keeps_sensitive_multisets() {
+    // 60 rows, one numeric QI and one deep-taxonomy QI, 3 sensitive values, groups of 5 in a
+    // random order: the exchange keeps every group's size and multiset of sensitive ids.
+    std::mt19937 rng(7);
+    const std::size_t n = 60;
+    std::vector<double> qi(2 * n);
+    std::vector<std::int64_t> ids(n), groups(n);
+    for (std::size_t r = 0; r < n; ++r) {
+        qi[2 * r] = static_cast<double>(rng() % 6);
+        qi[2 * r + 1] = static_cast<double>(rng() % 4);
+        ids[r] = static_cast<std::int64_t>(rng() % 3);
+        groups[r] = static_cast<std::int64_t>(r / 5);
+    }
+    std::shuffle(groups.begin(), groups.end(), rng);
+    std::vector<std::optional<Taxonomy>> taxonomies(2);
+    taxonomies[1].emplace(Taxonomy({4, 4, 5, 5, 6, 6, -1}, 4));
+    const std::vector<std::int64_t> out = spread_equal_tuples(groups, qi.data(), 2, taxonomies, ids, {});
+    CHECK(out.size() == n);
+    CHECK(out != groups);
+    for (std::int64_t g = 0; g < 12; ++g) {
+        std::vector<std::int64_t> before, after;
+        for (std::size_t r = 0; r < n; ++r) {
+            if (groups[r] == g) before.push_back(ids[r]);
+            if (out[r] == g) after.push_back(ids[r]);
+        }
+        std::sort(before.begin(), before.end());
+        std::sort(after.begin(), after.end());
+        CHECK(before == after);
+    }
+}
+
 int main() {
     test_distance_tolerance();
     test_value_table_and_graph_against_brute_force();
@@ -421,6 +453,7 @@ int main() {
     test_graph_at_floating_point_extremes();
     test_interrupt_unwinds_a_run();
     test_specialize_against_brute_force();
+    test_exchange_keeps_sensitive_multisets();
     if (failures == 0) std::puts("all C++ core tests passed");
     return failures == 0 ? 0 : 1;
 }
