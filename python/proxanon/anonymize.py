@@ -406,7 +406,10 @@ def anonymize(
     First, groups exchange rows with identical sensitive values (which leaves every group's
     verdict unchanged) so that their published values differ; groups that still collide are
     merged and the merged classes repaired until every group publishes its own
-    values; ``report.merge_rounds`` counts those rounds. When this QI-aware path ends with
+    values; ``report.merge_rounds`` counts those rounds. Then every class of at least 2k rows
+    is split top-down along the taxonomies and at numeric medians into parts that pass the
+    same checks and publish finer tuples of their own (no class grows, violating rows never
+    grow; ``method="mondrian"`` does the same). When this QI-aware path ends with
     violations, the plain partition's groups (as :func:`proxanon.partition` builds them by
     default) are tried the same way and published if they do better (``report.fallback``):
     where the QIs tell the rows apart, ``anonymize`` then succeeds wherever ``partition``
