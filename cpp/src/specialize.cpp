@@ -27,8 +27,9 @@ constexpr std::size_t kFeedValues = 32;
 /// Levels a passing piece whose tuple another class publishes may be split further to find
 /// tuples of its own, within one split.
 constexpr std::size_t kMaxDepth = 2;
-/// Passes over all classes: a split frees a tuple that a class tried earlier may take.
-constexpr std::size_t kPasses = 4;
+/// Passes over all classes: a split frees a tuple that a class tried earlier may take (a
+/// third pass split nothing more on Adult).
+constexpr std::size_t kPasses = 2;
 
 /// Published tuple of a set of rows: per column (lo, hi) of a numeric one, (key, key) of the
 /// label of a taxonomy one's lowest common ancestor.
@@ -149,9 +150,13 @@ public:
             if (cuts[p + 1] - cuts[p] >= params_.k) pieces.emplace_back(b, e);
             else rest.insert(rest.end(), b, e);
         }
+        // Per piece, its further split and the size it was found for: pieces only lose rows,
+        // so an unchanged size means unchanged rows and the split is not searched again.
+        std::vector<std::pair<std::size_t, std::optional<Split>>> further(pieces.size());
         const auto dissolve = [&](std::size_t p) {
             rest.insert(rest.end(), pieces[p].begin(), pieces[p].end());
             pieces.erase(pieces.begin() + static_cast<std::ptrdiff_t>(p));
+            further.erase(further.begin() + static_cast<std::ptrdiff_t>(p));
         };
         for (std::size_t round = 0; round < kMaxRounds && !pieces.empty(); ++round) {
             for (std::size_t p = pieces.size(); p-- > 0;) {
@@ -168,7 +173,10 @@ public:
                     if (!taken(part.key)) {
                         own = Split{pieces[p], {part}, pieces[p].size(), part.loss};
                     } else if (depth < kMaxDepth) {
-                        own = best(pieces[p], part, depth + 1);
+                        if (further[p].first != pieces[p].size()) {
+                            further[p] = {pieces[p].size(), best(pieces[p], part, depth + 1)};
+                        }
+                        own = further[p].second;
                     }
                 }
                 const bool apart = own && std::none_of(own->parts.begin(), own->parts.end(),

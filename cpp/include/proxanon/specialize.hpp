@@ -21,7 +21,7 @@
 // of the kept parts that are no neighbours of its worst values, or else the smallest kept
 // part joins it. The column leaving the most rows in kept parts wins (ties: the least loss,
 // then the lower column); every part is split again, and passes over all classes repeat
-// while any splits (a split frees its tuple for a class tried earlier; four at most).
+// while any splits (a split frees its tuple for a class tried earlier; two at most).
 //
 // Cost: per class tried, d sorts of its rows and per round the checks of its parts,
 // O(d r (m log m + c)) for a class of m rows and r rounds (bounded by constants), where a
