@@ -20,8 +20,8 @@ namespace {
 /// Rounds of balancing (peel the pieces, feed the remainder, or give a piece up) per split
 /// tried, and rounds of peeling per piece: bound the work of a split.
 constexpr std::size_t kMaxRounds = 24;
-constexpr std::size_t kMaxPeels = 48;
-constexpr std::size_t kGentlePeels = 32;
+constexpr std::size_t kMaxPeels = 24;
+constexpr std::size_t kGentlePeels = 8;
 /// The remainder's worst values whose neighbours are kept out of what feeds it.
 constexpr std::size_t kFeedValues = 32;
 /// Levels a passing piece whose tuple another class publishes may be split further to find
