@@ -19,6 +19,7 @@
 #include "proxanon/mondrian.hpp"
 #include "proxanon/neighbour_graph.hpp"
 #include "proxanon/neighbours.hpp"
+#include "proxanon/specialize.hpp"
 #include "proxanon/violation_queue.hpp"
 #include "proxanon/xcolor.hpp"
 
@@ -326,6 +327,19 @@ py::dict run_partition(const DoubleArray& sensitive, const std::string& metric,
     return run_engine(build, sa.rows, options, quasi_identifiers, qi_taxonomies, initial_groups);
 }
 
+/// The relation given as value ids per row and a CSR adjacency between the values; the
+/// builder takes the vectors over.
+RelationBuilder csr_relation(std::vector<std::int32_t>& row_value, std::vector<std::int64_t>& offsets,
+                             std::vector<std::int32_t>& targets) {
+    if (offsets.empty()) throw std::invalid_argument("offsets needs one entry per value plus one");
+    const std::size_t values = offsets.size() - 1;
+    return [&row_value, &offsets, &targets, values](ValueTable& table, Interrupt* interrupt) {
+        table = ValueTable::from_labels(std::move(row_value), values);
+        return Neighbours(table, NeighbourGraph::from_csr(std::move(offsets), std::move(targets)),
+                          interrupt);
+    };
+}
+
 /// The same run over a relation given as value ids per row and a CSR adjacency between the
 /// values (a user's distance evaluated in Python, or a precomputed neighbour graph).
 py::dict run_partition_graph(std::vector<std::int32_t> row_value, std::vector<std::int64_t> offsets,
@@ -334,14 +348,18 @@ py::dict run_partition_graph(std::vector<std::int32_t> row_value, std::vector<st
                              const std::vector<TaxonomySpec>& qi_taxonomies,
                              const std::optional<std::vector<std::int32_t>>& initial_groups) {
     const std::size_t n = row_value.size();
-    if (offsets.empty()) throw std::invalid_argument("offsets needs one entry per value plus one");
-    const std::size_t values = offsets.size() - 1;
-    RelationBuilder build = [&](ValueTable& table, Interrupt* interrupt) {
-        table = ValueTable::from_labels(std::move(row_value), values);
-        return Neighbours(table, NeighbourGraph::from_csr(std::move(offsets), std::move(targets)),
-                          interrupt);
-    };
+    const RelationBuilder build = csr_relation(row_value, offsets, targets);
     return run_engine(build, n, options, quasi_identifiers, qi_taxonomies, initial_groups);
+}
+
+/// The checks of a Mondrian part (and of a specialized class).
+MondrianParams checks(std::size_t k, std::size_t l, bool dissimilarity, double delta) {
+    MondrianParams params;
+    params.k = k;
+    params.l = l;
+    params.dissimilarity = dissimilarity;
+    params.delta = delta;
+    return params;
 }
 
 py::dict run_mondrian(const DoubleArray& sensitive, const std::string& metric,
@@ -353,11 +371,7 @@ py::dict run_mondrian(const DoubleArray& sensitive, const std::string& metric,
     const Matrix qi = as_matrix(quasi_identifiers, "quasi_identifiers");
     if (qi.rows != sa.rows) throw std::invalid_argument("quasi_identifiers and sensitive differ in rows");
     std::vector<std::optional<Taxonomy>> taxonomies = make_taxonomies(qi_taxonomies);
-    MondrianParams params;
-    params.k = k;
-    params.l = l;
-    params.dissimilarity = epsilon.has_value();
-    params.delta = delta;
+    MondrianParams params = checks(k, l, epsilon.has_value(), delta);
     SignalCheck signals;
     params.interrupt = signals.interrupt();
     MondrianResult result;
@@ -381,6 +395,76 @@ py::dict run_mondrian(const DoubleArray& sensitive, const std::string& metric,
     out["violating_rows"] = to_numpy(std::move(result.violating_rows));
     out["seconds"] = seconds;
     return out;
+}
+
+/// Top-down specialization of published classes over the relation `build` makes (the checks
+/// of Mondrian: k, distinct l, and (epsilon, delta)^k-dissimilarity when `dissimilarity`).
+py::dict specialize_with(const RelationBuilder& build, std::size_t n, std::vector<std::int32_t> classes,
+                         const DoubleArray& quasi_identifiers,
+                         const std::vector<TaxonomySpec>& qi_taxonomies,
+                         const std::vector<std::vector<std::int32_t>>& node_keys, std::size_t k,
+                         std::size_t l, bool dissimilarity, double delta) {
+    const Matrix qi = as_matrix(quasi_identifiers, "quasi_identifiers");
+    if (qi.rows != n || classes.size() != n) throw std::invalid_argument("classes, quasi_identifiers and the relation differ in rows");
+    if (qi_taxonomies.size() != qi.cols || node_keys.size() != qi.cols) {
+        throw std::invalid_argument("qi_taxonomies and node_keys need one entry per quasi-identifier column");
+    }
+    for (std::size_t i = 0; i < qi.cols; ++i) {
+        if (qi_taxonomies[i] && node_keys[i].size() != qi_taxonomies[i]->first.size()) {
+            throw std::invalid_argument("node_keys of a taxonomy column needs one key per node");
+        }
+    }
+    std::vector<std::optional<Taxonomy>> taxonomies = make_taxonomies(qi_taxonomies);
+    MondrianParams params = checks(k, l, dissimilarity, delta);
+    SignalCheck signals;
+    params.interrupt = signals.interrupt();
+    SpecializeResult result;
+    signals.run([&] {
+        py::gil_scoped_release release;
+        ValueTable table;
+        const Neighbours neighbours = build(table, params.interrupt);
+        const LossModel loss(qi.data, qi.rows, qi.cols, std::move(taxonomies));
+        result = specialize(loss, node_keys, neighbours, classes, params);
+    });
+    py::dict out;
+    out["classes"] = to_numpy(std::move(result.classes));
+    out["splits"] = result.splits;
+    return out;
+}
+
+py::dict run_specialize(std::vector<std::int32_t> classes, const DoubleArray& quasi_identifiers,
+                        const std::vector<TaxonomySpec>& qi_taxonomies,
+                        const std::vector<std::vector<std::int32_t>>& node_keys,
+                        const DoubleArray& sensitive, const std::string& metric,
+                        const std::vector<double>& weights, std::optional<double> epsilon,
+                        std::size_t k, std::size_t l, double delta) {
+    const Matrix sa = as_matrix(sensitive, "sensitive");
+    const Metric kind = parse_metric(metric);
+    // One component: the graph, or the sorted values past kImplicitAbove; more: the graph
+    // (the grid cannot count a large set's neighbours cheaply).
+    RelationBuilder build = [&](ValueTable& table, Interrupt* interrupt) {
+        table = ValueTable::from_rows(sa.data, sa.rows, sa.cols);
+        if (!epsilon) {
+            return Neighbours(table, NeighbourGraph::from_csr(std::vector<std::int64_t>(table.size() + 1, 0), {}),
+                              interrupt);
+        }
+        const Distance distance(kind, weights, *epsilon);
+        return Neighbours::build(table, distance, sa.cols == 1 ? Structure::Auto : Structure::Graph,
+                                 kMaxGraphEntries, 0, interrupt);
+    };
+    return specialize_with(build, sa.rows, std::move(classes), quasi_identifiers, qi_taxonomies,
+                           node_keys, k, l, epsilon.has_value(), delta);
+}
+
+py::dict run_specialize_graph(std::vector<std::int32_t> classes, const DoubleArray& quasi_identifiers,
+                              const std::vector<TaxonomySpec>& qi_taxonomies,
+                              const std::vector<std::vector<std::int32_t>>& node_keys,
+                              std::vector<std::int32_t> row_value, std::vector<std::int64_t> offsets,
+                              std::vector<std::int32_t> targets, std::size_t k, double delta) {
+    const std::size_t n = row_value.size();
+    const RelationBuilder build = csr_relation(row_value, offsets, targets);
+    return specialize_with(build, n, std::move(classes), quasi_identifiers, qi_taxonomies, node_keys,
+                           k, 0, true, delta);
 }
 
 py::array_t<std::int32_t> initialize_classes(const Int64Array& degree, std::size_t m) {
@@ -464,6 +548,15 @@ PYBIND11_MODULE(_core, mod) {
             py::arg("l"), py::arg("quasi_identifiers"),
             py::arg("qi_taxonomies") = std::vector<TaxonomySpec>{},
             "Strict multidimensional Mondrian with k, distinct-l and (epsilon, delta) checks.");
+    mod.def("specialize", &run_specialize, py::arg("classes"), py::arg("quasi_identifiers"),
+            py::arg("qi_taxonomies"), py::arg("node_keys"), py::arg("sensitive"), py::arg("metric"),
+            py::arg("weights"), py::arg("epsilon"), py::arg("k"), py::arg("l"), py::arg("delta"),
+            "Split every class of at least 2k rows into checked parts publishing distinct finer tuples.");
+    mod.def("specialize_graph", &run_specialize_graph, py::arg("classes"),
+            py::arg("quasi_identifiers"), py::arg("qi_taxonomies"), py::arg("node_keys"),
+            py::arg("row_value"), py::arg("offsets"), py::arg("targets"), py::arg("k"),
+            py::arg("delta"),
+            "The same over a given relation: value id per row and CSR between values.");
     mod.def("neighbour_graph", &neighbour_graph, py::arg("sensitive"), py::arg("metric"),
             py::arg("weights"), py::arg("epsilon"),
             py::arg("max_entries") = kMaxGraphEntries,

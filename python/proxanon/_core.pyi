@@ -59,6 +59,30 @@ def mondrian(
     quasi_identifiers: NDArray[np.float64],
     qi_taxonomies: list[tuple[NDArray[np.int32], int] | None] = ...,
 ) -> dict[str, Any]: ...
+def specialize(
+    classes: list[int],
+    quasi_identifiers: NDArray[np.float64],
+    qi_taxonomies: list[tuple[NDArray[np.int32], int] | None],
+    node_keys: list[list[int]],
+    sensitive: NDArray[np.float64],
+    metric: str,
+    weights: list[float],
+    epsilon: float | None,
+    k: int,
+    l: int,  # noqa: E741
+    delta: float,
+) -> dict[str, Any]: ...
+def specialize_graph(
+    classes: list[int],
+    quasi_identifiers: NDArray[np.float64],
+    qi_taxonomies: list[tuple[NDArray[np.int32], int] | None],
+    node_keys: list[list[int]],
+    row_value: list[int],
+    offsets: list[int],
+    targets: list[int],
+    k: int,
+    delta: float,
+) -> dict[str, Any]: ...
 def neighbour_graph(
     sensitive: NDArray[np.float64],
     metric: str,

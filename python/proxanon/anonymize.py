@@ -27,6 +27,7 @@ from proxanon.engine import (
     infeasible_message,
     run_engine,
     run_mondrian,
+    run_specialize,
     suppression_budget,
 )
 from proxanon.generalize import (
@@ -64,6 +65,9 @@ class Report(Summarized):
     global certainty penalty Σ_G |G|·Σ_i NCP_i(G) / (n·d) in [0, 1], where NCP is the same
     ratio except that a group with one category costs 0; ``ncp`` the per-column average NCP
     over rows; ``discernibility`` Σ_G |G|²; ``average_group_size`` n / groups.
+    Class sizes: ``min_group_size``, ``max_group_size``, ``largest_class_share`` (the
+    largest class's share of the published rows) and ``class_size_quantiles`` (the sizes at
+    the 50%, 90% and 99% quantiles of the classes, lower).
     """
 
     satisfied: bool
@@ -93,6 +97,8 @@ class Report(Summarized):
     average_group_size: float
     min_group_size: int
     max_group_size: int
+    largest_class_share: float
+    class_size_quantiles: dict[str, int]
     seconds: dict[str, float] = field(default_factory=dict)
     method: str = "xcolor"
     fallback: bool = False
@@ -124,7 +130,9 @@ class Report(Summarized):
             f"proxanon anonymization: {verdict}",
             f"  table          : {self.n:,} rows in {self.groups:,} groups "
             f"(sizes {self.min_group_size} to {self.max_group_size}, "
-            f"average {self.average_group_size:.2f})"
+            f"average {self.average_group_size:.2f}; largest class "
+            f"{self.largest_class_share:.2%} of the rows; sizes at the quantiles "
+            + ", ".join(f"{q} {size}" for q, size in self.class_size_quantiles.items()) + ")"
             + (f"; {len(self.suppressed_rows):,} row(s) suppressed" if self.suppressed_rows
                else ""),
             f"  privacy        : k = {self.k}, epsilon = {self.epsilon}, delta = {self.delta}, "
@@ -186,6 +194,10 @@ class Anonymization(Summarized):
                 ("max_risk", self.report.max_risk), ("loss", self.report.loss)]
 
 
+#: Quantiles (percent) of the published class sizes that the report gives.
+_CLASS_SIZE_QUANTILES = (50, 90, 99)
+
+
 def _utility(summary: GroupSummary, columns: Sequence[str]) -> dict[str, Any]:
     """The report's utility numbers (SPEC §4) from the per-class summary."""
     return {
@@ -196,6 +208,10 @@ def _utility(summary: GroupSummary, columns: Sequence[str]) -> dict[str, Any]:
         "average_group_size": summary.average_group_size(),
         "min_group_size": int(summary.sizes.min()),
         "max_group_size": int(summary.sizes.max()),
+        "largest_class_share": int(summary.sizes.max()) / int(summary.sizes.sum()),
+        "class_size_quantiles": {
+            f"{q}%": int(np.quantile(summary.sizes, q / 100, method="lower"))
+            for q in _CLASS_SIZE_QUANTILES},
     }
 
 
@@ -214,8 +230,14 @@ def _anonymize_mondrian(data: pd.DataFrame, columns: list[QIColumn], sens_cols: 
     tic = time.perf_counter()
     # Mondrian's boxes are disjoint, but two can still publish the same LCA labels; the
     # union of such groups is one equivalence class (one pass: a union keeps its tuple).
-    groups = _merge_equal_tuples(summarize_groups(columns, part.groups).labels)[part.groups]
-    summary = summarize_groups(columns, groups)
+    merged = _merge_equal_tuples(summarize_groups(columns, part.groups).labels)[part.groups]
+    rounds = int(part.stats["m"] != int(merged.max()) + 1)  # the one merging pass, if it merged
+    # Median cuts on leaf codes rarely fall on a taxonomy node's boundary, so many boxes
+    # publish one coarse node: split those classes top-down along the taxonomies.
+    groups, summary, _ = _specialize_classes(merged, np.ones(int(merged.max()) + 1, np.int64),
+                                             columns, sens, relation, k, eps, dlt, ell)
+    seconds["specialize"] = time.perf_counter() - tic
+    tic = time.perf_counter()
     table = data.copy()
     for col, labels in zip(columns, summary.labels, strict=True):
         table[col.name] = pd.Series(labels[groups], index=table.index, dtype=object)
@@ -231,7 +253,6 @@ def _anonymize_mondrian(data: pd.DataFrame, columns: list[QIColumn], sens_cols: 
     satisfied = bool(check.satisfied and diverse)
     seconds["audit"] = time.perf_counter() - tic
     seconds["total"] = time.perf_counter() - started
-    rounds = int(part.stats["m"] != summary.sizes.size)  # the one merging pass, if it merged
     # The verdict and the violations are the audit's: only rows that violate are listed
     # (Mondrian itself flags every row when the whole table fails its checks).
     part = replace(part, groups=groups, satisfied=satisfied,
@@ -302,6 +323,26 @@ def encode_sensitive(data: pd.DataFrame, columns: list[str], hierarchies: dict[s
     return sens, relation
 
 
+def _specialize_classes(classes: NDArray[np.int64], formed_from: NDArray[np.int64],
+                        columns: list[QIColumn], sens: NDArray[np.float64], relation: Relation,
+                        k: int, eps: float | None, dlt: float | None, ell: int | None
+                        ) -> tuple[NDArray[np.int64], GroupSummary, NDArray[np.int64]]:
+    """The published classes with every class of at least 2k rows split top-down into parts
+    that pass the same checks and publish finer tuples no other class publishes (a taxonomy
+    of several levels otherwise gathers many groups under one coarse node); see
+    :func:`proxanon.engine.run_specialize`. Returns the classes, their summary, and per class
+    the ``formed_from`` of the class it came from."""
+    qi = np.ascontiguousarray(np.column_stack([c.codes for c in columns]))
+    keys = [None if c.hierarchy is None else
+            pd.factorize(np.asarray(c.hierarchy.labels, dtype=object))[0].astype(np.int32)
+            for c in columns]
+    split, _ = run_specialize(classes, sens, k, eps, dlt, relation, ell, qi,
+                              [c.taxonomy_spec() for c in columns], keys)
+    carried = np.zeros(int(split.max()) + 1, dtype=np.int64)
+    carried[split] = formed_from[classes]
+    return split, summarize_groups(columns, split), carried
+
+
 def _row_ids(values: NDArray[np.float64]) -> NDArray[np.int64]:
     """An id per row of a 2-D array, equal exactly for equal rows, in the rows' sorted order
     (column by column): O(n log n) by factorizing one column at a time."""
@@ -365,7 +406,10 @@ def anonymize(
     First, groups exchange rows with identical sensitive values (which leaves every group's
     verdict unchanged) so that their published values differ; groups that still collide are
     merged and the merged classes repaired until every group publishes its own
-    values; ``report.merge_rounds`` counts those rounds. When this QI-aware path ends with
+    values; ``report.merge_rounds`` counts those rounds. Then every class of at least 2k rows
+    is split top-down along the taxonomies and at numeric medians into parts that pass the
+    same checks and publish finer tuples of their own (no class grows, violating rows never
+    grow; ``method="mondrian"`` does the same). When this QI-aware path ends with
     violations, the plain partition's groups (as :func:`proxanon.partition` builds them by
     default) are tried the same way and published if they do better (``report.fallback``):
     where the QIs tell the rows apart, ``anonymize`` then succeeds wherever ``partition``
@@ -479,13 +523,16 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
     else:
         sa_ids = _row_ids(all_sens)
 
-    def audit_classes(released: NDArray[np.int64], classes: NDArray[np.int64]) -> AuditReport:
+    def published_sensitive(released: NDArray[np.int64]) -> tuple[NDArray[np.float64],
+                                                                    Relation]:
         # The published table as any auditor reads it: its sensitive columns scaled over the
         # rows it holds (suppression can narrow a column's range).
-        sens, rel = all_sens, relation
         if released.size < n_all:
-            sens, rel = encode_sensitive(data.iloc[released], sens_cols, given, metric,
-                                         weights)
+            return encode_sensitive(data.iloc[released], sens_cols, given, metric, weights)
+        return all_sens, relation
+
+    def audit_classes(sens: NDArray[np.float64], rel: Relation,
+                      classes: NDArray[np.int64]) -> AuditReport:
         metric_arg, weights_arg = as_arguments(rel)
         return audit_arrays(sens, classes, k=k, epsilon=eps, delta=dlt, metric=metric_arg,
                             weights=weights_arg)
@@ -550,7 +597,12 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
             summary = summarize_groups(columns, classes)
         times["merge"] = time.perf_counter() - tic
         tic = time.perf_counter()
-        check = audit_classes(released, classes)
+        sens, rel = published_sensitive(released)
+        classes, summary, formed_from = _specialize_classes(classes, formed_from, columns, sens,
+                                                            rel, k, eps, dlt, None)
+        times["specialize"] = time.perf_counter() - tic
+        tic = time.perf_counter()
+        check = audit_classes(sens, rel, classes)
         times["audit"] = time.perf_counter() - tic
         return _Published(part, released, classes, columns, summary, formed_from, rounds, swaps,
                           initial_violations, times, check, plain)
