@@ -440,8 +440,8 @@ py::dict run_specialize(std::vector<std::int32_t> classes, const DoubleArray& qu
                         std::size_t k, std::size_t l, double delta) {
     const Matrix sa = as_matrix(sensitive, "sensitive");
     const Metric kind = parse_metric(metric);
-    // One component: the graph, or the sorted values past kImplicitAbove; more: the graph
-    // (the grid cannot count a large set's neighbours cheaply).
+    // The structure `Auto` picks, as the engine's: a set's counts on an implicit one come
+    // from class_counts.hpp.
     RelationBuilder build = [&](ValueTable& table, Interrupt* interrupt) {
         table = ValueTable::from_rows(sa.data, sa.rows, sa.cols);
         if (!epsilon) {
@@ -449,8 +449,7 @@ py::dict run_specialize(std::vector<std::int32_t> classes, const DoubleArray& qu
                               interrupt);
         }
         const Distance distance(kind, weights, *epsilon);
-        return Neighbours::build(table, distance, sa.cols == 1 ? Structure::Auto : Structure::Graph,
-                                 kMaxGraphEntries, 0, interrupt);
+        return Neighbours::build(table, distance, Structure::Auto, kMaxGraphEntries, 0, interrupt);
     };
     return specialize_with(build, sa.rows, std::move(classes), quasi_identifiers, qi_taxonomies,
                            node_keys, k, l, epsilon.has_value(), delta);

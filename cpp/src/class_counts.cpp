@@ -36,6 +36,31 @@ void count_in_class(const ValueTable& table, const Distance& distance, const std
             }
             count[a] = c;
         }
+    } else if (table.s == 1) {
+        // One component: value ids ascend with the value (ValueTable::from_rows), and the
+        // distance to u grows monotonically away from u on either side, so u's neighbours
+        // among the class's values are a run around it, found by two binary searches.
+        std::vector<std::int64_t> before(u + 1, 0);
+        for (std::size_t i = 0; i < u; ++i) before[i + 1] = before[i] + times[i];
+        const auto near = [&](std::size_t a, std::size_t b) {
+            return distance.within(table.value(static_cast<std::size_t>(value[a])),
+                                   table.value(static_cast<std::size_t>(value[b])));
+        };
+        for (std::size_t i = 0; i < u; ++i) {
+            std::size_t lo = 0, hi = i;  // the first neighbour at or below i
+            while (lo < hi) {
+                const std::size_t mid = lo + (hi - lo) / 2;
+                if (near(i, mid)) hi = mid; else lo = mid + 1;
+            }
+            const std::size_t first = lo;
+            lo = i + 1;
+            hi = u;  // one past the last neighbour above i
+            while (lo < hi) {
+                const std::size_t mid = lo + (hi - lo) / 2;
+                if (near(i, mid)) lo = mid + 1; else hi = mid;
+            }
+            count[i] = before[lo] - before[first] - 1;
+        }
     } else {
         // The class's values as a table of their own, multiplicities as counts: the row
         // degree of a value there is D_V of every member holding it.

@@ -1,8 +1,6 @@
 #include "proxanon/part_check.hpp"
 
-#include <algorithm>
-#include <stdexcept>
-
+#include "proxanon/class_counts.hpp"
 #include "proxanon/colouring.hpp"
 
 namespace proxanon {
@@ -10,9 +8,6 @@ namespace proxanon {
 PartChecker::PartChecker(const Neighbours& neighbours, const MondrianParams& params)
     : nb_(neighbours), graph_(neighbours.graph()), params_(params),
       count_(neighbours.size(), 0), degree_(neighbours.size(), 0) {
-    if (params.dissimilarity && !graph_ && neighbours.structure() != Structure::Sorted) {
-        throw std::invalid_argument("counting a set's neighbours needs a Graph or a Sorted structure");
-    }
 }
 
 std::int64_t PartChecker::measure(const std::int32_t* begin, const std::int32_t* end) {
@@ -26,7 +21,7 @@ std::int64_t PartChecker::measure(const std::int32_t* begin, const std::int32_t*
         if (count_[at(u)]++ == 0) present_.push_back(u);
     }
     if (params_.dissimilarity) {
-        if (graph_) graph_degrees(); else sorted_degrees();
+        if (graph_) graph_degrees(); else implicit_degrees(begin, end);
     }
     if (size < params_.k || present_.size() < params_.l) return static_cast<std::int64_t>(size);
     std::int64_t bad = 0;
@@ -44,29 +39,11 @@ void PartChecker::graph_degrees() {
     }
 }
 
-/// Ids ascend with the one component, and fl(x - y) is monotone in y, so the neighbours of
-/// u below it are a suffix of the present values below it and those above a prefix.
-void PartChecker::sorted_degrees() {
-    std::sort(present_.begin(), present_.end());
-    const std::size_t values = present_.size();
-    before_.assign(values + 1, 0);
-    for (std::size_t i = 0; i < values; ++i) before_[i + 1] = before_[i] + count_[at(present_[i])];
-    for (std::size_t i = 0; i < values; ++i) {
-        const std::int32_t u = present_[i];
-        std::size_t lo = 0, hi = i;  // first neighbour at or below u
-        while (lo < hi) {
-            const std::size_t mid = lo + (hi - lo) / 2;
-            if (nb_.adjacent(u, present_[mid])) hi = mid; else lo = mid + 1;
-        }
-        const std::size_t first = lo;
-        lo = i + 1;
-        hi = values;  // one past the last neighbour above u
-        while (lo < hi) {
-            const std::size_t mid = lo + (hi - lo) / 2;
-            if (nb_.adjacent(u, present_[mid])) lo = mid + 1; else hi = mid;
-        }
-        degree_[at(u)] = before_[lo] - before_[first] - 1;
-    }
+void PartChecker::implicit_degrees(const std::int32_t* begin, const std::int32_t* end) {
+    const auto size = static_cast<std::size_t>(end - begin);
+    row_counts_.resize(size);
+    count_in_class(nb_.table(), *nb_.distance(), begin, size, row_counts_.data());
+    for (std::size_t i = 0; i < size; ++i) degree_[at(value_of(begin[i]))] = row_counts_[i];
 }
 
 }  // namespace proxanon

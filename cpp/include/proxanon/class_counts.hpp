@@ -4,10 +4,11 @@
 // metrics.
 //
 // A class is taken by its distinct values with their multiplicities: up to kPairwiseValues
-// distinct values are tested pairwise (O(u^2) tests, u <= kPairwiseValues); more are indexed
-// like a table of their own (a grid of cell size the neighbour box over up to three
-// components, or sorted components for min_component; neighbour_graph.hpp), which costs
-// O(u log u + candidate pairs in adjacent cells), never a test of every pair.
+// distinct values are tested pairwise (O(u^2) tests, u <= kPairwiseValues); more, with one
+// component, by two binary searches per value over the class's sorted values (O(u log u));
+// with several, indexed like a table of their own (a grid of cell size the neighbour box over
+// up to three components, or sorted components for min_component; neighbour_graph.hpp),
+// O(u log u + candidate pairs in adjacent cells), never a test of every pair of rows.
 // Invariant: the counts equal brute force over Distance::within, whatever the path.
 #pragma once
 

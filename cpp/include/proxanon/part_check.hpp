@@ -15,11 +15,10 @@ namespace proxanon {
 /// each and D(v) of a row of each (its epsilon-neighbours in the set), and its violating
 /// rows: all of them when it has fewer than k rows or fewer than l distinct values, else
 /// those with more than t(G) neighbours (an empty set has none: callers check k).
-/// Rows are counted per distinct value first, then each value's neighbours among the values
-/// present: O(p + sum of their degrees) over a graph; over the sorted structure the
-/// neighbours of a value are a run of the present values in ascending order, found by two
-/// binary searches, O(p log p). Memory O(U) once. What it measured stays readable until the
-/// next call. A Grid structure has no such count: ask for a Graph.
+/// Rows are counted per distinct value first; over a graph each value's neighbours among the
+/// values present are summed, O(p + sum of their degrees); over an implicit structure the
+/// counts come from class_counts.hpp (the engine's and audit's), O(p log p + candidate
+/// pairs). Memory O(U) once. What it measured stays readable until the next call.
 class PartChecker {
 public:
     PartChecker(const Neighbours& neighbours, const MondrianParams& params);
@@ -38,7 +37,7 @@ public:
 private:
     static std::size_t at(std::int32_t v) { return static_cast<std::size_t>(v); }
     void graph_degrees();
-    void sorted_degrees();
+    void implicit_degrees(const std::int32_t* begin, const std::int32_t* end);
 
     const Neighbours& nb_;
     const NeighbourGraph* graph_;
@@ -46,7 +45,7 @@ private:
     std::vector<std::int64_t> count_;   ///< rows per value of the last set, else 0
     std::vector<std::int64_t> degree_;  ///< D of a row per value of the last set, else 0
     std::vector<std::int32_t> present_;
-    std::vector<std::int64_t> before_;
+    std::vector<std::int64_t> row_counts_;  ///< scratch: D per row of the last set
     std::int64_t allowed_ = 0;
 };
 

@@ -48,8 +48,8 @@ struct SpecializeResult {
 /// Splits every class of at least 2k rows as above. `classes` gives a class id per row
 /// (0 .. C-1, every id used) whose tuples are pairwise distinct; `node_keys[i]`, for a
 /// taxonomy column i, names every node of its taxonomy so that nodes with one published label
-/// share a key (empty for a numeric column). `neighbours` must be a Graph or a Sorted
-/// structure (Grid has no cheap count of a large set; ask for Graph). The checks are those of
+/// share a key (empty for a numeric column). `neighbours` is any structure (a set's counts on an
+/// implicit one come from class_counts.hpp). The checks are those of
 /// `params` (k, distinct l, (epsilon, delta)^k-dissimilarity). Polls `params.interrupt` per
 /// class and per column tried (throws Interrupted).
 SpecializeResult specialize(const LossModel& qi, const std::vector<std::vector<std::int32_t>>& node_keys,
