@@ -353,9 +353,11 @@ def _largest_clique(sens: NDArray[np.float64], relation: Relation, eps: float,
 
 
 def _verdict(clique: _Clique, group_sizes: tuple[tuple[int, int], ...], n: int, k: int,
-             delta: float) -> tuple[bool, bool, str | None]:
+             delta: float, describe: Callable[[_Clique], str] | None = None,
+             ) -> tuple[bool, bool, str | None]:
     """(no equitable partition into n // k groups satisfies, no partition into groups of at
-    least k does, the proof as a sentence or None), from the clique alone."""
+    least k does, the proof as a sentence or None), from the clique alone; ``describe``
+    names the clique's rows in the proof (default: the ball's centre value)."""
     m = n // k
     capacity = _capacity(group_sizes, delta)
     capacity_any = _capacity_any(n, m, delta)
@@ -363,21 +365,27 @@ def _verdict(clique: _Clique, group_sizes: tuple[tuple[int, int], ...], n: int, 
     any_infeasible = clique.size > capacity_any
     reason = None
     if infeasible:
-        reason = _reason(f"rows {_ball_text(clique.radius)} {_value_text(clique.value)}",
-                         clique.size, group_sizes, delta, capacity, capacity_any,
+        who = (describe(clique) if describe is not None else
+               f"rows {_ball_text(clique.radius)} {_value_text(clique.value)}")
+        reason = _reason(who, clique.size, group_sizes, delta, capacity, capacity_any,
                          any_infeasible, m, k)
     return infeasible, any_infeasible, reason
 
 
 def infeasibility_proof(sens: NDArray[np.float64], relation: Relation, k: int, eps: float,
-                        delta: float, any_partition: bool) -> str | None:
-    """The clique bound alone, before any repair (one pass over the ε/2 balls, in the
-    structure partition would use): the proof that no equitable partition into n // k
-    groups (``any_partition``: no partition into groups of at least k) satisfies, or None."""
+                        delta: float, any_partition: bool,
+                        describe: Callable[[NDArray[np.int64]], str] | None = None,
+                        ) -> str | None:
+    """The clique bound alone (one pass over the ε/2 balls, in the structure partition
+    would use; the ε relation itself is never built): the proof that no equitable partition
+    into n // k groups (``any_partition``: no partition into groups of at least k)
+    satisfies, or None. ``describe(rows)`` names the clique's rows (ascending indices) in
+    the caller's terms, e.g. by their values in the table's own units."""
     n = sens.shape[0]
     group_sizes = tuple(sorted(Counter(_core.equitable_sizes(n, n // k)).items()))
-    infeasible, any_infeasible, reason = _verdict(_largest_clique(sens, relation, eps),
-                                                  group_sizes, n, k, delta)
+    infeasible, any_infeasible, reason = _verdict(
+        _largest_clique(sens, relation, eps), group_sizes, n, k, delta,
+        None if describe is None else lambda clique: describe(clique.rows))
     return reason if (any_infeasible if any_partition else infeasible) else None
 
 
