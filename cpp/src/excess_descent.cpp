@@ -12,7 +12,7 @@ constexpr std::size_t kExcessWindow = 64;  ///< classes examined per step
 /// least kFruitlessFloor, so that small tables descend to the end. Each pass retries every
 /// violating row at O(64 k^2) adjacency tests a step; on a table where few of them can move,
 /// passes of a few moves each added up to a minute at 50k rows.
-constexpr std::size_t kRowsPerFruitless = 4;
+constexpr std::size_t kRowsPerFruitless = 8;
 constexpr std::size_t kFruitlessFloor = std::size_t{1} << 12;
 
 /// max(0, D - t): how far a row is over its allowance.

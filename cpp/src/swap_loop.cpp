@@ -15,6 +15,11 @@ constexpr std::uint8_t kNone = 0, kQueued = 1, kAside = 2;
 /// violations are no longer retried.
 constexpr std::size_t kSpeculativePerRow = 16;
 constexpr std::size_t kSpeculativeFloor = std::size_t{1} << 18;
+/// Classes a run may examine, per row, in first searches within search_limit that found no
+/// partner (at least kSpeculativeFloor); then such searches stop after kSpentLimit classes.
+/// Feasible tables spend far less (50k lognormal rows, eps = 0.005, delta = 0.5: about 20 n).
+constexpr std::size_t kInVainPerRow = 64;
+constexpr std::size_t kSpentLimit = 16;
 }  // namespace
 
 SwapLoop::SwapLoop(Colouring& colouring, const XColorOptions& options)
@@ -22,7 +27,8 @@ SwapLoop::SwapLoop(Colouring& colouring, const XColorOptions& options)
       queue_(colouring.rows(), colouring.loss().active() ? kLossBuckets : 1),
       state_(colouring.rows(), kNone), aside_epoch_(colouring.rows(), 0),
       in_aside_list_(colouring.rows(), 0), class_seen_(colouring.classes(), 0),
-      speculative_left_(std::max(kSpeculativePerRow * colouring.rows(), kSpeculativeFloor)) {}
+      speculative_left_(std::max(kSpeculativePerRow * colouring.rows(), kSpeculativeFloor)),
+      in_vain_left_(std::max(kInVainPerRow * colouring.rows(), kSpeculativeFloor)) {}
 
 void SwapLoop::run(XColorResult& result) {
     for (std::size_t c = 0; c < col_.classes(); ++c) refresh_class(c);
@@ -159,8 +165,10 @@ bool SwapLoop::try_exchange(std::int32_t v, const std::vector<std::size_t>* only
     std::size_t examined = 0;
     const std::size_t m = col_.classes();
     const std::size_t total = only ? only->size() : m - 1;
-    const std::size_t limit = options_.search_limit == 0 ? m : options_.search_limit;
     const bool budgeted = options_.search_limit != 0;
+    const std::size_t limit = !budgeted ? m
+        : in_vain_left_ == 0 ? std::min(options_.search_limit, kSpentLimit)
+        : options_.search_limit;
     for (std::size_t step = 0; step < total; ++step) {
         if (examined >= limit && best >= 0) break;
         // Past the limit with no partner yet, and every class of a retry, are speculative:
@@ -207,7 +215,10 @@ bool SwapLoop::try_exchange(std::int32_t v, const std::vector<std::size_t>* only
         }
     }
     classes_examined_ += static_cast<std::int64_t>(examined);
-    if (best < 0) return false;
+    if (best < 0) {
+        if (budgeted && !only) in_vain_left_ -= std::min(in_vain_left_, std::min(examined, limit));
+        return false;
+    }
     const auto away = static_cast<std::size_t>(col_.class_of(best));
     col_.swap(v, best, best_lambda, best_own_v);
     swap_classes_.push_back(static_cast<std::int32_t>(home));
