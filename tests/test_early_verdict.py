@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from proxanon import InfeasibleError, anonymize, engine
+from proxanon import InfeasibleError, _core, anonymize, engine
 from proxanon.advise import infeasibility_proof
 from proxanon.distances import resolve
 from tests.conftest import brute_neighbours
@@ -182,3 +182,42 @@ def test_a_structure_that_cannot_hold_the_relation_is_a_named_error(kwargs, erro
     args.update(kwargs)
     with pytest.raises(error, match=pattern):
         anonymize(frame, **args)
+
+
+@pytest.mark.parametrize("metric", ["l1", "l2", "linf"])
+def test_balls_are_the_rows_within_the_radius(metric):
+    rng = np.random.default_rng(3)
+    values = np.round(rng.random((60, 3)) * 8) / 8
+    w = np.full(3, 1 / 3)
+    for centre in (0, 17, 59):
+        for radius in (0.0, 0.1, 0.25):
+            inside = [r for r in range(60)
+                      if brute_neighbours(values[centre], values[r], metric, w, radius)]
+            got = _core.balls(values, metric, w.tolist(), radius, [centre, 5], members=True)
+            assert got["sizes"][0] == len(inside)
+            np.testing.assert_array_equal(got["rows"], inside)
+
+
+def test_sampled_balls_prove_a_crowded_3d_table_pairwise_checked():
+    # 9,000 log-normal rows in three components (L2): the proof comes from the balls of a
+    # few sampled rows; its clique is checked pair by pair and against the bound.
+    n, k, eps, delta = 9_000, 10, 0.05, 0.8
+    rng = np.random.default_rng(0)
+    raw = rng.lognormal(10, 1, (n, 3))
+    values = (raw - raw.min(axis=0)) / (raw.max(axis=0) - raw.min(axis=0))
+    seen: list[np.ndarray] = []
+    proof = infeasibility_proof(values, resolve("l2", None, 3, n), k, eps, delta,
+                                any_partition=True,
+                                describe=lambda rows: seen.append(rows) or "those rows")
+    assert proof is not None and len(seen) == 1
+    clique = values[seen[0]]
+    threshold = eps + 1e-9 * max(1.0, eps)
+    for start in range(0, len(clique), 500):
+        block = clique[start:start + 500]
+        dist = np.sqrt((((block[:, None, :] - clique[None, :, :]) ** 2) / 3).sum(axis=2))
+        assert (dist <= threshold).all()
+    assert len(clique) > math.floor((1 - delta) * (n - n // k) + 1e-9) + n // k
+    frame = pd.DataFrame(raw, columns=["a", "b", "c"]).assign(age=rng.integers(18, 90, n))
+    with pytest.raises(InfeasibleError, match="proven before any repair"):
+        anonymize(frame, quasi_identifiers=["age"], sensitive=["a", "b", "c"], k=k,
+                  epsilon=eps, delta=delta, metric="l2")
