@@ -306,6 +306,40 @@ def run_mondrian(sens: NDArray[np.float64], k: Any, epsilon: Any, delta: Any,
     return result
 
 
+def run_specialize(classes: NDArray[np.int64], sens: NDArray[np.float64], k: int,
+                   epsilon: float | None, delta: float | None, relation: Relation,
+                   ell: int | None, qi: NDArray[np.float64],
+                   qi_taxonomies: list[tuple[NDArray[np.int32], int] | None],
+                   node_keys: list[NDArray[np.int32] | None]) -> tuple[NDArray[np.int64], int]:
+    """Published classes (ids 0 .. C-1, pairwise distinct published tuples) with every class
+    of at least 2k rows split top-down into parts that publish finer, distinct tuples and pass
+    the checks asked for (k; distinct ``ell``; (epsilon, delta)^k-dissimilarity unless
+    epsilon is None); see cpp/include/proxanon/specialize.hpp. ``node_keys[i]`` names the
+    nodes of taxonomy column i by published label (None for a numeric column).
+    Returns (class per row, classes split); the classes unchanged when the relation is too
+    dense to hold as a graph."""
+    keys = [[] if key is None else key.tolist() for key in node_keys]
+    common: dict[str, Any] = dict(
+        classes=classes.astype(np.int32).tolist(), quasi_identifiers=qi,
+        qi_taxonomies=qi_taxonomies, node_keys=keys, k=k, delta=0.0 if delta is None else delta)
+    try:
+        if relation.weights is not None or epsilon is None:  # a built-in metric, or no distance
+            raw = _core.specialize(
+                sensitive=sens, metric=relation.name if relation.weights is not None else "l1",
+                weights=[] if relation.weights is None else relation.weights.tolist(),
+                epsilon=epsilon, l=0 if ell is None else ell, **common)
+        else:
+            if relation.kind == "callable":
+                row_value, offsets, targets, _ = value_graph(relation, sens, epsilon)
+            else:
+                row_value, offsets, targets = row_graph(relation, sens.shape[0])
+            raw = _core.specialize_graph(row_value=row_value.tolist(), offsets=offsets.tolist(),
+                                         targets=targets.tolist(), **common)
+    except GraphTooDenseError:
+        return classes, 0
+    return np.asarray(raw["classes"], dtype=np.int64), int(raw["splits"])
+
+
 def checked_epsilon(epsilon: Any, relation: Relation) -> float:
     """epsilon, which a precomputed neighbour graph does not need (it is then ignored)."""
     if relation.kind == "graph":

@@ -66,6 +66,8 @@ public:
     const std::vector<std::int64_t>& row_degrees() const { return degree_; }
     /// The graph, or nullptr for an implicit structure.
     const NeighbourGraph* graph() const { return structure_ == Structure::Graph ? &graph_ : nullptr; }
+    /// The relation of an implicit structure (nullptr for a graph).
+    const Distance* distance() const { return distance_ ? &*distance_ : nullptr; }
     /// Edges between distinct values (stored ones; 0 for an implicit structure).
     std::size_t value_edges() const { return graph_.value_edges(); }
     /// Sorted: the closed neighbourhood of u is the value ids [first, last); O(1).
