@@ -19,6 +19,7 @@
 #include "proxanon/mondrian.hpp"
 #include "proxanon/neighbour_graph.hpp"
 #include "proxanon/neighbours.hpp"
+#include "proxanon/parallel.hpp"
 #include "proxanon/specialize.hpp"
 #include "proxanon/violation_queue.hpp"
 #include "proxanon/xcolor.hpp"
@@ -211,6 +212,43 @@ py::dict value_relation(const DoubleArray& sensitive, const std::string& metric,
     out["value_degree"] = to_numpy(std::move(degree));
     out["around"] = to_numpy(std::move(around));
     out["neighbours"] = structure_name(structure);
+    return out;
+}
+
+/// Rows within `radius` of each centre row (itself included): their number per centre, and
+/// with `members` the rows of the first centre's ball, ascending. O(n s) per centre, the
+/// centres spread over the cores (each writes its own slot); nothing else is built, so a few
+/// centres give a lower bound on the largest ball in O(n) memory and time.
+py::dict balls(const DoubleArray& sensitive, const std::string& metric,
+               const std::vector<double>& weights, double radius,
+               const std::vector<std::int64_t>& centres, bool members) {
+    const Matrix sa = as_matrix(sensitive, "sensitive");
+    for (std::int64_t c : centres) {
+        if (c < 0 || c >= static_cast<std::int64_t>(sa.rows)) throw std::invalid_argument("centre is not a row");
+    }
+    std::vector<std::int64_t> sizes(centres.size(), 0);
+    std::vector<std::int64_t> rows;
+    SignalCheck signals;
+    signals.run([&] {
+        py::gil_scoped_release release;
+        const Distance distance(parse_metric(metric), weights, radius);
+        const auto row = [&](std::size_t r) { return sa.data + r * sa.cols; };
+        parallel_for(centres.size(), 0, signals.interrupt(), [&](std::size_t i) {
+            const double* x = row(static_cast<std::size_t>(centres[i]));
+            std::int64_t inside = 0;
+            for (std::size_t r = 0; r < sa.rows; ++r) inside += distance.within(x, row(r));
+            sizes[i] = inside;
+        });
+        if (members && !centres.empty()) {
+            const double* x = row(static_cast<std::size_t>(centres.front()));
+            for (std::size_t r = 0; r < sa.rows; ++r) {
+                if (distance.within(x, row(r))) rows.push_back(static_cast<std::int64_t>(r));
+            }
+        }
+    });
+    py::dict out;
+    out["sizes"] = to_numpy(std::move(sizes));
+    out["rows"] = to_numpy(std::move(rows));
     return out;
 }
 
@@ -568,6 +606,9 @@ PYBIND11_MODULE(_core, mod) {
             py::arg("weights"), py::arg("epsilon"), py::arg("neighbours") = "auto",
             py::arg("centre") = -1,
             "Distinct values, counts, row value ids, row degree per value, and one value's neighbours.");
+    mod.def("balls", &balls, py::arg("sensitive"), py::arg("metric"), py::arg("weights"),
+            py::arg("radius"), py::arg("centres"), py::arg("members") = false,
+            "Rows within radius of each centre row; with members, the first ball's rows.");
     mod.def("class_counts", &class_counts, py::arg("sensitive"), py::arg("metric"),
             py::arg("weights"), py::arg("epsilon"), py::arg("labels"), py::arg("threads") = 0,
             "Per row, its epsilon-neighbours among the other rows of its class (-1: left out).");

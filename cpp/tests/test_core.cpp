@@ -301,6 +301,46 @@ void test_every_part_against_brute_force() {
     }
 }
 
+/// NeighbourCount on every structure: count(w) is the times added for values u ~ w, whatever
+/// order values are added in and however adds and counts interleave (Sorted sorts lazily).
+void test_neighbour_count_against_brute_force() {
+    for (unsigned seed = 0; seed < 20; ++seed) {
+        const std::vector<double> rows = random_levels(300, 1, 40 + static_cast<int>(seed), seed);
+        const ValueTable table = ValueTable::from_rows(rows.data(), rows.size(), 1);
+        const Distance distance(Metric::L1, {1.0}, 0.01 * (seed % 7));
+        const Neighbours graph(table, NeighbourGraph::build(table, distance, 1u << 24));
+        const Neighbours sorted(table, distance, Structure::Sorted);
+        NeighbourCount by_graph(graph), by_sorted(sorted);
+        std::mt19937 rng(seed);
+        const auto values = static_cast<std::int32_t>(table.size());
+        std::vector<std::int32_t> times(table.size(), 0);
+        for (int step = 0; step < 200; ++step) {
+            if (rng() % 50 == 0) {
+                by_graph.clear();
+                by_sorted.clear();
+                std::fill(times.begin(), times.end(), 0);
+            }
+            if (rng() % 2 == 0) {
+                const auto u = static_cast<std::int32_t>(rng() % static_cast<unsigned>(values));
+                const auto t = static_cast<std::int32_t>(1 + rng() % 3);
+                by_graph.add(u, t);
+                by_sorted.add(u, t);
+                times[static_cast<std::size_t>(u)] += t;
+            }
+            const auto w = static_cast<std::int32_t>(rng() % static_cast<unsigned>(values));
+            std::int32_t expected = 0;
+            for (std::int32_t u = 0; u < values; ++u) {
+                if (u == w || distance.within(table.value(static_cast<std::size_t>(u)),
+                                              table.value(static_cast<std::size_t>(w)))) {
+                    expected += times[static_cast<std::size_t>(u)];
+                }
+            }
+            CHECK(by_graph.count(w) == expected);
+            CHECK(by_sorted.count(w) == expected);
+        }
+    }
+}
+
 /// Values at the ends of double range and an epsilon far below the data's resolution: grid
 /// keys stay in range (float-cast-overflow sanitizer) and the graph is the pairs within reach.
 void test_graph_at_floating_point_extremes() {
@@ -450,6 +490,7 @@ int main() {
     test_qi_start_is_local_and_equitable();
     test_xcolor_satisfies_and_lowers_potential();
     test_every_part_against_brute_force();
+    test_neighbour_count_against_brute_force();
     test_graph_at_floating_point_extremes();
     test_interrupt_unwinds_a_run();
     test_specialize_against_brute_force();

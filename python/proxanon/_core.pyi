@@ -101,6 +101,14 @@ def neighbour_queries(
     probes: list[int],
     threads: int = 0,
 ) -> dict[str, Any]: ...
+def balls(
+    sensitive: NDArray[np.float64],
+    metric: str,
+    weights: list[float],
+    radius: float,
+    centres: list[int],
+    members: bool = ...,
+) -> dict[str, NDArray[np.int64]]: ...
 def value_relation(
     sensitive: NDArray[np.float64],
     metric: str,

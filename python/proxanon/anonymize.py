@@ -15,16 +15,20 @@ from proxanon import _core, _validate
 from proxanon._display import Summarized
 from proxanon._errors import InfeasibleError
 from proxanon._progress import ProgressReporter
-from proxanon.advise import advise
+from proxanon.advise import infeasibility_proof
 from proxanon.audit import AuditReport, audit_arrays, refuse_duplicate_columns
 from proxanon.distances import Relation, as_arguments, componentwise, resolve
 from proxanon.engine import (
     DEFAULT_SEARCH_LIMIT,
     INITS,
     METHODS,
+    NEIGHBOURS,
     Partition,
+    checked_neighbours,
     checked_search_limit,
+    early_proof,
     infeasible_message,
+    proven_before_repair,
     run_engine,
     run_mondrian,
     run_specialize,
@@ -383,6 +387,7 @@ def anonymize(
     method: str = "xcolor",
     l: int | None = None,  # noqa: E741 (the name the literature and the API use)
     sensitive_ranges: Mapping[str, tuple[float, float]] | None = None,
+    neighbours: str = "auto",
 ) -> Anonymization:
     """Anonymize a table so that every group satisfies (ε, δ)^k-dissimilarity.
 
@@ -401,6 +406,15 @@ def anonymize(
     principle; they are listed in ``report.suppressed_rows`` and their ``groups`` entry is -1.
     ``sensitive_ranges``: per numeric sensitive column, the ``(min, max)`` to scale it by
     instead of its own (``proxanon.dask`` passes the whole table's range to each part).
+    ``neighbours``: how the engine holds the ε-neighbour relation, ``"auto"`` (default),
+    ``"graph"``, ``"sorted"`` (one numeric sensitive column) or ``"grid"``; the result
+    does not depend on it (see :func:`proxanon.partition`).
+
+    With ``on_infeasible="raise"`` on more than 8192 rows and a built-in metric,
+    :func:`proxanon.advise`'s clique bound is checked before any repair: when it proves
+    that no partition into groups of at least ``k`` rows satisfies the principle,
+    :class:`~proxanon.InfeasibleError` is raised at once with the proof in the columns' own
+    units (no partition attached). ``"best_effort"`` and ``"suppress"`` always run.
 
     Groups that would publish the same QI values are one equivalence class to an attacker.
     First, groups exchange rows with identical sensitive values (which leaves every group's
@@ -450,16 +464,20 @@ def anonymize(
     init = _validate.choice(init, "init", INITS)
     moves = _validate.choice(moves, "moves", _validate.MOVES)
     budget = suppression_budget(max_suppression, on_infeasible)
+    structure = _validate.choice(neighbours, "neighbours", NEIGHBOURS)
+    if method == "mondrian" and structure != "auto":
+        raise ValueError("neighbours applies to method='xcolor' only (Mondrian's checks hold "
+                         "no neighbour structure); leave it at 'auto'")
 
     reporter = ProgressReporter() if progress else None
     if reporter is None:
         return _anonymize(data, qi_cols, sens_cols, k, eps, dlt, metric, weights, hierarchies,
                           on_infeasible, limit, init, moves, budget, None, started,
-                          method, ell, checked, sensitive_ranges)
+                          method, ell, checked, sensitive_ranges, structure)
     with reporter:
         return _anonymize(data, qi_cols, sens_cols, k, eps, dlt, metric, weights, hierarchies,
                           on_infeasible, limit, init, moves, budget, reporter, started,
-                          method, ell, checked, sensitive_ranges)
+                          method, ell, checked, sensitive_ranges, structure)
 
 
 @dataclass(frozen=True)
@@ -487,7 +505,8 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
                init: str, moves: str, budget: float, reporter: ProgressReporter | None,
                started: float, method: str = "xcolor", ell: int | None = None,
                checked: bool = True,
-               ranges: Mapping[str, tuple[float, float]] | None = None) -> Anonymization:
+               ranges: Mapping[str, tuple[float, float]] | None = None,
+               neighbours: str = "auto") -> Anonymization:
     tic = time.perf_counter()
     given = load_hierarchies(hierarchies, qi_cols + sens_cols, [str(c) for c in data.columns])
     all_columns: list[QIColumn] = [encode_qi(data, c, given.get(c)) for c in qi_cols]
@@ -508,6 +527,15 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
                                    relation,
                                    k, eps if checked else None, dlt if checked else None, ell,
                                    on_infeasible, seconds, started)
+    structure = checked_neighbours(neighbours, relation, all_sens.shape[1])
+    if on_infeasible == "raise":
+        # No partition into groups of >= k rows satisfies: neither path can publish a table.
+        proof = early_proof(all_sens, k, eps, dlt, relation, any_partition=True,
+                            describe=_rows_by_value(data, sens_cols))
+        if proof is not None:
+            units = _epsilon_in_units(data, sens_cols, relation, eps)
+            raise InfeasibleError(proven_before_repair(proof, k, eps, dlt, relation)
+                                  + ("\n" + units if units else ""))
     engine_mode = "suppress" if suppress else "best_effort"
     # Rows with identical sensitive values are interchangeable between groups; with a
     # row-indexed neighbour graph, rows whose neighbours (themselves included) are the same.
@@ -554,7 +582,8 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
             return run_engine(all_sens[released], k, eps, dlt, relation,
                               None if qi is None else qi[released], tax, engine_mode, search,
                               False, reporter, time.perf_counter(), initial_groups=initial,
-                              init=first_init, moves=moves, max_suppression=1.0)
+                              init=first_init, moves=moves, max_suppression=1.0,
+                              neighbours=structure)
 
         released = np.arange(n_all)
         part = run(released, None)
@@ -726,20 +755,26 @@ def infeasible_text(data: pd.DataFrame, sens_cols: list[str], result: _Published
 
 def _proof(published: pd.DataFrame, sens_cols: list[str], sens: NDArray[np.float64],
            relation: Relation, k: int, eps: float, dlt: float) -> str | None:
-    """The clique argument of :func:`proxanon.advise`, its rows described by their values."""
+    """The clique argument of :func:`proxanon.advise` for the engine's n // k groups, its
+    rows described by their values."""
     if relation.kind != "builtin" or not relation.is_metric:
         return None  # the clique proof needs the triangle inequality of a known metric
     try:
-        advice = advise(sens, k=k, epsilon=eps, metric=relation.label,
-                        weights=None if relation.label == "variational" else relation.weights,
-                        delta=dlt)
+        return infeasibility_proof(sens, relation, k, eps, dlt, any_partition=False,
+                                   describe=_rows_by_value(published, sens_cols))
     except ValueError:  # e.g. an epsilon/2 graph too dense to build: no proof to offer
         return None
-    if not advice.provably_infeasible:
-        return None
-    rows = published.iloc[advice.clique_rows]
-    values = " and ".join(f"{c} {_value_range(rows[c])}" for c in sens_cols)
-    return advice.explain(f"the rows with {values} (all within epsilon/2 of one row's values)")
+
+
+def _rows_by_value(published: pd.DataFrame, sens_cols: list[str],
+                   ) -> Callable[[NDArray[np.int64]], str]:
+    """Names a proof's clique (rows of ``published``) by the range of each sensitive column
+    over it, in the column's own units."""
+    def describe(rows: NDArray[np.int64]) -> str:
+        chosen = published.iloc[rows]
+        values = " and ".join(f"{c} {_value_range(chosen[c])}" for c in sens_cols)
+        return f"the rows with {values} (all within epsilon/2 of one row's values)"
+    return describe
 
 
 def _epsilon_in_units(published: pd.DataFrame, sens_cols: list[str], relation: Relation,

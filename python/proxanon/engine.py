@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -509,17 +510,32 @@ def early_verdict(sens: NDArray[np.float64], k: int, eps: float, dlt: float,
     """Raises InfeasibleError (with no partition) when advise's clique bound already proves
     that the repair cannot succeed: no equitable partition into n // k groups for
     ``moves="swap"``, no partition into groups of at least k for ``"auto"`` (which may
-    regroup). Only for ``on_infeasible="raise"``, a built-in metric, more than
-    EARLY_VERDICT_ROWS rows and no given start."""
-    if (on_infeasible != "raise" or initial_groups is not None or relation.kind != "builtin"
-            or not relation.is_metric or sens.shape[0] <= EARLY_VERDICT_ROWS):
+    regroup). Only for ``on_infeasible="raise"`` and no given start (see ``early_proof``)."""
+    if on_infeasible != "raise" or initial_groups is not None:
         return
+    proof = early_proof(sens, k, eps, dlt, relation, any_partition=moves == "auto")
+    if proof is not None:
+        raise InfeasibleError(proven_before_repair(proof, k, eps, dlt, relation))
+
+
+def early_proof(sens: NDArray[np.float64], k: int, eps: float, dlt: float,
+                relation: Relation, any_partition: bool,
+                describe: Callable[[NDArray[np.int64]], str] | None = None) -> str | None:
+    """advise's clique bound before any repair (``proxanon.advise.infeasibility_proof``:
+    O(n log n) in one dimension, the implicit structures beyond), on tables of more than
+    EARLY_VERDICT_ROWS rows with a built-in metric: the proof, or None."""
+    if (relation.kind != "builtin" or not relation.is_metric
+            or sens.shape[0] <= EARLY_VERDICT_ROWS):
+        return None
     from proxanon.advise import infeasibility_proof
 
-    proof = infeasibility_proof(sens, relation, k, eps, dlt, any_partition=moves == "auto")
-    if proof is not None:
-        raise InfeasibleError(
-            f"proven before any repair (k={k}, epsilon={eps}, delta={dlt}, "
+    return infeasibility_proof(sens, relation, k, eps, dlt, any_partition, describe)
+
+
+def proven_before_repair(proof: str, k: int, eps: float, dlt: float,
+                         relation: Relation) -> str:
+    """The message of an InfeasibleError raised on ``early_proof``'s proof."""
+    return (f"proven before any repair (k={k}, epsilon={eps}, delta={dlt}, "
             f"metric={relation.label}): {proof}. Try a smaller epsilon or delta, or pass "
             "on_infeasible='best_effort' or 'suppress' to run the repair anyway.")
 
