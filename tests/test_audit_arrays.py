@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sparse
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from proxanon import audit, partition
+from tests.conftest import brute_neighbours
 
 
 def brute_force_counts(near: np.ndarray, groups: np.ndarray) -> np.ndarray:
@@ -31,3 +34,35 @@ def test_a_suppressed_partition_is_audited_with_the_graph_partition_used():
         np.testing.assert_array_equal(report.neighbour_counts, counts)
         np.testing.assert_array_equal(report.suppressed_rows, np.flatnonzero(result.groups < 0))
         assert report.satisfied == result.satisfied
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_neighbour_counts_of_large_groups_match_brute_force(data) -> None:
+    """Groups with more distinct values than the pairwise path takes are counted through an
+    index over their own values: the counts, verdict and violating rows must equal a brute
+    force over every pair (values on a lattice, so distances fall exactly at epsilon)."""
+    s = data.draw(st.integers(1, 3), label="components")
+    n = data.draw(st.integers(60, 260), label="n")
+    levels = data.draw(st.sampled_from([4, 10, 40, 100]), label="levels")
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1), label="seed"))
+    sensitive = rng.integers(0, levels + 1, size=(n, s)) / levels
+    metric = data.draw(st.sampled_from(["l1", "l2", "linf", "min_component"]), label="metric")
+    allowed = [0.5, 1.0] if metric == "min_component" else [0.0, 0.5, 1.0]
+    weights = np.array(data.draw(st.lists(st.sampled_from(allowed), min_size=s, max_size=s),
+                                 label="weights"))
+    if metric != "min_component" and not weights.any():
+        weights[0] = 1.0
+    eps = data.draw(st.sampled_from([0.0, 0.1, 0.25]), label="epsilon")
+    groups = rng.integers(0, data.draw(st.integers(1, 3), label="groups"), n) * 7 + 3
+    report = audit(sensitive, groups, k=1, epsilon=eps, delta=0.7, metric=metric,
+                   weights=weights)
+    expected = np.array([
+        sum(1 for b in range(n) if b != a and groups[b] == groups[a] and (
+            np.array_equal(sensitive[a], sensitive[b])
+            or brute_neighbours(sensitive[a], sensitive[b], metric, weights, eps)))
+        for a in range(n)])
+    np.testing.assert_array_equal(report.neighbour_counts, expected)
+    sizes = {g: int((groups == g).sum()) for g in np.unique(groups)}
+    allowed_t = np.array([np.floor(0.3 * (sizes[g] - 1) + 1e-9) for g in groups])
+    np.testing.assert_array_equal(report.violating_rows, np.flatnonzero(expected > allowed_t))

@@ -74,13 +74,21 @@ def test_the_engine_gives_the_same_partition_on_every_structure(case):
     # test_partition's property test, run on each structure: every result agrees with the
     # independent audit, and the structure never changes the result (it holds one relation).
     sensitive, k, eps, delta, metric, qi, limit, init, moves = case
+    assert_same_on_every_structure(sensitive, k=k, epsilon=eps, delta=delta, metric=metric,
+                                   quasi_identifiers=qi, search_limit=limit, init=init,
+                                   moves=moves)
+
+
+def assert_same_on_every_structure(sensitive, *, k, epsilon, delta, metric, **options):
+    """partition on each structure that can hold the relation: every result agrees with the
+    audit, and all give the graph's groups."""
     runs = {}
     for structure in structures(sensitive.shape[1]):
-        result = partition(sensitive, k=k, epsilon=eps, delta=delta, metric=metric,
-                           quasi_identifiers=qi, on_infeasible="best_effort", search_limit=limit,
-                           init=init, moves=moves, neighbours=structure)
+        result = partition(sensitive, k=k, epsilon=epsilon, delta=delta, metric=metric,
+                           on_infeasible="best_effort", neighbours=structure, **options)
         assert result.stats["neighbours"] == structure
-        report = audit(sensitive, result.groups, k=k, epsilon=eps, delta=delta, metric=metric)
+        report = audit(sensitive, result.groups, k=k, epsilon=epsilon, delta=delta,
+                       metric=metric)
         assert result.satisfied == report.satisfied
         np.testing.assert_array_equal(result.violating_rows, report.violating_rows)
         runs[structure] = result.groups
@@ -170,3 +178,20 @@ def test_raise_gives_the_clique_proof_before_any_repair_on_a_large_table():
     ordered = np.sort(values)
     window = np.searchsorted(ordered, ordered + eps, side="right") - np.arange(n)
     assert window.max() > np.floor((1 - delta) * (n - n // k) + 1e-9) + n // k
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_large_classes_are_counted_alike_on_every_structure(data):
+    # Classes of more than 64 rows are counted through an index over their own values on the
+    # implicit structures (not by testing every pair): the partition must not change.
+    s = data.draw(st.integers(1, 3), label="components")
+    k = data.draw(st.integers(65, 120), label="k")
+    n = data.draw(st.integers(k, 3 * k), label="n")
+    levels = data.draw(st.sampled_from([5, 20, 200]), label="levels")
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1), label="seed"))
+    sensitive = rng.integers(0, levels + 1, size=(n, s)) / levels
+    metric = data.draw(st.sampled_from(METRICS), label="metric")
+    eps = data.draw(st.sampled_from([0.0, 0.05, 0.1, 0.3]), label="epsilon")
+    delta = data.draw(st.sampled_from([0.5, 0.8, 0.95]), label="delta")
+    assert_same_on_every_structure(sensitive, k=k, epsilon=eps, delta=delta, metric=metric)

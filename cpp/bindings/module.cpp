@@ -11,12 +11,16 @@
 #include <utility>
 #include <vector>
 
+#include "proxanon/class_counts.hpp"
 #include "proxanon/distance.hpp"
+#include "proxanon/exchange.hpp"
 #include "proxanon/initialize.hpp"
 #include "proxanon/loss.hpp"
 #include "proxanon/mondrian.hpp"
 #include "proxanon/neighbour_graph.hpp"
 #include "proxanon/neighbours.hpp"
+#include "proxanon/parallel.hpp"
+#include "proxanon/specialize.hpp"
 #include "proxanon/violation_queue.hpp"
 #include "proxanon/xcolor.hpp"
 
@@ -211,6 +215,43 @@ py::dict value_relation(const DoubleArray& sensitive, const std::string& metric,
     return out;
 }
 
+/// Rows within `radius` of each centre row (itself included): their number per centre, and
+/// with `members` the rows of the first centre's ball, ascending. O(n s) per centre, the
+/// centres spread over the cores (each writes its own slot); nothing else is built, so a few
+/// centres give a lower bound on the largest ball in O(n) memory and time.
+py::dict balls(const DoubleArray& sensitive, const std::string& metric,
+               const std::vector<double>& weights, double radius,
+               const std::vector<std::int64_t>& centres, bool members) {
+    const Matrix sa = as_matrix(sensitive, "sensitive");
+    for (std::int64_t c : centres) {
+        if (c < 0 || c >= static_cast<std::int64_t>(sa.rows)) throw std::invalid_argument("centre is not a row");
+    }
+    std::vector<std::int64_t> sizes(centres.size(), 0);
+    std::vector<std::int64_t> rows;
+    SignalCheck signals;
+    signals.run([&] {
+        py::gil_scoped_release release;
+        const Distance distance(parse_metric(metric), weights, radius);
+        const auto row = [&](std::size_t r) { return sa.data + r * sa.cols; };
+        parallel_for(centres.size(), 0, signals.interrupt(), [&](std::size_t i) {
+            const double* x = row(static_cast<std::size_t>(centres[i]));
+            std::int64_t inside = 0;
+            for (std::size_t r = 0; r < sa.rows; ++r) inside += distance.within(x, row(r));
+            sizes[i] = inside;
+        });
+        if (members && !centres.empty()) {
+            const double* x = row(static_cast<std::size_t>(centres.front()));
+            for (std::size_t r = 0; r < sa.rows; ++r) {
+                if (distance.within(x, row(r))) rows.push_back(static_cast<std::int64_t>(r));
+            }
+        }
+    });
+    py::dict out;
+    out["sizes"] = to_numpy(std::move(sizes));
+    out["rows"] = to_numpy(std::move(rows));
+    return out;
+}
+
 /// (parent of every node, number of leaves) of a taxonomy QI column; leaves come first.
 using TaxonomySpec = std::optional<std::pair<std::vector<std::int32_t>, std::size_t>>;
 
@@ -324,6 +365,19 @@ py::dict run_partition(const DoubleArray& sensitive, const std::string& metric,
     return run_engine(build, sa.rows, options, quasi_identifiers, qi_taxonomies, initial_groups);
 }
 
+/// The relation given as value ids per row and a CSR adjacency between the values; the
+/// builder takes the vectors over.
+RelationBuilder csr_relation(std::vector<std::int32_t>& row_value, std::vector<std::int64_t>& offsets,
+                             std::vector<std::int32_t>& targets) {
+    if (offsets.empty()) throw std::invalid_argument("offsets needs one entry per value plus one");
+    const std::size_t values = offsets.size() - 1;
+    return [&row_value, &offsets, &targets, values](ValueTable& table, Interrupt* interrupt) {
+        table = ValueTable::from_labels(std::move(row_value), values);
+        return Neighbours(table, NeighbourGraph::from_csr(std::move(offsets), std::move(targets)),
+                          interrupt);
+    };
+}
+
 /// The same run over a relation given as value ids per row and a CSR adjacency between the
 /// values (a user's distance evaluated in Python, or a precomputed neighbour graph).
 py::dict run_partition_graph(std::vector<std::int32_t> row_value, std::vector<std::int64_t> offsets,
@@ -332,14 +386,18 @@ py::dict run_partition_graph(std::vector<std::int32_t> row_value, std::vector<st
                              const std::vector<TaxonomySpec>& qi_taxonomies,
                              const std::optional<std::vector<std::int32_t>>& initial_groups) {
     const std::size_t n = row_value.size();
-    if (offsets.empty()) throw std::invalid_argument("offsets needs one entry per value plus one");
-    const std::size_t values = offsets.size() - 1;
-    RelationBuilder build = [&](ValueTable& table, Interrupt* interrupt) {
-        table = ValueTable::from_labels(std::move(row_value), values);
-        return Neighbours(table, NeighbourGraph::from_csr(std::move(offsets), std::move(targets)),
-                          interrupt);
-    };
+    const RelationBuilder build = csr_relation(row_value, offsets, targets);
     return run_engine(build, n, options, quasi_identifiers, qi_taxonomies, initial_groups);
+}
+
+/// The checks of a Mondrian part (and of a specialized class).
+MondrianParams checks(std::size_t k, std::size_t l, bool dissimilarity, double delta) {
+    MondrianParams params;
+    params.k = k;
+    params.l = l;
+    params.dissimilarity = dissimilarity;
+    params.delta = delta;
+    return params;
 }
 
 py::dict run_mondrian(const DoubleArray& sensitive, const std::string& metric,
@@ -351,11 +409,7 @@ py::dict run_mondrian(const DoubleArray& sensitive, const std::string& metric,
     const Matrix qi = as_matrix(quasi_identifiers, "quasi_identifiers");
     if (qi.rows != sa.rows) throw std::invalid_argument("quasi_identifiers and sensitive differ in rows");
     std::vector<std::optional<Taxonomy>> taxonomies = make_taxonomies(qi_taxonomies);
-    MondrianParams params;
-    params.k = k;
-    params.l = l;
-    params.dissimilarity = epsilon.has_value();
-    params.delta = delta;
+    MondrianParams params = checks(k, l, epsilon.has_value(), delta);
     SignalCheck signals;
     params.interrupt = signals.interrupt();
     MondrianResult result;
@@ -381,6 +435,75 @@ py::dict run_mondrian(const DoubleArray& sensitive, const std::string& metric,
     return out;
 }
 
+/// Top-down specialization of published classes over the relation `build` makes (the checks
+/// of Mondrian: k, distinct l, and (epsilon, delta)^k-dissimilarity when `dissimilarity`).
+py::dict specialize_with(const RelationBuilder& build, std::size_t n, std::vector<std::int32_t> classes,
+                         const DoubleArray& quasi_identifiers,
+                         const std::vector<TaxonomySpec>& qi_taxonomies,
+                         const std::vector<std::vector<std::int32_t>>& node_keys, std::size_t k,
+                         std::size_t l, bool dissimilarity, double delta) {
+    const Matrix qi = as_matrix(quasi_identifiers, "quasi_identifiers");
+    if (qi.rows != n || classes.size() != n) throw std::invalid_argument("classes, quasi_identifiers and the relation differ in rows");
+    if (qi_taxonomies.size() != qi.cols || node_keys.size() != qi.cols) {
+        throw std::invalid_argument("qi_taxonomies and node_keys need one entry per quasi-identifier column");
+    }
+    for (std::size_t i = 0; i < qi.cols; ++i) {
+        if (qi_taxonomies[i] && node_keys[i].size() != qi_taxonomies[i]->first.size()) {
+            throw std::invalid_argument("node_keys of a taxonomy column needs one key per node");
+        }
+    }
+    std::vector<std::optional<Taxonomy>> taxonomies = make_taxonomies(qi_taxonomies);
+    MondrianParams params = checks(k, l, dissimilarity, delta);
+    SignalCheck signals;
+    params.interrupt = signals.interrupt();
+    SpecializeResult result;
+    signals.run([&] {
+        py::gil_scoped_release release;
+        ValueTable table;
+        const Neighbours neighbours = build(table, params.interrupt);
+        const LossModel loss(qi.data, qi.rows, qi.cols, std::move(taxonomies));
+        result = specialize(loss, node_keys, neighbours, classes, params);
+    });
+    py::dict out;
+    out["classes"] = to_numpy(std::move(result.classes));
+    out["splits"] = result.splits;
+    return out;
+}
+
+py::dict run_specialize(std::vector<std::int32_t> classes, const DoubleArray& quasi_identifiers,
+                        const std::vector<TaxonomySpec>& qi_taxonomies,
+                        const std::vector<std::vector<std::int32_t>>& node_keys,
+                        const DoubleArray& sensitive, const std::string& metric,
+                        const std::vector<double>& weights, std::optional<double> epsilon,
+                        std::size_t k, std::size_t l, double delta) {
+    const Matrix sa = as_matrix(sensitive, "sensitive");
+    const Metric kind = parse_metric(metric);
+    // The structure `Auto` picks, as the engine's: a set's counts on an implicit one come
+    // from class_counts.hpp.
+    RelationBuilder build = [&](ValueTable& table, Interrupt* interrupt) {
+        table = ValueTable::from_rows(sa.data, sa.rows, sa.cols);
+        if (!epsilon) {
+            return Neighbours(table, NeighbourGraph::from_csr(std::vector<std::int64_t>(table.size() + 1, 0), {}),
+                              interrupt);
+        }
+        const Distance distance(kind, weights, *epsilon);
+        return Neighbours::build(table, distance, Structure::Auto, kMaxGraphEntries, 0, interrupt);
+    };
+    return specialize_with(build, sa.rows, std::move(classes), quasi_identifiers, qi_taxonomies,
+                           node_keys, k, l, epsilon.has_value(), delta);
+}
+
+py::dict run_specialize_graph(std::vector<std::int32_t> classes, const DoubleArray& quasi_identifiers,
+                              const std::vector<TaxonomySpec>& qi_taxonomies,
+                              const std::vector<std::vector<std::int32_t>>& node_keys,
+                              std::vector<std::int32_t> row_value, std::vector<std::int64_t> offsets,
+                              std::vector<std::int32_t> targets, std::size_t k, double delta) {
+    const std::size_t n = row_value.size();
+    const RelationBuilder build = csr_relation(row_value, offsets, targets);
+    return specialize_with(build, n, std::move(classes), quasi_identifiers, qi_taxonomies, node_keys,
+                           k, 0, true, delta);
+}
+
 py::array_t<std::int32_t> initialize_classes(const Int64Array& degree, std::size_t m) {
     if (degree.ndim() != 1) throw std::invalid_argument("degree must be 1-D");
     std::vector<std::int64_t> d(degree.data(), degree.data() + degree.shape(0));
@@ -390,6 +513,52 @@ py::array_t<std::int32_t> initialize_classes(const Int64Array& degree, std::size
         classes = initialize(d, m);
     }
     return to_numpy(std::move(classes));
+}
+
+/// D_V(r) per row of a partition (class_counts.hpp), with the GIL released; -1 for rows left out.
+py::array_t<std::int64_t> class_counts(const DoubleArray& sensitive, const std::string& metric,
+                                       const std::vector<double>& weights, double epsilon,
+                                       const Int64Array& labels, std::size_t threads) {
+    const Matrix sa = as_matrix(sensitive, "sensitive");
+    if (static_cast<std::size_t>(labels.size()) != sa.rows) {
+        throw std::invalid_argument("labels and sensitive differ in rows");
+    }
+    const std::vector<std::int64_t> given(labels.data(), labels.data() + sa.rows);
+    SignalCheck signals;
+    std::vector<std::int64_t> out;
+    signals.run([&] {
+        py::gil_scoped_release release;
+        const Distance distance(parse_metric(metric), weights, epsilon);
+        const ValueTable table = ValueTable::from_rows(sa.data, sa.rows, sa.cols);
+        out = class_neighbour_counts(table, distance, given, threads, signals.interrupt());
+    });
+    return to_numpy(std::move(out));
+}
+
+/// The exchange step before merging (exchange.hpp), with the GIL released.
+py::array_t<std::int64_t> exchange_rows(const Int64Array& groups, const DoubleArray& quasi_identifiers,
+                                        const std::vector<TaxonomySpec>& qi_taxonomies,
+                                        const Int64Array& sensitive_ids) {
+    const Matrix qi = as_matrix(quasi_identifiers, "quasi_identifiers");
+    const auto n = static_cast<std::size_t>(groups.size());
+    if (qi.rows != n || static_cast<std::size_t>(sensitive_ids.size()) != n) {
+        throw std::invalid_argument("groups, quasi_identifiers and sensitive_ids differ in rows");
+    }
+    if (qi_taxonomies.size() != qi.cols) {
+        throw std::invalid_argument("qi_taxonomies needs one entry per quasi-identifier column");
+    }
+    const std::vector<std::int64_t> given(groups.data(), groups.data() + n);
+    const std::vector<std::int64_t> ids(sensitive_ids.data(), sensitive_ids.data() + n);
+    const std::vector<std::optional<Taxonomy>> taxonomies = make_taxonomies(qi_taxonomies);
+    SignalCheck signals;
+    ExchangeParams params;
+    params.interrupt = signals.interrupt();
+    std::vector<std::int64_t> out;
+    signals.run([&] {
+        py::gil_scoped_release release;
+        out = spread_equal_tuples(given, qi.data, qi.cols, taxonomies, ids, params);
+    });
+    return to_numpy(std::move(out));
 }
 
 }  // namespace
@@ -416,6 +585,15 @@ PYBIND11_MODULE(_core, mod) {
             py::arg("l"), py::arg("quasi_identifiers"),
             py::arg("qi_taxonomies") = std::vector<TaxonomySpec>{},
             "Strict multidimensional Mondrian with k, distinct-l and (epsilon, delta) checks.");
+    mod.def("specialize", &run_specialize, py::arg("classes"), py::arg("quasi_identifiers"),
+            py::arg("qi_taxonomies"), py::arg("node_keys"), py::arg("sensitive"), py::arg("metric"),
+            py::arg("weights"), py::arg("epsilon"), py::arg("k"), py::arg("l"), py::arg("delta"),
+            "Split every class of at least 2k rows into checked parts publishing distinct finer tuples.");
+    mod.def("specialize_graph", &run_specialize_graph, py::arg("classes"),
+            py::arg("quasi_identifiers"), py::arg("qi_taxonomies"), py::arg("node_keys"),
+            py::arg("row_value"), py::arg("offsets"), py::arg("targets"), py::arg("k"),
+            py::arg("delta"),
+            "The same over a given relation: value id per row and CSR between values.");
     mod.def("neighbour_graph", &neighbour_graph, py::arg("sensitive"), py::arg("metric"),
             py::arg("weights"), py::arg("epsilon"),
             py::arg("max_entries") = kMaxGraphEntries,
@@ -428,6 +606,16 @@ PYBIND11_MODULE(_core, mod) {
             py::arg("weights"), py::arg("epsilon"), py::arg("neighbours") = "auto",
             py::arg("centre") = -1,
             "Distinct values, counts, row value ids, row degree per value, and one value's neighbours.");
+    mod.def("balls", &balls, py::arg("sensitive"), py::arg("metric"), py::arg("weights"),
+            py::arg("radius"), py::arg("centres"), py::arg("members") = false,
+            "Rows within radius of each centre row; with members, the first ball's rows.");
+    mod.def("class_counts", &class_counts, py::arg("sensitive"), py::arg("metric"),
+            py::arg("weights"), py::arg("epsilon"), py::arg("labels"), py::arg("threads") = 0,
+            "Per row, its epsilon-neighbours among the other rows of its class (-1: left out).");
+    mod.def("exchange_rows", &exchange_rows, py::arg("groups"), py::arg("quasi_identifiers"),
+            py::arg("qi_taxonomies"), py::arg("sensitive_ids"),
+            "Groups after rows with identical sensitive values are exchanged so that fewer "
+            "groups publish the same QI tuple.");
     mod.def("initialize", &initialize_classes, py::arg("degree"), py::arg("m"),
             "Algorithm 1: the class of each row given row degrees.");
     mod.def("equitable_sizes", &equitable_sizes, py::arg("n"), py::arg("m"));

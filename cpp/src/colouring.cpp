@@ -4,6 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "proxanon/class_counts.hpp"
 #include "proxanon/tolerance.hpp"
 
 namespace proxanon {
@@ -63,6 +64,12 @@ void Colouring::tally_class(std::size_t c, std::int32_t skip) {
 }
 
 void Colouring::count_class(std::size_t c) {
+    if (const Distance* distance = nb_.distance()) {  // an implicit structure
+        class_counts_.resize(size(c));
+        count_in_class(table_, *distance, begin(c), size(c), class_counts_.data());
+        for (std::size_t i = 0; i < size(c); ++i) own_[at(members_[c][i])] = static_cast<std::int32_t>(class_counts_[i]);
+        return;
+    }
     tally_class(c, -1);
     // The tally counts each member in its own closed neighbourhood: subtract it.
     for (const std::int32_t* p = begin(c); p != end(c); ++p) own_[at(*p)] = tally_.count(value_of(*p)) - 1;

@@ -87,6 +87,8 @@ void Neighbours::sorted_degrees(std::size_t threads, Interrupt* interrupt) {
     std::vector<std::int64_t> before(values + 1, 0);  // rows of the values below each id
     for (std::size_t u = 0; u < values; ++u) before[u + 1] = before[u] + t.count[u];
     degree_.assign(values, 0);
+    first_.assign(values, 0);
+    last_.assign(values, 0);
     parallel_for(values, threads, interrupt, [&](std::size_t u) {
         const double* x = t.value(u);
         std::size_t lo = 0, hi = u;  // first neighbour below u: in [0, u]
@@ -102,6 +104,8 @@ void Neighbours::sorted_degrees(std::size_t threads, Interrupt* interrupt) {
             if (distance_->within(x, t.value(mid))) lo = mid + 1; else hi = mid;
         }
         degree_[u] = before[lo] - before[first] - 1;
+        first_[u] = static_cast<std::int32_t>(first);
+        last_[u] = static_cast<std::int32_t>(lo);
     });
 }
 
@@ -116,7 +120,8 @@ Neighbours Neighbours::build(const ValueTable& table, const Distance& distance, 
 }
 
 NeighbourCount::NeighbourCount(const Neighbours& neighbours)
-    : nb_(neighbours), graph_(neighbours.graph()) {
+    : nb_(neighbours), graph_(neighbours.graph()),
+      sorted_(neighbours.structure() == Structure::Sorted) {
     if (graph_) count_.assign(neighbours.size(), 0);
 }
 
@@ -124,11 +129,13 @@ void NeighbourCount::clear() {
     for (std::int32_t w : touched_) count_[static_cast<std::size_t>(w)] = 0;
     touched_.clear();
     added_.clear();
+    ordered_ = false;
 }
 
 void NeighbourCount::add(std::int32_t u, std::int32_t times) {
     if (!graph_) {
         added_.emplace_back(u, times);
+        ordered_ = false;
         return;
     }
     auto bump = [&](std::int32_t w) {
@@ -139,6 +146,25 @@ void NeighbourCount::add(std::int32_t u, std::int32_t times) {
     bump(u);
     const auto uu = static_cast<std::size_t>(u);
     for (const std::int32_t* p = graph_->begin(uu); p != graph_->end(uu); ++p) bump(*p);
+}
+
+/// The values added within w's interval [first, last) of value ids: after sorting what was
+/// added (once per batch of adds), two binary searches and a difference of running sums.
+std::int32_t NeighbourCount::count_sorted(std::int32_t w) const {
+    if (!ordered_) {
+        std::sort(added_.begin(), added_.end());
+        prefix_.assign(added_.size() + 1, 0);
+        for (std::size_t i = 0; i < added_.size(); ++i) prefix_[i + 1] = prefix_[i] + added_[i].second;
+        ordered_ = true;
+    }
+    const auto [first, last] = nb_.interval(w);
+    const auto below = [](const std::pair<std::int32_t, std::int32_t>& x, std::int32_t id) {
+        return x.first < id;
+    };
+    const auto lo = std::lower_bound(added_.begin(), added_.end(), first, below);
+    const auto hi = std::lower_bound(lo, added_.end(), last, below);
+    return prefix_[static_cast<std::size_t>(hi - added_.begin())] -
+           prefix_[static_cast<std::size_t>(lo - added_.begin())];
 }
 
 }  // namespace proxanon

@@ -8,13 +8,27 @@ namespace proxanon {
 namespace {
 constexpr std::size_t kLossBuckets = 1024;
 constexpr std::uint8_t kNone = 0, kQueued = 1, kAside = 2;
+/// Classes a run may examine speculatively, per row: past search_limit by searches that found
+/// no partner in the first classes, and in retries of set-aside violations (n / k classes
+/// make one full scan, so this allows about 16 k full scans), and at least kSpeculativeFloor
+/// (small tables keep the complete search). Then searches stop at the limit and set-aside
+/// violations are no longer retried.
+constexpr std::size_t kSpeculativePerRow = 16;
+constexpr std::size_t kSpeculativeFloor = std::size_t{1} << 18;
+/// Classes a run may examine, per row, in first searches within search_limit that found no
+/// partner (at least kSpeculativeFloor); then such searches stop after kSpentLimit classes.
+/// Feasible tables spend far less (50k lognormal rows, eps = 0.005, delta = 0.5: about 20 n).
+constexpr std::size_t kInVainPerRow = 64;
+constexpr std::size_t kSpentLimit = 16;
 }  // namespace
 
 SwapLoop::SwapLoop(Colouring& colouring, const XColorOptions& options)
     : col_(colouring), options_(options), mark_(colouring.neighbours()),
       queue_(colouring.rows(), colouring.loss().active() ? kLossBuckets : 1),
       state_(colouring.rows(), kNone), aside_epoch_(colouring.rows(), 0),
-      in_aside_list_(colouring.rows(), 0), class_seen_(colouring.classes(), 0) {}
+      in_aside_list_(colouring.rows(), 0), class_seen_(colouring.classes(), 0),
+      speculative_left_(std::max(kSpeculativePerRow * colouring.rows(), kSpeculativeFloor)),
+      in_vain_left_(std::max(kInVainPerRow * colouring.rows(), kSpeculativeFloor)) {}
 
 void SwapLoop::run(XColorResult& result) {
     for (std::size_t c = 0; c < col_.classes(); ++c) refresh_class(c);
@@ -82,6 +96,7 @@ void SwapLoop::set_aside(std::int32_t v) {
 /// set aside (its own class has not, or it would have been re-queued): examine those.
 /// Returns true after the first swap it makes, false when none of them can move.
 bool SwapLoop::retry_set_aside(XColorResult& result) {
+    if (options_.search_limit != 0 && speculative_left_ == 0) return false;
     std::size_t keep = 0;
     for (std::size_t i = 0; i < aside_.size(); ++i) {
         const std::int32_t v = aside_[i];
@@ -111,7 +126,8 @@ bool SwapLoop::retry_set_aside(XColorResult& result) {
 /// class V' of v', Lambda < 0) pick the one minimizing loss(V \ {v} ∪ {v'}) +
 /// loss(V' \ {v'} ∪ {v}) - loss(V) - loss(V'), then Lambda, then the lower row index; swap.
 /// `only` restricts the search to those classes (retries); otherwise classes are examined
-/// outward from v's own class until `search_limit` were examined and a partner was seen.
+/// outward from v's own class until `search_limit` were examined and a partner was seen;
+/// past the limit with no partner yet (and in retries), only while the run's budget lasts.
 bool SwapLoop::try_exchange(std::int32_t v, const std::vector<std::size_t>* only,
                             XColorResult& result) {
     const LossModel& loss = col_.loss();
@@ -149,9 +165,18 @@ bool SwapLoop::try_exchange(std::int32_t v, const std::vector<std::size_t>* only
     std::size_t examined = 0;
     const std::size_t m = col_.classes();
     const std::size_t total = only ? only->size() : m - 1;
-    const std::size_t limit = options_.search_limit == 0 ? m : options_.search_limit;
+    const bool budgeted = options_.search_limit != 0;
+    const std::size_t limit = !budgeted ? m
+        : in_vain_left_ == 0 ? std::min(options_.search_limit, kSpentLimit)
+        : options_.search_limit;
     for (std::size_t step = 0; step < total; ++step) {
-        if (best >= 0 && examined >= limit) break;
+        if (examined >= limit && best >= 0) break;
+        // Past the limit with no partner yet, and every class of a retry, are speculative:
+        // only while the run's budget lasts (search_limit = 0, the paper's full scan: none).
+        if (budgeted && (only || examined >= limit)) {
+            if (speculative_left_ == 0) break;
+            --speculative_left_;
+        }
         const std::size_t c = only ? (*only)[step] : col_.outward(home, step);
         if (c == home) continue;
         ++examined;
@@ -190,7 +215,10 @@ bool SwapLoop::try_exchange(std::int32_t v, const std::vector<std::size_t>* only
         }
     }
     classes_examined_ += static_cast<std::int64_t>(examined);
-    if (best < 0) return false;
+    if (best < 0) {
+        if (budgeted && !only) in_vain_left_ -= std::min(in_vain_left_, std::min(examined, limit));
+        return false;
+    }
     const auto away = static_cast<std::size_t>(col_.class_of(best));
     col_.swap(v, best, best_lambda, best_own_v);
     swap_classes_.push_back(static_cast<std::int32_t>(home));

@@ -9,10 +9,12 @@
 #include <vector>
 
 #include "proxanon/distance.hpp"
+#include "proxanon/exchange.hpp"
 #include "proxanon/initialize.hpp"
 #include "proxanon/loss.hpp"
 #include "proxanon/neighbour_graph.hpp"
 #include "proxanon/neighbours.hpp"
+#include "proxanon/specialize.hpp"
 #include "proxanon/violation_queue.hpp"
 #include "proxanon/xcolor.hpp"
 #include "check.hpp"
@@ -299,6 +301,46 @@ void test_every_part_against_brute_force() {
     }
 }
 
+/// NeighbourCount on every structure: count(w) is the times added for values u ~ w, whatever
+/// order values are added in and however adds and counts interleave (Sorted sorts lazily).
+void test_neighbour_count_against_brute_force() {
+    for (unsigned seed = 0; seed < 20; ++seed) {
+        const std::vector<double> rows = random_levels(300, 1, 40 + static_cast<int>(seed), seed);
+        const ValueTable table = ValueTable::from_rows(rows.data(), rows.size(), 1);
+        const Distance distance(Metric::L1, {1.0}, 0.01 * (seed % 7));
+        const Neighbours graph(table, NeighbourGraph::build(table, distance, 1u << 24));
+        const Neighbours sorted(table, distance, Structure::Sorted);
+        NeighbourCount by_graph(graph), by_sorted(sorted);
+        std::mt19937 rng(seed);
+        const auto values = static_cast<std::int32_t>(table.size());
+        std::vector<std::int32_t> times(table.size(), 0);
+        for (int step = 0; step < 200; ++step) {
+            if (rng() % 50 == 0) {
+                by_graph.clear();
+                by_sorted.clear();
+                std::fill(times.begin(), times.end(), 0);
+            }
+            if (rng() % 2 == 0) {
+                const auto u = static_cast<std::int32_t>(rng() % static_cast<unsigned>(values));
+                const auto t = static_cast<std::int32_t>(1 + rng() % 3);
+                by_graph.add(u, t);
+                by_sorted.add(u, t);
+                times[static_cast<std::size_t>(u)] += t;
+            }
+            const auto w = static_cast<std::int32_t>(rng() % static_cast<unsigned>(values));
+            std::int32_t expected = 0;
+            for (std::int32_t u = 0; u < values; ++u) {
+                if (u == w || distance.within(table.value(static_cast<std::size_t>(u)),
+                                              table.value(static_cast<std::size_t>(w)))) {
+                    expected += times[static_cast<std::size_t>(u)];
+                }
+            }
+            CHECK(by_graph.count(w) == expected);
+            CHECK(by_sorted.count(w) == expected);
+        }
+    }
+}
+
 /// Values at the ends of double range and an epsilon far below the data's resolution: grid
 /// keys stay in range (float-cast-overflow sanitizer) and the graph is the pairs within reach.
 void test_graph_at_floating_point_extremes() {
@@ -348,7 +390,93 @@ void test_interrupt_unwinds_a_run() {
     CHECK(asked == 1);
 }
 
+void test_specialize_against_brute_force() {
+    // Taxonomy over 8 leaves: pairs under 4 nodes (8-11), those under 2 (12, 13), the root 14.
+    const std::vector<std::int32_t> parent{8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, -1};
+    for (std::size_t s : {std::size_t{1}, std::size_t{2}}) {
+        const std::size_t n = 600, k = 5;
+        const std::vector<double> sens = random_levels(n, s, 40, static_cast<unsigned>(17 + s));
+        std::mt19937 rng(5);
+        std::vector<double> qi(n * 2);
+        for (std::size_t r = 0; r < n; ++r) {
+            qi[2 * r] = static_cast<double>(rng() % 8);
+            qi[2 * r + 1] = static_cast<double>(rng() % 50);
+        }
+        const std::vector<double> weights(s, 1.0 / static_cast<double>(s));
+        const Distance distance(Metric::L1, weights, 0.02);
+        const ValueTable table = ValueTable::from_rows(sens.data(), n, s);
+        const Neighbours nb = Neighbours::build(table, distance, s == 1 ? Structure::Sorted : Structure::Graph,
+                                                kMaxGraphEntries);
+        std::vector<std::optional<Taxonomy>> taxonomies;
+        taxonomies.emplace_back(Taxonomy(parent, 8));
+        taxonomies.emplace_back(std::nullopt);
+        const LossModel loss(qi.data(), n, 2, std::move(taxonomies));
+        std::vector<std::int32_t> keys(parent.size());
+        for (std::size_t v = 0; v < keys.size(); ++v) keys[v] = static_cast<std::int32_t>(v);
+        MondrianParams params;
+        params.k = k;
+        params.dissimilarity = true;
+        params.delta = 0.7;
+        const SpecializeResult result = specialize(loss, {keys, {}}, nb, std::vector<std::int32_t>(n, 0), params);
+        CHECK(result.splits > 0);
+        const std::int32_t classes = *std::max_element(result.classes.begin(), result.classes.end()) + 1;
+        CHECK(classes > 1);
+        const Taxonomy tax(parent, 8);
+        std::vector<std::vector<double>> tuples;
+        for (std::int32_t c = 0; c < classes; ++c) {
+            std::vector<std::size_t> rows;
+            for (std::size_t r = 0; r < n; ++r) {
+                if (result.classes[r] == c) rows.push_back(r);
+            }
+            CHECK(rows.size() >= k);
+            const std::int32_t t = allowed_neighbours(rows.size(), params.delta);
+            double lo0 = 1e9, hi0 = -1e9, lo1 = 1e9, hi1 = -1e9;
+            for (std::size_t a : rows) {
+                std::int32_t near = 0;
+                for (std::size_t b : rows) near += a != b && distance.within(&sens[a * s], &sens[b * s]);
+                CHECK(near <= t);
+                lo0 = std::min(lo0, qi[2 * a]); hi0 = std::max(hi0, qi[2 * a]);
+                lo1 = std::min(lo1, qi[2 * a + 1]); hi1 = std::max(hi1, qi[2 * a + 1]);
+            }
+            tuples.push_back({static_cast<double>(tax.lca(static_cast<std::int32_t>(lo0), static_cast<std::int32_t>(hi0))), lo1, hi1});
+        }
+        std::sort(tuples.begin(), tuples.end());
+        CHECK(std::adjacent_find(tuples.begin(), tuples.end()) == tuples.end());
+    }
+}
+
 }  // namespace
+
+void test_exchange_keeps_sensitive_multisets() {
+    // 60 rows, one numeric QI and one deep-taxonomy QI, 3 sensitive values, groups of 5 in a
+    // random order: the exchange keeps every group's size and multiset of sensitive ids.
+    std::mt19937 rng(7);
+    const std::size_t n = 60;
+    std::vector<double> qi(2 * n);
+    std::vector<std::int64_t> ids(n), groups(n);
+    for (std::size_t r = 0; r < n; ++r) {
+        qi[2 * r] = static_cast<double>(rng() % 6);
+        qi[2 * r + 1] = static_cast<double>(rng() % 4);
+        ids[r] = static_cast<std::int64_t>(rng() % 3);
+        groups[r] = static_cast<std::int64_t>(r / 5);
+    }
+    std::shuffle(groups.begin(), groups.end(), rng);
+    std::vector<std::optional<Taxonomy>> taxonomies(2);
+    taxonomies[1].emplace(Taxonomy({4, 4, 5, 5, 6, 6, -1}, 4));
+    const std::vector<std::int64_t> out = spread_equal_tuples(groups, qi.data(), 2, taxonomies, ids, {});
+    CHECK(out.size() == n);
+    CHECK(out != groups);
+    for (std::int64_t g = 0; g < 12; ++g) {
+        std::vector<std::int64_t> before, after;
+        for (std::size_t r = 0; r < n; ++r) {
+            if (groups[r] == g) before.push_back(ids[r]);
+            if (out[r] == g) after.push_back(ids[r]);
+        }
+        std::sort(before.begin(), before.end());
+        std::sort(after.begin(), after.end());
+        CHECK(before == after);
+    }
+}
 
 int main() {
     test_distance_tolerance();
@@ -362,8 +490,11 @@ int main() {
     test_qi_start_is_local_and_equitable();
     test_xcolor_satisfies_and_lowers_potential();
     test_every_part_against_brute_force();
+    test_neighbour_count_against_brute_force();
     test_graph_at_floating_point_extremes();
     test_interrupt_unwinds_a_run();
+    test_specialize_against_brute_force();
+    test_exchange_keeps_sensitive_multisets();
     if (failures == 0) std::puts("all C++ core tests passed");
     return failures == 0 ? 0 : 1;
 }

@@ -59,6 +59,30 @@ def mondrian(
     quasi_identifiers: NDArray[np.float64],
     qi_taxonomies: list[tuple[NDArray[np.int32], int] | None] = ...,
 ) -> dict[str, Any]: ...
+def specialize(
+    classes: list[int],
+    quasi_identifiers: NDArray[np.float64],
+    qi_taxonomies: list[tuple[NDArray[np.int32], int] | None],
+    node_keys: list[list[int]],
+    sensitive: NDArray[np.float64],
+    metric: str,
+    weights: list[float],
+    epsilon: float | None,
+    k: int,
+    l: int,  # noqa: E741
+    delta: float,
+) -> dict[str, Any]: ...
+def specialize_graph(
+    classes: list[int],
+    quasi_identifiers: NDArray[np.float64],
+    qi_taxonomies: list[tuple[NDArray[np.int32], int] | None],
+    node_keys: list[list[int]],
+    row_value: list[int],
+    offsets: list[int],
+    targets: list[int],
+    k: int,
+    delta: float,
+) -> dict[str, Any]: ...
 def neighbour_graph(
     sensitive: NDArray[np.float64],
     metric: str,
@@ -77,6 +101,14 @@ def neighbour_queries(
     probes: list[int],
     threads: int = 0,
 ) -> dict[str, Any]: ...
+def balls(
+    sensitive: NDArray[np.float64],
+    metric: str,
+    weights: list[float],
+    radius: float,
+    centres: list[int],
+    members: bool = ...,
+) -> dict[str, NDArray[np.int64]]: ...
 def value_relation(
     sensitive: NDArray[np.float64],
     metric: str,
@@ -85,6 +117,20 @@ def value_relation(
     neighbours: str = "auto",
     centre: int = -1,
 ) -> dict[str, Any]: ...
+def class_counts(
+    sensitive: NDArray[np.float64],
+    metric: str,
+    weights: list[float],
+    epsilon: float,
+    labels: NDArray[np.int64],
+    threads: int = 0,
+) -> NDArray[np.int64]: ...
+def exchange_rows(
+    groups: NDArray[np.int64],
+    quasi_identifiers: NDArray[np.float64],
+    qi_taxonomies: list[tuple[NDArray[np.int32], int] | None],
+    sensitive_ids: NDArray[np.int64],
+) -> NDArray[np.int64]: ...
 def initialize(degree: NDArray[np.int64], m: int) -> NDArray[np.int32]: ...
 def equitable_sizes(n: int, m: int) -> list[int]: ...
 def allowed_neighbours(size: int, delta: float) -> int: ...

@@ -298,9 +298,8 @@ def _graph(sens: NDArray[np.float64], relation: Relation,
     a distance function or a precomputed graph, the CSR). A built-in metric is held in the
     structure ``partition`` would pick: many distinct values never make a stored graph."""
     if relation.kind == "builtin":
-        weights = [] if relation.weights is None else relation.weights.tolist()
         try:
-            return _core.value_relation(sens, relation.name, weights, radius)
+            return _core.value_relation(sens, relation.name, _weights(relation), radius)
         except GraphTooDenseError as exc:
             raise too_dense(radius, relation, exc) from None
     if relation.kind == "callable":
@@ -345,17 +344,56 @@ def _largest_clique(sens: NDArray[np.float64], relation: Relation, eps: float,
     first_row = _first_rows(row_value, len(values))
     size = int(clique.max())
     centre = int(np.argmin(np.where(clique == size, first_row, len(sens))))
-    members = [centre] if radius is None else _ball_members(sens, relation, radius, source,
-                                                             centre)
+    value = tuple(float(x) for x in values[centre])
+    if radius is not None and relation.kind == "builtin":
+        return _ball(sens, relation, radius, int(first_row[centre]), value)
+    members = [centre] if radius is None else _ball_members(source, centre)
     rows = np.flatnonzero(np.isin(row_value, members)).astype(np.int64)
     rows.setflags(write=False)
-    return _Clique(radius, size, tuple(float(x) for x in values[centre]), rows)
+    return _Clique(radius, size, value, rows)
+
+
+#: Rows (evenly spaced in the table) whose ε/2 balls ``infeasibility_proof`` counts first on
+#: several components, where the exact clique needs every value's ball (a grid scan each,
+#: long where the values crowd): most of them fall where the rows are densest, so a proof
+#: usually needs no more.
+SAMPLED_CENTRES = 256
+
+
+def _sampled_clique(sens: NDArray[np.float64], relation: Relation, eps: float,
+                    ) -> _Clique | None:
+    """The largest ε/2 ball around SAMPLED_CENTRES rows (a clique, not the largest one),
+    O(SAMPLED_CENTRES · n); None without a built-in metric or a positive radius."""
+    radius = _clique_radius(eps)
+    if radius is None or relation.kind != "builtin" or not relation.is_metric:
+        return None
+    n = sens.shape[0]
+    centres = np.unique(np.linspace(0, n - 1, min(n, SAMPLED_CENTRES)).astype(np.int64))
+    sizes = _core.balls(sens, relation.name, _weights(relation), radius,
+                        centres.tolist())["sizes"]
+    best = int(centres[int(np.argmax(sizes))])
+    return _ball(sens, relation, radius, best, tuple(float(x) for x in sens[best]))
+
+
+def _ball(sens: NDArray[np.float64], relation: Relation, radius: float, centre: int,
+          value: tuple[float, ...]) -> _Clique:
+    """The rows within ``radius`` of row ``centre`` (a built-in metric), O(n)."""
+    rows = _core.balls(sens, relation.name, _weights(relation), radius, [centre],
+                       members=True)["rows"].astype(np.int64)
+    rows.setflags(write=False)
+    return _Clique(radius, int(rows.size), value, rows)
+
+
+def _weights(relation: Relation) -> list[float]:
+    return [] if relation.weights is None else relation.weights.tolist()
 
 
 def _verdict(clique: _Clique, group_sizes: tuple[tuple[int, int], ...], n: int, k: int,
-             delta: float) -> tuple[bool, bool, str | None]:
+             delta: float, describe: Callable[[_Clique], str] | None = None,
+             ) -> tuple[bool, bool, str | None]:
     """(no equitable partition into n // k groups satisfies, no partition into groups of at
-    least k does, the proof as a sentence or None), from the clique alone."""
+    least k does, the proof as a sentence or None), from the clique alone; ``describe``
+    names the clique's rows in the proof (default: the ball's centre value)."""
     m = n // k
     capacity = _capacity(group_sizes, delta)
     capacity_any = _capacity_any(n, m, delta)
@@ -363,32 +401,42 @@ def _verdict(clique: _Clique, group_sizes: tuple[tuple[int, int], ...], n: int, 
     any_infeasible = clique.size > capacity_any
     reason = None
     if infeasible:
-        reason = _reason(f"rows {_ball_text(clique.radius)} {_value_text(clique.value)}",
-                         clique.size, group_sizes, delta, capacity, capacity_any,
+        who = (describe(clique) if describe is not None else
+               f"rows {_ball_text(clique.radius)} {_value_text(clique.value)}")
+        reason = _reason(who, clique.size, group_sizes, delta, capacity, capacity_any,
                          any_infeasible, m, k)
     return infeasible, any_infeasible, reason
 
 
 def infeasibility_proof(sens: NDArray[np.float64], relation: Relation, k: int, eps: float,
-                        delta: float, any_partition: bool) -> str | None:
-    """The clique bound alone, before any repair (one pass over the ε/2 balls, in the
-    structure partition would use): the proof that no equitable partition into n // k
-    groups (``any_partition``: no partition into groups of at least k) satisfies, or None."""
+                        delta: float, any_partition: bool,
+                        describe: Callable[[NDArray[np.int64]], str] | None = None,
+                        ) -> str | None:
+    """The clique bound alone (one pass over the ε/2 balls, in the structure partition
+    would use; the ε relation itself is never built): the proof that no equitable partition
+    into n // k groups (``any_partition``: no partition into groups of at least k)
+    satisfies, or None. ``describe(rows)`` names the clique's rows (ascending indices) in
+    the caller's terms, e.g. by their values in the table's own units. On several
+    components the balls of SAMPLED_CENTRES rows are tried first: where they prove it, the
+    proof costs O(SAMPLED_CENTRES · n) and no structure is built."""
     n = sens.shape[0]
     group_sizes = tuple(sorted(Counter(_core.equitable_sizes(n, n // k)).items()))
-    infeasible, any_infeasible, reason = _verdict(_largest_clique(sens, relation, eps),
-                                                  group_sizes, n, k, delta)
-    return reason if (any_infeasible if any_partition else infeasible) else None
+
+    def proof(clique: _Clique) -> str | None:
+        infeasible, any_infeasible, reason = _verdict(
+            clique, group_sizes, n, k, delta,
+            None if describe is None else lambda c: describe(c.rows))
+        return reason if (any_infeasible if any_partition else infeasible) else None
+
+    # Several components: a few balls first (O(n) each), the exact largest only if needed.
+    sampled = _sampled_clique(sens, relation, eps) if sens.shape[1] > 1 else None
+    found = None if sampled is None else proof(sampled)
+    return found if found is not None else proof(_largest_clique(sens, relation, eps))
 
 
-def _ball_members(sens: NDArray[np.float64], relation: Relation, radius: float,
-                  ball: dict[str, NDArray[Any]], centre: int) -> list[int]:
-    """The values within ``radius`` of value ``centre``, itself included."""
-    if relation.kind == "builtin":
-        weights = [] if relation.weights is None else relation.weights.tolist()
-        around = _core.value_relation(sens, relation.name, weights, radius,
-                                      centre=centre)["around"]
-        return [int(u) for u in around]
+def _ball_members(ball: dict[str, NDArray[Any]], centre: int) -> list[int]:
+    """The values within the radius of ``ball`` (a CSR relation) of value ``centre``, itself
+    included."""
     start, stop = int(ball["offsets"][centre]), int(ball["offsets"][centre + 1])
     return [centre] + [int(u) for u in ball["targets"][start:stop]]
 

@@ -11,22 +11,27 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-from proxanon import _validate
+from proxanon import _core, _validate
 from proxanon._display import Summarized
 from proxanon._errors import InfeasibleError
 from proxanon._progress import ProgressReporter
-from proxanon.advise import advise
+from proxanon.advise import infeasibility_proof
 from proxanon.audit import AuditReport, audit_arrays, refuse_duplicate_columns
 from proxanon.distances import Relation, as_arguments, componentwise, resolve
 from proxanon.engine import (
     DEFAULT_SEARCH_LIMIT,
     INITS,
     METHODS,
+    NEIGHBOURS,
     Partition,
+    checked_neighbours,
     checked_search_limit,
+    early_proof,
     infeasible_message,
+    proven_before_repair,
     run_engine,
     run_mondrian,
+    run_specialize,
     suppression_budget,
 )
 from proxanon.generalize import (
@@ -69,6 +74,9 @@ class Report(Summarized):
     cost (GCP over all rows, a suppressed row counting as fully generalized) of each
     satisfying table ``anonymize`` compared before publishing the cheapest, empty when it
     compared none.
+    Class sizes: ``min_group_size``, ``max_group_size``, ``largest_class_share`` (the
+    largest class's share of the published rows) and ``class_size_quantiles`` (the sizes at
+    the 50%, 90% and 99% quantiles of the classes, lower).
     """
 
     satisfied: bool
@@ -98,6 +106,8 @@ class Report(Summarized):
     average_group_size: float
     min_group_size: int
     max_group_size: int
+    largest_class_share: float
+    class_size_quantiles: dict[str, int]
     seconds: dict[str, float] = field(default_factory=dict)
     method: str = "xcolor"
     fallback: bool = False
@@ -130,7 +140,9 @@ class Report(Summarized):
             f"proxanon anonymization: {verdict}",
             f"  table          : {self.n:,} rows in {self.groups:,} groups "
             f"(sizes {self.min_group_size} to {self.max_group_size}, "
-            f"average {self.average_group_size:.2f})"
+            f"average {self.average_group_size:.2f}; largest class "
+            f"{self.largest_class_share:.2%} of the rows; sizes at the quantiles "
+            + ", ".join(f"{q} {size}" for q, size in self.class_size_quantiles.items()) + ")"
             + (f"; {len(self.suppressed_rows):,} row(s) suppressed" if self.suppressed_rows
                else ""),
             f"  privacy        : k = {self.k}, epsilon = {self.epsilon}, delta = {self.delta}, "
@@ -195,6 +207,10 @@ class Anonymization(Summarized):
                 ("max_risk", self.report.max_risk), ("loss", self.report.loss)]
 
 
+#: Quantiles (percent) of the published class sizes that the report gives.
+_CLASS_SIZE_QUANTILES = (50, 90, 99)
+
+
 def _utility(summary: GroupSummary, columns: Sequence[str]) -> dict[str, Any]:
     """The report's utility numbers (SPEC §4) from the per-class summary."""
     return {
@@ -205,6 +221,10 @@ def _utility(summary: GroupSummary, columns: Sequence[str]) -> dict[str, Any]:
         "average_group_size": summary.average_group_size(),
         "min_group_size": int(summary.sizes.min()),
         "max_group_size": int(summary.sizes.max()),
+        "largest_class_share": int(summary.sizes.max()) / int(summary.sizes.sum()),
+        "class_size_quantiles": {
+            f"{q}%": int(np.quantile(summary.sizes, q / 100, method="lower"))
+            for q in _CLASS_SIZE_QUANTILES},
     }
 
 
@@ -213,13 +233,20 @@ def _mondrian_cut(columns: list[QIColumn], sens: NDArray[np.float64], qi: NDArra
                   k: int, eps: float | None, dlt: float | None, ell: int | None
                   ) -> tuple[Partition, NDArray[np.int64], GroupSummary]:
     """Strict Mondrian's groups, those that publish the same values merged (one pass: a union
-    keeps its tuple), and their summary. One native call; O(n log n) per level of cuts."""
+    keeps its tuple), classes of 2k rows or more specialized, and their summary
+    (``part.stats["merge_rounds"]``: 1 when the pass merged). Two native calls; O(n log n)
+    per level of cuts."""
     part = run_mondrian(sens, k, eps, dlt, relation, ell, qi, taxonomies, "best_effort",
                         time.perf_counter())
     # Mondrian's boxes are disjoint, but two can still publish the same LCA labels; the
     # union of such groups is one equivalence class.
-    groups = _merge_equal_tuples(summarize_groups(columns, part.groups).labels)[part.groups]
-    return part, groups, summarize_groups(columns, groups)
+    merged = _merge_equal_tuples(summarize_groups(columns, part.groups).labels)[part.groups]
+    rounds = int(part.stats["m"] != int(merged.max()) + 1)
+    # Median cuts on leaf codes rarely fall on a taxonomy node's boundary, so many boxes
+    # publish one coarse node: split those classes top-down along the taxonomies.
+    groups, summary, _ = _specialize_classes(merged, np.ones(int(merged.max()) + 1, np.int64),
+                                             columns, sens, relation, k, eps, dlt, ell)
+    return replace(part, stats={**part.stats, "merge_rounds": rounds}), groups, summary
 
 
 def _anonymize_mondrian(data: pd.DataFrame, columns: list[QIColumn], sens_cols: list[str],
@@ -247,6 +274,7 @@ def _publish_mondrian(data: pd.DataFrame, columns: list[QIColumn], sens_cols: li
     """Mondrian's groups (:func:`_mondrian_cut`) generalized and audited; ``candidates``: the
     report's comparison when ``anonymize`` chose this table over XColor's."""
     part, groups, summary = cut
+    rounds = int(part.stats["merge_rounds"])
     tic = time.perf_counter()
     table = data.copy()
     for col, labels in zip(columns, summary.labels, strict=True):
@@ -263,7 +291,6 @@ def _publish_mondrian(data: pd.DataFrame, columns: list[QIColumn], sens_cols: li
     satisfied = bool(check.satisfied and diverse)
     seconds["audit"] = time.perf_counter() - tic
     seconds["total"] = time.perf_counter() - started
-    rounds = int(part.stats["m"] != summary.sizes.size)  # the one merging pass, if it merged
     # The verdict and the violations are the audit's: only rows that violate are listed
     # (Mondrian itself flags every row when the whole table fails its checks).
     part = replace(part, groups=groups, satisfied=satisfied,
@@ -335,6 +362,37 @@ def encode_sensitive(data: pd.DataFrame, columns: list[str], hierarchies: dict[s
     return sens, relation
 
 
+def _specialize_classes(classes: NDArray[np.int64], formed_from: NDArray[np.int64],
+                        columns: list[QIColumn], sens: NDArray[np.float64], relation: Relation,
+                        k: int, eps: float | None, dlt: float | None, ell: int | None
+                        ) -> tuple[NDArray[np.int64], GroupSummary, NDArray[np.int64]]:
+    """The published classes with every class of at least 2k rows split top-down into parts
+    that pass the same checks and publish finer tuples no other class publishes (a taxonomy
+    of several levels otherwise gathers many groups under one coarse node); see
+    :func:`proxanon.engine.run_specialize`. Returns the classes, their summary, and per class
+    the ``formed_from`` of the class it came from."""
+    qi = np.ascontiguousarray(np.column_stack([c.codes for c in columns]))
+    keys = [None if c.hierarchy is None else
+            pd.factorize(np.asarray(c.hierarchy.labels, dtype=object))[0].astype(np.int32)
+            for c in columns]
+    split, _ = run_specialize(classes, sens, k, eps, dlt, relation, ell, qi,
+                              [c.taxonomy_spec() for c in columns], keys)
+    carried = np.zeros(int(split.max()) + 1, dtype=np.int64)
+    carried[split] = formed_from[classes]
+    return split, summarize_groups(columns, split), carried
+
+
+def _row_ids(values: NDArray[np.float64]) -> NDArray[np.int64]:
+    """An id per row of a 2-D array, equal exactly for equal rows, in the rows' sorted order
+    (column by column): O(n log n) by factorizing one column at a time."""
+    ids = np.zeros(values.shape[0], dtype=np.int64)
+    for column in np.atleast_2d(values.T):
+        codes, uniques = pd.factorize(column, sort=True)
+        combined = ids * len(uniques) + codes
+        ids = pd.factorize(combined, sort=True)[0].astype(np.int64)
+    return ids
+
+
 def _merge_equal_tuples(labels: list[NDArray[np.object_]]) -> NDArray[np.int64]:
     """Class id per group such that groups with the same published tuple share a class;
     ids follow the first group of each class, so they are 0 .. classes-1 in group order."""
@@ -364,6 +422,7 @@ def anonymize(
     method: str = "xcolor",
     l: int | None = None,  # noqa: E741 (the name the literature and the API use)
     sensitive_ranges: Mapping[str, tuple[float, float]] | None = None,
+    neighbours: str = "auto",
 ) -> Anonymization:
     """Anonymize a table so that every group satisfies (ε, δ)^k-dissimilarity.
 
@@ -382,12 +441,24 @@ def anonymize(
     principle; they are listed in ``report.suppressed_rows`` and their ``groups`` entry is -1.
     ``sensitive_ranges``: per numeric sensitive column, the ``(min, max)`` to scale it by
     instead of its own (``proxanon.dask`` passes the whole table's range to each part).
+    ``neighbours``: how the engine holds the ε-neighbour relation, ``"auto"`` (default),
+    ``"graph"``, ``"sorted"`` (one numeric sensitive column) or ``"grid"``; the result
+    does not depend on it (see :func:`proxanon.partition`).
+
+    With ``on_infeasible="raise"`` on more than 8192 rows and a built-in metric,
+    :func:`proxanon.advise`'s clique bound is checked before any repair: when it proves
+    that no partition into groups of at least ``k`` rows satisfies the principle,
+    :class:`~proxanon.InfeasibleError` is raised at once with the proof in the columns' own
+    units (no partition attached). ``"best_effort"`` and ``"suppress"`` always run.
 
     Groups that would publish the same QI values are one equivalence class to an attacker.
     First, groups exchange rows with identical sensitive values (which leaves every group's
     verdict unchanged) so that their published values differ; groups that still collide are
     merged and the merged classes repaired until every group publishes its own
-    values; ``report.merge_rounds`` counts those rounds. When this QI-aware path ends with
+    values; ``report.merge_rounds`` counts those rounds. Then every class of at least 2k rows
+    is split top-down along the taxonomies and at numeric medians into parts that pass the
+    same checks and publish finer tuples of their own (no class grows, violating rows never
+    grow; ``method="mondrian"`` does the same). When this QI-aware path ends with
     violations, the plain partition's groups (as :func:`proxanon.partition` builds them by
     default) are tried the same way and published if they do better (``report.fallback``):
     where the QIs tell the rows apart, ``anonymize`` then succeeds wherever ``partition``
@@ -428,16 +499,20 @@ def anonymize(
     init = _validate.choice(init, "init", INITS)
     moves = _validate.choice(moves, "moves", _validate.MOVES)
     budget = suppression_budget(max_suppression, on_infeasible)
+    structure = _validate.choice(neighbours, "neighbours", NEIGHBOURS)
+    if method == "mondrian" and structure != "auto":
+        raise ValueError("neighbours applies to method='xcolor' only (Mondrian's checks hold "
+                         "no neighbour structure); leave it at 'auto'")
 
     reporter = ProgressReporter() if progress else None
     if reporter is None:
         return _anonymize(data, qi_cols, sens_cols, k, eps, dlt, metric, weights, hierarchies,
                           on_infeasible, limit, init, moves, budget, None, started,
-                          method, ell, checked, sensitive_ranges)
+                          method, ell, checked, sensitive_ranges, structure)
     with reporter:
         return _anonymize(data, qi_cols, sens_cols, k, eps, dlt, metric, weights, hierarchies,
                           on_infeasible, limit, init, moves, budget, reporter, started,
-                          method, ell, checked, sensitive_ranges)
+                          method, ell, checked, sensitive_ranges, structure)
 
 
 @dataclass(frozen=True)
@@ -465,7 +540,8 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
                init: str, moves: str, budget: float, reporter: ProgressReporter | None,
                started: float, method: str = "xcolor", ell: int | None = None,
                checked: bool = True,
-               ranges: Mapping[str, tuple[float, float]] | None = None) -> Anonymization:
+               ranges: Mapping[str, tuple[float, float]] | None = None,
+               neighbours: str = "auto") -> Anonymization:
     tic = time.perf_counter()
     given = load_hierarchies(hierarchies, qi_cols + sens_cols, [str(c) for c in data.columns])
     all_columns: list[QIColumn] = [encode_qi(data, c, given.get(c)) for c in qi_cols]
@@ -486,6 +562,15 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
                                    relation,
                                    k, eps if checked else None, dlt if checked else None, ell,
                                    on_infeasible, seconds, started)
+    structure = checked_neighbours(neighbours, relation, all_sens.shape[1])
+    if on_infeasible == "raise":
+        # No partition into groups of >= k rows satisfies: neither path can publish a table.
+        proof = early_proof(all_sens, k, eps, dlt, relation, any_partition=True,
+                            describe=_rows_by_value(data, sens_cols))
+        if proof is not None:
+            units = _epsilon_in_units(data, sens_cols, relation, eps)
+            raise InfeasibleError(proven_before_repair(proof, k, eps, dlt, relation)
+                                  + ("\n" + units if units else ""))
     engine_mode = "suppress" if suppress else "best_effort"
     # Rows with identical sensitive values are interchangeable between groups; with a
     # row-indexed neighbour graph, rows whose neighbours (themselves included) are the same.
@@ -499,16 +584,18 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
             [near.indices[near.indptr[i]:near.indptr[i + 1]].tobytes()
              for i in range(n_all)]))[0].astype(np.int64)
     else:
-        sa_ids = np.unique(all_sens, axis=0, return_inverse=True)[1].reshape(-1).astype(
-            np.int64)
+        sa_ids = _row_ids(all_sens)
 
-    def audit_classes(released: NDArray[np.int64], classes: NDArray[np.int64]) -> AuditReport:
+    def published_sensitive(released: NDArray[np.int64]) -> tuple[NDArray[np.float64],
+                                                                    Relation]:
         # The published table as any auditor reads it: its sensitive columns scaled over the
         # rows it holds (suppression can narrow a column's range).
-        sens, rel = all_sens, relation
         if released.size < n_all:
-            sens, rel = encode_sensitive(data.iloc[released], sens_cols, given, metric,
-                                         weights)
+            return encode_sensitive(data.iloc[released], sens_cols, given, metric, weights)
+        return all_sens, relation
+
+    def audit_classes(sens: NDArray[np.float64], rel: Relation,
+                      classes: NDArray[np.int64]) -> AuditReport:
         metric_arg, weights_arg = as_arguments(rel)
         return audit_arrays(sens, classes, k=k, epsilon=eps, delta=dlt, metric=metric_arg,
                             weights=weights_arg)
@@ -530,7 +617,8 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
             return run_engine(all_sens[released], k, eps, dlt, relation,
                               None if qi is None else qi[released], tax, engine_mode, search,
                               False, reporter, time.perf_counter(), initial_groups=initial,
-                              init=first_init, moves=moves, max_suppression=1.0)
+                              init=first_init, moves=moves, max_suppression=1.0,
+                              neighbours=structure)
 
         released = np.arange(n_all)
         part = run(released, None)
@@ -573,7 +661,12 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
             summary = summarize_groups(columns, classes)
         times["merge"] = time.perf_counter() - tic
         tic = time.perf_counter()
-        check = audit_classes(released, classes)
+        sens, rel = published_sensitive(released)
+        classes, summary, formed_from = _specialize_classes(classes, formed_from, columns, sens,
+                                                            rel, k, eps, dlt, None)
+        times["specialize"] = time.perf_counter() - tic
+        tic = time.perf_counter()
+        check = audit_classes(sens, rel, classes)
         times["audit"] = time.perf_counter() - tic
         return _Published(part, released, classes, columns, summary, formed_from, rounds, swaps,
                           initial_violations, times, check, plain)
@@ -592,7 +685,11 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
         cut = _mondrian_cut(all_columns, all_sens, all_qi, taxonomies, relation, k, eps, dlt,
                             None)
         seconds["mondrian"] = time.perf_counter() - tic
-        if not cut[0].satisfied:  # only an uncut table that fails the checks is unsatisfied
+        # The verdict is the audit's of the published classes (specialization may have split
+        # a class that Mondrian's own cut left failing).
+        metric_arg, weights_arg = as_arguments(relation)
+        if not audit_arrays(all_sens, cut[1], k=k, epsilon=eps, delta=dlt, metric=metric_arg,
+                            weights=weights_arg).satisfied:
             return None, {}
         costs = {"mondrian": cut[2].gcp()}
         if xcolor is not None and acceptable(xcolor):
@@ -631,7 +728,9 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
 
     released, classes, summary, check = (chosen.released, chosen.classes, chosen.summary,
                                          chosen.check)
-    suppressed_rows = np.setdiff1d(np.arange(n_all), released)
+    left_out = np.ones(n_all, dtype=bool)
+    left_out[released] = False
+    suppressed_rows = np.flatnonzero(left_out)
     if suppress and suppressed_rows.size > budget * n_all:
         raise InfeasibleError(
             f"the suppression found leaves out {suppressed_rows.size} of {n_all} row(s) "
@@ -732,20 +831,26 @@ def infeasible_text(data: pd.DataFrame, sens_cols: list[str], result: _Published
 
 def _proof(published: pd.DataFrame, sens_cols: list[str], sens: NDArray[np.float64],
            relation: Relation, k: int, eps: float, dlt: float) -> str | None:
-    """The clique argument of :func:`proxanon.advise`, its rows described by their values."""
+    """The clique argument of :func:`proxanon.advise` for the engine's n // k groups, its
+    rows described by their values."""
     if relation.kind != "builtin" or not relation.is_metric:
         return None  # the clique proof needs the triangle inequality of a known metric
     try:
-        advice = advise(sens, k=k, epsilon=eps, metric=relation.label,
-                        weights=None if relation.label == "variational" else relation.weights,
-                        delta=dlt)
+        return infeasibility_proof(sens, relation, k, eps, dlt, any_partition=False,
+                                   describe=_rows_by_value(published, sens_cols))
     except ValueError:  # e.g. an epsilon/2 graph too dense to build: no proof to offer
         return None
-    if not advice.provably_infeasible:
-        return None
-    rows = published.iloc[advice.clique_rows]
-    values = " and ".join(f"{c} {_value_range(rows[c])}" for c in sens_cols)
-    return advice.explain(f"the rows with {values} (all within epsilon/2 of one row's values)")
+
+
+def _rows_by_value(published: pd.DataFrame, sens_cols: list[str],
+                   ) -> Callable[[NDArray[np.int64]], str]:
+    """Names a proof's clique (rows of ``published``) by the range of each sensitive column
+    over it, in the column's own units."""
+    def describe(rows: NDArray[np.int64]) -> str:
+        chosen = published.iloc[rows]
+        values = " and ".join(f"{c} {_value_range(chosen[c])}" for c in sens_cols)
+        return f"the rows with {values} (all within epsilon/2 of one row's values)"
+    return describe
 
 
 def _epsilon_in_units(published: pd.DataFrame, sens_cols: list[str], relation: Relation,
@@ -824,125 +929,22 @@ def _merged_classes_text(published: pd.DataFrame, result: _Published) -> str | N
     )
 
 
-#: Cells (runs of one QI combination) tried on each side of a row, and rows tried per cell,
-#: when :func:`_spread_equal_tuples` looks for a row to exchange: a few nearby cells in the
-#: QI order give the narrowest new tuples, and bound the work per group. Exchanges tried in
-#: all, per row of the table: bounds the whole pass where few exchanges succeed.
-_SPREAD_CELLS = 8
-_SPREAD_ROWS = 3
-_SPREAD_TRIES_PER_ROW = 8
-
-
 def _spread_equal_tuples(groups: NDArray[np.int64], columns: list[QIColumn],
                          sa_ids: NDArray[np.int64]) -> NDArray[np.int64]:
     """Groups with rows exchanged so that fewer of them publish the same QI tuple.
 
-    Two rows with identical sensitive values can trade groups without changing any group's
-    multiset of sensitive values, so every group keeps its dissimilarity verdict exactly;
-    only the published tuples change. A group whose tuple another group already publishes
-    trades one row for a row of a nearby QI combination with the same sensitive values,
-    when that gives it a tuple no group publishes and leaves the other group's tuple
-    unused or unchanged, and lifts no value of a taxonomy of several levels to a node that
-    covers more leaves. Greedy and deterministic; at most ``_SPREAD_TRIES_PER_ROW`` candidate
-    exchanges per row of the table in all, each O(group size) to evaluate.
+    Two rows with identical sensitive values (``sa_ids``) can trade groups without changing
+    any group's multiset of sensitive values, so every group keeps its dissimilarity verdict
+    exactly; only the published tuples change. The native exchange step (``exchange.hpp``)
+    trades a row of a group whose tuple another group also publishes for a row of a nearby QI
+    combination with the same sensitive value, when that gives it a tuple no group publishes,
+    and never lifts a value of a taxonomy of several levels to a node covering more leaves.
+    Greedy, deterministic, at most 8 candidate exchanges per row of the table.
     """
-    codes = np.column_stack([c.codes for c in columns])
-    n, d = codes.shape
-    if n == 0 or d == 0:
+    if groups.size == 0 or not columns:
         return groups
-    trees = [c.hierarchy for c in columns]
-    lca_cache: dict[tuple[int, float, float], int] = {}
-
-    def key(block: NDArray[np.float64]) -> tuple[Any, ...]:
-        lo, hi = block.min(axis=0), block.max(axis=0)
-        parts: list[Any] = []
-        for j in range(d):
-            tree = trees[j]
-            if tree is None:
-                parts.append((float(lo[j]), float(hi[j])))
-            else:
-                at = (j, float(lo[j]), float(hi[j]))
-                if at not in lca_cache:
-                    lca_cache[at] = int(tree.lca(np.array([int(lo[j])]),
-                                                 np.array([int(hi[j])]))[0])
-                parts.append(lca_cache[at])
-        return tuple(parts)
-
-    deep = [(j, tree.leaf_counts) for j, tree in enumerate(trees)
-            if tree is not None and tree.height > 1]
-
-    def coarser(new: tuple[Any, ...], old: tuple[Any, ...]) -> bool:
-        # In a taxonomy of several levels an exchange that lifts a group's value to a node
-        # covering more leaves costs utility for nothing a finer node would not also give
-        # (Adult demo: GCP 0.32 with such exchanges, 0.23 without). Flat taxonomies and
-        # intervals may widen: that is how their tuples come apart.
-        return any(leaves[new[j]] > leaves[old[j]] for j, leaves in deep)
-
-    order = np.argsort(groups, kind="stable")
-    starts = np.searchsorted(groups[order], np.arange(int(groups.max()) + 1))
-    members = [list(block) for block in np.split(order, starts[1:])]
-    keys = [key(codes[m]) for m in members]
-    count: dict[tuple[Any, ...], int] = {}
-    for t in keys:
-        count[t] = count.get(t, 0) + 1
-    if len(count) == len(keys):
-        return groups
-    owner: NDArray[np.int64] = groups.copy()
-    # Rows of one sensitive value, in QI order; cell = run of one QI combination there.
-    cell = pd.DataFrame(codes).groupby(list(range(d)), sort=True).ngroup().to_numpy()
-    line = np.lexsort((cell, sa_ids))
-    line_sa, line_cell = sa_ids[line], cell[line]
-    new_run = np.r_[True, (line_sa[1:] != line_sa[:-1]) | (line_cell[1:] != line_cell[:-1])]
-    run_start = np.flatnonzero(new_run)
-    run_of = np.cumsum(new_run) - 1
-    run_end = np.r_[run_start[1:], line.size]
-    run_sa = line_sa[run_start]
-    where = np.empty(n, dtype=np.int64)
-    where[line] = np.arange(n)
-
-    def candidates(x: int) -> list[int]:
-        r = int(run_of[where[x]])
-        found: list[int] = []
-        for step in range(1, _SPREAD_CELLS + 1):
-            for s in (r - step, r + step):
-                if 0 <= s < run_start.size and run_sa[s] == sa_ids[x]:
-                    found.extend(int(y) for y in
-                                 line[run_start[s]:min(run_end[s],
-                                                       run_start[s] + _SPREAD_ROWS)])
-        return found
-
-    tries = _SPREAD_TRIES_PER_ROW * n
-    for g in range(len(members)):
-        if count[keys[g]] == 1:
-            continue
-        done = False
-        for i, x in enumerate(members[g]):
-            for y in candidates(x):
-                h = int(owner[y])
-                if h == g:
-                    continue
-                if tries == 0:
-                    return owner
-                tries -= 1
-                mine = members[g].copy()
-                mine[i] = y
-                j = members[h].index(y)
-                theirs = members[h].copy()
-                theirs[j] = x
-                new_g, new_h = key(codes[mine]), key(codes[theirs])
-                if new_g == new_h or count.get(new_g, 0) or (
-                        new_h != keys[h] and count.get(new_h, 0)) or coarser(
-                        new_g, keys[g]) or coarser(new_h, keys[h]):
-                    continue
-                for old in (keys[g], keys[h]):
-                    count[old] -= 1
-                for new in (new_g, new_h):
-                    count[new] = count.get(new, 0) + 1
-                keys[g], keys[h] = new_g, new_h
-                members[g], members[h] = mine, theirs
-                owner[x], owner[y] = h, g
-                done = True
-                break
-            if done:
-                break
-    return owner
+    qi = np.ascontiguousarray(np.column_stack([c.codes for c in columns]))
+    moved: NDArray[np.int64] = _core.exchange_rows(
+        np.ascontiguousarray(groups, dtype=np.int64), qi, [c.taxonomy_spec() for c in columns],
+        np.ascontiguousarray(sa_ids, dtype=np.int64))
+    return moved

@@ -1,10 +1,13 @@
 """An independent verifier of (epsilon, delta)^k-dissimilarity (SPEC §2, paper §II).
 
 ``audit`` takes a table's sensitive values and a partition of its rows into groups and says,
-for every group and every row, whether the privacy principle holds. Its neighbour counting
-is its own plain-numpy code and never calls the C++ engine (``proxanon._core``), so it can
-check the engine's output and assess any published table, however it was produced. What it
-shares with the engine is the reading of the inputs: the parameter checks (``_validate``,
+for every group and every row, whether the privacy principle holds. For the built-in metrics
+the neighbour counts inside groups come from the one native implementation that the engine's
+class counts also use (``class_counts.hpp``: pairwise tests on a group's few distinct values,
+an index over its own values beyond that, so a class of m rows costs O(m log m) plus its
+candidate pairs, never m^2 distance tests); the tests check it against an independent brute
+force. User distance functions and precomputed graphs are counted here, in blocks. The
+reading of the inputs is shared with the engine too: the parameter checks (``_validate``,
 ``engine.checked_epsilon``) and how a ``metric`` argument becomes a distance
 (``distances.resolve``, and ``distances.pairwise`` for user functions and graphs).
 
@@ -28,8 +31,9 @@ What is computed (SPEC §1-2):
 - ``vulnerability`` is the fraction of groups that violate (epsilon, delta)-dissimilarity,
   not counting smallness (paper §VI, Fig. 4).
 
-Cost: O(sum_G |G|^2 * s) arithmetic, done in vectorized blocks whose temporaries hold at
-most about ``_BLOCK_ELEMENTS`` numbers, so memory stays bounded whatever the group sizes.
+Cost (built-in metrics): O(n log n · s) plus the candidate pairs of large groups, on all
+cores; a distance function or graph: O(sum_G |G|^2) evaluations in chunks of at most
+``_CHUNK_ROWS`` x ``_CHUNK_ROWS``, so memory stays bounded whatever the group sizes.
 """
 
 from __future__ import annotations
@@ -41,14 +45,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from proxanon import _validate
+from proxanon import _core, _validate
 from proxanon._display import Summarized
 from proxanon.distances import Relation, pairwise, resolve
 
 __all__ = ["AuditReport", "audit"]
 
-#: Largest number of pairwise distances held in one temporary array.
-_BLOCK_ELEMENTS = 1 << 20
 #: Rows per chunk when a distance function or a graph is audited (chunk x chunk at most).
 _CHUNK_ROWS = 1024
 
@@ -318,7 +320,7 @@ def audit_arrays(
     Raises:
         ValueError, TypeError: on malformed input; the message names the parameter.
 
-    Cost: O(sum_G |G|^2 * s) time; memory O(n * s) plus bounded blocks of distances.
+    Cost: see the module docstring; memory O(n * s) plus bounded blocks of distances.
     """
     sens = _validate.float_matrix(sensitive, "sensitive")
     n, s = sens.shape
@@ -362,10 +364,12 @@ def audit_arrays(
         # Zero-weight columns add exactly 0 to every distance (and never raise a maximum);
         # min_component has positive weights only.
         used = [j for j in range(s) if w[j] != 0.0]
-        columns = [np.ascontiguousarray(sens[order, j]) for j in used]
+        columns = [sens[:, j] for j in used]
         col_weights = [float(w[j]) for j in used]
         _check_no_overflow(columns, col_weights, metric, threshold)
-        _count_builtin(columns, col_weights, metric, threshold, starts, sizes, sorted_counts)
+        counts = _core.class_counts(np.ascontiguousarray(sens), metric,
+                                    [float(x) for x in w], eps, labels.astype(np.int64))
+        sorted_counts = counts[order]
 
     neighbour_counts = np.empty(n, dtype=np.int64)
     neighbour_counts[order] = sorted_counts
@@ -433,26 +437,6 @@ def _check_no_overflow(columns: list[NDArray[np.float64]], col_weights: list[flo
         )
 
 
-def _count_builtin(columns: list[NDArray[np.float64]], col_weights: list[float], metric: str,
-                   threshold: float, starts: NDArray[np.int64], sizes: NDArray[np.int64],
-                   sorted_counts: NDArray[np.int64]) -> None:
-    """D_G(v) for a built-in metric, groups of equal size stacked together."""
-    for size in np.unique(sizes):
-        g = int(size)
-        if g == 1:
-            continue
-        class_starts = starts[sizes == size]
-        if g * g <= _BLOCK_ELEMENTS:
-            _count_equal_size_groups(
-                columns, col_weights, metric, threshold, class_starts, g, sorted_counts
-            )
-        else:
-            for start in class_starts:
-                _count_large_group(
-                    columns, col_weights, metric, threshold, int(start), g, sorted_counts
-                )
-
-
 def _count_by_relation(relation: Relation, ordered: NDArray[np.float64],
                        starts: NDArray[np.int64], sizes: NDArray[np.int64], threshold: float,
                        sorted_counts: NDArray[np.int64], order: NDArray[np.int64]) -> None:
@@ -494,88 +478,6 @@ def _near(relation: Relation, ordered: NDArray[np.float64], order: NDArray[np.in
     x, y = ordered[left], ordered[right]
     identical = (x[:, None, :] == y[None, :, :]).all(axis=2)  # same value: always neighbours
     return np.asarray(near | identical)
-
-
-def _count_equal_size_groups(
-    columns: list[NDArray[np.float64]],
-    col_weights: list[float],
-    metric: str,
-    threshold: float,
-    class_starts: NDArray[np.int64],
-    g: int,
-    sorted_counts: NDArray[np.int64],
-) -> None:
-    """Writes D_G(v) for every member of the groups of size g starting at ``class_starts``.
-
-    Groups are stacked into (G, g) slices per column and compared all-pairs as (G, g, g)
-    blocks of at most ``_BLOCK_ELEMENTS`` distances.
-    """
-    per_chunk = max(1, _BLOCK_ELEMENTS // (g * g))
-    offsets = np.arange(g, dtype=np.int64)
-    for lo in range(0, class_starts.shape[0], per_chunk):
-        index = class_starts[lo : lo + per_chunk, None] + offsets  # (G, g) sorted positions
-        left = [column[index][:, :, None] for column in columns]
-        right = [member.reshape(member.shape[0], 1, g) for member in left]
-        dist = _distances(left, right, col_weights, metric, (index.shape[0], g, g))
-        within = np.count_nonzero(dist <= threshold, axis=2)
-        sorted_counts[index] = within - 1  # each row is within 0 of itself
-
-
-def _count_large_group(
-    columns: list[NDArray[np.float64]],
-    col_weights: list[float],
-    metric: str,
-    threshold: float,
-    start: int,
-    g: int,
-    sorted_counts: NDArray[np.int64],
-) -> None:
-    """Writes D_G(v) for the members of one group too big for a (g, g) block, in row blocks."""
-    members = [column[start : start + g] for column in columns]
-    per_block = max(1, _BLOCK_ELEMENTS // g)
-    right = [member[None, :] for member in members]
-    for lo in range(0, g, per_block):
-        hi = min(g, lo + per_block)
-        left = [member[lo:hi, None] for member in members]
-        dist = _distances(left, right, col_weights, metric, (hi - lo, g))
-        within = np.count_nonzero(dist <= threshold, axis=1)
-        sorted_counts[start + lo : start + hi] = within - 1
-
-
-def _distances(
-    left: list[NDArray[np.float64]],
-    right: list[NDArray[np.float64]],
-    col_weights: list[float],
-    metric: str,
-    shape: tuple[int, ...],
-) -> NDArray[np.float64]:
-    """Weighted distances (SPEC §1) between broadcast ``left`` and ``right`` columns.
-
-    Columns are accumulated left to right, one temporary of ``shape`` at a time. A
-    difference or sum past the float range becomes inf, which is the right verdict (farther
-    than any finite epsilon), so overflow is not reported.
-    """
-    start = np.inf if metric == "min_component" else 0.0
-    total = np.full(shape, start, dtype=np.float64)
-    scratch = np.empty(shape, dtype=np.float64)
-    with np.errstate(over="ignore"):
-        for a, b, weight in zip(left, right, col_weights, strict=False):
-            np.subtract(a, b, out=scratch)
-            if metric == "l2":
-                np.multiply(scratch, scratch, out=scratch)
-            else:
-                np.abs(scratch, out=scratch)
-            if weight != 1.0:
-                np.multiply(scratch, weight, out=scratch)
-            if metric == "linf":
-                np.maximum(total, scratch, out=total)
-            elif metric == "min_component":
-                np.minimum(total, scratch, out=total)
-            else:
-                np.add(total, scratch, out=total)
-    if metric == "l2":
-        np.sqrt(total, out=total)
-    return total
 
 
 def _frozen(array: NDArray[Any]) -> NDArray[Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -305,6 +306,40 @@ def run_mondrian(sens: NDArray[np.float64], k: Any, epsilon: Any, delta: Any,
     return result
 
 
+def run_specialize(classes: NDArray[np.int64], sens: NDArray[np.float64], k: int,
+                   epsilon: float | None, delta: float | None, relation: Relation,
+                   ell: int | None, qi: NDArray[np.float64],
+                   qi_taxonomies: list[tuple[NDArray[np.int32], int] | None],
+                   node_keys: list[NDArray[np.int32] | None]) -> tuple[NDArray[np.int64], int]:
+    """Published classes (ids 0 .. C-1, pairwise distinct published tuples) with every class
+    of at least 2k rows split top-down into parts that publish finer, distinct tuples and pass
+    the checks asked for (k; distinct ``ell``; (epsilon, delta)^k-dissimilarity unless
+    epsilon is None); see cpp/include/proxanon/specialize.hpp. ``node_keys[i]`` names the
+    nodes of taxonomy column i by published label (None for a numeric column).
+    Returns (class per row, classes split); the classes unchanged when the relation is too
+    dense to hold as a graph."""
+    keys = [[] if key is None else key.tolist() for key in node_keys]
+    common: dict[str, Any] = dict(
+        classes=classes.astype(np.int32).tolist(), quasi_identifiers=qi,
+        qi_taxonomies=qi_taxonomies, node_keys=keys, k=k, delta=0.0 if delta is None else delta)
+    try:
+        if relation.weights is not None or epsilon is None:  # a built-in metric, or no distance
+            raw = _core.specialize(
+                sensitive=sens, metric=relation.name if relation.weights is not None else "l1",
+                weights=[] if relation.weights is None else relation.weights.tolist(),
+                epsilon=epsilon, l=0 if ell is None else ell, **common)
+        else:
+            if relation.kind == "callable":
+                row_value, offsets, targets, _ = value_graph(relation, sens, epsilon)
+            else:
+                row_value, offsets, targets = row_graph(relation, sens.shape[0])
+            raw = _core.specialize_graph(row_value=row_value.tolist(), offsets=offsets.tolist(),
+                                         targets=targets.tolist(), **common)
+    except GraphTooDenseError:
+        return classes, 0
+    return np.asarray(raw["classes"], dtype=np.int64), int(raw["splits"])
+
+
 def checked_epsilon(epsilon: Any, relation: Relation) -> float:
     """epsilon, which a precomputed neighbour graph does not need (it is then ignored)."""
     if relation.kind == "graph":
@@ -475,17 +510,32 @@ def early_verdict(sens: NDArray[np.float64], k: int, eps: float, dlt: float,
     """Raises InfeasibleError (with no partition) when advise's clique bound already proves
     that the repair cannot succeed: no equitable partition into n // k groups for
     ``moves="swap"``, no partition into groups of at least k for ``"auto"`` (which may
-    regroup). Only for ``on_infeasible="raise"``, a built-in metric, more than
-    EARLY_VERDICT_ROWS rows and no given start."""
-    if (on_infeasible != "raise" or initial_groups is not None or relation.kind != "builtin"
-            or not relation.is_metric or sens.shape[0] <= EARLY_VERDICT_ROWS):
+    regroup). Only for ``on_infeasible="raise"`` and no given start (see ``early_proof``)."""
+    if on_infeasible != "raise" or initial_groups is not None:
         return
+    proof = early_proof(sens, k, eps, dlt, relation, any_partition=moves == "auto")
+    if proof is not None:
+        raise InfeasibleError(proven_before_repair(proof, k, eps, dlt, relation))
+
+
+def early_proof(sens: NDArray[np.float64], k: int, eps: float, dlt: float,
+                relation: Relation, any_partition: bool,
+                describe: Callable[[NDArray[np.int64]], str] | None = None) -> str | None:
+    """advise's clique bound before any repair (``proxanon.advise.infeasibility_proof``:
+    O(n log n) in one dimension, the implicit structures beyond), on tables of more than
+    EARLY_VERDICT_ROWS rows with a built-in metric: the proof, or None."""
+    if (relation.kind != "builtin" or not relation.is_metric
+            or sens.shape[0] <= EARLY_VERDICT_ROWS):
+        return None
     from proxanon.advise import infeasibility_proof
 
-    proof = infeasibility_proof(sens, relation, k, eps, dlt, any_partition=moves == "auto")
-    if proof is not None:
-        raise InfeasibleError(
-            f"proven before any repair (k={k}, epsilon={eps}, delta={dlt}, "
+    return infeasibility_proof(sens, relation, k, eps, dlt, any_partition, describe)
+
+
+def proven_before_repair(proof: str, k: int, eps: float, dlt: float,
+                         relation: Relation) -> str:
+    """The message of an InfeasibleError raised on ``early_proof``'s proof."""
+    return (f"proven before any repair (k={k}, epsilon={eps}, delta={dlt}, "
             f"metric={relation.label}): {proof}. Try a smaller epsilon or delta, or pass "
             "on_infeasible='best_effort' or 'suppress' to run the repair anyway.")
 

@@ -14,8 +14,9 @@ report and for :mod:`proxanon.evaluate` alike.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -180,32 +181,51 @@ def average_group_size(sizes: NDArray[np.int64]) -> float:
     return int(sizes.sum()) / sizes.size
 
 
+def _pair_labels(lo: NDArray[Any], hi: NDArray[Any],
+                 text: Callable[[NDArray[Any]], list[str]], joined: str) -> NDArray[np.object_]:
+    """Per group, the label of its extremes: the value alone when ``lo == hi``, else the two
+    joined as ``[a{joined}b]``. Each distinct value and each distinct pair is formatted once
+    (``text`` formats an array of values), so the cost is O(m log m) numpy work plus Python
+    work in the distinct pairs, not in the groups."""
+    values, inverse = np.unique(np.concatenate([lo, hi]), return_inverse=True)
+    words = text(values)
+    first, last = inverse[:lo.size], inverse[lo.size:]
+    pairs, pair_of = np.unique(first.astype(np.int64) * values.size + last, return_inverse=True)
+    labels = np.array([words[a] if a == b else f"[{words[a]}{joined}{words[b]}]"
+                       for a, b in zip((pairs // values.size).tolist(),
+                                       (pairs % values.size).tolist(), strict=True)],
+                      dtype=object)
+    out: NDArray[np.object_] = labels[pair_of.reshape(-1)]
+    return out
+
+
 def summarize_groups(columns: list[QIColumn], groups: NDArray[np.int64]) -> GroupSummary:
     """Published labels and costs of every group, from each column's per-group extremes."""
-    order = np.argsort(groups, kind="stable")
-    ids, starts, sizes = np.unique(groups[order], return_index=True, return_counts=True)
-    if ids.size and (ids[0] != 0 or ids[-1] != ids.size - 1):
+    groups = np.asarray(groups)
+    if groups.size and groups.min() < 0:
         raise ValueError("group ids must be 0 .. m-1")
+    sizes = np.bincount(groups) if groups.size else np.zeros(0, dtype=np.int64)
+    if (sizes == 0).any():
+        raise ValueError("group ids must be 0 .. m-1")
+    order = np.argsort(groups, kind="stable")
+    starts = np.r_[0, np.cumsum(sizes)[:-1]] if sizes.size else np.zeros(0, dtype=np.int64)
     labels: list[NDArray[np.object_]] = []
-    cost = np.zeros((ids.size, len(columns)))
-    ncp = np.zeros((ids.size, len(columns)))
+    cost = np.zeros((sizes.size, len(columns)))
+    ncp = np.zeros((sizes.size, len(columns)))
     for j, col in enumerate(columns):
         ordered = col.codes[order]
-        lo = np.minimum.reduceat(ordered, starts)
-        hi = np.maximum.reduceat(ordered, starts)
+        lo = np.minimum.reduceat(ordered, starts) if sizes.size else ordered
+        hi = np.maximum.reduceat(ordered, starts) if sizes.size else ordered
         if col.hierarchy is None:
             cost[:, j] = span_fraction(lo, hi, float(col.codes.min()), float(col.codes.max()))
             ncp[:, j] = cost[:, j]
             if col.instants is None:
-                text = np.array([format_number(a) if a == b else
-                                 f"[{format_number(a)}-{format_number(b)}]"
-                                 for a, b in zip(lo, hi, strict=True)], dtype=object)
+                text = _pair_labels(lo, hi, lambda v: [format_number(x) for x in v], "-")
             else:
                 exact = col.instants[order]
-                first = format_instants(np.minimum.reduceat(exact, starts), col.timezone)
-                last = format_instants(np.maximum.reduceat(exact, starts), col.timezone)
-                text = np.array([a if a == b else f"[{a}, {b}]"
-                                 for a, b in zip(first, last, strict=True)], dtype=object)
+                text = _pair_labels(np.minimum.reduceat(exact, starts),
+                                    np.maximum.reduceat(exact, starts),
+                                    partial(format_instants, timezone=col.timezone), ", ")
         else:
             tree = col.hierarchy
             nodes = tree.lca(lo.astype(np.int64), hi.astype(np.int64))

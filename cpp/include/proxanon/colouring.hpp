@@ -83,7 +83,8 @@ public:
 
 private:
     static std::size_t at(std::int32_t r) { return static_cast<std::size_t>(r); }
-    /// own_ for every member of class c from scratch.
+    /// own(r) for every member of class c: on the graph from the class tally, O(sum of the
+    /// degrees of its values); on an implicit structure by class_counts.hpp.
     void count_class(std::size_t c);
     void class_changed(std::size_t c);
 
@@ -97,6 +98,7 @@ private:
     NeighbourCount tally_;
     std::vector<std::int32_t> value_count_;  ///< scratch for tally_class, all zero between uses
     std::vector<std::int32_t> distinct_;
+    std::vector<std::int64_t> class_counts_;  ///< scratch for count_class
     std::vector<GroupExtremes> extremes_of_;
     std::int64_t potential_ = 0;
 };

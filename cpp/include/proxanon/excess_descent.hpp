@@ -14,12 +14,14 @@ namespace proxanon {
 /// and, for each, makes the move that lowers E most (ties: least loss change, then lowest
 /// partner row), among swaps with any row of the first min(search_limit, 64) classes examined
 /// outward and transfers of the row alone to one of them when its class keeps >= k rows.
-/// Stops after a pass without a move. Not in the paper: Algorithm 2 only swaps and only when
-/// the potential drops, which can stall with violations left (issue 5).
+/// Stops after a pass without a move, or once max(n / 8, 2^12) steps found no move (each
+/// pass retries every violating row; where few can move, passes of a few moves each added up
+/// to a minute at 50k rows). Not in the paper: Algorithm 2 only swaps and only when the
+/// potential drops, which can stall with violations left (issue 5).
 ///
 /// Invariant: E drops by at least one per move and every class keeps >= k rows, so it ends
-/// after at most E moves. Cost per examined move O(|V| + |W|) adjacency tests, so one step is
-/// O(64 · (k · |V| + |W|)).
+/// after at most E moves and E + max(n / 8, 2^12) steps. Cost per examined move O(|V| + |W|)
+/// adjacency tests, so one step is O(64 · (k · |V| + |W|)).
 class ExcessDescent {
 public:
     ExcessDescent(Colouring& colouring, const XColorOptions& options)

@@ -73,6 +73,16 @@ public:
     /// |G.A| / |A|: leaves under the LCA of the leaf range [lo, hi] over all leaves.
     double cost(std::int32_t lo, std::int32_t hi) const { return fraction_[at(lca(lo, hi))]; }
 
+    /// The share of all leaves that lie under `node`.
+    double share(std::int32_t node) const { return fraction_[at(node)]; }
+
+    /// The largest depth of a leaf (edges from the root): 1 for a flat taxonomy.
+    std::int32_t height() const {
+        std::int32_t top = 0;
+        for (std::size_t leaf = 0; leaf < leaves_; ++leaf) top = std::max(top, depth_[leaf]);
+        return top;
+    }
+
 private:
     static std::size_t at(std::int32_t v) { return static_cast<std::size_t>(v); }
 

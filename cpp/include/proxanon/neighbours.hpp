@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "proxanon/distance.hpp"
@@ -65,8 +66,15 @@ public:
     const std::vector<std::int64_t>& row_degrees() const { return degree_; }
     /// The graph, or nullptr for an implicit structure.
     const NeighbourGraph* graph() const { return structure_ == Structure::Graph ? &graph_ : nullptr; }
+    /// The relation of an implicit structure (nullptr for a graph).
+    const Distance* distance() const { return distance_ ? &*distance_ : nullptr; }
     /// Edges between distinct values (stored ones; 0 for an implicit structure).
     std::size_t value_edges() const { return graph_.value_edges(); }
+    /// Sorted: the closed neighbourhood of u is the value ids [first, last); O(1).
+    std::pair<std::int32_t, std::int32_t> interval(std::int32_t u) const {
+        const auto i = static_cast<std::size_t>(u);
+        return {first_[i], last_[i]};
+    }
 
     /// True iff a == b or the values are epsilon-neighbours.
     bool adjacent(std::int32_t a, std::int32_t b) const {
@@ -91,13 +99,16 @@ private:
     NeighbourGraph graph_;
     std::vector<std::uint64_t> dense_;  ///< Graph: value adjacency bit matrix when values are few
     std::vector<std::int64_t> degree_;
+    std::vector<std::int32_t> first_, last_;  ///< Sorted: each value's neighbourhood interval
 };
 
 /// Rows of a set, added value by value, counted in the closed neighbourhood of any value w:
 /// count(w) = sum over added (u, times) with u ~ w of times.
 /// Cost: Graph: add O(degree(u)), count O(1), clear O(what was touched), memory O(U) once;
-/// implicit: add O(1), count O(number of distinct values added) distance tests (sets are
-/// classes: small).
+/// Sorted: add O(1), the first count after adds sorts the d values added (O(d log d)), then
+/// count O(log d) (two binary searches for the neighbourhood interval); Grid: add O(1),
+/// count O(d) distance tests (sets are classes: small). Not for concurrent use: a count may
+/// sort what was added.
 class NeighbourCount {
 public:
     explicit NeighbourCount(const Neighbours& neighbours);
@@ -105,6 +116,7 @@ public:
     void add(std::int32_t u, std::int32_t times);
     std::int32_t count(std::int32_t w) const {
         if (graph_) return count_[static_cast<std::size_t>(w)];
+        if (sorted_) return count_sorted(w);
         std::int32_t total = 0;
         for (const auto& [u, times] : added_) {
             if (nb_.adjacent(u, w)) total += times;
@@ -113,11 +125,18 @@ public:
     }
 
 private:
+    std::int32_t count_sorted(std::int32_t w) const;
+
     const Neighbours& nb_;
     const NeighbourGraph* graph_;
+    bool sorted_;                        ///< the Sorted structure: count by intervals
     std::vector<std::int32_t> count_;    ///< Graph: count per value touched
     std::vector<std::int32_t> touched_;  ///< Graph
-    std::vector<std::pair<std::int32_t, std::int32_t>> added_;  ///< implicit: (value, times)
+    /// implicit: (value, times); Sorted: in value order once `ordered_`, with `prefix_` the
+    /// running sums of times (prefix_[i] = times of added_[0..i)).
+    mutable std::vector<std::pair<std::int32_t, std::int32_t>> added_;
+    mutable std::vector<std::int32_t> prefix_;
+    mutable bool ordered_ = false;
 };
 
 }  // namespace proxanon

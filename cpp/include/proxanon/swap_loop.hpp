@@ -15,12 +15,21 @@ namespace proxanon {
 /// Pops a violation v, swaps it with the partner v' that lowers the loss most among the
 /// exchangeable ones (v may join V' without a violation and Lambda < 0; Lemma 4), and repeats.
 /// A violation with no partner is set aside and retried when a class it has not yet examined
-/// changed.
+/// changed. With a search_limit, the classes examined past the limit by a violation with no
+/// partner in the first ones, and those examined by retries, come out of one budget of 16 n
+/// per run (at least 2^18); once it is spent, searches stop at the limit and retries end.
+/// The classes of first searches that found no partner within the limit come out of a
+/// second budget of 64 n (at least 2^18); once it is spent, searches stop at 16 classes.
+/// Without it a table whose violations have no partner cost a scan of every class per
+/// violation and a retry of every set-aside violation per swap, O(n^2) in all: minutes at
+/// 50k rows. With search_limit = 0 (the paper's full scan) there is no budget.
 ///
 /// Invariant between steps: every violating row is queued or set aside, never both; queue
 /// priority is the loss its departure saves. Every swap lowers the potential by at least one,
 /// so the loop makes at most |E| swaps (Theorem 3); each examines at most every class once,
-/// O(n), and costs O(|V| + |V'| + degrees) to apply.
+/// O(n), and costs O(|V| + |V'| + degrees) to apply. With a search_limit L, all searches
+/// together examine at most 80 n classes plus L per search that finds a partner and 16 per
+/// search once the second budget is spent.
 class SwapLoop {
 public:
     SwapLoop(Colouring& colouring, const XColorOptions& options);
@@ -58,6 +67,8 @@ private:
     std::int64_t set_aside_count_ = 0;
     std::int64_t aside_now_ = 0;
     std::int64_t classes_examined_ = 0;
+    std::size_t speculative_left_;  ///< classes still to spend past the limit or in retries
+    std::size_t in_vain_left_;      ///< classes still to spend on first searches that fail
 };
 
 }  // namespace proxanon

@@ -1,0 +1,49 @@
+"""Group "anonymize-large": ``anonymize`` on synthetic census tables of 1M, 3M and 10M rows.
+
+The tables and parameters are the "scaling-suite" group's (``census_frame``: QIs age, sex,
+race, marital as integers; a 3-column sensitive value on [0, 1]; k = 10, epsilon = 0.05,
+delta = 0.8, L1). One round each (a 10M run takes minutes); every result is checked
+satisfied, with every published class of at least k rows. ``extra_info`` records the largest
+published class, the phase times and the process's peak resident memory so far (it includes
+the input table, built in the same process). Run with::
+
+    python -m pytest bench/test_bench_anonymize_large.py -p no:cacheprovider --benchmark-only
+
+The 10M case needs about 8 GiB; it is marked ``slow`` like the other sizes here.
+"""
+
+from __future__ import annotations
+
+import resource
+
+import numpy as np
+import pytest
+from _common import DELTA, EPSILON, K
+from test_bench_scaling_suite import QI_COLUMNS, SENSITIVE_COLUMNS, census_frame
+
+import proxanon
+
+
+@pytest.mark.slow
+@pytest.mark.benchmark(group="anonymize-large")
+@pytest.mark.parametrize("n", [pytest.param(1_000_000, id="1M"),
+                               pytest.param(3_000_000, id="3M"),
+                               pytest.param(10_000_000, id="10M")])
+def test_anonymize_large(benchmark, n: int) -> None:
+    frame = census_frame(n)
+    result = benchmark.pedantic(
+        proxanon.anonymize, args=(frame,),
+        kwargs=dict(quasi_identifiers=list(QI_COLUMNS), sensitive=list(SENSITIVE_COLUMNS),
+                    k=K, epsilon=EPSILON, delta=DELTA),
+        rounds=1, iterations=1, warmup_rounds=0,
+    )
+    assert result.satisfied
+    sizes = np.bincount(result.groups)
+    assert sizes.min() >= K
+    report = result.report
+    benchmark.extra_info.update(
+        n=n, classes=report.groups, largest_class=int(sizes.max()),
+        merge_rounds=report.merge_rounds,
+        peak_rss_mib=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+        **{f"seconds_{phase}": round(value, 2) for phase, value in report.seconds.items()},
+    )

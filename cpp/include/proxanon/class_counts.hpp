@@ -1,0 +1,40 @@
+// The neighbour counts inside classes (SPEC §2): D_V(v), how many other rows of v's class V are
+// epsilon-neighbours of v (rows of identical value always are). The one implementation behind
+// the engine's class counts on the implicit structures and behind `audit` for the built-in
+// metrics.
+//
+// A class is taken by its distinct values with their multiplicities: up to kPairwiseValues
+// distinct values are tested pairwise (O(u^2) tests, u <= kPairwiseValues); more, with one
+// component, by two binary searches per value over the class's sorted values (O(u log u));
+// with several, indexed like a table of their own (a grid of cell size the neighbour box over
+// up to three components, or sorted components for min_component; neighbour_graph.hpp),
+// O(u log u + candidate pairs in adjacent cells), never a test of every pair of rows.
+// Invariant: the counts equal brute force over Distance::within, whatever the path.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "proxanon/distance.hpp"
+#include "proxanon/interrupt.hpp"
+#include "proxanon/neighbour_graph.hpp"
+
+namespace proxanon {
+
+/// Distinct values in a class up to which its counts come from pairwise tests.
+inline constexpr std::size_t kPairwiseValues = 48;
+
+/// D_V(rows[i]) into out[i] for the m rows of one class (value ids from `table`).
+/// Cost O(m log m) plus the tests described above; thread-safe (no shared scratch).
+void count_in_class(const ValueTable& table, const Distance& distance, const std::int32_t* rows,
+                    std::size_t m, std::int64_t* out);
+
+/// D_V(r) for every row of a partition given as `labels` (class id per row, -1 for a row left
+/// out, whose count is -1). Classes are counted on `threads` threads (0: the hardware's); the
+/// result is the same for any number. Polls `interrupt` between blocks of classes.
+std::vector<std::int64_t> class_neighbour_counts(const ValueTable& table, const Distance& distance,
+                                                 const std::vector<std::int64_t>& labels,
+                                                 std::size_t threads, Interrupt* interrupt);
+
+}  // namespace proxanon

@@ -1,0 +1,52 @@
+// Violating rows of a set of rows under the checks of a Mondrian part or a specialized class
+// (SPEC §2), without a pass over pairs of rows.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "proxanon/mondrian.hpp"
+#include "proxanon/neighbours.hpp"
+
+namespace proxanon {
+
+/// Measures a set of rows under the checks of `params`: its distinct values, the rows of
+/// each and D(v) of a row of each (its epsilon-neighbours in the set), and its violating
+/// rows: all of them when it has fewer than k rows or fewer than l distinct values, else
+/// those with more than t(G) neighbours (an empty set has none: callers check k).
+/// Rows are counted per distinct value first; over a graph each value's neighbours among the
+/// values present are summed, O(p + sum of their degrees); over an implicit structure the
+/// counts come from class_counts.hpp (the engine's and audit's), O(p log p + candidate
+/// pairs). Memory O(U) once. What it measured stays readable until the next call.
+class PartChecker {
+public:
+    PartChecker(const Neighbours& neighbours, const MondrianParams& params);
+
+    std::int64_t measure(const std::int32_t* begin, const std::int32_t* end);
+
+    /// Of the last set measured: its distinct values, t(G), and per value its rows and D.
+    const std::vector<std::int32_t>& present() const { return present_; }
+    std::int64_t allowed() const { return allowed_; }
+    std::int64_t count(std::int32_t u) const { return count_[at(u)]; }
+    std::int64_t degree(std::int32_t u) const { return degree_[at(u)]; }
+    bool adjacent(std::int32_t a, std::int32_t b) const { return nb_.adjacent(a, b); }
+    std::int32_t value_of(std::int32_t row) const { return nb_.table().row_value[at(row)]; }
+    std::size_t values() const { return nb_.size(); }
+
+private:
+    static std::size_t at(std::int32_t v) { return static_cast<std::size_t>(v); }
+    void graph_degrees();
+    void implicit_degrees(const std::int32_t* begin, const std::int32_t* end);
+
+    const Neighbours& nb_;
+    const NeighbourGraph* graph_;
+    const MondrianParams& params_;
+    std::vector<std::int64_t> count_;   ///< rows per value of the last set, else 0
+    std::vector<std::int64_t> degree_;  ///< D of a row per value of the last set, else 0
+    std::vector<std::int32_t> present_;
+    std::vector<std::int64_t> row_counts_;  ///< scratch: D per row of the last set
+    std::int64_t allowed_ = 0;
+};
+
+}  // namespace proxanon

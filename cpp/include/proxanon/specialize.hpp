@@ -1,0 +1,59 @@
+// Top-down specialization of published classes (issue 11): a class an attacker sees (rows
+// sharing one published QI tuple) is split along one quasi-identifier into sub-classes that
+// publish finer, pairwise distinct tuples, so that coarse taxonomy nodes do not gather giant
+// classes.
+//
+// Invariant kept at every step: the published tuples of all classes are pairwise distinct,
+// every class has at least k rows (if it had before), a class that passed the checks of
+// `MondrianParams` is replaced only by parts that pass them, and a failing class only by
+// passing parts plus one remainder with no more violating rows than the class had; so the
+// table's violating rows never grow and no class grows.
+//
+// One split of a class C (tuple T) along QI j: a taxonomy column is partitioned by the child
+// of T_j's node that holds each row's leaf, a numeric column is cut at its median (between
+// distinct values). Pieces of at least k rows are candidates, the others are pooled into
+// one remainder. Then, for a bounded number of rounds: a failing candidate sheds its rows of
+// the values with the most excess neighbours into the remainder ("peel") until it passes; a
+// passing candidate whose tuple another class publishes is split once more (two levels at
+// most) into parts with tuples of their own, or pooled; the remainder (T_j's node on column
+// j, apart from every kept part) must have at least k rows, no more violating rows than C,
+// and T or a tuple no class publishes; while it has too many violating rows it is "fed" rows
+// of the kept parts that are no neighbours of its worst values, or else the smallest kept
+// part joins it. The column leaving the most rows in kept parts wins (ties: the least loss,
+// then the lower column); every part is split again, and passes over all classes repeat
+// while any splits (a split frees its tuple for a class tried earlier; two at most).
+//
+// Cost: per class tried, d sorts of its rows and per round the checks of its parts,
+// O(d r (m log m + c)) for a class of m rows and r rounds (bounded by constants), where a
+// check of p rows costs O(p + sum of the degrees of its distinct values) over a graph and
+// O(p log p) over the sorted one-component structure (part_check.hpp); about
+// O(d n log^2 n) for a table of n rows when splits are balanced.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "proxanon/loss.hpp"
+#include "proxanon/mondrian.hpp"
+#include "proxanon/neighbours.hpp"
+
+namespace proxanon {
+
+struct SpecializeResult {
+    std::vector<std::int32_t> classes;  ///< class of each row, 0 .. classes-1, in split order
+    std::int64_t splits = 0;            ///< classes that were split
+};
+
+/// Splits every class of at least 2k rows as above. `classes` gives a class id per row
+/// (0 .. C-1, every id used) whose tuples are pairwise distinct; `node_keys[i]`, for a
+/// taxonomy column i, names every node of its taxonomy so that nodes with one published label
+/// share a key (empty for a numeric column). `neighbours` is any structure (a set's counts on an
+/// implicit one come from class_counts.hpp). The checks are those of
+/// `params` (k, distinct l, (epsilon, delta)^k-dissimilarity). Polls `params.interrupt` per
+/// class and per column tried (throws Interrupted).
+SpecializeResult specialize(const LossModel& qi, const std::vector<std::vector<std::int32_t>>& node_keys,
+                            const Neighbours& neighbours, const std::vector<std::int32_t>& classes,
+                            const MondrianParams& params);
+
+}  // namespace proxanon

@@ -1,0 +1,423 @@
+#include "proxanon/specialize.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <stdexcept>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+
+#include "proxanon/interrupt.hpp"
+#include "proxanon/part_check.hpp"
+
+namespace proxanon {
+
+namespace {
+
+/// Rounds of balancing (peel the pieces, feed the remainder, or give a piece up) per split
+/// tried, and rounds of peeling per piece: bound the work of a split.
+constexpr std::size_t kMaxRounds = 24;
+constexpr std::size_t kMaxPeels = 24;
+constexpr std::size_t kGentlePeels = 8;
+/// The remainder's worst values whose neighbours are kept out of what feeds it.
+constexpr std::size_t kFeedValues = 32;
+/// Levels a passing piece whose tuple another class publishes may be split further to find
+/// tuples of its own, within one split.
+constexpr std::size_t kMaxDepth = 2;
+/// Passes over all classes: a split frees a tuple that a class tried earlier may take (a
+/// third pass split nothing more on Adult).
+constexpr std::size_t kPasses = 2;
+
+/// Published tuple of a set of rows: per column (lo, hi) of a numeric one, (key, key) of the
+/// label of a taxonomy one's lowest common ancestor.
+using Key = std::vector<double>;
+
+struct KeyHash {
+    std::size_t operator()(const Key& key) const {
+        std::uint64_t h = 1469598103934665603ULL;
+        for (double x : key) {
+            const double y = x + 0.0;  // -0.0 == 0.0, so both must hash alike
+            std::uint64_t bits = 0;
+            std::memcpy(&bits, &y, sizeof bits);
+            h = (h ^ bits) * 1099511628211ULL;
+        }
+        return static_cast<std::size_t>(h ^ (h >> 29));
+    }
+};
+
+/// A set of rows rows[begin, end) of some array, with what a split needs to know of it.
+struct Part {
+    std::size_t begin = 0, end = 0;
+    std::int64_t violations = 0;
+    Key key;
+    double loss = 0.0;  ///< rows times loss(part), the paper's per-group loss
+    std::size_t size() const { return end - begin; }
+};
+
+/// One way of splitting a class: `rows` holds the kept parts, then the remainder.
+struct Split {
+    std::vector<std::int32_t> rows;
+    std::vector<Part> parts;
+    std::size_t kept_rows = 0;
+    double loss = 0.0;
+};
+
+class Specializer {
+public:
+    Specializer(const LossModel& qi, const std::vector<std::vector<std::int32_t>>& node_keys,
+                const Neighbours& neighbours, const MondrianParams& params)
+        : qi_(qi), keys_(node_keys), check_(neighbours, params), params_(params) {}
+
+    Part describe(const std::vector<std::int32_t>& rows, std::size_t begin, std::size_t end) {
+        Part part;
+        part.begin = begin;
+        part.end = end;
+        const std::size_t d = qi_.dimensions();
+        part.key.assign(2 * d, 0.0);
+        double loss = 0.0;
+        for (std::size_t i = 0; i < d; ++i) {
+            double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+            for (std::size_t r = begin; r < end; ++r) {
+                const double x = qi_.row(rows[r])[i];
+                lo = std::min(lo, x);
+                hi = std::max(hi, x);
+            }
+            loss += qi_.cost(i, lo, hi);
+            if (const Taxonomy* tax = qi_.taxonomy(i)) {
+                const std::int32_t node = tax->lca(static_cast<std::int32_t>(lo), static_cast<std::int32_t>(hi));
+                lo = hi = static_cast<double>(keys_[i][static_cast<std::size_t>(node)]);
+            }
+            part.key[2 * i] = lo;
+            part.key[2 * i + 1] = hi;
+        }
+        part.loss = loss * static_cast<double>(end - begin);
+        part.violations = check_.measure(rows.data() + begin, rows.data() + end);
+        return part;
+    }
+
+    void publish(const Key& key) { ++published_[key]; }
+
+    bool taken(const Key& key) const { return published_.count(key) != 0; }
+
+    /// Replaces the tuple of a class by those of its parts.
+    void replace(const Key& old, const std::vector<Part>& parts) {
+        auto it = published_.find(old);
+        if (--it->second == 0) published_.erase(it);
+        for (const Part& part : parts) publish(part.key);
+    }
+
+    /// The split of class `whole` (rows, its part record) along column j, if any part is kept.
+    /// At `depth` > 0 the class's own tuple is published by another class: no part may keep it.
+    std::optional<Split> along(std::size_t j, const std::vector<std::int32_t>& rows, const Part& whole,
+                               std::size_t depth) {
+        scratch_ = rows;
+        std::sort(scratch_.begin(), scratch_.end(), [&](std::int32_t a, std::int32_t b) {
+            const double xa = qi_.row(a)[j], xb = qi_.row(b)[j];
+            return xa != xb ? xa < xb : a < b;
+        });
+        const std::size_t m = scratch_.size();
+        const auto x = [&](std::size_t r) { return qi_.row(scratch_[r])[j]; };
+        const double lo = x(0), hi = x(m - 1);
+        if (lo == hi) return std::nullopt;
+        std::vector<std::size_t> cuts{0};
+        if (const Taxonomy* tax = qi_.taxonomy(j)) {
+            const auto first = static_cast<std::int32_t>(lo), last = static_cast<std::int32_t>(hi);
+            for (std::size_t r = 0; r < m;) {
+                const std::int32_t child_last = tax->child_range(first, last, static_cast<std::int32_t>(x(r))).second;
+                while (r < m && x(r) <= child_last) ++r;
+                cuts.push_back(r);
+            }
+        } else {
+            // The median value goes left; if that leaves the right empty, cut before it.
+            const std::size_t middle = (m + 1) / 2 - 1;
+            std::size_t boundary = middle + 1;
+            while (boundary < m && x(boundary) == x(middle)) ++boundary;
+            if (boundary == m) {
+                boundary = middle;
+                while (boundary > 0 && x(boundary - 1) == x(middle)) --boundary;
+            }
+            cuts.push_back(boundary);
+            cuts.push_back(m);
+        }
+        std::vector<std::vector<std::int32_t>> pieces;  // kept candidates; the rest pooled
+        std::vector<std::int32_t> rest;
+        for (std::size_t p = 0; p + 1 < cuts.size(); ++p) {
+            const auto b = scratch_.begin() + static_cast<std::ptrdiff_t>(cuts[p]);
+            const auto e = scratch_.begin() + static_cast<std::ptrdiff_t>(cuts[p + 1]);
+            if (cuts[p + 1] - cuts[p] >= params_.k) pieces.emplace_back(b, e);
+            else rest.insert(rest.end(), b, e);
+        }
+        // Per piece, its further split and the size it was found for: pieces only lose rows,
+        // so an unchanged size means unchanged rows and the split is not searched again.
+        std::vector<std::pair<std::size_t, std::optional<Split>>> further(pieces.size());
+        const auto dissolve = [&](std::size_t p) {
+            rest.insert(rest.end(), pieces[p].begin(), pieces[p].end());
+            pieces.erase(pieces.begin() + static_cast<std::ptrdiff_t>(p));
+            further.erase(further.begin() + static_cast<std::ptrdiff_t>(p));
+        };
+        for (std::size_t round = 0; round < kMaxRounds && !pieces.empty(); ++round) {
+            for (std::size_t p = pieces.size(); p-- > 0;) {
+                if (!peel(pieces[p], rest)) dissolve(p);
+            }
+            // Each kept piece publishes its own tuple, or (when another class publishes that)
+            // is split once more into parts that do, up to kMaxDepth levels down.
+            std::vector<Split> kept;
+            std::unordered_set<Key, KeyHash> keys;
+            for (std::size_t p = 0; p < pieces.size();) {
+                Part part = describe(pieces[p], 0, pieces[p].size());
+                std::optional<Split> own;
+                if (part.size() >= params_.k && part.violations == 0) {
+                    if (!taken(part.key)) {
+                        own = Split{pieces[p], {part}, pieces[p].size(), part.loss};
+                    } else if (depth < kMaxDepth) {
+                        if (further[p].first != pieces[p].size()) {
+                            further[p] = {pieces[p].size(), best(pieces[p], part, depth + 1)};
+                        }
+                        own = further[p].second;
+                    }
+                }
+                const bool apart = own && std::none_of(own->parts.begin(), own->parts.end(),
+                                                       [&](const Part& q) { return keys.count(q.key) != 0; });
+                if (!apart) {
+                    dissolve(p);
+                    continue;
+                }
+                for (const Part& q : own->parts) keys.insert(q.key);
+                kept.push_back(std::move(*own));
+                ++p;
+            }
+            if (pieces.empty()) break;
+            Split split;
+            for (Split& own : kept) {
+                const std::size_t offset = split.rows.size();
+                split.rows.insert(split.rows.end(), own.rows.begin(), own.rows.end());
+                for (Part& q : own.parts) {
+                    q.begin += offset;
+                    q.end += offset;
+                    split.parts.push_back(std::move(q));
+                }
+                split.kept_rows += own.rows.size();
+            }
+            bool fits = rest.empty();
+            bool feedable = false;
+            if (!fits) {
+                const std::size_t offset = split.rows.size();
+                split.rows.insert(split.rows.end(), rest.begin(), rest.end());
+                Part remainder = describe(split.rows, offset, split.rows.size());
+                const bool owned = ((depth == 0 && remainder.key == whole.key) || !taken(remainder.key)) &&
+                                   keys.count(remainder.key) == 0;
+                feedable = owned && rest.size() >= params_.k;
+                fits = feedable && remainder.violations <= whole.violations;
+                if (fits) split.parts.push_back(std::move(remainder));
+            }
+            if (fits) {
+                for (const Part& part : split.parts) split.loss += part.loss;
+                return split;
+            }
+            if (!feedable || !feed(pieces, rest)) {
+                std::size_t smallest = 0;
+                for (std::size_t p = 1; p < pieces.size(); ++p) {
+                    if (pieces[p].size() < pieces[smallest].size()) smallest = p;
+                }
+                dissolve(smallest);
+            }
+        }
+        return std::nullopt;
+    }
+
+    /// Moves rows of `piece` to `rest` until the piece passes. Each round sheds, for the
+    /// violating values in decreasing excess D - t, as many rows of the value as its excess
+    /// needs once the rows shed before it in the round (its neighbours) are counted; the
+    /// first kGentlePeels rounds shed the worst value only (a piece that nearly passes
+    /// should lose few rows). False when the piece cannot pass (too small, too few distinct
+    /// values, or kMaxPeels rounds).
+    bool peel(std::vector<std::int32_t>& piece, std::vector<std::int32_t>& rest) {
+        for (std::size_t round = 0; round < kMaxPeels && piece.size() >= params_.k; ++round) {
+            if (check_.measure(piece.data(), piece.data() + piece.size()) == 0) return true;
+            if (check_.present().size() < params_.l || !params_.dissimilarity) return false;
+            std::vector<std::pair<std::int64_t, std::int32_t>> violating;
+            for (std::int32_t u : check_.present()) {
+                const std::int64_t e = check_.degree(u) - check_.allowed();
+                if (e > 0) violating.emplace_back(-e, u);
+            }
+            std::sort(violating.begin(), violating.end());
+            if (round < kGentlePeels) violating.resize(1);
+            std::vector<std::pair<std::int32_t, std::int64_t>> shed;
+            std::int64_t removed = 0;
+            for (const auto& [minus, w] : violating) {
+                std::int64_t relief = 0;
+                for (const auto& [u, x] : shed) {
+                    if (check_.adjacent(u, w)) relief += x;
+                }
+                const double left = static_cast<double>(-minus - relief) +
+                                    std::ceil((1.0 - params_.delta) * static_cast<double>(removed));
+                if (left <= 0.0) continue;
+                const auto x = std::min(check_.count(w),
+                                        static_cast<std::int64_t>(std::ceil(left / std::max(params_.delta, 1e-9))));
+                shed.emplace_back(w, x);
+                removed += x;
+            }
+            quota_.assign(check_.values(), 0);
+            for (const auto& [u, x] : shed) quota_[static_cast<std::size_t>(u)] = x;
+            move_rows(piece, rest, [&](std::int32_t row) {
+                auto& q = quota_[static_cast<std::size_t>(check_.value_of(row))];
+                return q > 0 && q-- > 0;
+            });
+        }
+        return false;
+    }
+
+    /// Moves the rows of `from` that `take` accepts (asked from the last row backwards) to the
+    /// end of `to`, keeping the order of the rest. O(|from|).
+    template <typename Take>
+    static void move_rows(std::vector<std::int32_t>& from, std::vector<std::int32_t>& to, Take take) {
+        std::vector<char> moving(from.size(), 0);
+        for (std::size_t r = from.size(); r-- > 0;) moving[r] = take(from[r]) ? 1 : 0;
+        std::size_t kept = 0;
+        for (std::size_t r = 0; r < from.size(); ++r) {
+            if (moving[r]) to.push_back(from[r]); else from[kept++] = from[r];
+        }
+        from.resize(kept);
+    }
+
+    /// Moves rows of the kept pieces that are no neighbours of the remainder's worst values
+    /// into the remainder (last measured), enough to raise its t(G) to their D, each piece in
+    /// proportion to its size and keeping k rows. False when none could move.
+    bool feed(std::vector<std::vector<std::int32_t>>& pieces, std::vector<std::int32_t>& rest) {
+        if (params_.delta >= 1.0 || !params_.dissimilarity) return false;
+        std::vector<std::pair<std::int64_t, std::int32_t>> worst;
+        for (std::int32_t u : check_.present()) {
+            const std::int64_t e = check_.degree(u) - check_.allowed();
+            if (e > 0) worst.emplace_back(-e, u);
+        }
+        if (worst.empty()) return false;
+        std::sort(worst.begin(), worst.end());
+        if (worst.size() > kFeedValues) worst.resize(kFeedValues);
+        std::int64_t top = 0;
+        for (const auto& [e, u] : worst) top = std::max(top, check_.degree(u));
+        const double wanted = static_cast<double>(top) / (1.0 - params_.delta) + 1.0 - static_cast<double>(rest.size());
+        const auto need = static_cast<std::size_t>(std::max(1.0, std::ceil(wanted)));
+        std::size_t total = 0;
+        for (const auto& piece : pieces) total += piece.size();
+        verdict_.assign(check_.values(), -1);
+        std::size_t moved = 0;
+        for (auto& piece : pieces) {
+            std::size_t share = std::min((need * piece.size() + total - 1) / total, piece.size() - params_.k);
+            move_rows(piece, rest, [&](std::int32_t row) {
+                if (share == 0) return false;
+                const std::int32_t w = check_.value_of(row);
+                auto& far = verdict_[static_cast<std::size_t>(w)];
+                if (far < 0) {
+                    far = 1;
+                    for (const auto& [e, u] : worst) {
+                        if (check_.adjacent(u, w)) { far = 0; break; }
+                    }
+                }
+                if (!far) return false;
+                --share;
+                ++moved;
+                return true;
+            });
+        }
+        return moved > 0;
+    }
+
+    /// The best split of a class over all columns, if any keeps rows.
+    std::optional<Split> best(const std::vector<std::int32_t>& rows, const Part& whole, std::size_t depth) {
+        std::optional<Split> chosen;
+        for (std::size_t j = 0; j < qi_.dimensions(); ++j) {
+            poll(params_.interrupt);
+            std::optional<Split> split = along(j, rows, whole, depth);
+            if (split && (!chosen || split->kept_rows > chosen->kept_rows ||
+                          (split->kept_rows == chosen->kept_rows && split->loss < chosen->loss))) {
+                chosen = std::move(split);
+            }
+        }
+        return chosen;
+    }
+
+private:
+    const LossModel& qi_;
+    const std::vector<std::vector<std::int32_t>>& keys_;
+    PartChecker check_;
+    const MondrianParams& params_;
+    std::unordered_map<Key, std::int64_t, KeyHash> published_;  ///< tuple -> classes publishing it
+    std::vector<std::int32_t> scratch_;
+    std::vector<std::int8_t> verdict_;  ///< per value: -1 unknown, 1 far from the worst, 0 not
+    std::vector<std::int64_t> quota_;   ///< per value: rows still to shed in a peeling round
+};
+
+}  // namespace
+
+SpecializeResult specialize(const LossModel& qi, const std::vector<std::vector<std::int32_t>>& node_keys,
+                            const Neighbours& neighbours, const std::vector<std::int32_t>& classes,
+                            const MondrianParams& params) {
+    const std::size_t n = classes.size();
+    if (neighbours.table().row_value.size() != n) throw std::invalid_argument("classes and sensitive values differ in rows");
+    if (node_keys.size() != qi.dimensions()) throw std::invalid_argument("node_keys needs one entry per quasi-identifier");
+    for (std::size_t i = 0; i < qi.dimensions(); ++i) {
+        if ((qi.taxonomy(i) != nullptr) == node_keys[i].empty()) {
+            throw std::invalid_argument("node_keys must name the nodes of exactly the taxonomy columns");
+        }
+    }
+    std::int32_t count = 0;
+    for (std::int32_t c : classes) {
+        if (c < 0) throw std::invalid_argument("class ids must be >= 0");
+        count = std::max(count, c + 1);
+    }
+    std::vector<std::vector<std::int32_t>> members(static_cast<std::size_t>(count));
+    for (std::size_t r = 0; r < n; ++r) members[static_cast<std::size_t>(classes[r])].push_back(static_cast<std::int32_t>(r));
+    Specializer specializer(qi, node_keys, neighbours, params);
+    std::vector<Part> wholes;
+    for (const auto& rows : members) {
+        if (rows.empty()) throw std::invalid_argument("class ids must be 0 .. classes-1, every one used");
+        wholes.push_back(specializer.describe(rows, 0, rows.size()));
+        specializer.publish(wholes.back().key);
+    }
+
+    // A split frees its class's tuple for classes tried later, so passes repeat while any
+    // class splits (at most kPasses).
+    SpecializeResult result;
+    std::vector<std::pair<std::vector<std::int32_t>, Part>> open, done, stack;
+    for (std::size_t c = 0; c < members.size(); ++c) open.emplace_back(std::move(members[c]), std::move(wholes[c]));
+    for (std::size_t pass = 0; pass < kPasses && !open.empty(); ++pass) {
+        const std::int64_t before = result.splits;
+        for (auto& entry : open) {
+            stack.push_back(std::move(entry));
+            while (!stack.empty()) {
+                auto [rows, whole] = std::move(stack.back());
+                stack.pop_back();
+                poll(params.interrupt);
+                std::optional<Split> split;
+                if (rows.size() >= 2 * params.k) split = specializer.best(rows, whole, 0);
+                if (!split) {
+                    done.emplace_back(std::move(rows), std::move(whole));
+                    continue;
+                }
+                ++result.splits;
+                specializer.replace(whole.key, split->parts);
+                for (auto it = split->parts.rbegin(); it != split->parts.rend(); ++it) {
+                    std::vector<std::int32_t> part_rows(split->rows.begin() + static_cast<std::ptrdiff_t>(it->begin),
+                                                        split->rows.begin() + static_cast<std::ptrdiff_t>(it->end));
+                    Part part = *it;
+                    part.begin = 0;
+                    part.end = part_rows.size();
+                    stack.emplace_back(std::move(part_rows), std::move(part));
+                }
+            }
+        }
+        open = std::move(done);
+        done.clear();
+        if (result.splits == before) break;
+    }
+    result.classes.assign(n, -1);
+    for (std::size_t c = 0; c < open.size(); ++c) {
+        for (std::int32_t r : open[c].first) result.classes[static_cast<std::size_t>(r)] = static_cast<std::int32_t>(c);
+    }
+    return result;
+}
+
+}  // namespace proxanon
