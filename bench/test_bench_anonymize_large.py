@@ -5,7 +5,8 @@ race, marital as integers; a 3-column sensitive value on [0, 1]; k = 10, epsilon
 delta = 0.8, L1). One round each (a 10M run takes minutes); every result is checked
 satisfied, with every published class of at least k rows. ``extra_info`` records the largest
 published class, the phase times and the process's peak resident memory so far (it includes
-the input table, built in the same process). Run with::
+the input table, built in the same process). ``test_threads`` times the 1M table on one
+thread and on two (``n_threads``; the published tables are checked identical). Run with::
 
     python -m pytest bench/test_bench_anonymize_large.py -p no:cacheprovider --benchmark-only
 
@@ -46,4 +47,29 @@ def test_anonymize_large(benchmark, n: int) -> None:
         merge_rounds=report.merge_rounds,
         peak_rss_mib=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
         **{f"seconds_{phase}": round(value, 2) for phase, value in report.seconds.items()},
+    )
+
+
+_PUBLISHED: dict[int, object] = {}
+
+
+@pytest.mark.slow
+@pytest.mark.benchmark(group="anonymize-threads")
+@pytest.mark.parametrize("threads", [1, 2])
+def test_threads(benchmark, threads: int) -> None:
+    """The 1M census table on one thread and on two: the same table, published faster."""
+    frame = census_frame(1_000_000)
+    result = benchmark.pedantic(
+        proxanon.anonymize, args=(frame,),
+        kwargs=dict(quasi_identifiers=list(QI_COLUMNS), sensitive=list(SENSITIVE_COLUMNS),
+                    k=K, epsilon=EPSILON, delta=DELTA, n_threads=threads),
+        rounds=1, iterations=1, warmup_rounds=0,
+    )
+    assert result.satisfied
+    _PUBLISHED[threads] = result.table
+    if len(_PUBLISHED) == 2:
+        assert _PUBLISHED[1].equals(_PUBLISHED[2])
+    benchmark.extra_info.update(
+        threads=threads, method=result.report.method,
+        **{f"seconds_{phase}": round(value, 2) for phase, value in result.report.seconds.items()},
     )

@@ -3,6 +3,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <optional>
@@ -64,9 +65,26 @@ Matrix as_matrix(const DoubleArray& array, const char* name) {
     throw std::invalid_argument(std::string(name) + " must be 1-D or 2-D");
 }
 
+/// A request to stop the native calls made on the threads that watch it (proxanon._beside:
+/// work run beside the caller's, which Ctrl-C cannot reach, since Python runs signal handlers
+/// on the main thread only). `with request:` makes the calling thread watch it until the
+/// block ends; `request.set()` may come from any thread.
+class StopRequest {
+public:
+    void set() { requested_.store(true); }
+    bool requested() const { return requested_.load(); }
+
+private:
+    std::atomic<bool> requested_{false};
+};
+
+/// The request the calling thread watches, if any (set by `with request:` in Python).
+thread_local const StopRequest* t_watched = nullptr;
+
 /// The stop request the binding hands the core: with the GIL taken briefly, Python runs its
 /// signal handlers; the exception one raises (KeyboardInterrupt for Ctrl-C) is kept and
-/// raised again once the core has unwound (`rethrow`).
+/// raised again once the core has unwound (`rethrow`). On a thread that watches a
+/// StopRequest, a set request stops the core too (with RuntimeError).
 class SignalCheck {
 public:
     SignalCheck() = default;
@@ -95,6 +113,11 @@ public:
 private:
     bool check() {
         py::gil_scoped_acquire gil;
+        if (watched_ != nullptr && watched_->requested()) {
+            PyErr_SetString(PyExc_RuntimeError, "stopped: the caller no longer needs this result");
+            PyErr_Fetch(&type_, &value_, &traceback_);
+            return true;
+        }
         if (PyErr_CheckSignals() == 0) return false;
         PyErr_Fetch(&type_, &value_, &traceback_);
         return true;
@@ -103,6 +126,7 @@ private:
     PyObject* type_ = nullptr;
     PyObject* value_ = nullptr;
     PyObject* traceback_ = nullptr;
+    const StopRequest* watched_ = t_watched;  // the constructing (calling) thread's
     Interrupt interrupt_{[this] { return check(); }};
 };
 
@@ -180,7 +204,7 @@ py::dict neighbour_queries(const DoubleArray& sensitive, const std::string& metr
 /// stored); with `centre` >= 0 also the values adjacent to that one (it included), O(U).
 py::dict value_relation(const DoubleArray& sensitive, const std::string& metric,
                         const std::vector<double>& weights, double epsilon,
-                        const std::string& neighbours, std::int64_t centre) {
+                        const std::string& neighbours, std::int64_t centre, std::size_t threads) {
     const Matrix sa = as_matrix(sensitive, "sensitive");
     const Structure asked = parse_structure(neighbours);
     ValueTable table;
@@ -192,7 +216,7 @@ py::dict value_relation(const DoubleArray& sensitive, const std::string& metric,
         py::gil_scoped_release release;
         const Distance distance(parse_metric(metric), weights, epsilon);
         table = ValueTable::from_rows(sa.data, sa.rows, sa.cols);
-        const Neighbours nb = Neighbours::build(table, distance, asked, kMaxGraphEntries, 0,
+        const Neighbours nb = Neighbours::build(table, distance, asked, kMaxGraphEntries, threads,
                                                 signals.interrupt());
         structure = nb.structure();
         degree = nb.row_degrees();
@@ -221,7 +245,7 @@ py::dict value_relation(const DoubleArray& sensitive, const std::string& metric,
 /// centres give a lower bound on the largest ball in O(n) memory and time.
 py::dict balls(const DoubleArray& sensitive, const std::string& metric,
                const std::vector<double>& weights, double radius,
-               const std::vector<std::int64_t>& centres, bool members) {
+               const std::vector<std::int64_t>& centres, bool members, std::size_t threads) {
     const Matrix sa = as_matrix(sensitive, "sensitive");
     for (std::int64_t c : centres) {
         if (c < 0 || c >= static_cast<std::int64_t>(sa.rows)) throw std::invalid_argument("centre is not a row");
@@ -233,7 +257,7 @@ py::dict balls(const DoubleArray& sensitive, const std::string& metric,
         py::gil_scoped_release release;
         const Distance distance(parse_metric(metric), weights, radius);
         const auto row = [&](std::size_t r) { return sa.data + r * sa.cols; };
-        parallel_for(centres.size(), 0, signals.interrupt(), [&](std::size_t i) {
+        parallel_for(centres.size(), threads, signals.interrupt(), [&](std::size_t i) {
             const double* x = row(static_cast<std::size_t>(centres[i]));
             std::int64_t inside = 0;
             for (std::size_t r = 0; r < sa.rows; ++r) inside += distance.within(x, row(r));
@@ -283,14 +307,15 @@ XColorOptions options_from(const py::handle& given) {
     else if (moves == "auto") options.moves = Moves::Auto;
     else throw std::invalid_argument("unknown moves '" + moves + "'");
     options.suppress = given.attr("suppress").cast<bool>();
+    options.threads = given.attr("threads").cast<std::size_t>();
     const py::object progress = given.attr("progress");
     options.progress = progress.is_none() ? nullptr : progress.cast<Progress*>();
     return options;
 }
 
-/// Fills the value table and builds the neighbour structure over it, polling the interrupt
-/// given; runs with the GIL released.
-using RelationBuilder = std::function<Neighbours(ValueTable& table, Interrupt*)>;
+/// Fills the value table and builds the neighbour structure over it on the threads given
+/// (0: the hardware's), polling the interrupt given; runs with the GIL released.
+using RelationBuilder = std::function<Neighbours(ValueTable& table, std::size_t threads, Interrupt*)>;
 
 /// The engine run shared by both entry points: `build` makes the relation, the rest is the same.
 py::dict run_engine(const RelationBuilder& build, std::size_t n, const py::handle& given,
@@ -319,7 +344,7 @@ py::dict run_engine(const RelationBuilder& build, std::size_t n, const py::handl
         py::gil_scoped_release release;
         const auto start = std::chrono::steady_clock::now();
         ValueTable table;
-        const Neighbours neighbours = build(table, options.interrupt);
+        const Neighbours neighbours = build(table, options.threads, options.interrupt);
         const LossModel loss = qi ? LossModel(qi->data, qi->rows, qi->cols, std::move(taxonomies))
                                   : LossModel();
         seconds_graph = seconds_since(start);
@@ -357,10 +382,10 @@ py::dict run_partition(const DoubleArray& sensitive, const std::string& metric,
     const Matrix sa = as_matrix(sensitive, "sensitive");
     const Metric kind = parse_metric(metric);
     const Structure asked = parse_structure(neighbours);
-    RelationBuilder build = [&](ValueTable& table, Interrupt* interrupt) {
+    RelationBuilder build = [&](ValueTable& table, std::size_t threads, Interrupt* interrupt) {
         const Distance distance(kind, weights, epsilon);
         table = ValueTable::from_rows(sa.data, sa.rows, sa.cols);
-        return Neighbours::build(table, distance, asked, max_graph_entries, 0, interrupt);
+        return Neighbours::build(table, distance, asked, max_graph_entries, threads, interrupt);
     };
     return run_engine(build, sa.rows, options, quasi_identifiers, qi_taxonomies, initial_groups);
 }
@@ -371,7 +396,8 @@ RelationBuilder csr_relation(std::vector<std::int32_t>& row_value, std::vector<s
                              std::vector<std::int32_t>& targets) {
     if (offsets.empty()) throw std::invalid_argument("offsets needs one entry per value plus one");
     const std::size_t values = offsets.size() - 1;
-    return [&row_value, &offsets, &targets, values](ValueTable& table, Interrupt* interrupt) {
+    return [&row_value, &offsets, &targets, values](ValueTable& table, std::size_t /*threads*/,
+                                                    Interrupt* interrupt) {
         table = ValueTable::from_labels(std::move(row_value), values);
         return Neighbours(table, NeighbourGraph::from_csr(std::move(offsets), std::move(targets)),
                           interrupt);
@@ -441,7 +467,7 @@ py::dict specialize_with(const RelationBuilder& build, std::size_t n, std::vecto
                          const DoubleArray& quasi_identifiers,
                          const std::vector<TaxonomySpec>& qi_taxonomies,
                          const std::vector<std::vector<std::int32_t>>& node_keys, std::size_t k,
-                         std::size_t l, bool dissimilarity, double delta) {
+                         std::size_t l, bool dissimilarity, double delta, std::size_t threads) {
     const Matrix qi = as_matrix(quasi_identifiers, "quasi_identifiers");
     if (qi.rows != n || classes.size() != n) throw std::invalid_argument("classes, quasi_identifiers and the relation differ in rows");
     if (qi_taxonomies.size() != qi.cols || node_keys.size() != qi.cols) {
@@ -460,7 +486,7 @@ py::dict specialize_with(const RelationBuilder& build, std::size_t n, std::vecto
     signals.run([&] {
         py::gil_scoped_release release;
         ValueTable table;
-        const Neighbours neighbours = build(table, params.interrupt);
+        const Neighbours neighbours = build(table, threads, params.interrupt);
         const LossModel loss(qi.data, qi.rows, qi.cols, std::move(taxonomies));
         result = specialize(loss, node_keys, neighbours, classes, params);
     });
@@ -475,33 +501,35 @@ py::dict run_specialize(std::vector<std::int32_t> classes, const DoubleArray& qu
                         const std::vector<std::vector<std::int32_t>>& node_keys,
                         const DoubleArray& sensitive, const std::string& metric,
                         const std::vector<double>& weights, std::optional<double> epsilon,
-                        std::size_t k, std::size_t l, double delta) {
+                        std::size_t k, std::size_t l, double delta, std::size_t threads) {
     const Matrix sa = as_matrix(sensitive, "sensitive");
     const Metric kind = parse_metric(metric);
     // The structure `Auto` picks, as the engine's: a set's counts on an implicit one come
     // from class_counts.hpp.
-    RelationBuilder build = [&](ValueTable& table, Interrupt* interrupt) {
+    RelationBuilder build = [&](ValueTable& table, std::size_t threads_used, Interrupt* interrupt) {
         table = ValueTable::from_rows(sa.data, sa.rows, sa.cols);
         if (!epsilon) {
             return Neighbours(table, NeighbourGraph::from_csr(std::vector<std::int64_t>(table.size() + 1, 0), {}),
                               interrupt);
         }
         const Distance distance(kind, weights, *epsilon);
-        return Neighbours::build(table, distance, Structure::Auto, kMaxGraphEntries, 0, interrupt);
+        return Neighbours::build(table, distance, Structure::Auto, kMaxGraphEntries, threads_used,
+                                 interrupt);
     };
     return specialize_with(build, sa.rows, std::move(classes), quasi_identifiers, qi_taxonomies,
-                           node_keys, k, l, epsilon.has_value(), delta);
+                           node_keys, k, l, epsilon.has_value(), delta, threads);
 }
 
 py::dict run_specialize_graph(std::vector<std::int32_t> classes, const DoubleArray& quasi_identifiers,
                               const std::vector<TaxonomySpec>& qi_taxonomies,
                               const std::vector<std::vector<std::int32_t>>& node_keys,
                               std::vector<std::int32_t> row_value, std::vector<std::int64_t> offsets,
-                              std::vector<std::int32_t> targets, std::size_t k, double delta) {
+                              std::vector<std::int32_t> targets, std::size_t k, double delta,
+                              std::size_t threads) {
     const std::size_t n = row_value.size();
     const RelationBuilder build = csr_relation(row_value, offsets, targets);
     return specialize_with(build, n, std::move(classes), quasi_identifiers, qi_taxonomies, node_keys,
-                           k, 0, true, delta);
+                           k, 0, true, delta, threads);
 }
 
 py::array_t<std::int32_t> initialize_classes(const Int64Array& degree, std::size_t m) {
@@ -588,11 +616,12 @@ PYBIND11_MODULE(_core, mod) {
     mod.def("specialize", &run_specialize, py::arg("classes"), py::arg("quasi_identifiers"),
             py::arg("qi_taxonomies"), py::arg("node_keys"), py::arg("sensitive"), py::arg("metric"),
             py::arg("weights"), py::arg("epsilon"), py::arg("k"), py::arg("l"), py::arg("delta"),
+            py::arg("threads") = 0,
             "Split every class of at least 2k rows into checked parts publishing distinct finer tuples.");
     mod.def("specialize_graph", &run_specialize_graph, py::arg("classes"),
             py::arg("quasi_identifiers"), py::arg("qi_taxonomies"), py::arg("node_keys"),
             py::arg("row_value"), py::arg("offsets"), py::arg("targets"), py::arg("k"),
-            py::arg("delta"),
+            py::arg("delta"), py::arg("threads") = 0,
             "The same over a given relation: value id per row and CSR between values.");
     mod.def("neighbour_graph", &neighbour_graph, py::arg("sensitive"), py::arg("metric"),
             py::arg("weights"), py::arg("epsilon"),
@@ -604,14 +633,28 @@ PYBIND11_MODULE(_core, mod) {
             "A neighbour structure's row degrees, pair adjacency and counts of a row set.");
     mod.def("value_relation", &value_relation, py::arg("sensitive"), py::arg("metric"),
             py::arg("weights"), py::arg("epsilon"), py::arg("neighbours") = "auto",
-            py::arg("centre") = -1,
+            py::arg("centre") = -1, py::arg("threads") = 0,
             "Distinct values, counts, row value ids, row degree per value, and one value's neighbours.");
     mod.def("balls", &balls, py::arg("sensitive"), py::arg("metric"), py::arg("weights"),
             py::arg("radius"), py::arg("centres"), py::arg("members") = false,
+            py::arg("threads") = 0,
             "Rows within radius of each centre row; with members, the first ball's rows.");
     mod.def("class_counts", &class_counts, py::arg("sensitive"), py::arg("metric"),
             py::arg("weights"), py::arg("epsilon"), py::arg("labels"), py::arg("threads") = 0,
             "Per row, its epsilon-neighbours among the other rows of its class (-1: left out).");
+    py::class_<StopRequest>(mod, "StopRequest",
+                            "A request to stop the native calls of the threads that watch it.")
+        .def(py::init<>())
+        .def("set", &StopRequest::set, "Ask the watching threads' native calls to stop.")
+        .def_property_readonly("requested", &StopRequest::requested)
+        .def("__enter__", [](StopRequest& request) {
+            if (t_watched != nullptr) throw std::runtime_error("this thread already watches a StopRequest");
+            t_watched = &request;
+            return &request;
+        }, py::return_value_policy::reference)
+        .def("__exit__", [](StopRequest&, const py::object&, const py::object&, const py::object&) {
+            t_watched = nullptr;
+        });
     mod.def("exchange_rows", &exchange_rows, py::arg("groups"), py::arg("quasi_identifiers"),
             py::arg("qi_taxonomies"), py::arg("sensitive_ids"),
             "Groups after rows with identical sensitive values are exchanged so that fewer "

@@ -25,6 +25,8 @@ class _Options(Protocol):
     @property
     def suppress(self) -> bool: ...
     @property
+    def threads(self) -> int: ...
+    @property
     def progress(self) -> Progress | None: ...
 
 def partition(
@@ -71,6 +73,7 @@ def specialize(
     k: int,
     l: int,  # noqa: E741
     delta: float,
+    threads: int = 0,
 ) -> dict[str, Any]: ...
 def specialize_graph(
     classes: list[int],
@@ -82,6 +85,7 @@ def specialize_graph(
     targets: list[int],
     k: int,
     delta: float,
+    threads: int = 0,
 ) -> dict[str, Any]: ...
 def neighbour_graph(
     sensitive: NDArray[np.float64],
@@ -108,6 +112,7 @@ def balls(
     radius: float,
     centres: list[int],
     members: bool = ...,
+    threads: int = 0,
 ) -> dict[str, NDArray[np.int64]]: ...
 def value_relation(
     sensitive: NDArray[np.float64],
@@ -116,6 +121,7 @@ def value_relation(
     epsilon: float,
     neighbours: str = "auto",
     centre: int = -1,
+    threads: int = 0,
 ) -> dict[str, Any]: ...
 def class_counts(
     sensitive: NDArray[np.float64],
@@ -141,6 +147,16 @@ NEIGHBOUR_SLACK: float
 ALLOWANCE_SLACK: float
 
 class GraphTooDenseError(ValueError): ...
+
+class StopRequest:
+    """A request to stop the native calls of the threads that watch it (``with request:``)."""
+
+    def __init__(self) -> None: ...
+    def set(self) -> None: ...
+    @property
+    def requested(self) -> bool: ...
+    def __enter__(self) -> StopRequest: ...
+    def __exit__(self, *args: object) -> None: ...
 
 class Progress:
     def __init__(self) -> None: ...

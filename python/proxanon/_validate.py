@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime
 import math
 import numbers
+import os
 from typing import Any
 
 import numpy as np
@@ -154,6 +155,17 @@ def integer(value: Any, name: str, *, minimum: int) -> int:
     if result < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {result}")
     return result
+
+
+def threads(value: Any, name: str = "n_threads") -> int:
+    """Threads for the native work: ``None`` is every core this process may run on; else an
+    int >= 1. Results never depend on it."""
+    if value is None:
+        try:
+            return max(1, len(os.sched_getaffinity(0)))
+        except AttributeError:  # not on Linux
+            return os.cpu_count() or 1
+    return integer(value, name, minimum=1)
 
 
 def real(value: Any, name: str) -> float:

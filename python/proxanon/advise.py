@@ -223,6 +223,7 @@ def advise(
     metric: Any = "l1",
     weights: ArrayLike | None = None,
     delta: float | None = None,
+    n_threads: int | None = None,
 ) -> Advice:
     """What the ε-neighbour graph proves about running XColor with (k, ε, δ).
 
@@ -230,7 +231,8 @@ def advise(
     there is no verdict, only the bounds). Returns an :class:`Advice` with Θ, the largest δ
     for which success is guaranteed, the largest clique found, and, when ``delta`` is given,
     whether that clique proves the instance infeasible. See the module docstring for what
-    is proven and how.
+    is proven and how. ``n_threads``: threads for the row degrees (default every core this
+    process may use; the answer is the same for any number).
     """
     sens = _validate.float_matrix(sensitive, "sensitive")
     n, s = sens.shape
@@ -238,18 +240,19 @@ def advise(
     epsilon = checked_epsilon(epsilon, relation)
     k, eps, _ = _validate.privacy(k, epsilon, 0.0 if delta is None else delta, n)
     dlt = None if delta is None else _validate.privacy(k, epsilon, delta, n)[2]
+    threads = _validate.threads(n_threads)
     metric = relation.label
     m = n // k
     group_sizes = tuple(sorted(Counter(_core.equitable_sizes(n, m)).items()))
 
-    graph = _graph(sens, relation, eps)
+    graph = _graph(sens, relation, eps, threads)
     values = np.asarray(graph["values"], dtype=np.float64)
     degree = np.asarray(graph["value_degree"], dtype=np.int64)
     first_row = _first_rows(np.asarray(graph["row_value"], dtype=np.int64), len(values))
     theta = int(degree.max())
     top = int(np.argmin(np.where(degree == theta, first_row, n)))
 
-    clique = _largest_clique(sens, relation, eps, graph)
+    clique = _largest_clique(sens, relation, eps, threads, graph)
     clique_size = clique.size
 
     def guaranteed(d: float) -> bool:
@@ -292,14 +295,15 @@ def advise(
     )
 
 
-def _graph(sens: NDArray[np.float64], relation: Relation,
-           radius: float) -> dict[str, NDArray[Any]]:
+def _graph(sens: NDArray[np.float64], relation: Relation, radius: float,
+           threads: int) -> dict[str, NDArray[Any]]:
     """Distinct values, multiplicities, value id per row and row degree per value (and, for
     a distance function or a precomputed graph, the CSR). A built-in metric is held in the
     structure ``partition`` would pick: many distinct values never make a stored graph."""
     if relation.kind == "builtin":
         try:
-            return _core.value_relation(sens, relation.name, _weights(relation), radius)
+            return _core.value_relation(sens, relation.name, _weights(relation), radius,
+                                        threads=threads)
         except GraphTooDenseError as exc:
             raise too_dense(radius, relation, exc) from None
     if relation.kind == "callable":
@@ -325,7 +329,7 @@ class _Clique:
     rows: NDArray[np.int64]
 
 
-def _largest_clique(sens: NDArray[np.float64], relation: Relation, eps: float,
+def _largest_clique(sens: NDArray[np.float64], relation: Relation, eps: float, threads: int,
                     graph: dict[str, NDArray[Any]] | None = None) -> _Clique:
     """The largest such clique (ties: the one whose value a row holds first); ``graph`` is
     the ε relation when the caller has it (used for the identical-value cliques)."""
@@ -333,10 +337,10 @@ def _largest_clique(sens: NDArray[np.float64], relation: Relation, eps: float,
     # only identical values (always neighbours) are a proven clique.
     radius = _clique_radius(eps) if relation.is_metric else None
     if radius is None:
-        source = graph if graph is not None else _graph(sens, relation, eps)
+        source = graph if graph is not None else _graph(sens, relation, eps, threads)
         clique = np.asarray(source["counts"], dtype=np.int64)
     else:
-        source = _graph(sens, relation, radius)
+        source = _graph(sens, relation, radius, threads)
         # The rows in the closed ball of a value: its row degree there, plus itself.
         clique = np.asarray(source["value_degree"], dtype=np.int64) + 1
     values = np.asarray(source["values"], dtype=np.float64)
@@ -346,7 +350,7 @@ def _largest_clique(sens: NDArray[np.float64], relation: Relation, eps: float,
     centre = int(np.argmin(np.where(clique == size, first_row, len(sens))))
     value = tuple(float(x) for x in values[centre])
     if radius is not None and relation.kind == "builtin":
-        return _ball(sens, relation, radius, int(first_row[centre]), value)
+        return _ball(sens, relation, radius, int(first_row[centre]), value, threads)
     members = [centre] if radius is None else _ball_members(source, centre)
     rows = np.flatnonzero(np.isin(row_value, members)).astype(np.int64)
     rows.setflags(write=False)
@@ -361,7 +365,7 @@ SAMPLED_CENTRES = 256
 
 
 def _sampled_clique(sens: NDArray[np.float64], relation: Relation, eps: float,
-                    ) -> _Clique | None:
+                    threads: int) -> _Clique | None:
     """The largest ε/2 ball around SAMPLED_CENTRES rows (a clique, not the largest one),
     O(SAMPLED_CENTRES · n); None without a built-in metric or a positive radius."""
     radius = _clique_radius(eps)
@@ -370,16 +374,16 @@ def _sampled_clique(sens: NDArray[np.float64], relation: Relation, eps: float,
     n = sens.shape[0]
     centres = np.unique(np.linspace(0, n - 1, min(n, SAMPLED_CENTRES)).astype(np.int64))
     sizes = _core.balls(sens, relation.name, _weights(relation), radius,
-                        centres.tolist())["sizes"]
+                        centres.tolist(), threads=threads)["sizes"]
     best = int(centres[int(np.argmax(sizes))])
-    return _ball(sens, relation, radius, best, tuple(float(x) for x in sens[best]))
+    return _ball(sens, relation, radius, best, tuple(float(x) for x in sens[best]), threads)
 
 
 def _ball(sens: NDArray[np.float64], relation: Relation, radius: float, centre: int,
-          value: tuple[float, ...]) -> _Clique:
+          value: tuple[float, ...], threads: int) -> _Clique:
     """The rows within ``radius`` of row ``centre`` (a built-in metric), O(n)."""
     rows = _core.balls(sens, relation.name, _weights(relation), radius, [centre],
-                       members=True)["rows"].astype(np.int64)
+                       members=True, threads=threads)["rows"].astype(np.int64)
     rows.setflags(write=False)
     return _Clique(radius, int(rows.size), value, rows)
 
@@ -411,7 +415,7 @@ def _verdict(clique: _Clique, group_sizes: tuple[tuple[int, int], ...], n: int, 
 def infeasibility_proof(sens: NDArray[np.float64], relation: Relation, k: int, eps: float,
                         delta: float, any_partition: bool,
                         describe: Callable[[NDArray[np.int64]], str] | None = None,
-                        ) -> str | None:
+                        threads: int = 1) -> str | None:
     """The clique bound alone (one pass over the ε/2 balls, in the structure partition
     would use; the ε relation itself is never built): the proof that no equitable partition
     into n // k groups (``any_partition``: no partition into groups of at least k)
@@ -429,9 +433,9 @@ def infeasibility_proof(sens: NDArray[np.float64], relation: Relation, k: int, e
         return reason if (any_infeasible if any_partition else infeasible) else None
 
     # Several components: a few balls first (O(n) each), the exact largest only if needed.
-    sampled = _sampled_clique(sens, relation, eps) if sens.shape[1] > 1 else None
+    sampled = _sampled_clique(sens, relation, eps, threads) if sens.shape[1] > 1 else None
     found = None if sampled is None else proof(sampled)
-    return found if found is not None else proof(_largest_clique(sens, relation, eps))
+    return found if found is not None else proof(_largest_clique(sens, relation, eps, threads))
 
 
 def _ball_members(ball: dict[str, NDArray[Any]], centre: int) -> list[int]:

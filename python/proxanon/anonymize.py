@@ -12,6 +12,7 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
 from proxanon import _core, _validate
+from proxanon._beside import Beside
 from proxanon._display import Summarized
 from proxanon._errors import InfeasibleError
 from proxanon._progress import ProgressReporter
@@ -230,8 +231,8 @@ def _utility(summary: GroupSummary, columns: Sequence[str]) -> dict[str, Any]:
 
 def _mondrian_cut(columns: list[QIColumn], sens: NDArray[np.float64], qi: NDArray[np.float64],
                   taxonomies: list[tuple[NDArray[np.int32], int] | None], relation: Relation,
-                  k: int, eps: float | None, dlt: float | None, ell: int | None
-                  ) -> tuple[Partition, NDArray[np.int64], GroupSummary]:
+                  k: int, eps: float | None, dlt: float | None, ell: int | None,
+                  threads: int) -> tuple[Partition, NDArray[np.int64], GroupSummary]:
     """Strict Mondrian's groups, those that publish the same values merged (one pass: a union
     keeps its tuple), classes of 2k rows or more specialized, and their summary
     (``part.stats["merge_rounds"]``: 1 when the pass merged). Two native calls; O(n log n)
@@ -245,7 +246,8 @@ def _mondrian_cut(columns: list[QIColumn], sens: NDArray[np.float64], qi: NDArra
     # Median cuts on leaf codes rarely fall on a taxonomy node's boundary, so many boxes
     # publish one coarse node: split those classes top-down along the taxonomies.
     groups, summary, _ = _specialize_classes(merged, np.ones(int(merged.max()) + 1, np.int64),
-                                             columns, sens, relation, k, eps, dlt, ell)
+                                             columns, sens, relation, k, eps, dlt, ell,
+                                             threads)
     return replace(part, stats={**part.stats, "merge_rounds": rounds}), groups, summary
 
 
@@ -255,24 +257,26 @@ def _anonymize_mondrian(data: pd.DataFrame, columns: list[QIColumn], sens_cols: 
                         taxonomies: list[tuple[NDArray[np.int32], int] | None],
                         relation: Relation, k: int, eps: float | None, dlt: float | None,
                         ell: int | None, on_infeasible: str, seconds: dict[str, float],
-                        started: float) -> Anonymization:
+                        started: float, threads: int) -> Anonymization:
     """The table job with strict Mondrian: cut, merge groups publishing the same values,
     generalize, and audit every check that was asked for."""
     tic = time.perf_counter()
-    cut = _mondrian_cut(columns, sens, qi, taxonomies, relation, k, eps, dlt, ell)
+    cut = _mondrian_cut(columns, sens, qi, taxonomies, relation, k, eps, dlt, ell, threads)
     seconds["mondrian"] = time.perf_counter() - tic
     return _publish_mondrian(data, columns, sens_cols, sens, relation, k, eps, dlt, ell,
-                             on_infeasible, seconds, started, cut)
+                             on_infeasible, seconds, started, cut, threads)
 
 
 def _publish_mondrian(data: pd.DataFrame, columns: list[QIColumn], sens_cols: list[str],
                       sens: NDArray[np.float64], relation: Relation, k: int, eps: float | None,
                       dlt: float | None, ell: int | None, on_infeasible: str,
                       seconds: dict[str, float], started: float,
-                      cut: tuple[Partition, NDArray[np.int64], GroupSummary],
-                      candidates: Mapping[str, float] | None = None) -> Anonymization:
+                      cut: tuple[Partition, NDArray[np.int64], GroupSummary], threads: int,
+                      candidates: Mapping[str, float] | None = None,
+                      check: AuditReport | None = None) -> Anonymization:
     """Mondrian's groups (:func:`_mondrian_cut`) generalized and audited; ``candidates``: the
-    report's comparison when ``anonymize`` chose this table over XColor's."""
+    report's comparison when ``anonymize`` chose this table over XColor's; ``check``: the
+    audit of these groups when the caller has it (it is not run again)."""
     part, groups, summary = cut
     rounds = int(part.stats["merge_rounds"])
     tic = time.perf_counter()
@@ -282,10 +286,11 @@ def _publish_mondrian(data: pd.DataFrame, columns: list[QIColumn], sens_cols: li
     table[GROUP_COLUMN] = groups
     seconds["generalize"] = time.perf_counter() - tic
     tic = time.perf_counter()
-    metric_arg, weights_arg = as_arguments(relation)
-    check = audit_arrays(sens, groups, k=k, epsilon=0.0 if eps is None else eps,
-                         delta=0.0 if dlt is None else dlt, metric=metric_arg,
-                         weights=weights_arg)
+    if check is None:
+        metric_arg, weights_arg = as_arguments(relation)
+        check = audit_arrays(sens, groups, k=k, epsilon=0.0 if eps is None else eps,
+                             delta=0.0 if dlt is None else dlt, metric=metric_arg,
+                             weights=weights_arg, n_threads=threads)
     distinct = pd.DataFrame(sens).assign(g=groups).drop_duplicates().groupby("g").size()
     diverse = ell is None or int(distinct.min()) >= ell
     satisfied = bool(check.satisfied and diverse)
@@ -364,8 +369,8 @@ def encode_sensitive(data: pd.DataFrame, columns: list[str], hierarchies: dict[s
 
 def _specialize_classes(classes: NDArray[np.int64], formed_from: NDArray[np.int64],
                         columns: list[QIColumn], sens: NDArray[np.float64], relation: Relation,
-                        k: int, eps: float | None, dlt: float | None, ell: int | None
-                        ) -> tuple[NDArray[np.int64], GroupSummary, NDArray[np.int64]]:
+                        k: int, eps: float | None, dlt: float | None, ell: int | None,
+                        threads: int) -> tuple[NDArray[np.int64], GroupSummary, NDArray[np.int64]]:
     """The published classes with every class of at least 2k rows split top-down into parts
     that pass the same checks and publish finer tuples no other class publishes (a taxonomy
     of several levels otherwise gathers many groups under one coarse node); see
@@ -376,7 +381,7 @@ def _specialize_classes(classes: NDArray[np.int64], formed_from: NDArray[np.int6
             pd.factorize(np.asarray(c.hierarchy.labels, dtype=object))[0].astype(np.int32)
             for c in columns]
     split, _ = run_specialize(classes, sens, k, eps, dlt, relation, ell, qi,
-                              [c.taxonomy_spec() for c in columns], keys)
+                              [c.taxonomy_spec() for c in columns], keys, threads)
     carried = np.zeros(int(split.max()) + 1, dtype=np.int64)
     carried[split] = formed_from[classes]
     return split, summarize_groups(columns, split), carried
@@ -423,6 +428,7 @@ def anonymize(
     l: int | None = None,  # noqa: E741 (the name the literature and the API use)
     sensitive_ranges: Mapping[str, tuple[float, float]] | None = None,
     neighbours: str = "auto",
+    n_threads: int | None = None,
 ) -> Anonymization:
     """Anonymize a table so that every group satisfies (ε, δ)^k-dissimilarity.
 
@@ -443,7 +449,9 @@ def anonymize(
     instead of its own (``proxanon.dask`` passes the whole table's range to each part).
     ``neighbours``: how the engine holds the ε-neighbour relation, ``"auto"`` (default),
     ``"graph"``, ``"sorted"`` (one numeric sensitive column) or ``"grid"``; the result
-    does not depend on it (see :func:`proxanon.partition`).
+    does not depend on it (see :func:`proxanon.partition`). ``n_threads``: threads to use,
+    default every core this process may use; the result is the same for any number (see
+    "Threads" below).
 
     With ``on_infeasible="raise"`` on more than 8192 rows and a built-in metric,
     :func:`proxanon.advise`'s clique bound is checked before any repair: when it proves
@@ -465,6 +473,11 @@ def anonymize(
     does. Whatever ``on_infeasible`` is, the ``group`` column, ``satisfied`` and the report
     describe the published equivalence classes (rows that share the published QI values).
     A datetime64 QI is published as its group's date range ``[first, last]``.
+
+    Threads: with ``n_threads`` of 2 or more, the default path builds the Mondrian-(ε, δ)
+    cut on a thread of its own while XColor runs (the two candidates are independent and
+    their native work releases the GIL), and the row degrees and the audits split over the
+    threads; which candidate is published never depends on which finished first.
 
     The input frame is never modified.
     """
@@ -500,6 +513,7 @@ def anonymize(
     moves = _validate.choice(moves, "moves", _validate.MOVES)
     budget = suppression_budget(max_suppression, on_infeasible)
     structure = _validate.choice(neighbours, "neighbours", NEIGHBOURS)
+    threads = _validate.threads(n_threads)
     if method == "mondrian" and structure != "auto":
         raise ValueError("neighbours applies to method='xcolor' only (Mondrian's checks hold "
                          "no neighbour structure); leave it at 'auto'")
@@ -508,11 +522,11 @@ def anonymize(
     if reporter is None:
         return _anonymize(data, qi_cols, sens_cols, k, eps, dlt, metric, weights, hierarchies,
                           on_infeasible, limit, init, moves, budget, None, started,
-                          method, ell, checked, sensitive_ranges, structure)
+                          method, ell, checked, sensitive_ranges, structure, threads)
     with reporter:
         return _anonymize(data, qi_cols, sens_cols, k, eps, dlt, metric, weights, hierarchies,
                           on_infeasible, limit, init, moves, budget, reporter, started,
-                          method, ell, checked, sensitive_ranges, structure)
+                          method, ell, checked, sensitive_ranges, structure, threads)
 
 
 @dataclass(frozen=True)
@@ -541,7 +555,7 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
                started: float, method: str = "xcolor", ell: int | None = None,
                checked: bool = True,
                ranges: Mapping[str, tuple[float, float]] | None = None,
-               neighbours: str = "auto") -> Anonymization:
+               neighbours: str = "auto", threads: int = 1) -> Anonymization:
     tic = time.perf_counter()
     given = load_hierarchies(hierarchies, qi_cols + sens_cols, [str(c) for c in data.columns])
     all_columns: list[QIColumn] = [encode_qi(data, c, given.get(c)) for c in qi_cols]
@@ -561,12 +575,12 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
         return _anonymize_mondrian(data, all_columns, sens_cols, all_sens, all_qi, taxonomies,
                                    relation,
                                    k, eps if checked else None, dlt if checked else None, ell,
-                                   on_infeasible, seconds, started)
+                                   on_infeasible, seconds, started, threads)
     structure = checked_neighbours(neighbours, relation, all_sens.shape[1])
     if on_infeasible == "raise":
         # No partition into groups of >= k rows satisfies: neither path can publish a table.
         proof = early_proof(all_sens, k, eps, dlt, relation, any_partition=True,
-                            describe=_rows_by_value(data, sens_cols))
+                            describe=_rows_by_value(data, sens_cols), threads=threads)
         if proof is not None:
             units = _epsilon_in_units(data, sens_cols, relation, eps)
             raise InfeasibleError(proven_before_repair(proof, k, eps, dlt, relation)
@@ -595,10 +609,10 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
         return all_sens, relation
 
     def audit_classes(sens: NDArray[np.float64], rel: Relation,
-                      classes: NDArray[np.int64]) -> AuditReport:
+                      classes: NDArray[np.int64], used: int = threads) -> AuditReport:
         metric_arg, weights_arg = as_arguments(rel)
         return audit_arrays(sens, classes, k=k, epsilon=eps, delta=dlt, metric=metric_arg,
-                            weights=weights_arg)
+                            weights=weights_arg, n_threads=used)
 
     def publish(plain: bool, start: NDArray[np.int64] | None = None,
                 max_rounds: int | None = None) -> _Published:
@@ -621,7 +635,7 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
                               None if qi is None else qi[released], tax, engine_mode, search,
                               False, reporter, time.perf_counter(), initial_groups=initial,
                               init=first_init, moves=moves, max_suppression=1.0,
-                              neighbours=structure)
+                              neighbours=structure, threads=threads)
 
         released = np.arange(n_all)
         part = run(released, start)
@@ -651,7 +665,9 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
             np.maximum.at(group_from, groups, row_from)
             formed_from = np.bincount(merged, weights=group_from).astype(np.int64)
             row_from = formed_from[merged[groups]]
-            if formed_from.size == summary.sizes.size or not part.satisfied or (
+            # Rows left out stay out in later rounds: past the budget, no round can help.
+            over_budget = n_all - released.size > budget * n_all
+            if formed_from.size == summary.sizes.size or not part.satisfied or over_budget or (
                     max_rounds is not None and rounds >= max_rounds):
                 break
             rounds += 1
@@ -667,7 +683,7 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
         tic = time.perf_counter()
         sens, rel = published_sensitive(released)
         classes, summary, formed_from = _specialize_classes(classes, formed_from, columns, sens,
-                                                            rel, k, eps, dlt, None)
+                                                            rel, k, eps, dlt, None, threads)
         times["specialize"] = time.perf_counter() - tic
         tic = time.perf_counter()
         check = audit_classes(sens, rel, classes)
@@ -678,18 +694,30 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
     def acceptable(result: _Published) -> bool:
         return result.check.satisfied and n_all - result.released.size <= budget * n_all
 
-    cut_cache: list[tuple[tuple[Partition, NDArray[np.int64], GroupSummary], AuditReport]] = []
+    Cut = tuple[tuple[Partition, NDArray[np.int64], GroupSummary], AuditReport]
 
-    def mondrian_cut() -> tuple[tuple[Partition, NDArray[np.int64], GroupSummary], AuditReport]:
-        """The Mondrian-(ε, δ) cut (specialized) and the audit of its classes, built once."""
+    def build_cut(used: int) -> Cut:
+        """The Mondrian-(ε, δ) cut (specialized) and the audit of its classes, on ``used``
+        threads."""
+        tic = time.perf_counter()
+        cut = _mondrian_cut(all_columns, all_sens, all_qi, taxonomies, relation, k, eps, dlt,
+                            None, used)
+        # The verdict is the audit's of the published classes (specialization may have
+        # split a class that Mondrian's own cut left failing).
+        check = audit_classes(all_sens, relation, cut[1], used)
+        seconds["mondrian"] = time.perf_counter() - tic
+        return cut, check
+
+    # The default path compares XColor's table with the Mondrian-(ε, δ) cut (built-in
+    # metrics): with two threads or more, the cut is built beside XColor's run.
+    cut_wanted = init == "qi" and relation.kind == "builtin"
+    cut_ahead = Beside(build_cut, max(1, threads // 2)) if cut_wanted and threads > 1 else None
+    cut_cache: list[Cut] = []
+
+    def mondrian_cut() -> Cut:
+        """The Mondrian-(ε, δ) cut and its audit, built once (or taken from its thread)."""
         if not cut_cache:
-            tic = time.perf_counter()
-            cut = _mondrian_cut(all_columns, all_sens, all_qi, taxonomies, relation, k, eps,
-                                dlt, None)
-            # The verdict is the audit's of the published classes (specialization may have
-            # split a class that Mondrian's own cut left failing).
-            cut_cache.append((cut, audit_classes(all_sens, relation, cut[1])))
-            seconds["mondrian"] = time.perf_counter() - tic
+            cut_cache.append(build_cut(threads) if cut_ahead is None else cut_ahead.result())
         return cut_cache[0]
 
     def repaired_cut(xcolor: _Published | None) -> tuple[_Published | None, dict[str, float]]:
@@ -735,37 +763,42 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
             if costs["xcolor"] <= costs["mondrian"]:
                 return None, costs
         published = _publish_mondrian(data, all_columns, sens_cols, all_sens, relation, k, eps,
-                                      dlt, None, "best_effort", seconds, started, cut, costs)
+                                      dlt, None, "best_effort", seconds, started, cut, threads,
+                                      costs, cut_check)
         return (published, costs) if published.satisfied else (None, {})
 
-    failure: InfeasibleError | None = None
-    try:
-        chosen = publish(plain=False)
-    except InfeasibleError as exc:  # suppression left fewer than k rows on this path
-        failure = exc
-    if failure is not None or not acceptable(chosen):
-        # The QI-aware path failed: the plain partition's groups may still satisfy (and
-        # when the QIs tell rows apart, they publish distinct tuples).
-        if reporter is not None:
-            reporter.phase = "plain partition"
+    try:  # the cut's thread, if any, is stopped on any way out
+        failure: InfeasibleError | None = None
         try:
-            plain = publish(plain=True)
-        except InfeasibleError:
-            if failure is not None:
-                instead, _ = mondrian_instead(None)
-                if instead is not None:
-                    return instead
-                raise failure from None
-        else:
-            if failure is not None or _better(plain, chosen, acceptable):
-                chosen = plain
-    repaired, repair_costs = repaired_cut(chosen)
-    if repaired is not None:
-        chosen = repaired
-    seconds.update(chosen.seconds)
-    instead, candidates = mondrian_instead(chosen)
-    if instead is not None:
-        return instead
+            chosen = publish(plain=False)
+        except InfeasibleError as exc:  # suppression left fewer than k rows on this path
+            failure = exc
+        if failure is not None or not acceptable(chosen):
+            # The QI-aware path failed: the plain partition's groups may still satisfy (and
+            # when the QIs tell rows apart, they publish distinct tuples).
+            if reporter is not None:
+                reporter.phase = "plain partition"
+            try:
+                plain = publish(plain=True)
+            except InfeasibleError:
+                if failure is not None:
+                    instead, _ = mondrian_instead(None)
+                    if instead is not None:
+                        return instead
+                    raise failure from None
+            else:
+                if failure is not None or _better(plain, chosen, acceptable):
+                    chosen = plain
+        repaired, repair_costs = repaired_cut(chosen)
+        if repaired is not None:
+            chosen = repaired
+        seconds.update(chosen.seconds)
+        instead, candidates = mondrian_instead(chosen)
+        if instead is not None:
+            return instead
+    finally:
+        if cut_ahead is not None:
+            cut_ahead.stop()
     candidates = candidates or repair_costs
 
     released, classes, summary, check = (chosen.released, chosen.classes, chosen.summary,
@@ -782,7 +815,7 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
             "or delta", partition=chosen.part)
     if not check.satisfied and on_infeasible != "best_effort":
         raise InfeasibleError(
-            infeasible_text(data, sens_cols, chosen, all_sens, relation, k, eps, dlt),
+            infeasible_text(data, sens_cols, chosen, all_sens, relation, k, eps, dlt, threads),
             partition=chosen.part)
 
     if reporter is not None:
@@ -852,7 +885,7 @@ _CLASSES_SHOWN = 5
 
 def infeasible_text(data: pd.DataFrame, sens_cols: list[str], result: _Published,
                     all_sens: NDArray[np.float64], relation: Relation, k: int, eps: float,
-                    dlt: float) -> str:
+                    dlt: float, threads: int = 1) -> str:
     """Why no table could be published: a one-line summary, the proof when there is one (in
     the table's own values), the classes that merging formed, then the engine's numbers."""
     check = result.check
@@ -866,7 +899,8 @@ def infeasible_text(data: pd.DataFrame, sens_cols: list[str], result: _Published
            if result.plain else "") + "."
     ]
     published = data.iloc[result.released]
-    proof = _proof(published, sens_cols, all_sens[result.released], relation, k, eps, dlt)
+    proof = _proof(published, sens_cols, all_sens[result.released], relation, k, eps, dlt,
+                   threads)
     if proof:
         lines.append(f"Proof: {proof}.")
     units = _epsilon_in_units(published, sens_cols, relation, eps)
@@ -880,14 +914,15 @@ def infeasible_text(data: pd.DataFrame, sens_cols: list[str], result: _Published
 
 
 def _proof(published: pd.DataFrame, sens_cols: list[str], sens: NDArray[np.float64],
-           relation: Relation, k: int, eps: float, dlt: float) -> str | None:
+           relation: Relation, k: int, eps: float, dlt: float, threads: int) -> str | None:
     """The clique argument of :func:`proxanon.advise` for the engine's n // k groups, its
     rows described by their values."""
     if relation.kind != "builtin" or not relation.is_metric:
         return None  # the clique proof needs the triangle inequality of a known metric
     try:
         return infeasibility_proof(sens, relation, k, eps, dlt, any_partition=False,
-                                   describe=_rows_by_value(published, sens_cols))
+                                   describe=_rows_by_value(published, sens_cols),
+                                   threads=threads)
     except ValueError:  # e.g. an epsilon/2 graph too dense to build: no proof to offer
         return None
 

@@ -208,6 +208,7 @@ def audit(
     weights: Any = None,
     sensitive: Any = None,
     quasi_identifiers: Any = None,
+    n_threads: int | None = None,
 ) -> AuditReport:
     """Checks a partition, or a published table, against (epsilon, delta)^k-dissimilarity.
 
@@ -221,14 +222,15 @@ def audit(
       ``groups`` (a column name or an array) when given. The ``sensitive`` columns are scaled
       to [0, 1] as SPEC §1 says (numeric by min-max, ordered categoricals by rank).
 
-    Inputs are never modified. See :func:`audit_arrays` for what is computed.
+    Inputs are never modified. See :func:`audit_arrays` for what is computed, and for
+    ``n_threads``.
     """
     import pandas as pd
 
     if isinstance(data, pd.DataFrame):
         return _audit_table(data, groups, k=k, epsilon=epsilon, delta=delta, metric=metric,
                             weights=weights, sensitive=sensitive,
-                            quasi_identifiers=quasi_identifiers)
+                            quasi_identifiers=quasi_identifiers, n_threads=n_threads)
     if quasi_identifiers is not None:
         raise TypeError(
             "quasi_identifiers names columns of a table: pass a pandas DataFrame as the first "
@@ -241,7 +243,7 @@ def audit(
     if groups is None:
         raise TypeError("groups is required: one group id per row of sensitive")
     return audit_arrays(data, groups, k=k, epsilon=epsilon, delta=delta, metric=metric,
-                        weights=weights)
+                        weights=weights, n_threads=n_threads)
 
 
 def refuse_duplicate_columns(table: Any, argument: str) -> None:
@@ -257,7 +259,7 @@ def refuse_duplicate_columns(table: Any, argument: str) -> None:
 
 def _audit_table(
     table: Any, groups: Any, *, k: int, epsilon: float, delta: float, metric: Any,
-    weights: Any, sensitive: Any, quasi_identifiers: Any,
+    weights: Any, sensitive: Any, quasi_identifiers: Any, n_threads: int | None,
 ) -> AuditReport:
     """The DataFrame form of :func:`audit`."""
     from proxanon.tables import column_list, scale_sensitive
@@ -278,7 +280,7 @@ def _audit_table(
         groups = column_list(table, [groups], "groups")[0]
         groups = table[groups].to_numpy()
     return audit_arrays(values, groups, k=k, epsilon=epsilon, delta=delta, metric=metric,
-                        weights=weights)
+                        weights=weights, n_threads=n_threads)
 
 
 def table_groups(table: Any, quasi_identifiers: list[str]) -> NDArray[np.int64]:
@@ -298,6 +300,7 @@ def audit_arrays(
     delta: float,
     metric: Any = "l1",
     weights: Any = None,
+    n_threads: int | None = None,
 ) -> AuditReport:
     """Checks a partition against (epsilon, delta)^k-dissimilarity (SPEC §2, paper §II).
 
@@ -312,6 +315,8 @@ def audit_arrays(
         delta: in [0, 1]; a group's risk may be at most ``1 - delta``.
         metric: ``"l1"``, ``"l2"`` or ``"linf"``, weighted as in SPEC §1.
         weights: one non-negative weight per sensitive column; default ``1/s`` each.
+        n_threads: threads over which classes are counted (built-in metrics); default
+            every core this process may use. The report is the same for any number.
 
     Returns:
         An :class:`AuditReport` with the verdict, per-group risk and per-row neighbour
@@ -326,6 +331,7 @@ def audit_arrays(
     n, s = sens.shape
     labels = _validate.group_labels(groups, n)
     relation = resolve(metric, weights, s, n)
+    threads = _validate.threads(n_threads)
     kept = labels >= 0
     if not kept.all():
         # Rows labelled -1 were suppressed (left out of the release): audit the others, with
@@ -336,7 +342,7 @@ def audit_arrays(
         if relation.kind == "graph":
             metric = relation.matrix.tocsr()[rows][:, rows]
         inner = audit_arrays(sens[rows], labels[rows], k=k, epsilon=epsilon, delta=delta,
-                             metric=metric, weights=weights)
+                             metric=metric, weights=weights, n_threads=threads)
         counts = np.full(n, -1, dtype=np.int64)
         counts[rows] = inner.neighbour_counts
         return replace(inner, violating_rows=_frozen(rows[inner.violating_rows]),
@@ -368,7 +374,8 @@ def audit_arrays(
         col_weights = [float(w[j]) for j in used]
         _check_no_overflow(columns, col_weights, metric, threshold)
         counts = _core.class_counts(np.ascontiguousarray(sens), metric,
-                                    [float(x) for x in w], eps, labels.astype(np.int64))
+                                    [float(x) for x in w], eps, labels.astype(np.int64),
+                                    threads=threads)
         sorted_counts = counts[order]
 
     neighbour_counts = np.empty(n, dtype=np.int64)

@@ -44,6 +44,7 @@ class EngineOptions:
     init_block: int = 8             # classes per QI-local run (init="qi")
     moves: str = "swap"             # one of _validate.MOVES
     suppress: bool = False
+    threads: int = 1                # for the row degrees; the result is the same for any number
     progress: _core.Progress | None = field(default=None, compare=False)
 
 
@@ -131,6 +132,7 @@ def partition(
     method: str = "xcolor",
     l: int | None = None,  # noqa: E741 (the name the literature and the API use)
     neighbours: str = "auto",
+    n_threads: int | None = None,
 ) -> Partition:
     """Partition rows into groups of at least ``k`` that satisfy (ε, δ)^k-dissimilarity.
 
@@ -201,6 +203,10 @@ def partition(
         ``"auto"`` (default): the graph up to 8192 distinct values, else sorted for one
         component and the grid for more. Distance functions and precomputed graphs always
         use the graph.
+    n_threads
+        Threads for the work that splits (row degrees on the implicit structures, the
+        clique bound); ``None`` (default): every core this process may use. The result is
+        the same for any number.
 
     Returns
     -------
@@ -249,15 +255,16 @@ def partition(
     if init == "qi" and qi is None:
         raise ValueError("init='qi' builds groups from the quasi-identifiers: pass "
                          "quasi_identifiers, or use init='degree'")
+    threads = _validate.threads(n_threads)
     reporter = ProgressReporter() if progress else None
     if reporter is None:
         return run_engine(sens, k, eps, dlt, relation, qi, None, on_infeasible, limit, trace,
                           None, started, init=init, moves=moves, max_suppression=budget,
-                          neighbours=structure)
+                          neighbours=structure, threads=threads)
     with reporter:
         return run_engine(sens, k, eps, dlt, relation, qi, None, on_infeasible, limit, trace,
                           reporter, started, init=init, moves=moves, max_suppression=budget,
-                          neighbours=structure)
+                          neighbours=structure, threads=threads)
 
 
 def run_mondrian(sens: NDArray[np.float64], k: Any, epsilon: Any, delta: Any,
@@ -310,18 +317,20 @@ def run_specialize(classes: NDArray[np.int64], sens: NDArray[np.float64], k: int
                    epsilon: float | None, delta: float | None, relation: Relation,
                    ell: int | None, qi: NDArray[np.float64],
                    qi_taxonomies: list[tuple[NDArray[np.int32], int] | None],
-                   node_keys: list[NDArray[np.int32] | None]) -> tuple[NDArray[np.int64], int]:
+                   node_keys: list[NDArray[np.int32] | None], threads: int = 1,
+                   ) -> tuple[NDArray[np.int64], int]:
     """Published classes (ids 0 .. C-1, pairwise distinct published tuples) with every class
     of at least 2k rows split top-down into parts that publish finer, distinct tuples and pass
     the checks asked for (k; distinct ``ell``; (epsilon, delta)^k-dissimilarity unless
     epsilon is None); see cpp/include/proxanon/specialize.hpp. ``node_keys[i]`` names the
     nodes of taxonomy column i by published label (None for a numeric column).
     Returns (class per row, classes split); the classes unchanged when the relation is too
-    dense to hold as a graph."""
+    dense to hold as a graph. ``threads``: for the row degrees (same result for any number)."""
     keys = [[] if key is None else key.tolist() for key in node_keys]
     common: dict[str, Any] = dict(
         classes=classes.astype(np.int32).tolist(), quasi_identifiers=qi,
-        qi_taxonomies=qi_taxonomies, node_keys=keys, k=k, delta=0.0 if delta is None else delta)
+        qi_taxonomies=qi_taxonomies, node_keys=keys, k=k, delta=0.0 if delta is None else delta,
+        threads=threads)
     try:
         if relation.weights is not None or epsilon is None:  # a built-in metric, or no distance
             raw = _core.specialize(
@@ -410,6 +419,7 @@ def run_engine(
     moves: str = "auto",
     max_suppression: float = 0.0,
     neighbours: str = "auto",
+    threads: int = 1,
 ) -> Partition:
     """Runs the native engine on validated inputs and wraps its result (see ``partition``).
 
@@ -419,12 +429,12 @@ def run_engine(
     (parent of every node, number of leaves), so that their loss is the LCA's leaf share.
     """
     n = sens.shape[0]
-    early_verdict(sens, k, eps, dlt, relation, on_infeasible, moves, initial_groups)
+    early_verdict(sens, k, eps, dlt, relation, on_infeasible, moves, initial_groups, threads)
     if reporter is not None:
         reporter.engine_running = True
     options = EngineOptions(
         k=k, delta=dlt, search_limit=limit, trace=trace, init=init, init_block=init_block,
-        moves=moves, suppress=on_infeasible == "suppress",
+        moves=moves, suppress=on_infeasible == "suppress", threads=threads,
         progress=reporter.counters if reporter is not None else None)
     data: dict[str, Any] = dict(
         quasi_identifiers=qi, qi_taxonomies=qi_taxonomies or [],
@@ -506,21 +516,23 @@ EARLY_VERDICT_ROWS = 8192
 
 def early_verdict(sens: NDArray[np.float64], k: int, eps: float, dlt: float,
                   relation: Relation, on_infeasible: str, moves: str,
-                  initial_groups: NDArray[np.int64] | None) -> None:
+                  initial_groups: NDArray[np.int64] | None, threads: int = 1) -> None:
     """Raises InfeasibleError (with no partition) when advise's clique bound already proves
     that the repair cannot succeed: no equitable partition into n // k groups for
     ``moves="swap"``, no partition into groups of at least k for ``"auto"`` (which may
     regroup). Only for ``on_infeasible="raise"`` and no given start (see ``early_proof``)."""
     if on_infeasible != "raise" or initial_groups is not None:
         return
-    proof = early_proof(sens, k, eps, dlt, relation, any_partition=moves == "auto")
+    proof = early_proof(sens, k, eps, dlt, relation, any_partition=moves == "auto",
+                        threads=threads)
     if proof is not None:
         raise InfeasibleError(proven_before_repair(proof, k, eps, dlt, relation))
 
 
 def early_proof(sens: NDArray[np.float64], k: int, eps: float, dlt: float,
                 relation: Relation, any_partition: bool,
-                describe: Callable[[NDArray[np.int64]], str] | None = None) -> str | None:
+                describe: Callable[[NDArray[np.int64]], str] | None = None,
+                threads: int = 1) -> str | None:
     """advise's clique bound before any repair (``proxanon.advise.infeasibility_proof``:
     O(n log n) in one dimension, the implicit structures beyond), on tables of more than
     EARLY_VERDICT_ROWS rows with a built-in metric: the proof, or None."""
@@ -529,7 +541,7 @@ def early_proof(sens: NDArray[np.float64], k: int, eps: float, dlt: float,
         return None
     from proxanon.advise import infeasibility_proof
 
-    return infeasibility_proof(sens, relation, k, eps, dlt, any_partition, describe)
+    return infeasibility_proof(sens, relation, k, eps, dlt, any_partition, describe, threads)
 
 
 def proven_before_repair(proof: str, k: int, eps: float, dlt: float,

@@ -10,7 +10,6 @@ then moves the values inside the polytope those constraints and the bounds defin
 from __future__ import annotations
 
 import math
-import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -161,10 +160,7 @@ def substitute(
     seed_value = _validate.integer(seed, "seed", minimum=0)
     if seed_value >= 2**64:
         raise ValueError(f"seed must be below 2**64, got {seed_value}")
-    if n_threads is None:
-        threads = os.cpu_count() or 1
-    else:
-        threads = _validate.integer(n_threads, "n_threads", minimum=1)
+    threads = _validate.threads(n_threads)
     labels = list(data.columns)
     repeated = [c for c in names if labels.count(c) > 1]
     if repeated:

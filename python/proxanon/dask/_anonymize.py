@@ -242,7 +242,9 @@ def anonymize(
     options: dict[str, Any] = dict(
         quasi_identifiers=qi_cols, sensitive=sens_cols, k=k, epsilon=epsilon, delta=delta,
         metric=metric, weights=weights, hierarchies=hierarchies, on_infeasible=on_infeasible,
-        init=init, search_limit=search_limit, moves=moves, max_suppression=max_suppression)
+        init=init, search_limit=search_limit, moves=moves, max_suppression=max_suppression,
+        # One thread per task: a worker runs as many tasks at once as it has threads.
+        n_threads=1)
     numeric = numeric_sensitive(meta, sens_cols, hierarchies)
     # Rows are arranged by the first numeric QI, else by the text of the first QI.
     key = next((q for q in qi_cols if is_number(meta[q].dtype)), qi_cols[0])

@@ -85,8 +85,10 @@ def _audit_part(frame: pd.DataFrame, qi_cols: list[str], sens_cols: list[str],
         return pd.DataFrame(columns=qi_cols), empty, empty, None
     frame = frame.sort_values(POSITION, kind="stable")
     groups = table_groups(frame, qi_cols)
+    # One thread per task: a worker runs as many tasks at once as it has threads.
     report = audit_arrays(scaled_sensitive(frame, sens_cols, ranges), groups, k=k,
-                          epsilon=epsilon, delta=delta, metric=metric, weights=weights)
+                          epsilon=epsilon, delta=delta, metric=metric, weights=weights,
+                          n_threads=1)
     first = frame.groupby(groups, sort=True)[qi_cols].first()
     classes = first.reset_index(drop=True).assign(
         size=report.group_sizes, risk=report.group_risk,

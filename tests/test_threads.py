@@ -1,0 +1,172 @@
+"""``n_threads``: every public entry point that uses threads gives the same result for any
+number of them (issue 11: deterministic for any thread count), and refuses a bad count by
+name. With two threads or more, ``anonymize`` builds the Mondrian-(ε, δ) cut beside
+XColor's run; the published table must not depend on which finished first."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import proxanon
+from proxanon import InfeasibleError, advise, anonymize, audit, partition
+from proxanon._beside import Beside
+from proxanon.datasets import load_adult
+
+THREADS = (1, 2, 3)
+
+
+def same_anonymization(a: proxanon.Anonymization, b: proxanon.Anonymization) -> None:
+    pd.testing.assert_frame_equal(a.table, b.table)
+    np.testing.assert_array_equal(a.groups, b.groups)
+    first, second = (_comparable(r.report.to_dict()) for r in (a, b))
+    assert first == second
+
+
+def _comparable(fields: dict) -> dict:
+    """The report's fields but its timings, NaN made comparable."""
+    fields.pop("seconds")
+    return {key: "nan" if isinstance(value, float) and value != value else value
+            for key, value in fields.items()}
+
+
+@pytest.fixture(scope="module")
+def adult_taxonomies():
+    adult = load_adult()
+    quasi = ["age", "sex", "race", "marital-status"]
+    return adult.data, dict(quasi_identifiers=quasi,
+                            sensitive=["education", "occupation", "workclass"], k=10,
+                            hierarchies={c: adult.hierarchies[c] for c in quasi})
+
+
+@pytest.mark.parametrize("epsilon, delta", [(0.05, 0.8), (0.05, 0.6)])
+def test_adult_default_path_same_for_any_thread_count(adult_taxonomies, epsilon, delta):
+    """Adult with the ARX taxonomies: at (0.05, 0.8) the repaired Mondrian cut is published,
+    at (0.05, 0.6) another candidate; either way every thread count publishes the same."""
+    data, common = adult_taxonomies
+    results = [anonymize(data, epsilon=epsilon, delta=delta, on_infeasible="best_effort",
+                         n_threads=t, **common) for t in THREADS]
+    assert set(results[0].report.candidates)  # both candidates were compared
+    for other in results[1:]:
+        same_anonymization(results[0], other)
+
+
+def test_continuous_and_suppression_same_for_any_thread_count():
+    """A continuous sensitive column past 8192 distinct values (an implicit structure whose
+    degrees split over the threads), with suppression."""
+    rng = np.random.default_rng(5)
+    n = 12_000
+    frame = pd.DataFrame({"age": rng.integers(18, 90, n), "zip": rng.integers(0, 40, n),
+                          "income": rng.lognormal(10, 1, n)})
+    common = dict(quasi_identifiers=["age", "zip"], sensitive="income", k=10, epsilon=0.01,
+                  delta=0.6)
+    results = [anonymize(frame, n_threads=t, **common) for t in THREADS]
+    assert results[0].satisfied
+    assert results[0].partition.stats["neighbours"] == "sorted"
+    for other in results[1:]:
+        same_anonymization(results[0], other)
+    suppressed = [anonymize(frame, n_threads=t, on_infeasible="suppress", max_suppression=0.1,
+                            **{**common, "delta": 0.75}) for t in (1, 2)]
+    same_anonymization(*suppressed)
+
+
+def test_infeasible_verdict_same_for_any_thread_count():
+    """The early proof (clique bound, balls over the threads) reads the same."""
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame({"age": rng.integers(18, 90, 10_000),
+                          "income": rng.normal(50_000, 100, 10_000)})
+    messages = []
+    for t in THREADS:
+        with pytest.raises(InfeasibleError) as caught:
+            anonymize(frame, quasi_identifiers="age", sensitive="income", k=10, epsilon=0.3,
+                      delta=0.9, n_threads=t)
+        messages.append(str(caught.value))
+    assert "proven before any repair" in messages[0]
+    assert messages[1:] == messages[:1] * 2
+
+
+def test_partition_audit_advise_same_for_any_thread_count():
+    rng = np.random.default_rng(2)
+    values = rng.random((9000, 2))
+    parts = [partition(values, k=8, epsilon=0.02, delta=0.7, n_threads=t) for t in THREADS]
+    for other in parts[1:]:
+        np.testing.assert_array_equal(parts[0].groups, other.groups)
+    reports = [audit(values, parts[0].groups, k=8, epsilon=0.05, delta=0.7, n_threads=t)
+               for t in THREADS]
+    for other in reports[1:]:
+        np.testing.assert_array_equal(reports[0].neighbour_counts, other.neighbour_counts)
+        assert reports[0].summary() == other.summary()
+    advice = [advise(values, k=8, epsilon=0.05, delta=0.9, n_threads=t) for t in THREADS]
+    assert advice[1:] == advice[:1] * 2
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(10, 60),
+       delta=st.sampled_from([0.3, 0.6, 0.8]))
+def test_small_tables_same_for_one_and_two_threads(seed, n, delta):
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({"sex": rng.choice(["F", "M"], n), "age": rng.integers(20, 60, n),
+                          "income": rng.integers(0, 6, n) * 1000.0})
+    common = dict(quasi_identifiers=["sex", "age"], sensitive="income", k=3, epsilon=0.2,
+                  delta=delta, on_infeasible="best_effort")
+    same_anonymization(anonymize(frame, n_threads=1, **common),
+                       anonymize(frame, n_threads=2, **common))
+
+
+@pytest.mark.parametrize("bad, error", [(0, ValueError), (-1, ValueError), (1.5, TypeError),
+                                        (True, TypeError), ("2", TypeError)])
+def test_bad_thread_counts_are_refused_by_name(bad, error):
+    frame = pd.DataFrame({"age": [1, 2, 3, 4], "income": [1.0, 2.0, 3.0, 4.0]})
+    calls = [
+        lambda: anonymize(frame, quasi_identifiers="age", sensitive="income", k=2,
+                          epsilon=0.1, delta=0.5, n_threads=bad),
+        lambda: partition(frame[["income"]].to_numpy(), k=2, epsilon=0.1, delta=0.5,
+                          n_threads=bad),
+        lambda: audit(frame[["income"]].to_numpy(), [0, 0, 1, 1], k=2, epsilon=0.1,
+                      delta=0.5, n_threads=bad),
+        lambda: advise(frame[["income"]].to_numpy(), k=2, epsilon=0.1, n_threads=bad),
+    ]
+    for call in calls:
+        with pytest.raises(error, match="n_threads"):
+            call()
+
+
+def test_work_beside_returns_its_value_and_raises_its_error():
+    assert Beside(sum, [1, 2, 3]).result() == 6
+
+    def fails() -> None:
+        raise InfeasibleError("from the other thread")
+
+    with pytest.raises(InfeasibleError, match="from the other thread"):
+        Beside(fails).result()
+
+
+def test_stopping_work_beside_ends_its_native_call_promptly():
+    """A native call that runs for seconds (Mondrian's cut of 3M rows) stops within a
+    fraction of a second of stop(); its result is then the 'stopped' error. A watched
+    request that was never set changes nothing."""
+    from proxanon import _core
+
+    rng = np.random.default_rng(0)
+    n = 3_000_000
+    sensitive = rng.integers(0, 50, (n, 2)) / 50.0
+    quasi = rng.random((n, 3))
+
+    def cut(rows: int) -> object:
+        return _core.mondrian(sensitive[:rows], "l1", [0.5, 0.5], 0.05, 10, 0.8, 0,
+                              quasi[:rows], [])
+
+    work = Beside(cut, n)
+    time.sleep(0.5)
+    tic = time.perf_counter()
+    work.stop()
+    assert time.perf_counter() - tic < 1.0
+    with pytest.raises(RuntimeError, match="stopped"):
+        work.result()
+    small = Beside(cut, 1000).result()
+    np.testing.assert_array_equal(small["groups"], cut(1000)["groups"])
