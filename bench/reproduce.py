@@ -819,7 +819,7 @@ def plot_figure4(grid: VulnerabilityGrid, out: Path, rows: int) -> None:
         ax.set_xlabel("ε")
     axes[0].set_ylabel("δ")
     fig.colorbar(filled, ax=axes, label="vulnerability (fraction of groups)")
-    fig.suptitle(f"Fig. 4: Mondrian (l = {MONDRIAN_L}) tables violating (ε, δ)-dissimilarity; "
+    fig.suptitle(f"Fig. 4: Mondrian (l = {MONDRIAN_L}) tables violating (ε, δ)-dissimilarity\n"
                  f"UCI Adult, {rows:,} rows, sensitive {' + '.join(SENSITIVE)}")
     fig.savefig(out, dpi=120)
     plt.close(fig)
