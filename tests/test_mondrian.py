@@ -125,3 +125,26 @@ def test_mondrian_refuses_what_it_cannot_start():
                   epsilon=0.1)
     with pytest.raises(ValueError, match="method='mondrian' only"):
         partition(np.zeros(40), k=5, epsilon=0.1, delta=0.5, l=2)
+
+
+def test_checks_never_build_a_graph_too_dense_to_hold():
+    """25,000 distinct values at epsilon = 0.5: their graph would need far more than
+    MAX_GRAPH_ENTRIES adjacency entries (refused), so Mondrian's checks, and the default
+    anonymize that compares Mondrian's cut, use the sorted structure; what they publish
+    is what the audit of the published table says."""
+    from proxanon import GraphTooDenseError, _core
+
+    rng = np.random.default_rng(3)
+    n = 25_000
+    frame = pd.DataFrame({"age": rng.integers(18, 90, n), "income": rng.random(n)})
+    values = frame[["income"]].to_numpy()
+    with pytest.raises(GraphTooDenseError):
+        _core.neighbour_graph(values, "l1", [1.0], 0.5)
+    common = dict(quasi_identifiers="age", sensitive="income", k=10, epsilon=0.5, delta=0.3,
+                  on_infeasible="best_effort")
+    for method in ("mondrian", "xcolor"):
+        result = anonymize(frame, method=method, **common)
+        check = audit(result.table, quasi_identifiers=["age"], sensitive=["income"], k=10,
+                      epsilon=0.5, delta=0.3)
+        assert check.satisfied == result.satisfied
+        assert check.max_risk == pytest.approx(result.report.max_risk)

@@ -444,12 +444,13 @@ py::dict run_mondrian(const DoubleArray& sensitive, const std::string& metric,
         py::gil_scoped_release release;
         const auto start = std::chrono::steady_clock::now();
         const ValueTable table = ValueTable::from_rows(sa.data, sa.rows, sa.cols);
-        const NeighbourGraph graph =
-            epsilon ? NeighbourGraph::build(table, Distance(parse_metric(metric), weights, *epsilon),
-                                            kMaxGraphEntries, params.interrupt)
-                    : NeighbourGraph::from_csr(std::vector<std::int64_t>(table.size() + 1, 0), {});
+        const Neighbours neighbours =
+            epsilon ? Neighbours::for_checks(table, Distance(parse_metric(metric), weights, *epsilon),
+                                             kMaxGraphEntries, params.interrupt)
+                    : Neighbours(table, NeighbourGraph::from_csr(std::vector<std::int64_t>(table.size() + 1, 0), {}),
+                                 params.interrupt);
         const LossModel loss(qi.data, qi.rows, qi.cols, std::move(taxonomies));
-        result = mondrian(loss, table, graph, params);
+        result = mondrian(loss, neighbours, params);
         seconds = seconds_since(start);
     });
     py::dict out;
@@ -467,7 +468,7 @@ py::dict specialize_with(const RelationBuilder& build, std::size_t n, std::vecto
                          const DoubleArray& quasi_identifiers,
                          const std::vector<TaxonomySpec>& qi_taxonomies,
                          const std::vector<std::vector<std::int32_t>>& node_keys, std::size_t k,
-                         std::size_t l, bool dissimilarity, double delta, std::size_t threads) {
+                         std::size_t l, bool dissimilarity, double delta) {
     const Matrix qi = as_matrix(quasi_identifiers, "quasi_identifiers");
     if (qi.rows != n || classes.size() != n) throw std::invalid_argument("classes, quasi_identifiers and the relation differ in rows");
     if (qi_taxonomies.size() != qi.cols || node_keys.size() != qi.cols) {
@@ -486,7 +487,7 @@ py::dict specialize_with(const RelationBuilder& build, std::size_t n, std::vecto
     signals.run([&] {
         py::gil_scoped_release release;
         ValueTable table;
-        const Neighbours neighbours = build(table, threads, params.interrupt);
+        const Neighbours neighbours = build(table, 1, params.interrupt);
         const LossModel loss(qi.data, qi.rows, qi.cols, std::move(taxonomies));
         result = specialize(loss, node_keys, neighbours, classes, params);
     });
@@ -501,35 +502,33 @@ py::dict run_specialize(std::vector<std::int32_t> classes, const DoubleArray& qu
                         const std::vector<std::vector<std::int32_t>>& node_keys,
                         const DoubleArray& sensitive, const std::string& metric,
                         const std::vector<double>& weights, std::optional<double> epsilon,
-                        std::size_t k, std::size_t l, double delta, std::size_t threads) {
+                        std::size_t k, std::size_t l, double delta) {
     const Matrix sa = as_matrix(sensitive, "sensitive");
     const Metric kind = parse_metric(metric);
-    // The structure `Auto` picks, as the engine's: a set's counts on an implicit one come
-    // from class_counts.hpp.
-    RelationBuilder build = [&](ValueTable& table, std::size_t threads_used, Interrupt* interrupt) {
+    // The structure `Auto` picks, as the engine's, for checks only (no grid degrees): a set's
+    // counts on an implicit one come from class_counts.hpp.
+    RelationBuilder build = [&](ValueTable& table, std::size_t /*threads*/, Interrupt* interrupt) {
         table = ValueTable::from_rows(sa.data, sa.rows, sa.cols);
         if (!epsilon) {
             return Neighbours(table, NeighbourGraph::from_csr(std::vector<std::int64_t>(table.size() + 1, 0), {}),
                               interrupt);
         }
-        const Distance distance(kind, weights, *epsilon);
-        return Neighbours::build(table, distance, Structure::Auto, kMaxGraphEntries, threads_used,
-                                 interrupt);
+        return Neighbours::for_checks(table, Distance(kind, weights, *epsilon), kMaxGraphEntries,
+                                      interrupt);
     };
     return specialize_with(build, sa.rows, std::move(classes), quasi_identifiers, qi_taxonomies,
-                           node_keys, k, l, epsilon.has_value(), delta, threads);
+                           node_keys, k, l, epsilon.has_value(), delta);
 }
 
 py::dict run_specialize_graph(std::vector<std::int32_t> classes, const DoubleArray& quasi_identifiers,
                               const std::vector<TaxonomySpec>& qi_taxonomies,
                               const std::vector<std::vector<std::int32_t>>& node_keys,
                               std::vector<std::int32_t> row_value, std::vector<std::int64_t> offsets,
-                              std::vector<std::int32_t> targets, std::size_t k, double delta,
-                              std::size_t threads) {
+                              std::vector<std::int32_t> targets, std::size_t k, double delta) {
     const std::size_t n = row_value.size();
     const RelationBuilder build = csr_relation(row_value, offsets, targets);
     return specialize_with(build, n, std::move(classes), quasi_identifiers, qi_taxonomies, node_keys,
-                           k, 0, true, delta, threads);
+                           k, 0, true, delta);
 }
 
 py::array_t<std::int32_t> initialize_classes(const Int64Array& degree, std::size_t m) {
@@ -616,12 +615,11 @@ PYBIND11_MODULE(_core, mod) {
     mod.def("specialize", &run_specialize, py::arg("classes"), py::arg("quasi_identifiers"),
             py::arg("qi_taxonomies"), py::arg("node_keys"), py::arg("sensitive"), py::arg("metric"),
             py::arg("weights"), py::arg("epsilon"), py::arg("k"), py::arg("l"), py::arg("delta"),
-            py::arg("threads") = 0,
             "Split every class of at least 2k rows into checked parts publishing distinct finer tuples.");
     mod.def("specialize_graph", &run_specialize_graph, py::arg("classes"),
             py::arg("quasi_identifiers"), py::arg("qi_taxonomies"), py::arg("node_keys"),
             py::arg("row_value"), py::arg("offsets"), py::arg("targets"), py::arg("k"),
-            py::arg("delta"), py::arg("threads") = 0,
+            py::arg("delta"),
             "The same over a given relation: value id per row and CSR between values.");
     mod.def("neighbour_graph", &neighbour_graph, py::arg("sensitive"), py::arg("metric"),
             py::arg("weights"), py::arg("epsilon"),

@@ -119,6 +119,19 @@ Neighbours Neighbours::build(const ValueTable& table, const Distance& distance, 
     return Neighbours(table, distance, structure, threads, interrupt);
 }
 
+Neighbours Neighbours::for_checks(const ValueTable& table, const Distance& distance,
+                                  std::size_t max_entries, Interrupt* interrupt) {
+    const Structure structure = choose_structure(Structure::Auto, table, distance);
+    if (structure != Structure::Grid) return build(table, distance, structure, max_entries, 1, interrupt);
+    if (distance.dimensions() != table.s) {
+        throw std::invalid_argument("metric weights and sensitive components differ in number");
+    }
+    return Neighbours(table, distance, ChecksOnly{});
+}
+
+Neighbours::Neighbours(const ValueTable& table, const Distance& distance, ChecksOnly)
+    : structure_(Structure::Grid), table_(&table), distance_(distance) {}
+
 NeighbourCount::NeighbourCount(const Neighbours& neighbours)
     : nb_(neighbours), graph_(neighbours.graph()),
       sorted_(neighbours.structure() == Structure::Sorted) {

@@ -73,7 +73,6 @@ def specialize(
     k: int,
     l: int,  # noqa: E741
     delta: float,
-    threads: int = 0,
 ) -> dict[str, Any]: ...
 def specialize_graph(
     classes: list[int],
@@ -85,7 +84,6 @@ def specialize_graph(
     targets: list[int],
     k: int,
     delta: float,
-    threads: int = 0,
 ) -> dict[str, Any]: ...
 def neighbour_graph(
     sensitive: NDArray[np.float64],

@@ -231,8 +231,8 @@ def _utility(summary: GroupSummary, columns: Sequence[str]) -> dict[str, Any]:
 
 def _mondrian_cut(columns: list[QIColumn], sens: NDArray[np.float64], qi: NDArray[np.float64],
                   taxonomies: list[tuple[NDArray[np.int32], int] | None], relation: Relation,
-                  k: int, eps: float | None, dlt: float | None, ell: int | None,
-                  threads: int) -> tuple[Partition, NDArray[np.int64], GroupSummary]:
+                  k: int, eps: float | None, dlt: float | None, ell: int | None
+                  ) -> tuple[Partition, NDArray[np.int64], GroupSummary]:
     """Strict Mondrian's groups, those that publish the same values merged (one pass: a union
     keeps its tuple), classes of 2k rows or more specialized, and their summary
     (``part.stats["merge_rounds"]``: 1 when the pass merged). Two native calls; O(n log n)
@@ -246,8 +246,7 @@ def _mondrian_cut(columns: list[QIColumn], sens: NDArray[np.float64], qi: NDArra
     # Median cuts on leaf codes rarely fall on a taxonomy node's boundary, so many boxes
     # publish one coarse node: split those classes top-down along the taxonomies.
     groups, summary, _ = _specialize_classes(merged, np.ones(int(merged.max()) + 1, np.int64),
-                                             columns, sens, relation, k, eps, dlt, ell,
-                                             threads)
+                                             columns, sens, relation, k, eps, dlt, ell)
     return replace(part, stats={**part.stats, "merge_rounds": rounds}), groups, summary
 
 
@@ -261,7 +260,7 @@ def _anonymize_mondrian(data: pd.DataFrame, columns: list[QIColumn], sens_cols: 
     """The table job with strict Mondrian: cut, merge groups publishing the same values,
     generalize, and audit every check that was asked for."""
     tic = time.perf_counter()
-    cut = _mondrian_cut(columns, sens, qi, taxonomies, relation, k, eps, dlt, ell, threads)
+    cut = _mondrian_cut(columns, sens, qi, taxonomies, relation, k, eps, dlt, ell)
     seconds["mondrian"] = time.perf_counter() - tic
     return _publish_mondrian(data, columns, sens_cols, sens, relation, k, eps, dlt, ell,
                              on_infeasible, seconds, started, cut, threads)
@@ -369,8 +368,8 @@ def encode_sensitive(data: pd.DataFrame, columns: list[str], hierarchies: dict[s
 
 def _specialize_classes(classes: NDArray[np.int64], formed_from: NDArray[np.int64],
                         columns: list[QIColumn], sens: NDArray[np.float64], relation: Relation,
-                        k: int, eps: float | None, dlt: float | None, ell: int | None,
-                        threads: int) -> tuple[NDArray[np.int64], GroupSummary, NDArray[np.int64]]:
+                        k: int, eps: float | None, dlt: float | None, ell: int | None
+                        ) -> tuple[NDArray[np.int64], GroupSummary, NDArray[np.int64]]:
     """The published classes with every class of at least 2k rows split top-down into parts
     that pass the same checks and publish finer tuples no other class publishes (a taxonomy
     of several levels otherwise gathers many groups under one coarse node); see
@@ -381,7 +380,7 @@ def _specialize_classes(classes: NDArray[np.int64], formed_from: NDArray[np.int6
             pd.factorize(np.asarray(c.hierarchy.labels, dtype=object))[0].astype(np.int32)
             for c in columns]
     split, _ = run_specialize(classes, sens, k, eps, dlt, relation, ell, qi,
-                              [c.taxonomy_spec() for c in columns], keys, threads)
+                              [c.taxonomy_spec() for c in columns], keys)
     carried = np.zeros(int(split.max()) + 1, dtype=np.int64)
     carried[split] = formed_from[classes]
     return split, summarize_groups(columns, split), carried
@@ -683,7 +682,7 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
         tic = time.perf_counter()
         sens, rel = published_sensitive(released)
         classes, summary, formed_from = _specialize_classes(classes, formed_from, columns, sens,
-                                                            rel, k, eps, dlt, None, threads)
+                                                            rel, k, eps, dlt, None)
         times["specialize"] = time.perf_counter() - tic
         tic = time.perf_counter()
         check = audit_classes(sens, rel, classes)
@@ -701,7 +700,7 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
         threads."""
         tic = time.perf_counter()
         cut = _mondrian_cut(all_columns, all_sens, all_qi, taxonomies, relation, k, eps, dlt,
-                            None, used)
+                            None)
         # The verdict is the audit's of the published classes (specialization may have
         # split a class that Mondrian's own cut left failing).
         check = audit_classes(all_sens, relation, cut[1], used)

@@ -317,20 +317,18 @@ def run_specialize(classes: NDArray[np.int64], sens: NDArray[np.float64], k: int
                    epsilon: float | None, delta: float | None, relation: Relation,
                    ell: int | None, qi: NDArray[np.float64],
                    qi_taxonomies: list[tuple[NDArray[np.int32], int] | None],
-                   node_keys: list[NDArray[np.int32] | None], threads: int = 1,
-                   ) -> tuple[NDArray[np.int64], int]:
+                   node_keys: list[NDArray[np.int32] | None]) -> tuple[NDArray[np.int64], int]:
     """Published classes (ids 0 .. C-1, pairwise distinct published tuples) with every class
     of at least 2k rows split top-down into parts that publish finer, distinct tuples and pass
     the checks asked for (k; distinct ``ell``; (epsilon, delta)^k-dissimilarity unless
     epsilon is None); see cpp/include/proxanon/specialize.hpp. ``node_keys[i]`` names the
     nodes of taxonomy column i by published label (None for a numeric column).
     Returns (class per row, classes split); the classes unchanged when the relation is too
-    dense to hold as a graph. ``threads``: for the row degrees (same result for any number)."""
+    dense to hold as a graph."""
     keys = [[] if key is None else key.tolist() for key in node_keys]
     common: dict[str, Any] = dict(
         classes=classes.astype(np.int32).tolist(), quasi_identifiers=qi,
-        qi_taxonomies=qi_taxonomies, node_keys=keys, k=k, delta=0.0 if delta is None else delta,
-        threads=threads)
+        qi_taxonomies=qi_taxonomies, node_keys=keys, k=k, delta=0.0 if delta is None else delta)
     try:
         if relation.weights is not None or epsilon is None:  # a built-in metric, or no distance
             raw = _core.specialize(

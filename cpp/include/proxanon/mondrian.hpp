@@ -7,7 +7,7 @@
 
 #include "proxanon/interrupt.hpp"
 #include "proxanon/loss.hpp"
-#include "proxanon/neighbour_graph.hpp"
+#include "proxanon/neighbours.hpp"
 
 namespace proxanon {
 
@@ -33,15 +33,16 @@ struct MondrianResult {
 /// the loss model, so taxonomy columns count their LCA's share of leaves); a cut is allowed
 /// only when both halves pass every enabled check; otherwise the next column (by spread) is
 /// tried; a part with no allowed cut becomes a group. Cuts fall between distinct values, so
-/// the parts are disjoint boxes in QI space. The dissimilarity check counts neighbours per
-/// distinct value of the half: O(sum of the degrees of its values). Cost about
-/// O(n log^2 n · d) plus the checks. Polls `params.interrupt` per part, per column tried and
-/// per value checked (throws Interrupted).
-MondrianResult mondrian(const LossModel& qi, const ValueTable& table, const NeighbourGraph& graph,
-                        const MondrianParams& params);
+/// the parts are disjoint boxes in QI space. The checks are part_check.hpp's (the ones
+/// specialization uses) over any neighbour structure (Neighbours::for_checks: many distinct
+/// values never make a graph): per distinct value of the half, O(sum of their degrees) over a
+/// graph, class_counts.hpp's counts over an implicit structure. Cost about O(n log^2 n · d)
+/// plus the checks. Polls `params.interrupt` per part and per column tried (throws
+/// Interrupted).
+MondrianResult mondrian(const LossModel& qi, const Neighbours& neighbours, const MondrianParams& params);
 
 /// True iff the rows pass every enabled check of `params` as one group.
-bool mondrian_check(const std::vector<std::int32_t>& rows, const ValueTable& table,
-                    const NeighbourGraph& graph, const MondrianParams& params);
+bool mondrian_check(const std::vector<std::int32_t>& rows, const Neighbours& neighbours,
+                    const MondrianParams& params);
 
 }  // namespace proxanon

@@ -58,11 +58,17 @@ public:
     static Neighbours build(const ValueTable& table, const Distance& distance, Structure asked,
                             std::size_t max_entries, std::size_t threads = 0,
                             Interrupt* interrupt = nullptr);
+    /// The same structure for checking sets of rows only (Mondrian's and specialization's
+    /// PartChecker, class counts): a Grid skips the row degrees (a scan of every value's
+    /// adjacent cells), so row_degrees() is then empty.
+    static Neighbours for_checks(const ValueTable& table, const Distance& distance,
+                                 std::size_t max_entries, Interrupt* interrupt = nullptr);
 
     Structure structure() const { return structure_; }
-    std::size_t size() const { return degree_.size(); }
+    std::size_t size() const { return table_->size(); }
     const ValueTable& table() const { return *table_; }
-    /// Row degree of each value: count[u] - 1 + sum of count over its other neighbours.
+    /// Row degree of each value: count[u] - 1 + sum of count over its other neighbours
+    /// (empty for a Grid built by for_checks).
     const std::vector<std::int64_t>& row_degrees() const { return degree_; }
     /// The graph, or nullptr for an implicit structure.
     const NeighbourGraph* graph() const { return structure_ == Structure::Graph ? &graph_ : nullptr; }
@@ -91,6 +97,9 @@ public:
     }
 
 private:
+    struct ChecksOnly {};
+    /// A Grid without its row degrees (for_checks).
+    Neighbours(const ValueTable& table, const Distance& distance, ChecksOnly);
     void sorted_degrees(std::size_t threads, Interrupt* interrupt);
 
     Structure structure_;
