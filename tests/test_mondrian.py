@@ -148,3 +148,20 @@ def test_checks_never_build_a_graph_too_dense_to_hold():
                       epsilon=0.5, delta=0.3)
         assert check.satisfied == result.satisfied
         assert check.max_risk == pytest.approx(result.report.max_risk)
+
+
+def test_the_default_path_asks_for_no_grid_checks():
+    """Where the relation is too dense to store (21,000 3-D values, epsilon = 1: every pair),
+    Mondrian's checks would search a grid at every cut; the default anonymize asks for
+    grid_checks=False and gets GraphTooDenseError at once, and then compares no Mondrian
+    candidate."""
+    from proxanon import GraphTooDenseError
+    from proxanon.distances import resolve
+    from proxanon.engine import run_mondrian
+
+    rng = np.random.default_rng(5)
+    values = rng.random((21_000, 3))
+    quasi = rng.integers(18, 90, (21_000, 1)).astype(float)
+    with pytest.raises(GraphTooDenseError):
+        run_mondrian(values, 10, 1.0, 0.5, resolve("l1", None, 3, 21_000), None, quasi, None,
+                     "best_effort", 0.0, grid_checks=False)

@@ -120,13 +120,20 @@ Neighbours Neighbours::build(const ValueTable& table, const Distance& distance, 
 }
 
 Neighbours Neighbours::for_checks(const ValueTable& table, const Distance& distance,
-                                  std::size_t max_entries, Interrupt* interrupt) {
+                                  std::size_t max_entries, Interrupt* interrupt, bool grid_fallback) {
     const Structure structure = choose_structure(Structure::Auto, table, distance);
     if (structure != Structure::Grid) return build(table, distance, structure, max_entries, 1, interrupt);
     if (distance.dimensions() != table.s) {
         throw std::invalid_argument("metric weights and sensitive components differ in number");
     }
-    return Neighbours(table, distance, ChecksOnly{});
+    // Checks sum a value's neighbours over and over: from a stored graph that is a pass over
+    // its adjacency, from a grid a search of adjacent cells. The graph is kept when it fits.
+    try {
+        return Neighbours(table, NeighbourGraph::build(table, distance, max_entries, interrupt), interrupt);
+    } catch (const GraphTooDense&) {
+        if (!grid_fallback) throw;
+        return Neighbours(table, distance, ChecksOnly{});
+    }
 }
 
 Neighbours::Neighbours(const ValueTable& table, const Distance& distance, ChecksOnly)

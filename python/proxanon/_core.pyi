@@ -60,6 +60,7 @@ def mondrian(
     l: int,  # noqa: E741
     quasi_identifiers: NDArray[np.float64],
     qi_taxonomies: list[tuple[NDArray[np.int32], int] | None] = ...,
+    grid_checks: bool = True,
 ) -> dict[str, Any]: ...
 def specialize(
     classes: list[int],

@@ -14,7 +14,7 @@ from numpy.typing import ArrayLike, NDArray
 from proxanon import _core, _validate
 from proxanon._beside import Beside
 from proxanon._display import Summarized
-from proxanon._errors import InfeasibleError
+from proxanon._errors import GraphTooDenseError, InfeasibleError
 from proxanon._progress import ProgressReporter
 from proxanon.advise import infeasibility_proof
 from proxanon.audit import AuditReport, audit_arrays, refuse_duplicate_columns
@@ -231,14 +231,14 @@ def _utility(summary: GroupSummary, columns: Sequence[str]) -> dict[str, Any]:
 
 def _mondrian_cut(columns: list[QIColumn], sens: NDArray[np.float64], qi: NDArray[np.float64],
                   taxonomies: list[tuple[NDArray[np.int32], int] | None], relation: Relation,
-                  k: int, eps: float | None, dlt: float | None, ell: int | None
-                  ) -> tuple[Partition, NDArray[np.int64], GroupSummary]:
+                  k: int, eps: float | None, dlt: float | None, ell: int | None,
+                  grid_checks: bool = True) -> tuple[Partition, NDArray[np.int64], GroupSummary]:
     """Strict Mondrian's groups, those that publish the same values merged (one pass: a union
     keeps its tuple), classes of 2k rows or more specialized, and their summary
     (``part.stats["merge_rounds"]``: 1 when the pass merged). Two native calls; O(n log n)
-    per level of cuts."""
+    per level of cuts. ``grid_checks``: as :func:`proxanon.engine.run_mondrian`."""
     part = run_mondrian(sens, k, eps, dlt, relation, ell, qi, taxonomies, "best_effort",
-                        time.perf_counter())
+                        time.perf_counter(), grid_checks)
     # Mondrian's boxes are disjoint, but two can still publish the same LCA labels; the
     # union of such groups is one equivalence class.
     merged = _merge_equal_tuples(summarize_groups(columns, part.groups).labels)[part.groups]
@@ -695,12 +695,16 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
 
     Cut = tuple[tuple[Partition, NDArray[np.int64], GroupSummary], AuditReport]
 
-    def build_cut(used: int) -> Cut:
-        """The Mondrian-(ε, δ) cut (specialized) and the audit of its classes, on ``used``
-        threads."""
+    def build_cut(used: int) -> Cut | None:
+        """The Mondrian-(ε, δ) cut (specialized) and the audit of its classes (on ``used``
+        threads); None where the relation is too dense to store as a graph, since Mondrian's
+        checks would then search a grid at every cut (minutes on 50k 3-D values)."""
         tic = time.perf_counter()
-        cut = _mondrian_cut(all_columns, all_sens, all_qi, taxonomies, relation, k, eps, dlt,
-                            None)
+        try:
+            cut = _mondrian_cut(all_columns, all_sens, all_qi, taxonomies, relation, k, eps,
+                                dlt, None, grid_checks=False)
+        except GraphTooDenseError:
+            return None
         # The verdict is the audit's of the published classes (specialization may have
         # split a class that Mondrian's own cut left failing).
         check = audit_classes(all_sens, relation, cut[1], used)
@@ -711,9 +715,9 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
     # metrics): with two threads or more, the cut is built beside XColor's run.
     cut_wanted = init == "qi" and relation.kind == "builtin"
     cut_ahead = Beside(build_cut, max(1, threads // 2)) if cut_wanted and threads > 1 else None
-    cut_cache: list[Cut] = []
+    cut_cache: list[Cut | None] = []
 
-    def mondrian_cut() -> Cut:
+    def mondrian_cut() -> Cut | None:
         """The Mondrian-(ε, δ) cut and its audit, built once (or taken from its thread)."""
         if not cut_cache:
             cut_cache.append(build_cut(threads) if cut_ahead is None else cut_ahead.result())
@@ -727,7 +731,10 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
         taxonomies' nodes, so they collide far less than groups cut from a QI order."""
         if init != "qi" or relation.kind != "builtin" or suppress:
             return None, {}
-        (_, start, _), cut_check = mondrian_cut()
+        cut = mondrian_cut()
+        if cut is None:
+            return None, {}
+        (_, start, _), cut_check = cut
         violating = len(cut_check.violating_rows)
         if cut_check.satisfied or violating > _CUT_REPAIR_SHARE * n_all:
             return None, {}
@@ -753,7 +760,10 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
         :func:`_cost`); and the costs compared. Mondrian needs a built-in metric."""
         if init != "qi" or relation.kind != "builtin":
             return None, {}
-        cut, cut_check = mondrian_cut()
+        built = mondrian_cut()
+        if built is None:
+            return None, {}
+        cut, cut_check = built
         if not cut_check.satisfied:
             return None, {}
         costs = {"mondrian": cut[2].gcp()}

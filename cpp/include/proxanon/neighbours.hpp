@@ -58,11 +58,15 @@ public:
     static Neighbours build(const ValueTable& table, const Distance& distance, Structure asked,
                             std::size_t max_entries, std::size_t threads = 0,
                             Interrupt* interrupt = nullptr);
-    /// The same structure for checking sets of rows only (Mondrian's and specialization's
-    /// PartChecker, class counts): a Grid skips the row degrees (a scan of every value's
-    /// adjacent cells), so row_degrees() is then empty.
+    /// A structure for checking sets of rows only (Mondrian's and specialization's
+    /// PartChecker): the one `Auto` picks, except that where it picks a Grid the graph is
+    /// built when it fits in `max_entries` (checks repeat, and summing a value's neighbours
+    /// over stored adjacency beats searching cells), else the Grid without its row degrees
+    /// (row_degrees() is then empty); with `grid_fallback` false, GraphTooDense instead (a
+    /// caller for whom checks over a grid would cost too much).
     static Neighbours for_checks(const ValueTable& table, const Distance& distance,
-                                 std::size_t max_entries, Interrupt* interrupt = nullptr);
+                                 std::size_t max_entries, Interrupt* interrupt = nullptr,
+                                 bool grid_fallback = true);
 
     Structure structure() const { return structure_; }
     std::size_t size() const { return table_->size(); }

@@ -16,9 +16,13 @@ namespace proxanon {
 /// rows: all of them when it has fewer than k rows or fewer than l distinct values, else
 /// those with more than t(G) neighbours (an empty set has none: callers check k).
 /// Rows are counted per distinct value first; over a graph each value's neighbours among the
-/// values present are summed, O(p + sum of their degrees); over an implicit structure the
-/// counts come from class_counts.hpp (the engine's and audit's), O(p log p + candidate
-/// pairs). Memory O(U) once. What it measured stays readable until the next call.
+/// values present are summed, O(p + sum of their degrees), skipping values whose degree in
+/// the whole table is within t(G) (it bounds their degree in the set), or, when the p
+/// present values are few against their adjacency, their pairs are tested, O(p^2 log degree);
+/// over an implicit structure the counts come from class_counts.hpp (the engine's and
+/// audit's), O(p log p + candidate pairs). Memory O(U) once. What it measured stays readable
+/// until the next call: D exactly for every value over t(G), and a number within t(G) for
+/// the others.
 class PartChecker {
 public:
     PartChecker(const Neighbours& neighbours, const MondrianParams& params);
@@ -29,12 +33,15 @@ public:
     const std::vector<std::int32_t>& present() const { return present_; }
     std::int64_t allowed() const { return allowed_; }
     std::int64_t count(std::int32_t u) const { return count_[at(u)]; }
+    /// D of a row of value u in the set when it exceeds allowed(), else at most allowed().
     std::int64_t degree(std::int32_t u) const { return degree_[at(u)]; }
     bool adjacent(std::int32_t a, std::int32_t b) const { return nb_.adjacent(a, b); }
     std::int32_t value_of(std::int32_t row) const { return nb_.table().row_value[at(row)]; }
     std::size_t values() const { return nb_.size(); }
 
 private:
+    /// Adjacency entries read per pair test (a binary search) when choosing between them.
+    static constexpr std::size_t kTestsPerEntry = 8;
     static std::size_t at(std::int32_t v) { return static_cast<std::size_t>(v); }
     void graph_degrees();
     void implicit_degrees(const std::int32_t* begin, const std::int32_t* end);
