@@ -430,7 +430,8 @@ py::dict run_mondrian(const DoubleArray& sensitive, const std::string& metric,
                       const std::vector<double>& weights, std::optional<double> epsilon,
                       std::size_t k, double delta, std::size_t l,
                       const DoubleArray& quasi_identifiers,
-                      const std::vector<TaxonomySpec>& qi_taxonomies, bool grid_checks) {
+                      const std::vector<TaxonomySpec>& qi_taxonomies, bool grid_checks,
+                      std::size_t max_graph_entries) {
     const Matrix sa = as_matrix(sensitive, "sensitive");
     const Matrix qi = as_matrix(quasi_identifiers, "quasi_identifiers");
     if (qi.rows != sa.rows) throw std::invalid_argument("quasi_identifiers and sensitive differ in rows");
@@ -446,7 +447,7 @@ py::dict run_mondrian(const DoubleArray& sensitive, const std::string& metric,
         const ValueTable table = ValueTable::from_rows(sa.data, sa.rows, sa.cols);
         const Neighbours neighbours =
             epsilon ? Neighbours::for_checks(table, Distance(parse_metric(metric), weights, *epsilon),
-                                             kMaxGraphEntries, params.interrupt, grid_checks)
+                                             max_graph_entries, params.interrupt, grid_checks)
                     : Neighbours(table, NeighbourGraph::from_csr(std::vector<std::int64_t>(table.size() + 1, 0), {}),
                                  params.interrupt);
         const LossModel loss(qi.data, qi.rows, qi.cols, std::move(taxonomies));
@@ -611,8 +612,10 @@ PYBIND11_MODULE(_core, mod) {
             py::arg("weights"), py::arg("epsilon"), py::arg("k"), py::arg("delta"),
             py::arg("l"), py::arg("quasi_identifiers"),
             py::arg("qi_taxonomies") = std::vector<TaxonomySpec>{}, py::arg("grid_checks") = true,
+            py::arg("max_graph_entries") = kMaxGraphEntries,
             "Strict multidimensional Mondrian with k, distinct-l and (epsilon, delta) checks;\n"
-            "grid_checks=False refuses (GraphTooDenseError) where they would need a grid.");
+            "grid_checks=False refuses (GraphTooDenseError) where they would need a grid\n"
+            "(a graph of more than max_graph_entries).");
     mod.def("specialize", &run_specialize, py::arg("classes"), py::arg("quasi_identifiers"),
             py::arg("qi_taxonomies"), py::arg("node_keys"), py::arg("sensitive"), py::arg("metric"),
             py::arg("weights"), py::arg("epsilon"), py::arg("k"), py::arg("l"), py::arg("delta"),

@@ -11,15 +11,6 @@ namespace proxanon {
 
 namespace {
 
-/// Whether a set of rows passes every enabled check as one group.
-bool passes(PartChecker& checker, const MondrianParams& params, const std::int32_t* begin,
-            const std::int32_t* end) {
-    const auto size = static_cast<std::size_t>(end - begin);
-    if (size < params.k) return false;
-    if (params.l == 0 && !params.dissimilarity) return true;
-    return checker.measure(begin, end) == 0;
-}
-
 /// The violating rows of a table that fails as one group, ascending: all of them when it
 /// lacks l distinct values (no row alone can fix that), else those with more than t(G)
 /// neighbours in it. One measure of the whole table.
@@ -43,7 +34,7 @@ std::vector<std::int32_t> violating_rows(PartChecker& checker, const MondrianPar
 bool mondrian_check(const std::vector<std::int32_t>& rows, const Neighbours& neighbours,
                     const MondrianParams& params) {
     PartChecker checker(neighbours, params);
-    return passes(checker, params, rows.data(), rows.data() + rows.size());
+    return checker.passes(rows.data(), rows.data() + rows.size());
 }
 
 MondrianResult mondrian(const LossModel& qi, const Neighbours& neighbours,
@@ -58,7 +49,7 @@ MondrianResult mondrian(const LossModel& qi, const Neighbours& neighbours,
 
     MondrianResult result;
     result.groups.assign(n, -1);
-    const bool whole_table_passes = passes(checker, params, order.data(), order.data() + n);
+    const bool whole_table_passes = checker.passes(order.data(), order.data() + n);
     std::int32_t next_group = 0;
     // Depth first, left half on top, so groups are numbered left to right in QI order.
     std::vector<std::pair<std::size_t, std::size_t>> stack{{0, n}};
@@ -100,8 +91,8 @@ MondrianResult mondrian(const LossModel& qi, const Neighbours& neighbours,
             }
             if (boundary == begin || boundary == end) continue;
             const std::int32_t* base = order.data();
-            if (passes(checker, params, base + begin, base + boundary) &&
-                passes(checker, params, base + boundary, base + end)) {
+            if (checker.passes(base + begin, base + boundary) &&
+                checker.passes(base + boundary, base + end)) {
                 stack.emplace_back(boundary, end);
                 stack.emplace_back(begin, boundary);
                 ++result.cuts;

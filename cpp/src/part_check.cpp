@@ -10,16 +10,40 @@ PartChecker::PartChecker(const Neighbours& neighbours, const MondrianParams& par
       count_(neighbours.size(), 0), degree_(neighbours.size(), 0) {
 }
 
-std::int64_t PartChecker::measure(const std::int32_t* begin, const std::int32_t* end) {
+void PartChecker::count_present(const std::int32_t* begin, const std::int32_t* end) {
     for (std::int32_t u : present_) count_[at(u)] = degree_[at(u)] = 0;
     present_.clear();
-    const auto size = static_cast<std::size_t>(end - begin);
-    allowed_ = allowed_neighbours(size, params_.delta);
+    allowed_ = allowed_neighbours(static_cast<std::size_t>(end - begin), params_.delta);
     const auto& row_value = nb_.table().row_value;
     for (const std::int32_t* p = begin; p != end; ++p) {
         const std::int32_t u = row_value[at(*p)];
         if (count_[at(u)]++ == 0) present_.push_back(u);
     }
+}
+
+std::int64_t PartChecker::graph_degree(std::int32_t u) const {
+    std::int64_t d = count_[at(u)] - 1;
+    for (const std::int32_t* q = graph_->begin(at(u)); q != graph_->end(at(u)); ++q) d += count_[at(*q)];
+    return d;
+}
+
+bool PartChecker::passes(const std::int32_t* begin, const std::int32_t* end) {
+    const auto size = static_cast<std::size_t>(end - begin);
+    if (size < params_.k) return false;
+    if (params_.l == 0 && !params_.dissimilarity) return true;
+    if (!graph_ || !params_.dissimilarity) return measure(begin, end) == 0;
+    count_present(begin, end);
+    if (present_.size() < params_.l) return false;
+    const auto& whole = nb_.row_degrees();
+    for (std::int32_t u : present_) {
+        if (whole[at(u)] > allowed_ && graph_degree(u) > allowed_) return false;
+    }
+    return true;
+}
+
+std::int64_t PartChecker::measure(const std::int32_t* begin, const std::int32_t* end) {
+    count_present(begin, end);
+    const auto size = static_cast<std::size_t>(end - begin);
     if (params_.dissimilarity) {
         if (graph_) graph_degrees(); else implicit_degrees(begin, end);
     }
@@ -55,13 +79,7 @@ void PartChecker::graph_degrees() {
     for (std::int32_t u : present_) {
         // D in the whole table bounds D in any of its parts: within the allowance, no need
         // to count (a large part allows many neighbours).
-        if (whole[at(u)] <= allowed_) {
-            degree_[at(u)] = whole[at(u)];
-            continue;
-        }
-        std::int64_t d = count_[at(u)] - 1;
-        for (const std::int32_t* q = graph_->begin(at(u)); q != graph_->end(at(u)); ++q) d += count_[at(*q)];
-        degree_[at(u)] = d;
+        degree_[at(u)] = whole[at(u)] <= allowed_ ? whole[at(u)] : graph_degree(u);
     }
 }
 

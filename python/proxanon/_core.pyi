@@ -61,6 +61,7 @@ def mondrian(
     quasi_identifiers: NDArray[np.float64],
     qi_taxonomies: list[tuple[NDArray[np.int32], int] | None] = ...,
     grid_checks: bool = True,
+    max_graph_entries: int = ...,
 ) -> dict[str, Any]: ...
 def specialize(
     classes: list[int],

@@ -22,6 +22,7 @@ from proxanon.distances import Relation, as_arguments, componentwise, resolve
 from proxanon.engine import (
     DEFAULT_SEARCH_LIMIT,
     INITS,
+    MAX_GRAPH_ENTRIES,
     METHODS,
     NEIGHBOURS,
     Partition,
@@ -232,13 +233,15 @@ def _utility(summary: GroupSummary, columns: Sequence[str]) -> dict[str, Any]:
 def _mondrian_cut(columns: list[QIColumn], sens: NDArray[np.float64], qi: NDArray[np.float64],
                   taxonomies: list[tuple[NDArray[np.int32], int] | None], relation: Relation,
                   k: int, eps: float | None, dlt: float | None, ell: int | None,
-                  grid_checks: bool = True) -> tuple[Partition, NDArray[np.int64], GroupSummary]:
+                  grid_checks: bool = True, max_graph_entries: int = MAX_GRAPH_ENTRIES,
+                  ) -> tuple[Partition, NDArray[np.int64], GroupSummary]:
     """Strict Mondrian's groups, those that publish the same values merged (one pass: a union
     keeps its tuple), classes of 2k rows or more specialized, and their summary
     (``part.stats["merge_rounds"]``: 1 when the pass merged). Two native calls; O(n log n)
-    per level of cuts. ``grid_checks``: as :func:`proxanon.engine.run_mondrian`."""
+    per level of cuts. ``grid_checks``, ``max_graph_entries``: as
+    :func:`proxanon.engine.run_mondrian`."""
     part = run_mondrian(sens, k, eps, dlt, relation, ell, qi, taxonomies, "best_effort",
-                        time.perf_counter(), grid_checks)
+                        time.perf_counter(), grid_checks, max_graph_entries)
     # Mondrian's boxes are disjoint, but two can still publish the same LCA labels; the
     # union of such groups is one equivalence class.
     merged = _merge_equal_tuples(summarize_groups(columns, part.groups).labels)[part.groups]
@@ -697,12 +700,14 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
 
     def build_cut(used: int) -> Cut | None:
         """The Mondrian-(ε, δ) cut (specialized) and the audit of its classes (on ``used``
-        threads); None where the relation is too dense to store as a graph, since Mondrian's
-        checks would then search a grid at every cut (minutes on 50k 3-D values)."""
+        threads); None where the relation's graph would hold more than _CUT_GRAPH_ENTRIES
+        entries, since Mondrian's checks read every present value's neighbours at every cut
+        (or search a grid), which took minutes on dense continuous values."""
         tic = time.perf_counter()
         try:
             cut = _mondrian_cut(all_columns, all_sens, all_qi, taxonomies, relation, k, eps,
-                                dlt, None, grid_checks=False)
+                                dlt, None, grid_checks=False,
+                                max_graph_entries=_CUT_GRAPH_ENTRIES)
         except GraphTooDenseError:
             return None
         # The verdict is the audit's of the published classes (specialization may have
@@ -868,6 +873,11 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
 #: violating rows, 0.3 s); one that fails widely would cost minutes of merging rounds.
 _CUT_REPAIR_SHARE = 0.01
 _CUT_MERGE_ROUNDS = 8
+#: The largest neighbour graph (adjacency entries, 128 MiB) over which ``anonymize`` builds
+#: the Mondrian-(ε, δ) cut as a candidate: its checks read the neighbours of every value of
+#: a part at every cut, so a denser relation (Adult's fnlwgt, hours-per-week and
+#: capital-gain at ε = 0.05: 1.7e8 entries) cost minutes; then only XColor's table is built.
+_CUT_GRAPH_ENTRIES = 1 << 25
 
 
 def _cost(summary: GroupSummary, n_all: int) -> float:

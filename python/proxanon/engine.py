@@ -270,10 +270,11 @@ def partition(
 def run_mondrian(sens: NDArray[np.float64], k: Any, epsilon: Any, delta: Any,
                  relation: Relation, ell: Any, quasi_identifiers: Any,
                  qi_taxonomies: list[tuple[NDArray[np.int32], int] | None] | None,
-                 on_infeasible: str, started: float, grid_checks: bool = True) -> Partition:
+                 on_infeasible: str, started: float, grid_checks: bool = True,
+                 max_graph_entries: int = MAX_GRAPH_ENTRIES) -> Partition:
     """Strict multidimensional Mondrian with the checks asked for (see ``partition``).
-    ``grid_checks=False``: GraphTooDenseError where the relation is too dense to store as a
-    graph (the checks would then search a grid at every cut)."""
+    ``grid_checks=False``: GraphTooDenseError where the relation's graph would hold more
+    than ``max_graph_entries`` entries (the checks would then search a grid at every cut)."""
     n = sens.shape[0]
     if quasi_identifiers is None:
         raise ValueError("method='mondrian' cuts along the quasi-identifiers: pass "
@@ -291,7 +292,8 @@ def run_mondrian(sens: NDArray[np.float64], k: Any, epsilon: Any, delta: Any,
         raise ValueError("method='mondrian' checks dissimilarity with the built-in metrics")
     raw = _core.mondrian(
         sens, relation.name, [] if relation.weights is None else relation.weights.tolist(),
-        eps if dissimilar else None, k, dlt, ell_checked, qi, qi_taxonomies or [], grid_checks)
+        eps if dissimilar else None, k, dlt, ell_checked, qi, qi_taxonomies or [], grid_checks,
+        max_graph_entries)
     groups = np.asarray(raw["groups"], dtype=np.int64)
     satisfied = bool(raw["satisfied"])
     violating_rows = np.asarray(raw["violating_rows"], dtype=np.int64)

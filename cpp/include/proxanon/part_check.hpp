@@ -28,6 +28,9 @@ public:
     PartChecker(const Neighbours& neighbours, const MondrianParams& params);
 
     std::int64_t measure(const std::int32_t* begin, const std::int32_t* end);
+    /// Whether the set passes (measure(...) == 0 and at least k rows), stopping at the first
+    /// value over t(G) over a graph; afterwards only present() and allowed() are readable.
+    bool passes(const std::int32_t* begin, const std::int32_t* end);
 
     /// Of the last set measured: its distinct values, t(G), and per value its rows and D.
     const std::vector<std::int32_t>& present() const { return present_; }
@@ -44,6 +47,9 @@ private:
     static constexpr std::size_t kTestsPerEntry = 8;
     static std::size_t at(std::int32_t v) { return static_cast<std::size_t>(v); }
     void graph_degrees();
+    /// D of a row of value u in the set (present values counted), over the graph; O(degree).
+    std::int64_t graph_degree(std::int32_t u) const;
+    void count_present(const std::int32_t* begin, const std::int32_t* end);
     void implicit_degrees(const std::int32_t* begin, const std::int32_t* end);
 
     const Neighbours& nb_;
