@@ -109,15 +109,61 @@ public:
         for (const Part& part : parts) publish(part.key);
     }
 
+    /// `rows` ordered by (value in column j, row) into scratch_. Codes that are integers in a
+    /// range below 2^31 (taxonomy leaves, ages, any integer column) are packed with the row
+    /// into one 64-bit key and radix sorted, O(m) per 11 bits of key; other values are sorted
+    /// as (value, row) pairs, O(m log m).
+    void order_by_value(const std::vector<std::int32_t>& rows, std::size_t j) {
+        const std::size_t m = rows.size();
+        scratch_.resize(m);
+        double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+        bool integral = true;
+        std::int32_t top_row = 0;
+        for (const std::int32_t r : rows) {
+            const double x = qi_.row(r)[j];
+            lo = std::min(lo, x);
+            hi = std::max(hi, x);
+            integral = integral && x == std::floor(x);
+            top_row = std::max(top_row, r);
+        }
+        if (m == 0) return;
+        if (!integral || hi - lo >= 2147483648.0) {
+            by_value_.clear();
+            for (const std::int32_t r : rows) by_value_.emplace_back(qi_.row(r)[j], r);
+            std::sort(by_value_.begin(), by_value_.end());
+            for (std::size_t i = 0; i < m; ++i) scratch_[i] = by_value_[i].second;
+            return;
+        }
+        sort_keys_.resize(m);
+        for (std::size_t i = 0; i < m; ++i) {
+            const auto offset = static_cast<std::uint64_t>(qi_.row(rows[i])[j] - lo);
+            sort_keys_[i] = offset << 32 | static_cast<std::uint32_t>(rows[i]);
+        }
+        const auto bits_of = [](std::uint64_t v) { std::size_t b = 0; while (v) { ++b; v >>= 1; } return b; };
+        const std::size_t width = 32 + bits_of(static_cast<std::uint64_t>(hi - lo));
+        const std::size_t low = bits_of(static_cast<std::uint64_t>(top_row));  // row bits in use
+        sort_spare_.resize(m);
+        constexpr std::size_t kDigit = 11;
+        std::vector<std::size_t> count(std::size_t{1} << kDigit);
+        const auto pass = [&](std::size_t shift) {
+            std::fill(count.begin(), count.end(), 0);
+            const std::uint64_t mask = (std::uint64_t{1} << kDigit) - 1;
+            for (const std::uint64_t k : sort_keys_) ++count[(k >> shift) & mask];
+            std::size_t sum = 0;
+            for (std::size_t& c : count) { const std::size_t here = c; c = sum; sum += here; }
+            for (const std::uint64_t k : sort_keys_) sort_spare_[count[(k >> shift) & mask]++] = k;
+            sort_keys_.swap(sort_spare_);
+        };
+        for (std::size_t shift = 0; shift < low; shift += kDigit) pass(shift);
+        for (std::size_t shift = 32; shift < width; shift += kDigit) pass(shift);
+        for (std::size_t i = 0; i < m; ++i) scratch_[i] = static_cast<std::int32_t>(sort_keys_[i] & 0xffffffffULL);
+    }
+
     /// The split of class `whole` (rows, its part record) along column j, if any part is kept.
     /// At `depth` > 0 the class's own tuple is published by another class: no part may keep it.
     std::optional<Split> along(std::size_t j, const std::vector<std::int32_t>& rows, const Part& whole,
                                std::size_t depth) {
-        scratch_ = rows;
-        std::sort(scratch_.begin(), scratch_.end(), [&](std::int32_t a, std::int32_t b) {
-            const double xa = qi_.row(a)[j], xb = qi_.row(b)[j];
-            return xa != xb ? xa < xb : a < b;
-        });
+        order_by_value(rows, j);
         const std::size_t m = scratch_.size();
         const auto x = [&](std::size_t r) { return qi_.row(scratch_[r])[j]; };
         const double lo = x(0), hi = x(m - 1);
@@ -346,6 +392,8 @@ private:
     const MondrianParams& params_;
     std::unordered_map<Key, std::int64_t, KeyHash> published_;  ///< tuple -> classes publishing it
     std::vector<std::int32_t> scratch_;
+    std::vector<std::pair<double, std::int32_t>> by_value_;  ///< scratch of order_by_value()
+    std::vector<std::uint64_t> sort_keys_, sort_spare_;      ///< scratch of order_by_value()
     std::vector<std::int8_t> verdict_;  ///< per value: -1 unknown, 1 far from the worst, 0 not
     std::vector<std::int64_t> quota_;   ///< per value: rows still to shed in a peeling round
 };
