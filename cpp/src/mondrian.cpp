@@ -31,12 +31,6 @@ std::vector<std::int32_t> violating_rows(PartChecker& checker, const MondrianPar
 
 }  // namespace
 
-bool mondrian_check(const std::vector<std::int32_t>& rows, const Neighbours& neighbours,
-                    const MondrianParams& params) {
-    PartChecker checker(neighbours, params);
-    return checker.passes(rows.data(), rows.data() + rows.size());
-}
-
 MondrianResult mondrian(const LossModel& qi, const Neighbours& neighbours,
                         const MondrianParams& params) {
     const std::size_t n = neighbours.table().row_value.size();

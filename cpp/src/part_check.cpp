@@ -1,5 +1,7 @@
 #include "proxanon/part_check.hpp"
 
+#include <algorithm>
+
 #include "proxanon/class_counts.hpp"
 #include "proxanon/colouring.hpp"
 
@@ -22,6 +24,10 @@ void PartChecker::count_present(const std::int32_t* begin, const std::int32_t* e
 }
 
 std::int64_t PartChecker::graph_degree(std::int32_t u) const {
+    // D in the whole table bounds D in any of its parts: within the allowance, no need to
+    // count (a large part allows many neighbours).
+    const std::int64_t whole = nb_.row_degrees()[at(u)];
+    if (whole <= allowed_) return whole;
     std::int64_t d = count_[at(u)] - 1;
     for (const std::int32_t* q = graph_->begin(at(u)); q != graph_->end(at(u)); ++q) d += count_[at(*q)];
     return d;
@@ -34,11 +40,8 @@ bool PartChecker::passes(const std::int32_t* begin, const std::int32_t* end) {
     if (!graph_ || !params_.dissimilarity) return measure(begin, end) == 0;
     count_present(begin, end);
     if (present_.size() < params_.l) return false;
-    const auto& whole = nb_.row_degrees();
-    for (std::int32_t u : present_) {
-        if (whole[at(u)] > allowed_ && graph_degree(u) > allowed_) return false;
-    }
-    return true;
+    return std::none_of(present_.begin(), present_.end(),
+                        [&](std::int32_t u) { return graph_degree(u) > allowed_; });
 }
 
 std::int64_t PartChecker::measure(const std::int32_t* begin, const std::int32_t* end) {
@@ -75,12 +78,7 @@ void PartChecker::graph_degrees() {
         }
         return;
     }
-    const auto& whole = nb_.row_degrees();
-    for (std::int32_t u : present_) {
-        // D in the whole table bounds D in any of its parts: within the allowance, no need
-        // to count (a large part allows many neighbours).
-        degree_[at(u)] = whole[at(u)] <= allowed_ ? whole[at(u)] : graph_degree(u);
-    }
+    for (std::int32_t u : present_) degree_[at(u)] = graph_degree(u);
 }
 
 void PartChecker::implicit_degrees(const std::int32_t* begin, const std::int32_t* end) {

@@ -1,6 +1,7 @@
 #include "proxanon/specialize.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -139,9 +140,8 @@ public:
             const auto offset = static_cast<std::uint64_t>(qi_.row(rows[i])[j] - lo);
             sort_keys_[i] = offset << 32 | static_cast<std::uint32_t>(rows[i]);
         }
-        const auto bits_of = [](std::uint64_t v) { std::size_t b = 0; while (v) { ++b; v >>= 1; } return b; };
-        const std::size_t width = 32 + bits_of(static_cast<std::uint64_t>(hi - lo));
-        const std::size_t low = bits_of(static_cast<std::uint64_t>(top_row));  // row bits in use
+        const std::size_t width = 32 + std::bit_width(static_cast<std::uint64_t>(hi - lo));
+        const std::size_t low = std::bit_width(static_cast<std::uint32_t>(top_row));  // row bits in use
         sort_spare_.resize(m);
         constexpr std::size_t kDigit = 11;
         std::vector<std::size_t> count(std::size_t{1} << kDigit);

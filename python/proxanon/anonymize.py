@@ -723,7 +723,10 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
     cut_cache: list[Cut | None] = []
 
     def mondrian_cut() -> Cut | None:
-        """The Mondrian-(ε, δ) cut and its audit, built once (or taken from its thread)."""
+        """The Mondrian-(ε, δ) cut and its audit, built once (or taken from its thread);
+        None off the default path (another start, or no built-in metric)."""
+        if not cut_wanted:
+            return None
         if not cut_cache:
             cut_cache.append(build_cut(threads) if cut_ahead is None else cut_ahead.result())
         return cut_cache[0]
@@ -734,7 +737,7 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
         the swap loop, merged at most ``_CUT_MERGE_ROUNDS`` times; published instead of
         XColor's own table when acceptable and cheaper (GCP). Its classes follow the
         taxonomies' nodes, so they collide far less than groups cut from a QI order."""
-        if init != "qi" or relation.kind != "builtin" or suppress:
+        if suppress:
             return None, {}
         cut = mondrian_cut()
         if cut is None:
@@ -763,8 +766,6 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
         """With the default start: the Mondrian-(ε, δ) cut when it satisfies and XColor's
         table (None: its path failed) is not acceptable or costs more (GCP, see
         :func:`_cost`); and the costs compared. Mondrian needs a built-in metric."""
-        if init != "qi" or relation.kind != "builtin":
-            return None, {}
         built = mondrian_cut()
         if built is None:
             return None, {}

@@ -41,8 +41,4 @@ struct MondrianResult {
 /// Interrupted).
 MondrianResult mondrian(const LossModel& qi, const Neighbours& neighbours, const MondrianParams& params);
 
-/// True iff the rows pass every enabled check of `params` as one group.
-bool mondrian_check(const std::vector<std::int32_t>& rows, const Neighbours& neighbours,
-                    const MondrianParams& params);
-
 }  // namespace proxanon

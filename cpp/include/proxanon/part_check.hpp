@@ -47,7 +47,9 @@ private:
     static constexpr std::size_t kTestsPerEntry = 8;
     static std::size_t at(std::int32_t v) { return static_cast<std::size_t>(v); }
     void graph_degrees();
-    /// D of a row of value u in the set (present values counted), over the graph; O(degree).
+    /// D of a row of value u in the set (present values counted), over the graph, exact when
+    /// over allowed(), else at most allowed(); O(degree), O(1) when the whole table's D is
+    /// within allowed().
     std::int64_t graph_degree(std::int32_t u) const;
     void count_present(const std::int32_t* begin, const std::int32_t* end);
     void implicit_degrees(const std::int32_t* begin, const std::int32_t* end);
