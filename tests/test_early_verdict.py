@@ -185,17 +185,24 @@ def test_a_structure_that_cannot_hold_the_relation_is_a_named_error(kwargs, erro
 
 
 @pytest.mark.parametrize("metric", ["l1", "l2", "linf"])
-def test_balls_are_the_rows_within_the_radius(metric):
+@pytest.mark.parametrize("w", [(1 / 3, 1 / 3, 1 / 3), (0.0, 0.75, 0.25), (0.0, 0.0, 0.0)])
+def test_balls_are_the_rows_within_the_radius(metric, w):
+    # Several centres: the rows are scanned in the slab of the narrowest component (one
+    # centre: every row), so distances of exactly the radius sit on the slab's edge.
     rng = np.random.default_rng(3)
     values = np.round(rng.random((60, 3)) * 8) / 8
-    w = np.full(3, 1 / 3)
-    for centre in (0, 17, 59):
-        for radius in (0.0, 0.1, 0.25):
+    w = np.asarray(w)
+    centres = [0, 17, 59, 5]
+    for radius in (0.0, 0.1, 0.125, 0.25):
+        got = _core.balls(values, metric, w.tolist(), radius, centres, members=True)
+        for i, centre in enumerate(centres):
             inside = [r for r in range(60)
                       if brute_neighbours(values[centre], values[r], metric, w, radius)]
-            got = _core.balls(values, metric, w.tolist(), radius, [centre, 5], members=True)
-            assert got["sizes"][0] == len(inside)
-            np.testing.assert_array_equal(got["rows"], inside)
+            assert got["sizes"][i] == len(inside)
+            if i == 0:
+                np.testing.assert_array_equal(got["rows"], inside)
+        alone = _core.balls(values, metric, w.tolist(), radius, [centres[1]], members=True)
+        assert alone["sizes"][0] == got["sizes"][1]
 
 
 def test_sampled_balls_prove_a_crowded_3d_table_pairwise_checked():

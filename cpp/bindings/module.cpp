@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "proxanon/balls.hpp"
 #include "proxanon/class_counts.hpp"
 #include "proxanon/distance.hpp"
 #include "proxanon/exchange.hpp"
@@ -240,39 +241,23 @@ py::dict value_relation(const DoubleArray& sensitive, const std::string& metric,
 }
 
 /// Rows within `radius` of each centre row (itself included): their number per centre, and
-/// with `members` the rows of the first centre's ball, ascending. O(n s) per centre, the
-/// centres spread over the cores (each writes its own slot); nothing else is built, so a few
-/// centres give a lower bound on the largest ball in O(n) memory and time.
+/// with `members` the rows of the first centre's ball, ascending (balls.hpp). Nothing else is
+/// built, so a few centres give a lower bound on the largest ball in O(n) memory.
 py::dict balls(const DoubleArray& sensitive, const std::string& metric,
                const std::vector<double>& weights, double radius,
                const std::vector<std::int64_t>& centres, bool members, std::size_t threads) {
     const Matrix sa = as_matrix(sensitive, "sensitive");
-    for (std::int64_t c : centres) {
-        if (c < 0 || c >= static_cast<std::int64_t>(sa.rows)) throw std::invalid_argument("centre is not a row");
-    }
-    std::vector<std::int64_t> sizes(centres.size(), 0);
-    std::vector<std::int64_t> rows;
+    if (weights.size() != sa.cols) throw std::invalid_argument("one weight per sensitive column is needed");
+    Balls found;
     SignalCheck signals;
     signals.run([&] {
         py::gil_scoped_release release;
         const Distance distance(parse_metric(metric), weights, radius);
-        const auto row = [&](std::size_t r) { return sa.data + r * sa.cols; };
-        parallel_for(centres.size(), threads, signals.interrupt(), [&](std::size_t i) {
-            const double* x = row(static_cast<std::size_t>(centres[i]));
-            std::int64_t inside = 0;
-            for (std::size_t r = 0; r < sa.rows; ++r) inside += distance.within(x, row(r));
-            sizes[i] = inside;
-        });
-        if (members && !centres.empty()) {
-            const double* x = row(static_cast<std::size_t>(centres.front()));
-            for (std::size_t r = 0; r < sa.rows; ++r) {
-                if (distance.within(x, row(r))) rows.push_back(static_cast<std::int64_t>(r));
-            }
-        }
+        found = count_balls(sa.data, sa.rows, distance, centres, members, threads, signals.interrupt());
     });
     py::dict out;
-    out["sizes"] = to_numpy(std::move(sizes));
-    out["rows"] = to_numpy(std::move(rows));
+    out["sizes"] = to_numpy(std::move(found.sizes));
+    out["rows"] = to_numpy(std::move(found.rows));
     return out;
 }
 

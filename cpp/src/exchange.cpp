@@ -1,11 +1,15 @@
 #include "proxanon/exchange.hpp"
 
+#include "proxanon/ordering.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <limits>
 #include <numeric>
+#include <tuple>
 #include <stdexcept>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace proxanon {
 
@@ -71,10 +75,8 @@ public:
             double lo = b[j].lo;
             double hi = b[j].hi;
             if (out_row >= 0) {
-                const double gone = value(out_row, j);
+                std::tie(lo, hi) = without(b[j], out_row, j);
                 const double come = value(in_row, j);
-                if (gone == lo && b[j].lo_rows == 1) lo = b[j].lo_next;
-                if (gone == hi && b[j].hi_rows == 1) hi = b[j].hi_next;
                 lo = std::min(lo, come);
                 hi = std::max(hi, come);
             }
@@ -86,6 +88,25 @@ public:
                 t[2 * j + 1] = hi;
             }
         }
+    }
+
+    /// A key of the group with bounds `b` and of what remains of it without its row
+    /// `out_row`: the tuple after an exchange depends only on that and the taken row's cell,
+    /// and whether it is coarser on that and the group's own tuple.
+    std::uint64_t remainder_key(const Bounds* b, std::int64_t out_row) const {
+        std::uint64_t h = 0x84222325cbf29ce4ULL;
+        const auto add = [&](double x) {
+            h = (h ^ ordered_bits(x)) * 0x100000001b3ULL;
+            h ^= h >> 32;
+        };
+        for (std::size_t j = 0; j < d_; ++j) {
+            const auto [lo, hi] = without(b[j], out_row, j);
+            add(b[j].lo);
+            add(b[j].hi);
+            add(lo);
+            add(hi);
+        }
+        return h;
     }
 
     /// Whether `now` lifts a column of a taxonomy of several levels to a node covering more
@@ -103,6 +124,13 @@ public:
     }
 
 private:
+    /// Column j's (lo, hi) of a group with bounds `b` once its row `out_row` is gone.
+    std::pair<double, double> without(const Bounds& b, std::int64_t out_row, std::size_t j) const {
+        const double gone = value(out_row, j);
+        return {gone == b.lo && b.lo_rows == 1 ? b.lo_next : b.lo,
+                gone == b.hi && b.hi_rows == 1 ? b.hi_next : b.hi};
+    }
+
     double value(std::int64_t row, std::size_t j) const { return qi_[static_cast<std::size_t>(row) * d_ + j]; }
 
     const double* qi_;
@@ -110,35 +138,6 @@ private:
     const std::vector<std::optional<Taxonomy>>& taxonomies_;
     std::vector<std::size_t> deep_;
 };
-
-/// A double's bits mapped so that unsigned order is numeric order (-0.0 taken as 0.0).
-std::uint64_t ordered_bits(double x) {
-    const double v = x + 0.0;
-    std::uint64_t bits = 0;
-    std::memcpy(&bits, &v, sizeof bits);
-    return (bits >> 63) ? ~bits : bits | (std::uint64_t{1} << 63);
-}
-
-/// The dense rank of every key (equal keys, equal ranks, in ascending order); when `order`
-/// is given, also the indices sorted by (key, index). O(n log n), one sort of pairs.
-std::vector<std::uint64_t> dense_ranks(const std::vector<std::uint64_t>& keys,
-                                       std::vector<std::int64_t>* order) {
-    const std::size_t n = keys.size();
-    std::vector<std::pair<std::uint64_t, std::uint64_t>> pairs(n);
-    for (std::size_t i = 0; i < n; ++i) pairs[i] = {keys[i], i};
-    std::sort(pairs.begin(), pairs.end());
-    std::vector<std::uint64_t> rank(n);
-    std::uint64_t next = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-        if (i > 0 && pairs[i].first != pairs[i - 1].first) ++next;
-        rank[pairs[i].second] = next;
-    }
-    if (order) {
-        order->resize(n);
-        for (std::size_t i = 0; i < n; ++i) (*order)[i] = static_cast<std::int64_t>(pairs[i].second);
-    }
-    return rank;
-}
 
 /// Rows of one sensitive value in QI order, cut into runs of one QI combination ("cells"):
 /// the candidates for an exchange are the first rows of the nearby runs of the same value.
@@ -148,24 +147,45 @@ struct Line {
     std::vector<std::size_t> run_start;    ///< per run, its first position in `rows`
     std::vector<std::size_t> run_of_row;   ///< per row, its run
     std::vector<std::size_t> value_runs;   ///< per run, the first run of its sensitive value
+    std::vector<std::int64_t> run_cell;    ///< per run, its cell
 
     Line(const double* qi, std::size_t n, std::size_t d, const std::vector<std::int64_t>& ids) {
-        // Cells: the rank of each row's QI combination, one column at a time (ranks below n,
-        // so rank * n + rank fits in 64 bits for any table that fits in memory).
-        std::vector<std::uint64_t> key(n, 0);
+        // Rows in QI order by stable counting sorts on each column's ranks, last column
+        // first; a cell is a run of equal QI combinations in that order. O(n · d).
+        std::vector<std::int64_t> order(n);
+        std::iota(order.begin(), order.end(), std::int64_t{0});
         std::vector<std::uint64_t> column(n);
-        for (std::size_t j = 0; j < d; ++j) {
+        std::vector<std::uint32_t> rank;
+        for (std::size_t j = d; j-- > 0;) {
             for (std::size_t r = 0; r < n; ++r) column[r] = ordered_bits(qi[r * d + j]);
-            const std::vector<std::uint64_t> rank = dense_ranks(column, nullptr);
-            for (std::size_t r = 0; r < n; ++r) key[r] = key[r] * n + rank[r];
-            key = dense_ranks(key, nullptr);
+            const std::size_t distinct = dense_ranks(column, rank);
+            counting_order(order, rank, distinct);
         }
-        cell.assign(key.begin(), key.end());
-        for (std::size_t r = 0; r < n; ++r) {
-            key[r] = static_cast<std::uint64_t>(ids[r]) * n + static_cast<std::uint64_t>(cell[r]);
+        cell.resize(n);
+        std::int64_t next = -1;
+        for (std::size_t i = 0; i < n; ++i) {
+            const std::size_t r = static_cast<std::size_t>(order[i]);
+            const std::size_t p = i == 0 ? r : static_cast<std::size_t>(order[i - 1]);
+            bool same = i > 0;
+            for (std::size_t j = 0; j < d && same; ++j) same = ordered_bits(qi[r * d + j]) == ordered_bits(qi[p * d + j]);
+            if (!same) ++next;
+            cell[r] = next;
         }
-        std::vector<std::int64_t> order;
-        dense_ranks(key, &order);
+        // Then by sensitive id, stably: (id, cell, row).
+        std::vector<std::uint32_t> id(n);
+        std::size_t range = 0;
+        std::int64_t top = -1;
+        for (const std::int64_t v : ids) {
+            if (v < 0) throw std::invalid_argument("sensitive_ids must be >= 0");
+            top = std::max(top, v);
+        }
+        if (static_cast<std::size_t>(top) < n) {  // ids below n: sorted by counting as they are
+            for (std::size_t r = 0; r < n; ++r) id[r] = static_cast<std::uint32_t>(ids[r]);
+            range = static_cast<std::size_t>(top) + 1;
+        } else {
+            range = dense_ranks(std::vector<std::uint64_t>(ids.begin(), ids.end()), id);
+        }
+        counting_order(order, id, range);
         rows = std::move(order);
         auto at = [](std::int64_t r) { return static_cast<std::size_t>(r); };
         run_of_row.resize(n);
@@ -174,6 +194,7 @@ struct Line {
             const bool new_value = i == 0 || ids[r] != ids[at(rows[i - 1])];
             if (new_value || cell[r] != cell[at(rows[i - 1])]) {
                 value_runs.push_back(new_value ? run_start.size() : value_runs.back());
+                run_cell.push_back(cell[r]);
                 run_start.push_back(i);
             }
             run_of_row[r] = run_start.size() - 1;
@@ -228,7 +249,8 @@ std::vector<std::int64_t> spread_equal_tuples(const std::vector<std::int64_t>& g
     if (count.size() == members.size()) return owner;
 
     const Line line(qi, n, d, sensitive_ids);
-    std::vector<std::int64_t> found;
+    // The runs of the same sensitive value nearest to row x's run, nearest first.
+    std::vector<std::size_t> found;
     auto candidates = [&](std::int64_t x) {
         found.clear();
         const std::size_t r = line.run_of_row[at(x)];
@@ -236,11 +258,7 @@ std::vector<std::int64_t> spread_equal_tuples(const std::vector<std::int64_t>& g
             for (const bool below : {true, false}) {
                 if (below && step > r) continue;
                 const std::size_t s = below ? r - step : r + step;
-                if (s >= line.runs() || !line.same_value(r, s)) continue;
-                const std::size_t first = line.run_start[s];
-                const std::size_t last = std::min(line.run_start[s + 1], first + params.rows_per_cell);
-                found.insert(found.end(), line.rows.begin() + static_cast<std::ptrdiff_t>(first),
-                             line.rows.begin() + static_cast<std::ptrdiff_t>(last));
+                if (s < line.runs() && line.same_value(r, s)) found.push_back(s);
             }
         }
     };
@@ -251,73 +269,71 @@ std::vector<std::int64_t> spread_equal_tuples(const std::vector<std::int64_t>& g
     };
     // Each try prices the two groups with one row replaced, cheapest rejections first, in
     // reused buffers: O(group size · d) and no allocation.
-    // A group's new tuple depends only on the QI combinations ("cells") of the row it gives
-    // and the row it takes; when all its rows share one cell, only on that cell and the
-    // taken row's, whichever group it is. A pair found to give a used or coarser tuple is
-    // not priced again until an exchange changes the counts (`generation`): per group, or
-    // per cell for such single-cell groups (many of them where one QI combination holds
-    // far more than k rows, and none of them can be told apart twice the same way).
-    std::unordered_map<std::uint64_t, std::size_t> futile;  // pair key -> generation found
-    std::size_t generation = 0;
+    // A group's new tuple depends only on its extremes without the row it gives and on the
+    // QI combination ("cell") of the row it takes; whether it is coarser, also on its own
+    // tuple (Exchange::remainder_key). A (remainder, cell) pair found to give a used or
+    // coarser tuple is not priced again, for any group: where one QI combination holds far
+    // more than k rows, many groups share their extremes and none of them can be told apart
+    // twice the same way. A tuple seldom falls out of use again, so the memo is kept for the
+    // whole step: a greedy choice, as deterministic as the rest.
+    std::unordered_set<std::uint64_t> futile;  // pair keys found futile
     const auto mix = [](std::uint64_t h, std::uint64_t v) {
         h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
         h ^= h >> 31;
         return h * 0xbf58476d1ce4e5b9ULL;
     };
-    std::uint64_t owner_key = 0;
-    const auto pair_key = [&](std::int64_t x, std::int64_t y) {
-        return mix(mix(owner_key, static_cast<std::uint64_t>(line.cell[at(x)])),
-                   static_cast<std::uint64_t>(line.cell[at(y)]));
-    };
-    const auto is_futile = [&](std::uint64_t key) {
-        const auto it = futile.find(key);
-        return it != futile.end() && it->second == generation;
+    std::uint64_t owner_key = 0;  // remainder_key of the group and the row it would give
+    const auto pair_key = [&](std::size_t run_y) {
+        return mix(owner_key, static_cast<std::uint64_t>(line.run_cell[run_y]));
     };
     Tuple now_g, now_h;
     std::size_t tries = params.tries_per_row * n;
     for (std::size_t g = 0; g < members.size(); ++g) {
         if (count[tuples[g]] == 1) continue;
-        const std::int64_t first_cell = line.cell[at(members[g].front())];
-        const bool one_cell = std::all_of(members[g].begin(), members[g].end(), [&](std::int64_t r) {
-            return line.cell[at(r)] == first_cell;
-        });
-        owner_key = one_cell ? mix(1, static_cast<std::uint64_t>(first_cell)) : mix(2, g);
         bool done = false;
         for (std::size_t i = 0; i < members[g].size() && !done; ++i) {
             const std::int64_t x = members[g][i];
             candidates(x);
-            for (const std::int64_t y : found) {
-                const std::size_t h = at(owner[at(y)]);
-                if (h == g || is_futile(pair_key(x, y))) continue;
-                if (tries == 0) return owner;
-                --tries;
-                poll(params.interrupt);
-                exchange.tuple(bounds_of(g), x, y, now_g);
-                if (used(now_g) || exchange.coarser(now_g, tuples[g])) {
-                    futile[pair_key(x, y)] = generation;
-                    continue;
+            owner_key = exchange.remainder_key(bounds_of(g), x);
+            for (std::size_t c = 0; c < found.size() && !done; ++c) {
+                const std::size_t run = found[c];
+                const std::uint64_t key = pair_key(run);
+                if (futile.count(key)) continue;
+                const std::size_t first = line.run_start[run];
+                const std::size_t last = std::min(line.run_start[run + 1], first + params.rows_per_cell);
+                for (std::size_t pos = first; pos < last; ++pos) {
+                    const std::int64_t y = line.rows[pos];
+                    const std::size_t h = at(owner[at(y)]);
+                    if (h == g) continue;
+                    if (tries == 0) return owner;
+                    --tries;
+                    poll(params.interrupt);
+                    exchange.tuple(bounds_of(g), x, y, now_g);
+                    if (used(now_g) || exchange.coarser(now_g, tuples[g])) {
+                        futile.insert(key);  // so for every row of this run
+                        break;
+                    }
+                    exchange.tuple(bounds_of(h), y, x, now_h);
+                    if (now_g == now_h || (now_h != tuples[h] && used(now_h)) ||
+                        exchange.coarser(now_h, tuples[h])) {
+                        continue;
+                    }
+                    count[tuples[g]] -= 1;
+                    count[tuples[h]] -= 1;
+                    count[now_g] += 1;
+                    count[now_h] += 1;
+                    tuples[g] = now_g;
+                    tuples[h] = now_h;
+                    members[g][i] = y;
+                    members[h][slot[at(y)]] = x;
+                    exchange.bounds(members[g], bounds_of(g));
+                    exchange.bounds(members[h], bounds_of(h));
+                    std::swap(slot[at(x)], slot[at(y)]);
+                    owner[at(x)] = static_cast<std::int64_t>(h);
+                    owner[at(y)] = static_cast<std::int64_t>(g);
+                    done = true;
+                    break;
                 }
-                exchange.tuple(bounds_of(h), y, x, now_h);
-                if (now_g == now_h || (now_h != tuples[h] && used(now_h)) ||
-                    exchange.coarser(now_h, tuples[h])) {
-                    continue;
-                }
-                count[tuples[g]] -= 1;
-                count[tuples[h]] -= 1;
-                count[now_g] += 1;
-                count[now_h] += 1;
-                tuples[g] = now_g;
-                tuples[h] = now_h;
-                members[g][i] = y;
-                members[h][slot[at(y)]] = x;
-                exchange.bounds(members[g], bounds_of(g));
-                exchange.bounds(members[h], bounds_of(h));
-                std::swap(slot[at(x)], slot[at(y)]);
-                owner[at(x)] = static_cast<std::int64_t>(h);
-                owner[at(y)] = static_cast<std::int64_t>(g);
-                if (++generation, futile.size() > (std::size_t{1} << 16)) futile.clear();
-                done = true;
-                break;
             }
         }
     }

@@ -1,7 +1,6 @@
 #include "proxanon/specialize.hpp"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -12,6 +11,7 @@
 #include <utility>
 
 #include "proxanon/interrupt.hpp"
+#include "proxanon/ordering.hpp"
 #include "proxanon/part_check.hpp"
 
 namespace proxanon {
@@ -119,13 +119,11 @@ public:
         scratch_.resize(m);
         double lo = std::numeric_limits<double>::infinity(), hi = -lo;
         bool integral = true;
-        std::int32_t top_row = 0;
         for (const std::int32_t r : rows) {
             const double x = qi_.row(r)[j];
             lo = std::min(lo, x);
             hi = std::max(hi, x);
             integral = integral && x == std::floor(x);
-            top_row = std::max(top_row, r);
         }
         if (m == 0) return;
         if (!integral || hi - lo >= 2147483648.0) {
@@ -140,22 +138,7 @@ public:
             const auto offset = static_cast<std::uint64_t>(qi_.row(rows[i])[j] - lo);
             sort_keys_[i] = offset << 32 | static_cast<std::uint32_t>(rows[i]);
         }
-        const std::size_t width = 32 + std::bit_width(static_cast<std::uint64_t>(hi - lo));
-        const std::size_t low = std::bit_width(static_cast<std::uint32_t>(top_row));  // row bits in use
-        sort_spare_.resize(m);
-        constexpr std::size_t kDigit = 11;
-        std::vector<std::size_t> count(std::size_t{1} << kDigit);
-        const auto pass = [&](std::size_t shift) {
-            std::fill(count.begin(), count.end(), 0);
-            const std::uint64_t mask = (std::uint64_t{1} << kDigit) - 1;
-            for (const std::uint64_t k : sort_keys_) ++count[(k >> shift) & mask];
-            std::size_t sum = 0;
-            for (std::size_t& c : count) { const std::size_t here = c; c = sum; sum += here; }
-            for (const std::uint64_t k : sort_keys_) sort_spare_[count[(k >> shift) & mask]++] = k;
-            sort_keys_.swap(sort_spare_);
-        };
-        for (std::size_t shift = 0; shift < low; shift += kDigit) pass(shift);
-        for (std::size_t shift = 32; shift < width; shift += kDigit) pass(shift);
+        radix_sort(sort_keys_, sort_spare_);  // passes only over the bits in use
         for (std::size_t i = 0; i < m; ++i) scratch_[i] = static_cast<std::int32_t>(sort_keys_[i] & 0xffffffffULL);
     }
 

@@ -14,6 +14,7 @@
 #include "proxanon/loss.hpp"
 #include "proxanon/neighbour_graph.hpp"
 #include "proxanon/neighbours.hpp"
+#include "proxanon/ordering.hpp"
 #include "proxanon/specialize.hpp"
 #include "proxanon/violation_queue.hpp"
 #include "proxanon/xcolor.hpp"
@@ -478,6 +479,52 @@ void test_exchange_keeps_sensitive_multisets() {
     }
 }
 
+void test_orderings_against_sorting() {
+    std::mt19937_64 rng(11);
+    for (const std::size_t n : {0, 1, 2, 7, 1000, 5000}) {
+        for (const int spread : {0, 3, 100, 1 << 30, -1}) {  // -1: any 64-bit key, negative doubles
+            std::vector<std::uint64_t> keys(n);
+            for (auto& k : keys) {
+                if (spread < 0) k = proxanon::ordered_bits(std::normal_distribution<double>(0.0, 1e6)(rng));
+                else k = spread == 0 ? 42 : 1000 + rng() % static_cast<std::uint64_t>(spread);
+            }
+            std::vector<std::int64_t> expected(n);
+            for (std::size_t i = 0; i < n; ++i) expected[i] = static_cast<std::int64_t>(i);
+            std::stable_sort(expected.begin(), expected.end(), [&](std::int64_t a, std::int64_t b) {
+                return keys[static_cast<std::size_t>(a)] < keys[static_cast<std::size_t>(b)];
+            });
+            CHECK(proxanon::radix_order(keys) == expected);
+            std::vector<std::uint64_t> sorted = keys, spare;
+            proxanon::radix_sort(sorted, spare);
+            CHECK(std::is_sorted(sorted.begin(), sorted.end()));
+            CHECK(std::is_permutation(sorted.begin(), sorted.end(), keys.begin()));
+            std::vector<std::uint32_t> rank;
+            const std::size_t distinct = proxanon::dense_ranks(keys, rank);
+            std::vector<std::uint64_t> uniques = keys;
+            std::sort(uniques.begin(), uniques.end());
+            uniques.erase(std::unique(uniques.begin(), uniques.end()), uniques.end());
+            CHECK(distinct == uniques.size());
+            bool ranks_ok = rank.size() == n;
+            for (std::size_t i = 0; i < n && ranks_ok; ++i) {
+                ranks_ok = uniques[rank[i]] == keys[i];
+            }
+            CHECK(ranks_ok);
+            std::vector<std::int64_t> order(n);
+            for (std::size_t i = 0; i < n; ++i) order[i] = static_cast<std::int64_t>(n - 1 - i);
+            proxanon::counting_order(order, rank, distinct);  // stable: ties stay descending
+            bool stable_ok = order.size() == n;
+            for (std::size_t i = 1; i < n && stable_ok; ++i) {
+                const auto a = static_cast<std::size_t>(order[i - 1]), b = static_cast<std::size_t>(order[i]);
+                stable_ok = rank[a] < rank[b] || (rank[a] == rank[b] && a > b);
+            }
+            CHECK(stable_ok);
+        }
+    }
+    CHECK(proxanon::ordered_bits(-0.0) == proxanon::ordered_bits(0.0));
+    CHECK(proxanon::ordered_bits(-1.5) < proxanon::ordered_bits(-1.0));
+    CHECK(proxanon::ordered_bits(-1.0) < proxanon::ordered_bits(2.0));
+}
+
 int main() {
     test_distance_tolerance();
     test_value_table_and_graph_against_brute_force();
@@ -495,6 +542,7 @@ int main() {
     test_interrupt_unwinds_a_run();
     test_specialize_against_brute_force();
     test_exchange_keeps_sensitive_multisets();
+    test_orderings_against_sorting();
     if (failures == 0) std::puts("all C++ core tests passed");
     return failures == 0 ? 0 : 1;
 }
