@@ -12,10 +12,18 @@ namespace {
 constexpr unsigned kDigit = 11;
 constexpr std::uint64_t kMask = (std::uint64_t{1} << kDigit) - 1;
 
-/// LSD passes over the digits of key(item) that vary between items, moving whole items.
+/// Below this many items a comparison sort is cheaper than clearing the counts of a pass.
+constexpr std::size_t kRadixFrom = 512;
+
+/// LSD passes over the digits of key(item) that vary between items, moving whole items;
+/// few items are sorted by comparison (`T`'s own order must then agree with key order, ties
+/// included: keys, or (key, index) pairs).
 template <typename T, typename Key>
 void radix_passes(std::vector<T>& items, std::vector<T>& spare, Key key) {
-    if (items.size() < 2) return;
+    if (items.size() < kRadixFrom) {
+        std::sort(items.begin(), items.end());
+        return;
+    }
     std::uint64_t all_or = 0, all_and = ~std::uint64_t{0};
     for (const T& item : items) {
         all_or |= key(item);

@@ -617,12 +617,14 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
                             weights=weights_arg, n_threads=used)
 
     def publish(plain: bool, start: NDArray[np.int64] | None = None,
-                max_rounds: int | None = None) -> _Published:
+                max_rounds: int | None = None, used: int = threads,
+                shown: ProgressReporter | None = reporter) -> _Published:
         """The engine's groups, with groups that publish one tuple merged and repaired until
         every class publishes its own tuple (or a repair fails). ``plain``: the engine as
         :func:`proxanon.partition` runs it by default (no QIs, Algorithm 1's start).
         ``start``: groups to repair instead of INITIALIZE's; ``max_rounds``: merging rounds
-        at most (what still collides is then published as one class, and audited so)."""
+        at most (what still collides is then published as one class, and audited so).
+        ``used``: threads; ``shown``: where progress goes (None beside the caller's work)."""
         qi = None if plain else all_qi
         tax = None if plain else taxonomies
         first_init = "degree" if plain else init
@@ -635,9 +637,9 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
                     f"k={k}; allow less suppression or relax epsilon or delta")
             return run_engine(all_sens[released], k, eps, dlt, relation,
                               None if qi is None else qi[released], tax, engine_mode, search,
-                              False, reporter, time.perf_counter(), initial_groups=initial,
+                              False, shown, time.perf_counter(), initial_groups=initial,
                               init=first_init, moves=moves, max_suppression=1.0,
-                              neighbours=structure, threads=threads)
+                              neighbours=structure, threads=used)
 
         released = np.arange(n_all)
         part = run(released, start)
@@ -688,7 +690,7 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
                                                             rel, k, eps, dlt, None)
         times["specialize"] = time.perf_counter() - tic
         tic = time.perf_counter()
-        check = audit_classes(sens, rel, classes)
+        check = audit_classes(sens, rel, classes, used)
         times["audit"] = time.perf_counter() - tic
         return _Published(part, released, classes, columns, summary, formed_from, rounds, swaps,
                           initial_violations, times, check, plain)
@@ -716,11 +718,40 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
         seconds["mondrian"] = time.perf_counter() - tic
         return cut, check
 
+    def repair_of(built: Cut | None, used: int,
+                  shown: ProgressReporter | None) -> _Published | None:
+        """With the default start, when the Mondrian-(ε, δ) cut fails in few rows (at most
+        ``_CUT_REPAIR_SHARE`` of them): its classes as XColor's starting groups, repaired by
+        the swap loop, merged at most ``_CUT_MERGE_ROUNDS`` times, if that is acceptable.
+        Its classes follow the taxonomies' nodes, so they collide far less than groups cut
+        from a QI order."""
+        if suppress or built is None:
+            return None
+        (_, start, _), cut_check = built
+        violating = len(cut_check.violating_rows)
+        if cut_check.satisfied or violating > _CUT_REPAIR_SHARE * n_all:
+            return None
+        if shown is not None:
+            shown.phase = "repair of the Mondrian cut"
+        try:
+            repaired = publish(plain=False, start=start, max_rounds=_CUT_MERGE_ROUNDS,
+                               used=used, shown=shown)
+        except InfeasibleError:
+            return None
+        return repaired if acceptable(repaired) else None
+
+    def cut_and_repair(used: int) -> tuple[Cut | None, _Published | None]:
+        """Beside XColor's run: the cut, then its repair where one is wanted."""
+        built = build_cut(used)
+        return built, repair_of(built, used, None)
+
     # The default path compares XColor's table with the Mondrian-(ε, δ) cut (built-in
-    # metrics): with two threads or more, the cut is built beside XColor's run.
+    # metrics): with two threads or more, the cut is built and repaired beside XColor's run.
     cut_wanted = init == "qi" and relation.kind == "builtin"
-    cut_ahead = Beside(build_cut, max(1, threads // 2)) if cut_wanted and threads > 1 else None
+    cut_ahead = (Beside(cut_and_repair, max(1, threads // 2))
+                 if cut_wanted and threads > 1 else None)
     cut_cache: list[Cut | None] = []
+    repair_cache: list[_Published | None] = []
 
     def mondrian_cut() -> Cut | None:
         """The Mondrian-(ε, δ) cut and its audit, built once (or taken from its thread);
@@ -728,31 +759,22 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
         if not cut_wanted:
             return None
         if not cut_cache:
-            cut_cache.append(build_cut(threads) if cut_ahead is None else cut_ahead.result())
+            if cut_ahead is None:
+                cut_cache.append(build_cut(threads))
+            else:
+                built, repaired = cut_ahead.result()
+                cut_cache.append(built)
+                repair_cache.append(repaired)
         return cut_cache[0]
 
     def repaired_cut(xcolor: _Published | None) -> tuple[_Published | None, dict[str, float]]:
-        """With the default start, when the Mondrian-(ε, δ) cut fails in few rows (at most
-        ``_CUT_REPAIR_SHARE`` of them): its classes as XColor's starting groups, repaired by
-        the swap loop, merged at most ``_CUT_MERGE_ROUNDS`` times; published instead of
-        XColor's own table when acceptable and cheaper (GCP). Its classes follow the
-        taxonomies' nodes, so they collide far less than groups cut from a QI order."""
-        if suppress:
-            return None, {}
+        """The repaired Mondrian-(ε, δ) cut (``repair_of``), published instead of XColor's
+        own table when it costs less (GCP); and the costs compared."""
         cut = mondrian_cut()
-        if cut is None:
-            return None, {}
-        (_, start, _), cut_check = cut
-        violating = len(cut_check.violating_rows)
-        if cut_check.satisfied or violating > _CUT_REPAIR_SHARE * n_all:
-            return None, {}
-        if reporter is not None:
-            reporter.phase = "repair of the Mondrian cut"
-        try:
-            repaired = publish(plain=False, start=start, max_rounds=_CUT_MERGE_ROUNDS)
-        except InfeasibleError:
-            return None, {}
-        if not acceptable(repaired):
+        if not repair_cache:
+            repair_cache.append(repair_of(cut, threads, reporter))
+        repaired = repair_cache[0]
+        if repaired is None:
             return None, {}
         costs = {"xcolor from the Mondrian cut": _cost(repaired.summary, n_all)}
         if xcolor is not None and acceptable(xcolor):
