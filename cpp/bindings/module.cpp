@@ -245,7 +245,9 @@ py::dict value_relation(const DoubleArray& sensitive, const std::string& metric,
 /// built, so a few centres give a lower bound on the largest ball in O(n) memory.
 py::dict balls(const DoubleArray& sensitive, const std::string& metric,
                const std::vector<double>& weights, double radius,
-               const std::vector<std::int64_t>& centres, bool members, std::size_t threads) {
+               const std::vector<std::int64_t>& centres, bool members, std::size_t threads,
+               const std::string& shape) {
+    if (shape != "ball" && shape != "orthants") throw std::invalid_argument("shape must be 'ball' or 'orthants'");
     const Matrix sa = as_matrix(sensitive, "sensitive");
     if (weights.size() != sa.cols) throw std::invalid_argument("one weight per sensitive column is needed");
     Balls found;
@@ -253,12 +255,29 @@ py::dict balls(const DoubleArray& sensitive, const std::string& metric,
     signals.run([&] {
         py::gil_scoped_release release;
         const Distance distance(parse_metric(metric), weights, radius);
-        found = count_balls(sa.data, sa.rows, distance, centres, members, threads, signals.interrupt());
+        found = count_balls(sa.data, sa.rows, distance, shape == "ball" ? Shape::Ball : Shape::Orthants,
+                            centres, members, threads, signals.interrupt());
     });
     py::dict out;
     out["sizes"] = to_numpy(std::move(found.sizes));
     out["rows"] = to_numpy(std::move(found.rows));
     return out;
+}
+
+/// One weighted component: (anchor row, size) of the largest window of rows from an anchor
+/// up to its last epsilon-neighbour (balls.hpp); (-1, 0) for no rows.
+std::pair<std::int64_t, std::int64_t> window_clique(const DoubleArray& sensitive, const std::string& metric,
+                                                     const std::vector<double>& weights, double epsilon) {
+    const Matrix sa = as_matrix(sensitive, "sensitive");
+    if (weights.size() != sa.cols) throw std::invalid_argument("one weight per sensitive column is needed");
+    std::pair<std::int64_t, std::int64_t> found{-1, 0};
+    SignalCheck signals;
+    signals.run([&] {
+        py::gil_scoped_release release;
+        const Distance distance(parse_metric(metric), weights, epsilon);
+        found = proxanon::largest_window(sa.data, sa.rows, distance);
+    });
+    return found;
 }
 
 /// (parent of every node, number of leaves) of a taxonomy QI column; leaves come first.
@@ -624,8 +643,14 @@ PYBIND11_MODULE(_core, mod) {
             "Distinct values, counts, row value ids, row degree per value, and one value's neighbours.");
     mod.def("balls", &balls, py::arg("sensitive"), py::arg("metric"), py::arg("weights"),
             py::arg("radius"), py::arg("centres"), py::arg("members") = false,
-            py::arg("threads") = 0,
-            "Rows within radius of each centre row; with members, the first ball's rows.");
+            py::arg("threads") = 0, py::arg("shape") = "ball",
+            "Per centre row, the rows of its ball of the radius (shape 'ball') or of its largest "
+            "orthant of epsilon = radius (shape 'orthants'): {'sizes', 'rows' (the first "
+            "centre's, with members)}.");
+    mod.def("largest_window", &window_clique, py::arg("sensitive"), py::arg("metric"),
+            py::arg("weights"), py::arg("epsilon"),
+            "One weighted component: (anchor row, size) of the largest run of rows from an anchor "
+            "up to its last epsilon-neighbour, the largest clique.");
     mod.def("class_counts", &class_counts, py::arg("sensitive"), py::arg("metric"),
             py::arg("weights"), py::arg("epsilon"), py::arg("labels"), py::arg("threads") = 0,
             "Per row, its epsilon-neighbours among the other rows of its class (-1: left out).");

@@ -1,22 +1,76 @@
 #include "proxanon/balls.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
+#include <utility>
 
 #include "proxanon/ordering.hpp"
 #include "proxanon/parallel.hpp"
 
 namespace proxanon {
 
-Balls count_balls(const double* data, std::size_t n, const Distance& distance,
+namespace {
+
+/// The components of positive weight.
+std::vector<std::size_t> weighted(const Distance& distance) {
+    std::vector<std::size_t> out;
+    for (std::size_t j = 0; j < distance.dimensions(); ++j) {
+        if (distance.weights()[j] > 0.0) out.push_back(j);
+    }
+    return out;
+}
+
+/// Rows ordered by one component, with their components copied in that order so that a
+/// slab is scanned in sequence.
+struct Slab {
+    std::size_t axis = 0;
+    double half = 0.0;                 ///< the box radius along `axis`
+    std::vector<std::int64_t> order;   ///< rows by (component `axis`, row)
+    std::vector<double> key, ordered;  ///< component `axis` and all components, in that order
+
+    Slab(const double* data, std::size_t n, std::size_t s, std::size_t axis_, double half_)
+        : axis(axis_), half(half_) {
+        std::vector<std::uint64_t> bits(n);
+        for (std::size_t r = 0; r < n; ++r) bits[r] = ordered_bits(data[r * s + axis]);
+        order = radix_order(bits);
+        key.resize(n);
+        ordered.resize(n * s);
+        for (std::size_t i = 0; i < n; ++i) {
+            const double* from = data + static_cast<std::size_t>(order[i]) * s;
+            key[i] = from[axis];
+            std::copy(from, from + s, ordered.begin() + static_cast<std::ptrdiff_t>(i * s));
+        }
+    }
+
+    /// Calls visit(row, components) for every row whose component `axis` lies within a
+    /// little more than the box radius of x's (a superset of x's neighbours).
+    template <typename Visit>
+    void scan(const double* x, std::size_t s, Visit&& visit) const {
+        const double reach = half * (1.0 + 1e-9) + 1e-300;
+        const std::size_t n = order.size();
+        std::size_t i = static_cast<std::size_t>(
+            std::lower_bound(key.begin(), key.end(), x[axis] - reach) - key.begin());
+        for (; i < n && key[i] <= x[axis] + reach; ++i) visit(order[i], ordered.data() + i * s);
+    }
+};
+
+}  // namespace
+
+Balls count_balls(const double* data, std::size_t n, const Distance& distance, Shape shape,
                   const std::vector<std::int64_t>& centres, bool members, std::size_t threads,
                   Interrupt* interrupt) {
     const std::size_t s = distance.dimensions();
     for (const std::int64_t c : centres) {
         if (c < 0 || static_cast<std::size_t>(c) >= n) throw std::invalid_argument("centre is not a row");
     }
+    const std::vector<std::size_t> sides = weighted(distance);  // orthants: a sign per component
+    if (shape == Shape::Orthants && sides.size() > kMaxOrthantComponents) {
+        throw std::invalid_argument("orthant cliques need at most 6 weighted components");
+    }
+    const std::size_t orthants = shape == Shape::Orthants ? std::size_t{1} << sides.size() : 1;
     const auto row = [&](std::size_t r) { return data + r * s; };
-    // The narrowest slab; none (every row a candidate) when no component bounds a ball.
+    // The narrowest slab; none (every row a candidate) when no component bounds a neighbourhood.
     std::size_t axis = s;
     double half = 0.0;
     if (distance.metric() != Metric::MinComponent) {
@@ -28,51 +82,72 @@ Balls count_balls(const double* data, std::size_t n, const Distance& distance,
             }
         }
     }
-    // With a slab: the rows' components copied in order along `axis`, so that a slab is
-    // scanned in sequence.
-    std::vector<std::int64_t> order;
-    std::vector<double> key, ordered;
-    if (axis < s && centres.size() > 1) {
-        std::vector<std::uint64_t> bits(n);
-        for (std::size_t r = 0; r < n; ++r) bits[r] = ordered_bits(row(r)[axis]);
-        order = radix_order(bits);
-        key.resize(n);
-        ordered.resize(n * s);
-        for (std::size_t i = 0; i < n; ++i) {
-            const double* from = row(static_cast<std::size_t>(order[i]));
-            key[i] = from[axis];
-            std::copy(from, from + s, ordered.begin() + static_cast<std::ptrdiff_t>(i * s));
-        }
-    }
-    // The rows of the ball around row c, in slab order (or row order without a slab).
-    const auto ball = [&](std::int64_t c, auto&& visit) {
+    const bool sliced = axis < s && centres.size() > 1;
+    const Slab slab = sliced ? Slab(data, n, s, axis, half) : Slab(data, 0, s, 0, 0.0);
+    // Per orthant o (bit b set: component sides[b] at or above the centre's), the rows of
+    // the shape around row c: visit(o, row).
+    const auto shapes = [&](std::int64_t c, auto&& visit) {
         const double* x = row(static_cast<std::size_t>(c));
-        if (order.empty()) {
-            for (std::size_t r = 0; r < n; ++r) {
-                if (distance.within(x, row(r))) visit(static_cast<std::int64_t>(r));
+        const auto consider = [&](std::int64_t r, const double* y) {
+            if (!distance.within(x, y)) return;
+            for (std::size_t o = 0; o < orthants; ++o) {
+                bool inside = true;
+                for (std::size_t b = 0; b < sides.size() && inside && shape == Shape::Orthants; ++b) {
+                    const std::size_t j = sides[b];
+                    inside = (o >> b & 1) ? y[j] >= x[j] : y[j] <= x[j];
+                }
+                if (inside) visit(o, r);
             }
-            return;
-        }
-        // A little wider than the box: the slab must hold every row within() accepts.
-        const double reach = half * (1.0 + 1e-9) + 1e-300;
-        const std::size_t lo = static_cast<std::size_t>(
-            std::lower_bound(key.begin(), key.end(), x[axis] - reach) - key.begin());
-        for (std::size_t i = lo; i < n && key[i] <= x[axis] + reach; ++i) {
-            if (distance.within(x, ordered.data() + i * s)) visit(order[i]);
+        };
+        if (sliced) {
+            slab.scan(x, s, consider);
+        } else {
+            for (std::size_t r = 0; r < n; ++r) consider(static_cast<std::int64_t>(r), row(r));
         }
     };
     Balls out;
     out.sizes.assign(centres.size(), 0);
     parallel_for(centres.size(), threads, interrupt, [&](std::size_t i) {
-        std::int64_t inside = 0;
-        ball(centres[i], [&](std::int64_t) { ++inside; });
-        out.sizes[i] = inside;
+        std::vector<std::int64_t> inside(orthants, 0);
+        shapes(centres[i], [&](std::size_t o, std::int64_t) { ++inside[o]; });
+        out.sizes[i] = *std::max_element(inside.begin(), inside.end());
     });
     if (members && !centres.empty()) {
-        ball(centres.front(), [&](std::int64_t r) { out.rows.push_back(r); });
+        std::vector<std::int64_t> inside(orthants, 0);
+        shapes(centres.front(), [&](std::size_t o, std::int64_t) { ++inside[o]; });
+        const std::size_t best = static_cast<std::size_t>(std::max_element(inside.begin(), inside.end()) - inside.begin());
+        shapes(centres.front(), [&](std::size_t o, std::int64_t r) {
+            if (o == best) out.rows.push_back(r);
+        });
         std::sort(out.rows.begin(), out.rows.end());
     }
     return out;
+}
+
+std::pair<std::int64_t, std::int64_t> largest_window(const double* data, std::size_t n,
+                                                     const Distance& distance) {
+    const std::size_t s = distance.dimensions();
+    const std::vector<std::size_t> sides = weighted(distance);
+    if (sides.size() != 1) throw std::invalid_argument("windows need exactly one weighted component");
+    const std::size_t axis = sides.front();
+    std::vector<std::uint64_t> bits(n);
+    for (std::size_t r = 0; r < n; ++r) bits[r] = ordered_bits(data[r * s + axis]);
+    const std::vector<std::int64_t> order = radix_order(bits);
+    const auto row = [&](std::size_t i) { return data + static_cast<std::size_t>(order[i]) * s; };
+    // The rows from position i up to the last neighbour of row(i): a neighbour of row(i)
+    // stays one of row(i + 1) (its difference only shrinks), so `end` never moves back.
+    std::int64_t anchor = -1, best = 0;
+    std::size_t end = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        end = std::max(end, i + 1);
+        while (end < n && distance.within(row(i), row(end))) ++end;
+        const auto size = static_cast<std::int64_t>(end - i);
+        if (size > best || (size == best && order[i] < anchor)) {
+            best = size;
+            anchor = order[i];
+        }
+    }
+    return {anchor, best};
 }
 
 }  // namespace proxanon

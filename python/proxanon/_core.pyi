@@ -113,7 +113,14 @@ def balls(
     centres: list[int],
     members: bool = ...,
     threads: int = 0,
+    shape: str = "ball",
 ) -> dict[str, NDArray[np.int64]]: ...
+def largest_window(
+    sensitive: NDArray[np.float64],
+    metric: str,
+    weights: list[float],
+    epsilon: float,
+) -> tuple[int, int]: ...
 def value_relation(
     sensitive: NDArray[np.float64],
     metric: str,

@@ -50,6 +50,34 @@ A necessary condition (a proof of infeasibility)
       1e-9 terms and float rounding. If the clique exceeds it, no partition of the table into
       groups of at least k rows satisfies (ε, δ)^k-dissimilarity.
 
+    - A tighter bound for any partition: a group of s rows holds at most u(s) = t(s) + 1
+      clique rows, u(s)/s per row, so any partition holds at most ``floor(n·u(s*)/s*)``
+      where s* >= k has the largest ratio (an integer comparison; the ratio is at most
+      ``α + (1 - α)/s`` up to the 1e-9 allowance, α = 1 - δ, so only sizes up to where that
+      falls below the best are compared). ``capacity_any`` is the smaller of the two.
+
+    Orthants are cliques without the triangle inequality. The ε-neighbours y of a row a
+    that lie on one side of it in every weighted component (y_i >= a_i in some
+    components, y_i <= a_i in the others) are pairwise neighbours under Linf, and under
+    every built-in distance when only one component is weighted: two such rows differ in
+    each component by no more than the farther of them from a, and a computed difference
+    never exceeds a larger one (rounding is monotone), so each weighted term of their
+    distance is at most the larger one with a. With one weighted component the largest
+    orthant over every anchor is the largest clique (the interval graph's), found by two
+    pointers over the sorted values in O(n log n). Under Linf on several components, every
+    row's orthants are counted on tables of at most ORTHANT_ALL_ROWS rows, and those of
+    SAMPLED_CENTRES rows beyond.
+
+    The degree bound: s - 1 - t(s) never falls as s grows (s - 1 gains 1, t(s) at most 1),
+    so a row with Θ ε-neighbours, in a group of s >= k rows, needs at least
+    ``k - 1 - t(k)`` of its ``n - 1 - Θ`` non-neighbours with it: when
+    ``n - 1 - Θ < k - 1 - t(k)`` no partition into groups of at least k rows satisfies
+    (with q = n // m for k, no equitable partition into m groups).
+
+    On 1,200 small random tables (``tests/test_small_instances.small_instances``, seeds
+    11-14), these bounds together prove 92% of those that exhaustive search shows
+    infeasible (the ε/2 balls with the closed form alone: 46%).
+
     The ball radius r is set a little below ε/2 (see ``_clique_radius``) so that the SPEC's
     threshold at r, ``thr(r) = r + 1e-9·max(1, r)``, counted twice, still fits inside the
     threshold at ε with room for float rounding: ``2·thr(r) = ε + 0.5e-9·max(1, ε)``, which
@@ -107,21 +135,29 @@ class Advice(Summarized):
         least 0: at δ = 0 every group allows ``|G| - 1`` neighbours.
     clique_radius
         Radius r (about ε/2) of the balls that give cliques; None when ε is too small for a
-        positive radius, and then only rows with identical values are counted.
+        positive radius (then only rows with identical values are counted as balls).
+    clique_shape
+        What the clique is: ``"ball"`` (the rows within r of ``clique_value``),
+        ``"orthant"`` (the ε-neighbours of ``clique_value`` on one side of it in every
+        component: Linf, or one weighted component) or ``"value"`` (rows with that value).
     clique_size, clique_value, clique_rows
-        The largest number of rows within r of one row's value (all pairwise ε-neighbours),
-        the centre value, and those rows' indices, ascending.
+        The largest clique found (all pairwise ε-neighbours; with one weighted component
+        the largest there is), its centre or anchor value, and its rows' indices, ascending.
     largest_delta_not_refuted
-        The largest δ in [0, 1] with ``capacity(δ) >= clique_size``: for every larger δ the
-        clique proves that no equitable partition into m groups satisfies the principle.
+        The largest δ in [0, 1] with ``capacity(δ) >= clique_size`` and no row refuted by
+        the degree bound: for every larger δ no equitable partition into m groups satisfies
+        the principle.
     provably_infeasible
-        When delta is given: ``clique_size > capacity(delta)``, i.e. no partition into
-        ``n // k`` equitable groups (what XColor builds) can satisfy the principle.
+        When delta is given: ``clique_size > capacity(delta)`` or the degree bound, i.e. no
+        partition into ``n // k`` equitable groups (what XColor builds) can satisfy the
+        principle.
     infeasible_for_any_partition
-        When delta is given: ``clique_size > capacity_any(delta)``, i.e. no partition into
-        groups of at least k rows at all can satisfy it.
+        When delta is given: ``clique_size > capacity_any(delta)`` or the degree bound for
+        groups of at least k rows, i.e. no partition into groups of at least k rows at all
+        can satisfy it.
     reason
-        When ``provably_infeasible``: a sentence with the clique and the numbers.
+        When ``provably_infeasible``: a sentence with the clique (or the row) and the
+        numbers.
     """
 
     n: int
@@ -137,6 +173,7 @@ class Advice(Summarized):
     max_delta_guaranteed: float | None
     max_delta_proven: float
     clique_radius: float | None
+    clique_shape: str
     clique_size: int
     clique_value: tuple[float, ...]
     clique_rows: NDArray[np.int64] = field(repr=False, compare=False)
@@ -161,9 +198,9 @@ class Advice(Summarized):
 
     def capacity_any(self, delta: float) -> int:
         """An upper bound on ``Σ_G (t(G) + 1)`` over every partition into groups of at least
-        k rows: ``floor((1 - δ)(n - m) + E) + m`` (module docstring)."""
+        k rows (module docstring)."""
         d = _delta(delta, self.k, self.epsilon, self.n)
-        return _capacity_any(self.n, self.m, d)
+        return _capacity_any(self.n, self.k, d)
 
     def explain(self, rows: str) -> str | None:
         """``reason`` with the clique's rows described by ``rows`` (e.g. by their values in
@@ -171,6 +208,8 @@ class Advice(Summarized):
         infeasible."""
         if not self.provably_infeasible or self.delta is None:
             return None
+        if self.clique_size <= self.capacity(self.delta):
+            return self.reason  # the degree bound's: about one row, not the clique
         return _reason(rows, self.clique_size, self.group_sizes, self.delta,
                        self.capacity(self.delta), self.capacity_any(self.delta),
                        bool(self.infeasible_for_any_partition), self.m, self.k)
@@ -192,9 +231,10 @@ class Advice(Summarized):
         lines.append("  proven (Lemma 2 with integer t): XColor succeeds for "
                      f"δ <= {_down(self.max_delta_proven)}")
         lines.append(
-            f"  clique: {self.clique_size:,} rows {_ball_text(self.clique_radius)} "
+            f"  clique: {self.clique_size:,} rows {_shape_text(self.clique_shape)} "
             f"{_value_text(self.clique_value)} are pairwise neighbours; {self.m:,} groups can "
-            f"hold them only for δ <= {_down(self.largest_delta_not_refuted)}"
+            f"hold them (and every row its non-neighbours) only for "
+            f"δ <= {_down(self.largest_delta_not_refuted)}"
         )
         if self.delta is not None:
             if self.provably_infeasible:
@@ -270,7 +310,7 @@ def advise(
         return bool(theta * (q + q_max - 1) < q * m * (t + 1))
 
     def not_refuted(d: float) -> bool:
-        return _capacity(group_sizes, d) >= clique_size
+        return _capacity(group_sizes, d) >= clique_size and not _too_few_others(theta, n, q, d)
 
     # At δ = 0, t(G) = |G| - 1: capacity(0) = n >= any clique, and no row can violate.
     not_refuted_max = _largest_true_from_zero(not_refuted)
@@ -280,6 +320,12 @@ def advise(
     reason = None
     if dlt is not None:
         infeasible, any_infeasible, reason = _verdict(clique, group_sizes, n, k, dlt)
+        if not any_infeasible and _too_few_others(theta, n, q, dlt):
+            # The degree bound: one row with too few non-neighbours for any group.
+            any_infeasible = _too_few_others(theta, n, k, dlt)
+            infeasible = True
+            reason = _degree_reason(int(first_row[top]), values[top], theta, n, k, q, dlt,
+                                    any_infeasible)
 
     return Advice(
         n=n, k=k, m=m, epsilon=eps, metric=metric, delta=dlt, group_sizes=group_sizes,
@@ -287,7 +333,8 @@ def advise(
         value=tuple(float(x) for x in values[top]),
         max_delta_guaranteed=_largest_true(guaranteed),
         max_delta_proven=proven_max,
-        clique_radius=clique.radius, clique_size=clique_size, clique_value=clique.value,
+        clique_radius=_clique_radius(eps) if relation.is_metric else None,
+        clique_shape=clique.shape, clique_size=clique_size, clique_value=clique.value,
         clique_rows=clique.rows,
         largest_delta_not_refuted=not_refuted_max,
         provably_infeasible=infeasible, infeasible_for_any_partition=any_infeasible,
@@ -321,18 +368,26 @@ def _graph(sens: NDArray[np.float64], relation: Relation, radius: float,
 
 @dataclass(frozen=True)
 class _Clique:
-    """Rows proven pairwise ε-neighbours: a ball of radius about ε/2 (a metric) or one value."""
+    """Rows proven pairwise ε-neighbours: a ball of radius about ε/2 around ``value`` (a
+    metric), the ε-neighbours of ``value`` on one side of it in every component (an
+    orthant), or one value."""
 
     radius: float | None
     size: int
     value: tuple[float, ...]
     rows: NDArray[np.int64]
+    shape: str = "ball"  # "ball", "orthant" or "value"
 
 
 def _largest_clique(sens: NDArray[np.float64], relation: Relation, eps: float, threads: int,
                     graph: dict[str, NDArray[Any]] | None = None) -> _Clique:
-    """The largest such clique (ties: the one whose value a row holds first); ``graph`` is
-    the ε relation when the caller has it (used for the identical-value cliques)."""
+    """The largest such clique (ties: the one whose value a row holds first; a ball before
+    an orthant); ``graph`` is the ε relation when the caller has it (used for the
+    identical-value cliques). With one weighted component the largest orthant (a window of
+    values from an anchor up) is the largest clique of all, found in O(n log n)."""
+    if _weighted(relation, sens.shape[1]) == 1:
+        anchor, _ = _core.largest_window(sens, relation.name, _weights(relation), eps)
+        return _orthant(sens, relation, eps, anchor, threads)
     # The ball of radius ~eps/2 is a clique only under the triangle inequality; without it
     # only identical values (always neighbours) are a proven clique.
     radius = _clique_radius(eps) if relation.is_metric else None
@@ -350,11 +405,58 @@ def _largest_clique(sens: NDArray[np.float64], relation: Relation, eps: float, t
     centre = int(np.argmin(np.where(clique == size, first_row, len(sens))))
     value = tuple(float(x) for x in values[centre])
     if radius is not None and relation.kind == "builtin":
-        return _ball(sens, relation, radius, int(first_row[centre]), value, threads)
-    members = [centre] if radius is None else _ball_members(source, centre)
-    rows = np.flatnonzero(np.isin(row_value, members)).astype(np.int64)
+        found = _ball(sens, relation, radius, int(first_row[centre]), value, threads)
+    else:
+        members = [centre] if radius is None else _ball_members(source, centre)
+        rows = np.flatnonzero(np.isin(row_value, members)).astype(np.int64)
+        rows.setflags(write=False)
+        found = _Clique(radius, size, value, rows, "ball" if radius is not None else "value")
+    if _orthants_apply(relation, sens.shape[1]):
+        centres = (np.arange(len(sens)) if len(sens) <= ORTHANT_ALL_ROWS
+                   else _sampled_centres(len(sens)))
+        found = max(found, _largest_orthant(sens, relation, eps, centres, threads),
+                    key=lambda c: c.size)
+    return found
+
+
+#: Tables of at most this many rows have the orthant cliques of every row counted (Linf on
+#: several components; O(2^s · n · rows in a slab)); larger ones those of SAMPLED_CENTRES rows.
+ORTHANT_ALL_ROWS = 2048
+
+
+def _weighted(relation: Relation, columns: int) -> int:
+    """Components of positive weight of a built-in relation (0 for any other)."""
+    if relation.kind != "builtin":
+        return 0
+    return columns if relation.weights is None else int(np.count_nonzero(relation.weights > 0))
+
+
+def _orthants_apply(relation: Relation, columns: int) -> bool:
+    """Whether orthants are cliques: Linf (each component on its own), or one weighted
+    component under any built-in distance; at most 6 weighted components (2^s orthants)."""
+    weighted = _weighted(relation, columns)
+    return 0 < weighted <= 6 and (weighted == 1 or relation.name == "linf")
+
+
+def _largest_orthant(sens: NDArray[np.float64], relation: Relation, eps: float,
+                     centres: NDArray[np.int64], threads: int) -> _Clique:
+    """The largest orthant clique anchored at one of ``centres`` (ties: the first)."""
+    sizes = _core.balls(sens, relation.name, _weights(relation), eps, centres.tolist(),
+                        threads=threads, shape="orthants")["sizes"]
+    return _orthant(sens, relation, eps, int(centres[int(np.argmax(sizes))]), threads)
+
+
+def _orthant(sens: NDArray[np.float64], relation: Relation, eps: float, anchor: int,
+             threads: int) -> _Clique:
+    """The largest orthant clique anchored at row ``anchor``, its rows ascending."""
+    rows = _core.balls(sens, relation.name, _weights(relation), eps, [anchor], members=True,
+                       threads=threads, shape="orthants")["rows"].astype(np.int64)
     rows.setflags(write=False)
-    return _Clique(radius, size, value, rows)
+    return _Clique(None, int(rows.size), tuple(float(x) for x in sens[anchor]), rows, "orthant")
+
+
+def _sampled_centres(n: int) -> NDArray[np.int64]:
+    return np.unique(np.linspace(0, n - 1, min(n, SAMPLED_CENTRES)).astype(np.int64))
 
 
 #: Rows (evenly spaced in the table) whose ε/2 balls ``infeasibility_proof`` counts first on
@@ -366,17 +468,21 @@ SAMPLED_CENTRES = 256
 
 def _sampled_clique(sens: NDArray[np.float64], relation: Relation, eps: float,
                     threads: int) -> _Clique | None:
-    """The largest ε/2 ball around SAMPLED_CENTRES rows (a clique, not the largest one),
-    O(SAMPLED_CENTRES · n); None without a built-in metric or a positive radius."""
+    """The largest ε/2 ball (and, where they are cliques, orthant) around SAMPLED_CENTRES
+    rows (a clique, not the largest one), O(SAMPLED_CENTRES · n); None without a built-in
+    metric or a positive radius."""
     radius = _clique_radius(eps)
     if radius is None or relation.kind != "builtin" or not relation.is_metric:
         return None
-    n = sens.shape[0]
-    centres = np.unique(np.linspace(0, n - 1, min(n, SAMPLED_CENTRES)).astype(np.int64))
+    centres = _sampled_centres(sens.shape[0])
     sizes = _core.balls(sens, relation.name, _weights(relation), radius,
                         centres.tolist(), threads=threads)["sizes"]
     best = int(centres[int(np.argmax(sizes))])
-    return _ball(sens, relation, radius, best, tuple(float(x) for x in sens[best]), threads)
+    found = _ball(sens, relation, radius, best, tuple(float(x) for x in sens[best]), threads)
+    if _orthants_apply(relation, sens.shape[1]):
+        found = max(found, _largest_orthant(sens, relation, eps, centres, threads),
+                    key=lambda c: c.size)
+    return found
 
 
 def _ball(sens: NDArray[np.float64], relation: Relation, radius: float, centre: int,
@@ -400,13 +506,13 @@ def _verdict(clique: _Clique, group_sizes: tuple[tuple[int, int], ...], n: int, 
     names the clique's rows in the proof (default: the ball's centre value)."""
     m = n // k
     capacity = _capacity(group_sizes, delta)
-    capacity_any = _capacity_any(n, m, delta)
+    capacity_any = _capacity_any(n, k, delta)
     infeasible = clique.size > capacity
     any_infeasible = clique.size > capacity_any
     reason = None
     if infeasible:
         who = (describe(clique) if describe is not None else
-               f"rows {_ball_text(clique.radius)} {_value_text(clique.value)}")
+               f"rows {_shape_text(clique.shape)} {_value_text(clique.value)}")
         reason = _reason(who, clique.size, group_sizes, delta, capacity, capacity_any,
                          any_infeasible, m, k)
     return infeasible, any_infeasible, reason
@@ -479,9 +585,60 @@ def _capacity(group_sizes: tuple[tuple[int, int], ...], delta: float) -> int:
                for size, count in group_sizes)
 
 
-def _capacity_any(n: int, m: int, delta: float) -> int:
+def _capacity_any(n: int, k: int, delta: float) -> int:
+    """The smaller of two upper bounds on ``Σ_G (t(G) + 1)`` over the partitions of n rows
+    into groups of at least k (module docstring): ``floor((1 - δ)(n - m) + E) + m`` and
+    ``floor(n · u(s*) / s*)``, where u(s) = t(s) + 1 and s* has the largest u(s) / s."""
+    m = n // k
     slack = 2e-9 * (n + m)
-    return max(int(math.floor((1.0 - delta) * (n - m) + slack)), 0) + m
+    closed = max(int(math.floor((1.0 - delta) * (n - m) + slack)), 0) + m
+    # u(s) / s <= α + 2e-9 + (1 - α + 1e-8) / s (α = 1 - δ; t(s) <= α(s - 1) + 1e-9 up to
+    # rounding), which falls with s: once it is below the best ratio, no larger s beats it.
+    alpha = 1.0 - delta
+    best_u, best_s = _core.allowed_neighbours(k, delta) + 1, k
+    for size in range(k + 1, min(n, k + _RATIO_SIZES) + 2):
+        if size > n:
+            break  # every size was compared
+        if (alpha + 2e-9 + (1.0 - alpha + 1e-8) / size) * best_s < best_u:
+            break  # no larger size has a larger ratio
+        u = _core.allowed_neighbours(size, delta) + 1
+        if u * best_s > best_u * size:
+            best_u, best_s = u, size
+    else:
+        return closed  # sizes left unchecked: only the closed form is proven
+    return min(closed, n * best_u // best_s)
+
+
+#: Group sizes compared for the ratio bound of ``_capacity_any`` (a few dozen suffice unless
+#: δ is within about 1e-4 of 0).
+_RATIO_SIZES = 100_000
+
+
+def _too_few_others(theta: int, n: int, size: int, delta: float) -> bool:
+    """The degree bound: a row with Θ ε-neighbours has n - 1 - Θ rows that are not; a group
+    of s >= ``size`` rows holding it needs s - 1 - t(s) of them, at least
+    ``size - 1 - t(size)`` (s - 1 - t(s) never falls as s grows)."""
+    return n - 1 - theta < size - 1 - _core.allowed_neighbours(size, delta)
+
+
+def _degree_reason(row: int, value: NDArray[np.float64], theta: int, n: int, k: int,
+                   q: int, delta: float, any_infeasible: bool) -> str:
+    size = k if any_infeasible else q
+    need = size - 1 - _core.allowed_neighbours(size, delta)
+    groups = ("any group of at least k = " f"{k} rows" if any_infeasible
+              else f"every group XColor builds (at least {q} rows)")
+    text = (
+        f"row {row} {_value_text(tuple(float(x) for x in value))} has {theta:,} "
+        f"epsilon-neighbours among the {n:,} rows, so only {n - 1 - theta:,} rows that are "
+        f"not, but in {groups} it may have at most t neighbours, so it needs {need:,} rows "
+        f"that are not: no "
+    )
+    if any_infeasible:
+        return text + ("partition into groups of at least k rows satisfies (epsilon, delta)^"
+                       f"k-dissimilarity with delta = {delta:g}")
+    return text + (f"equitable partition into {n // k:,} groups satisfies (epsilon, delta)^"
+                   f"k-dissimilarity with delta = {delta:g}; groups of {k} to {q - 1} rows "
+                   "need fewer, so this bound does not rule out partitions that have them")
 
 
 def _delta(value: Any, k: int, eps: float, n: int) -> float:
@@ -527,8 +684,9 @@ def _value_text(value: tuple[float, ...]) -> str:
     return "(" + ", ".join(f"{x:.6g}" for x in value) + ")"
 
 
-def _ball_text(radius: float | None) -> str:
-    return "with the value" if radius is None else "within epsilon/2 of"
+def _shape_text(shape: str) -> str:
+    return {"value": "with the value", "ball": "within epsilon/2 of",
+            "orthant": "within epsilon of, and on one side in every component of,"}[shape]
 
 
 def _reason(who: str, clique: int, group_sizes: tuple[tuple[int, int], ...], delta: float,
@@ -546,9 +704,9 @@ def _reason(who: str, clique: int, group_sizes: tuple[tuple[int, int], ...], del
     if any_infeasible:
         text += (
             f"; and any partition into groups of at least k = {k} rows holds at most "
-            f"{capacity_any:,} of them (floor((1 - delta)(n - n // k)) + n // k, with a 1e-9 "
-            "rounding allowance), so no partition into groups of at least k rows satisfies "
-            "it with these parameters"
+            f"{capacity_any:,} of them (a group of s rows holds at most t(s) + 1, and no "
+            "group sizes of at least k adding up to n allow more), so no partition into "
+            "groups of at least k rows satisfies it with these parameters"
         )
     else:
         text += (

@@ -1,11 +1,20 @@
-// The rows within a radius of a few centre rows: advise's sampled cliques (a ball of radius
-// about epsilon/2 under a metric is a clique of the epsilon relation).
-//
-// Rows are ordered once along the component whose box radius is the narrowest; a centre's ball
-// lies in the slab of that component within the box radius (Distance::box_radius), so only the
-// slab's rows are tested, each by Distance::within (exact, as everywhere else).
-// Cost: O(n log n) to order the rows, then per centre O(log n + s · rows in its slab), at most
-// O(n s); memory O(n). Centres are spread over threads, the same answer for any number.
+// Cliques of the epsilon relation found from anchor rows, for advise's clique bound:
+//   ball      the rows within a radius r of a centre row; with 2·thr(r) inside thr(epsilon) and
+//             the triangle inequality, a clique (the radius is the caller's, about epsilon/2).
+//   orthants  the rows y that are epsilon-neighbours of an anchor row a and lie on one side of
+//             it in every weighted component (y_i >= a_i in some components, <= in the others):
+//             a clique under Linf, and in one dimension under every metric, because a computed
+//             difference never exceeds a larger one (rounding is monotone), so two rows on one
+//             side of a are no farther apart in any component than the farther of them is from
+//             a. Exact, with no use of the triangle inequality.
+//   windows   one weighted component: the largest orthant over every row as anchor (the
+//             maximum clique of the interval graph), by two pointers over the sorted values.
+// Rows are ordered once along the component whose box radius is the narrowest; a centre's
+// shape lies in the slab of that component within the box radius (Distance::box_radius), so
+// only the slab's rows are tested, each by Distance::within (exact, as everywhere else).
+// Cost: O(n) sort (radix) to order the rows, then per centre O(log n + 2^s · s · rows in its
+// slab), at most O(2^s · s · n); windows O(n) after the sort; memory O(n s). Centres are spread
+// over threads, the same answer for any number.
 #pragma once
 
 #include <cstddef>
@@ -17,15 +26,26 @@
 
 namespace proxanon {
 
+enum class Shape { Ball, Orthants };
+
 struct Balls {
-    std::vector<std::int64_t> sizes;  ///< per centre, the rows in its ball (itself included)
-    std::vector<std::int64_t> rows;   ///< with `members`, the first centre's ball, ascending
+    std::vector<std::int64_t> sizes;  ///< per centre, the rows of its shape (itself included)
+    std::vector<std::int64_t> rows;   ///< with `members`, the first centre's shape, ascending
 };
 
 /// `data`: n rows of `distance.dimensions()` components, row-major; `distance`'s epsilon is
-/// the radius. Throws std::invalid_argument for a centre that is not a row.
-Balls count_balls(const double* data, std::size_t n, const Distance& distance,
+/// the radius (Ball) or epsilon (Orthants: per centre, the largest orthant). Throws
+/// std::invalid_argument for a centre that is not a row, or Orthants on more than
+/// kMaxOrthantComponents weighted components.
+Balls count_balls(const double* data, std::size_t n, const Distance& distance, Shape shape,
                   const std::vector<std::int64_t>& centres, bool members, std::size_t threads,
                   Interrupt* interrupt);
+
+inline constexpr std::size_t kMaxOrthantComponents = 6;
+
+/// With exactly one component of positive weight: the anchor row of the largest orthant
+/// (ties: the lowest row) and its size; (-1, 0) for an empty table.
+std::pair<std::int64_t, std::int64_t> largest_window(const double* data, std::size_t n,
+                                                     const Distance& distance);
 
 }  // namespace proxanon
