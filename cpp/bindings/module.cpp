@@ -21,6 +21,7 @@
 #include "proxanon/mondrian.hpp"
 #include "proxanon/neighbour_graph.hpp"
 #include "proxanon/neighbours.hpp"
+#include "proxanon/ordering.hpp"
 #include "proxanon/parallel.hpp"
 #include "proxanon/specialize.hpp"
 #include "proxanon/violation_queue.hpp"
@@ -567,6 +568,23 @@ py::array_t<std::int64_t> class_counts(const DoubleArray& sensitive, const std::
     return to_numpy(std::move(out));
 }
 
+/// The stable order of rows by label (ordering.hpp's radix order: O(n) per 11 bits of the
+/// labels' range), as numpy.argsort(labels, kind="stable") gives it.
+py::array_t<std::int64_t> order_by_label(const Int64Array& labels) {
+    const auto n = static_cast<std::size_t>(labels.size());
+    std::vector<std::uint64_t> keys(n);
+    const std::int64_t* given = labels.data();
+    for (std::size_t i = 0; i < n; ++i) {
+        keys[i] = static_cast<std::uint64_t>(given[i]) ^ (std::uint64_t{1} << 63);  // signed order
+    }
+    std::vector<std::int64_t> order;
+    {
+        py::gil_scoped_release release;
+        order = radix_order(keys);
+    }
+    return to_numpy(std::move(order));
+}
+
 /// The exchange step before merging (exchange.hpp), with the GIL released.
 py::array_t<std::int64_t> exchange_rows(const Int64Array& groups, const DoubleArray& quasi_identifiers,
                                         const std::vector<TaxonomySpec>& qi_taxonomies,
@@ -647,6 +665,8 @@ PYBIND11_MODULE(_core, mod) {
             "Per centre row, the rows of its ball of the radius (shape 'ball') or of its largest "
             "orthant of epsilon = radius (shape 'orthants'): {'sizes', 'rows' (the first "
             "centre's, with members)}.");
+    mod.def("order_by_label", &order_by_label, py::arg("labels"),
+            "The stable order of rows by label (numpy.argsort(labels, kind='stable')), O(n).");
     mod.def("largest_window", &window_clique, py::arg("sensitive"), py::arg("metric"),
             py::arg("weights"), py::arg("epsilon"),
             "One weighted component: (anchor row, size) of the largest run of rows from an anchor "

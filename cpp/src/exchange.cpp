@@ -8,8 +8,6 @@
 #include <numeric>
 #include <tuple>
 #include <stdexcept>
-#include <unordered_map>
-#include <unordered_set>
 
 namespace proxanon {
 
@@ -18,18 +16,115 @@ namespace {
 /// A published tuple: per column (lo, hi) of an interval, or (node, node) of a taxonomy.
 using Tuple = std::vector<double>;
 
-struct TupleHash {
-    std::size_t operator()(const Tuple& t) const {
-        std::uint64_t h = 1469598103934665603ULL;
-        for (double x : t) {
-            const double v = x + 0.0;  // -0.0 and 0.0 are one value
-            std::uint64_t bits = 0;
-            std::memcpy(&bits, &v, sizeof bits);
-            h = (h ^ bits) * 1099511628211ULL;
-            h ^= h >> 29;
-        }
-        return static_cast<std::size_t>(h);
+std::uint64_t tuple_hash(const Tuple& t) {
+    std::uint64_t h = 1469598103934665603ULL;
+    for (const double x : t) {
+        h = (h ^ ordered_bits(x)) * 1099511628211ULL;  // -0.0 and 0.0 are one value
+        h ^= h >> 29;
     }
+    return h;
+}
+
+/// How many groups publish each tuple: open addressing over the tuples' 64-bit hashes, the
+/// tuples themselves in one array, compared only where the hashes agree (so a lookup
+/// usually reads one slot and one tuple). Grows at half load; tuples are never removed.
+class TupleCounts {
+public:
+    explicit TupleCounts(std::size_t width) : width_(width), slots_(std::size_t{1} << 10) {}
+
+    std::int64_t get(const Tuple& t) const {
+        const Slot& slot = slots_[find(t, tuple_hash(t))];
+        return slot.index == kEmpty ? 0 : slot.count;
+    }
+
+    void add(const Tuple& t, std::int64_t delta) {
+        const std::uint64_t h = tuple_hash(t);
+        std::size_t i = find(t, h);
+        if (slots_[i].index == kEmpty) {
+            if (2 * (keys_ + 1) > slots_.size()) {
+                grow();
+                i = find(t, h);
+            }
+            slots_[i] = {h, 0, static_cast<std::uint32_t>(keys_++)};
+            pool_.insert(pool_.end(), t.begin(), t.end());
+        }
+        slots_[i].count += delta;
+    }
+
+    /// Distinct tuples ever added.
+    std::size_t keys() const { return keys_; }
+
+private:
+    static constexpr std::uint32_t kEmpty = 0xffffffffU;
+    struct Slot {
+        std::uint64_t hash = 0;
+        std::int64_t count = 0;
+        std::uint32_t index = kEmpty;  ///< the tuple's place in pool_
+    };
+
+    /// The slot holding t, or the empty slot where it would go.
+    std::size_t find(const Tuple& t, std::uint64_t h) const {
+        const std::size_t mask = slots_.size() - 1;
+        for (std::size_t i = h & mask;; i = (i + 1) & mask) {
+            const Slot& slot = slots_[i];
+            if (slot.index == kEmpty) return i;
+            if (slot.hash == h && std::equal(t.begin(), t.end(), pool_.begin() + static_cast<std::ptrdiff_t>(slot.index * width_))) {
+                return i;
+            }
+        }
+    }
+
+    void grow() {
+        std::vector<Slot> old(slots_.size() * 2);
+        old.swap(slots_);
+        const std::size_t mask = slots_.size() - 1;
+        for (const Slot& slot : old) {
+            if (slot.index == kEmpty) continue;
+            std::size_t i = slot.hash & mask;
+            while (slots_[i].index != kEmpty) i = (i + 1) & mask;
+            slots_[i] = slot;
+        }
+    }
+
+    std::size_t width_;
+    std::vector<Slot> slots_;
+    std::vector<double> pool_;
+    std::size_t keys_ = 0;
+};
+
+/// A set of 64-bit keys by open addressing (0 stands for 1: a key only skips a candidate).
+class KeySet {
+public:
+    KeySet() : slots_(std::size_t{1} << 10, 0) {}
+
+    bool contains(std::uint64_t key) const { return slots_[find(key | (key == 0))] != 0; }
+
+    void insert(std::uint64_t key) {
+        key |= (key == 0);
+        std::size_t i = find(key);
+        if (slots_[i] != 0) return;
+        if (2 * (size_ + 1) > slots_.size()) {
+            std::vector<std::uint64_t> old(slots_.size() * 2, 0);
+            old.swap(slots_);
+            for (const std::uint64_t k : old) {
+                if (k != 0) slots_[find(k)] = k;
+            }
+            i = find(key);
+        }
+        slots_[i] = key;
+        ++size_;
+    }
+
+private:
+    std::size_t find(std::uint64_t key) const {
+        const std::size_t mask = slots_.size() - 1;
+        std::size_t i = (key * 0x9e3779b97f4a7c15ULL) >> 20 & mask;
+        while (slots_[i] != 0 && slots_[i] != key) i = (i + 1) & mask;
+        return i;
+    }
+
+    std::vector<std::uint64_t> slots_;
+    std::size_t size_ = 0;
 };
 
 class Exchange {
@@ -236,17 +331,17 @@ std::vector<std::int64_t> spread_equal_tuples(const std::vector<std::int64_t>& g
     const Exchange exchange(qi, d, taxonomies);
     std::vector<Tuple> tuples;
     tuples.reserve(members.size());
-    std::unordered_map<Tuple, std::int64_t, TupleHash> count;
+    TupleCounts count(2 * d);
     std::vector<Exchange::Bounds> bounds(members.size() * d);
     const auto bounds_of = [&](std::size_t g) { return bounds.data() + g * d; };
     for (std::size_t g = 0; g < members.size(); ++g) {
         exchange.bounds(members[g], bounds_of(g));
         tuples.emplace_back();
         exchange.tuple(bounds_of(g), -1, -1, tuples.back());
-        count[tuples.back()] += 1;
+        count.add(tuples.back(), 1);
     }
     std::vector<std::int64_t> owner = groups;
-    if (count.size() == members.size()) return owner;
+    if (count.keys() == members.size()) return owner;
 
     const Line line(qi, n, d, sensitive_ids);
     // The runs of the same sensitive value nearest to row x's run, nearest first.
@@ -264,8 +359,7 @@ std::vector<std::int64_t> spread_equal_tuples(const std::vector<std::int64_t>& g
     };
 
     const auto used = [&](const Tuple& t) {
-        const auto it = count.find(t);
-        return it != count.end() && it->second > 0;
+        return count.get(t) > 0;
     };
     // Each try prices the two groups with one row replaced, cheapest rejections first, in
     // reused buffers: O(group size · d) and no allocation.
@@ -276,7 +370,7 @@ std::vector<std::int64_t> spread_equal_tuples(const std::vector<std::int64_t>& g
     // more than k rows, many groups share their extremes and none of them can be told apart
     // twice the same way. A tuple seldom falls out of use again, so the memo is kept for the
     // whole step: a greedy choice, as deterministic as the rest.
-    std::unordered_set<std::uint64_t> futile;  // pair keys found futile
+    KeySet futile;  // pair keys found futile
     const auto mix = [](std::uint64_t h, std::uint64_t v) {
         h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
         h ^= h >> 31;
@@ -289,7 +383,7 @@ std::vector<std::int64_t> spread_equal_tuples(const std::vector<std::int64_t>& g
     Tuple now_g, now_h;
     std::size_t tries = params.tries_per_row * n;
     for (std::size_t g = 0; g < members.size(); ++g) {
-        if (count[tuples[g]] == 1) continue;
+        if (count.get(tuples[g]) == 1) continue;
         bool done = false;
         for (std::size_t i = 0; i < members[g].size() && !done; ++i) {
             const std::int64_t x = members[g][i];
@@ -298,7 +392,7 @@ std::vector<std::int64_t> spread_equal_tuples(const std::vector<std::int64_t>& g
             for (std::size_t c = 0; c < found.size() && !done; ++c) {
                 const std::size_t run = found[c];
                 const std::uint64_t key = pair_key(run);
-                if (futile.count(key)) continue;
+                if (futile.contains(key)) continue;
                 const std::size_t first = line.run_start[run];
                 const std::size_t last = std::min(line.run_start[run + 1], first + params.rows_per_cell);
                 for (std::size_t pos = first; pos < last; ++pos) {
@@ -318,10 +412,10 @@ std::vector<std::int64_t> spread_equal_tuples(const std::vector<std::int64_t>& g
                         exchange.coarser(now_h, tuples[h])) {
                         continue;
                     }
-                    count[tuples[g]] -= 1;
-                    count[tuples[h]] -= 1;
-                    count[now_g] += 1;
-                    count[now_h] += 1;
+                    count.add(tuples[g], -1);
+                    count.add(tuples[h], -1);
+                    count.add(now_g, 1);
+                    count.add(now_h, 1);
                     tuples[g] = now_g;
                     tuples[h] = now_h;
                     members[g][i] = y;

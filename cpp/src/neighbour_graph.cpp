@@ -222,6 +222,34 @@ public:
         return total;
     }
 
+    /// The row degree of every value (count - 1 plus the counts of its neighbours) on one
+    /// thread, Grid only: each pair of values in adjacent cells is tested once, and each
+    /// cell's adjacent cells are looked up once, not once per value. Same result as
+    /// neighbour_weight (within() is symmetric), about half the tests.
+    std::vector<std::int64_t> grid_degrees() const {
+        std::vector<std::int64_t> degree(table_.size());
+        for (std::size_t u = 0; u < table_.size(); ++u) degree[u] = table_.count[u] - 1;
+        const std::size_t s = table_.s;
+        for (std::size_t c = 0; c + 1 < cell_start_.size(); ++c) {
+            for_adjacent_cells(cells_[c], [&](std::size_t d) {
+                if (d < c) return;  // that pair of cells is taken from d's side
+                for (std::size_t i = cell_start_[c]; i < cell_start_[c + 1]; ++i) {
+                    const auto a = static_cast<std::size_t>(order_[i]);
+                    const double* x = ordered(i);
+                    for (std::size_t j = d == c ? i + 1 : cell_start_[d]; j < cell_start_[d + 1]; ++j) {
+                        if (!distance_.within(x, ordered_.data() + j * s)) continue;
+                        const auto b = static_cast<std::size_t>(order_[j]);
+                        degree[a] += table_.count[b];
+                        degree[b] += table_.count[a];
+                    }
+                }
+            });
+        }
+        return degree;
+    }
+
+    bool grid() const { return distance_.metric() != Metric::MinComponent; }
+
 private:
     void component_neighbours(std::size_t u, std::vector<std::int32_t>& found) const {
         const double* x = table_.value(u);
@@ -380,6 +408,7 @@ std::vector<std::int64_t> implicit_row_degrees(const ValueTable& table, const Di
         throw std::invalid_argument("metric weights and sensitive components differ in number");
     }
     const NeighbourFinder finder(table, distance);
+    if (finder.grid() && thread_count(threads) == 1) return finder.grid_degrees();
     std::vector<std::int64_t> degree(table.size());
     parallel_for(table.size(), threads, interrupt, [&](std::size_t u) {
         degree[u] = table.count[u] - 1 + finder.neighbour_weight(u);

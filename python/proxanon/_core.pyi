@@ -115,6 +115,7 @@ def balls(
     threads: int = 0,
     shape: str = "ball",
 ) -> dict[str, NDArray[np.int64]]: ...
+def order_by_label(labels: NDArray[np.int64]) -> NDArray[np.int64]: ...
 def largest_window(
     sensitive: NDArray[np.float64],
     metric: str,

@@ -354,7 +354,7 @@ def audit_arrays(
     metric = relation.name
     threshold = relation.threshold(eps)
 
-    order = np.argsort(labels, kind="stable")
+    order = _core.order_by_label(labels)
     sorted_labels = labels[order]
     group_ids, starts, sizes = np.unique(sorted_labels, return_index=True, return_counts=True)
     group_ids = group_ids.astype(np.int64)

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from proxanon import _core
 from proxanon.hierarchy import Hierarchy
 from proxanon.tables import real_values, span_fraction
 
@@ -207,7 +208,7 @@ def summarize_groups(columns: list[QIColumn], groups: NDArray[np.int64]) -> Grou
     sizes = np.bincount(groups) if groups.size else np.zeros(0, dtype=np.int64)
     if (sizes == 0).any():
         raise ValueError("group ids must be 0 .. m-1")
-    order = np.argsort(groups, kind="stable")
+    order = _core.order_by_label(groups)
     starts = np.r_[0, np.cumsum(sizes)[:-1]] if sizes.size else np.zeros(0, dtype=np.int64)
     labels: list[NDArray[np.object_]] = []
     cost = np.zeros((sizes.size, len(columns)))
