@@ -508,7 +508,7 @@ py::dict run_specialize(std::vector<std::int32_t> classes, const DoubleArray& qu
                         const std::vector<std::vector<std::int32_t>>& node_keys,
                         const DoubleArray& sensitive, const std::string& metric,
                         const std::vector<double>& weights, std::optional<double> epsilon,
-                        std::size_t k, std::size_t l, double delta) {
+                        std::size_t k, std::size_t l, double delta, std::size_t max_graph_entries) {
     const Matrix sa = as_matrix(sensitive, "sensitive");
     const Metric kind = parse_metric(metric);
     // The structure `Auto` picks, as the engine's, for checks only (no grid degrees): a set's
@@ -519,7 +519,7 @@ py::dict run_specialize(std::vector<std::int32_t> classes, const DoubleArray& qu
             return Neighbours(table, NeighbourGraph::from_csr(std::vector<std::int64_t>(table.size() + 1, 0), {}),
                               interrupt);
         }
-        return Neighbours::for_checks(table, Distance(kind, weights, *epsilon), kMaxGraphEntries,
+        return Neighbours::for_checks(table, Distance(kind, weights, *epsilon), max_graph_entries,
                                       interrupt);
     };
     return specialize_with(build, sa.rows, std::move(classes), quasi_identifiers, qi_taxonomies,
@@ -641,7 +641,10 @@ PYBIND11_MODULE(_core, mod) {
     mod.def("specialize", &run_specialize, py::arg("classes"), py::arg("quasi_identifiers"),
             py::arg("qi_taxonomies"), py::arg("node_keys"), py::arg("sensitive"), py::arg("metric"),
             py::arg("weights"), py::arg("epsilon"), py::arg("k"), py::arg("l"), py::arg("delta"),
-            "Split every class of at least 2k rows into checked parts publishing distinct finer tuples.");
+            py::arg("max_graph_entries") = kMaxGraphEntries,
+            "Split every class of at least 2k rows into checked parts publishing distinct finer "
+            "tuples; the checks keep the epsilon graph where it holds at most max_graph_entries "
+            "entries, else search a grid.");
     mod.def("specialize_graph", &run_specialize_graph, py::arg("classes"),
             py::arg("quasi_identifiers"), py::arg("qi_taxonomies"), py::arg("node_keys"),
             py::arg("row_value"), py::arg("offsets"), py::arg("targets"), py::arg("k"),

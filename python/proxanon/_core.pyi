@@ -75,6 +75,7 @@ def specialize(
     k: int,
     l: int,  # noqa: E741
     delta: float,
+    max_graph_entries: int = ...,
 ) -> dict[str, Any]: ...
 def specialize_graph(
     classes: list[int],

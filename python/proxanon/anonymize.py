@@ -20,6 +20,7 @@ from proxanon.advise import infeasibility_proof
 from proxanon.audit import AuditReport, audit_arrays, refuse_duplicate_columns
 from proxanon.distances import Relation, as_arguments, componentwise, resolve
 from proxanon.engine import (
+    CHECK_GRAPH_ENTRIES,
     DEFAULT_SEARCH_LIMIT,
     INITS,
     MAX_GRAPH_ENTRIES,
@@ -702,14 +703,14 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
 
     def build_cut(used: int) -> Cut | None:
         """The Mondrian-(ε, δ) cut (specialized) and the audit of its classes (on ``used``
-        threads); None where the relation's graph would hold more than _CUT_GRAPH_ENTRIES
+        threads); None where the relation's graph would hold more than CHECK_GRAPH_ENTRIES
         entries, since Mondrian's checks read every present value's neighbours at every cut
         (or search a grid), which took minutes on dense continuous values."""
         tic = time.perf_counter()
         try:
             cut = _mondrian_cut(all_columns, all_sens, all_qi, taxonomies, relation, k, eps,
                                 dlt, None, grid_checks=False,
-                                max_graph_entries=_CUT_GRAPH_ENTRIES)
+                                max_graph_entries=CHECK_GRAPH_ENTRIES)
         except GraphTooDenseError:
             return None
         # The verdict is the audit's of the published classes (specialization may have
@@ -896,11 +897,6 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
 #: violating rows, 0.3 s); one that fails widely would cost minutes of merging rounds.
 _CUT_REPAIR_SHARE = 0.01
 _CUT_MERGE_ROUNDS = 8
-#: The largest neighbour graph (adjacency entries, 128 MiB) over which ``anonymize`` builds
-#: the Mondrian-(ε, δ) cut as a candidate: its checks read the neighbours of every value of
-#: a part at every cut, so a denser relation (Adult's fnlwgt, hours-per-week and
-#: capital-gain at ε = 0.05: 1.7e8 entries) cost minutes; then only XColor's table is built.
-_CUT_GRAPH_ENTRIES = 1 << 25
 
 
 def _cost(summary: GroupSummary, n_all: int) -> float:

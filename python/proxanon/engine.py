@@ -317,6 +317,14 @@ def run_mondrian(sens: NDArray[np.float64], k: Any, epsilon: Any, delta: Any,
     return result
 
 
+#: The largest neighbour graph (adjacency entries, 128 MiB) that the checks of Mondrian's cut
+#: and of specialization build: they read the neighbours of every value of a part at every
+#: cut, so over a denser relation a grid search per check is cheaper than building the graph
+#: (Adult's fnlwgt, hours-per-week and capital-gain at epsilon = 0.1: a graph took 10 s per
+#: specialization); Mondrian's cut as anonymize's candidate is not built at all beyond it.
+CHECK_GRAPH_ENTRIES = 1 << 25
+
+
 def run_specialize(classes: NDArray[np.int64], sens: NDArray[np.float64], k: int,
                    epsilon: float | None, delta: float | None, relation: Relation,
                    ell: int | None, qi: NDArray[np.float64],
@@ -338,7 +346,8 @@ def run_specialize(classes: NDArray[np.int64], sens: NDArray[np.float64], k: int
             raw = _core.specialize(
                 sensitive=sens, metric=relation.name if relation.weights is not None else "l1",
                 weights=[] if relation.weights is None else relation.weights.tolist(),
-                epsilon=epsilon, l=0 if ell is None else ell, **common)
+                epsilon=epsilon, l=0 if ell is None else ell,
+                max_graph_entries=CHECK_GRAPH_ENTRIES, **common)
         else:
             if relation.kind == "callable":
                 row_value, offsets, targets, _ = value_graph(relation, sens, epsilon)
