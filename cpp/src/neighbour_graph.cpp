@@ -222,28 +222,39 @@ public:
         return total;
     }
 
-    /// The row degree of every value (count - 1 plus the counts of its neighbours) on one
-    /// thread, Grid only: each pair of values in adjacent cells is tested once, and each
-    /// cell's adjacent cells are looked up once, not once per value. Same result as
-    /// neighbour_weight (within() is symmetric), about half the tests.
-    std::vector<std::int64_t> grid_degrees() const {
-        std::vector<std::int64_t> degree(table_.size());
-        for (std::size_t u = 0; u < table_.size(); ++u) degree[u] = table_.count[u] - 1;
-        const std::size_t s = table_.s;
+    /// The row degree of every value (count - 1 plus the counts of its neighbours), Grid
+    /// only: each pair of values in adjacent cells is tested once, and the adjacent cells
+    /// are looked up once per unit of values, not once per value; about half the tests of
+    /// neighbour_weight per value (within() is symmetric). Units of up to 64 values of a
+    /// cell are dealt to up to 8 workers in turn, each adding into its own counts; integer
+    /// sums, so the degrees are the same for any number of threads. Polls `interrupt`
+    /// between blocks of units. Memory: one count per value and worker.
+    std::vector<std::int64_t> grid_degrees(std::size_t threads, Interrupt* interrupt) const {
+        const std::size_t workers = std::min<std::size_t>(thread_count(threads), 8);
+        const std::size_t u_count = table_.size();
+        std::vector<std::vector<std::int64_t>> part(workers, std::vector<std::int64_t>(u_count, 0));
+        // Units of work: up to kUnit values of one cell (crowded cells are split, so that
+        // skewed values still spread over the workers).
+        constexpr std::size_t kUnit = 64;
+        std::vector<std::pair<std::size_t, std::size_t>> units;  // (cell, first value position)
         for (std::size_t c = 0; c + 1 < cell_start_.size(); ++c) {
-            for_adjacent_cells(cells_[c], [&](std::size_t d) {
-                if (d < c) return;  // that pair of cells is taken from d's side
-                for (std::size_t i = cell_start_[c]; i < cell_start_[c + 1]; ++i) {
-                    const auto a = static_cast<std::size_t>(order_[i]);
-                    const double* x = ordered(i);
-                    for (std::size_t j = d == c ? i + 1 : cell_start_[d]; j < cell_start_[d + 1]; ++j) {
-                        if (!distance_.within(x, ordered_.data() + j * s)) continue;
-                        const auto b = static_cast<std::size_t>(order_[j]);
-                        degree[a] += table_.count[b];
-                        degree[b] += table_.count[a];
-                    }
+            for (std::size_t i = cell_start_[c]; i < cell_start_[c + 1]; i += kUnit) units.emplace_back(c, i);
+        }
+        const std::size_t block = workers * 256;
+        for (std::size_t start = 0; start < units.size(); start += block) {
+            const std::size_t end = std::min(units.size(), start + block);
+            parallel_for(workers, workers, interrupt, [&](std::size_t w) {
+                for (std::size_t q = start + w; q < end; q += workers) {
+                    const auto [c, first] = units[q];
+                    pair_cell(c, first, std::min(first + kUnit, cell_start_[c + 1]), part[w]);
                 }
             });
+        }
+        std::vector<std::int64_t> degree(u_count);
+        for (std::size_t u = 0; u < u_count; ++u) {
+            std::int64_t d = table_.count[u] - 1;
+            for (const auto& p : part) d += p[u];
+            degree[u] = d;
         }
         return degree;
     }
@@ -251,6 +262,26 @@ public:
     bool grid() const { return distance_.metric() != Metric::MinComponent; }
 
 private:
+    /// Adds to `degree` the neighbour counts of the pairs of a value at positions [from, to)
+    /// of cell c with a later value of c or a value of an adjacent cell d > c (pairs with
+    /// d < c are d's).
+    void pair_cell(std::size_t c, std::size_t from, std::size_t to, std::vector<std::int64_t>& degree) const {
+        const std::size_t s = table_.s;
+        for_adjacent_cells(cells_[c], [&](std::size_t d) {
+            if (d < c) return;
+            for (std::size_t i = from; i < to; ++i) {
+                const auto a = static_cast<std::size_t>(order_[i]);
+                const double* x = ordered(i);
+                for (std::size_t j = d == c ? i + 1 : cell_start_[d]; j < cell_start_[d + 1]; ++j) {
+                    if (!distance_.within(x, ordered_.data() + j * s)) continue;
+                    const auto b = static_cast<std::size_t>(order_[j]);
+                    degree[a] += table_.count[b];
+                    degree[b] += table_.count[a];
+                }
+            }
+        });
+    }
+
     void component_neighbours(std::size_t u, std::vector<std::int32_t>& found) const {
         const double* x = table_.value(u);
         for (std::size_t i = 0; i < table_.s; ++i) {
@@ -408,7 +439,7 @@ std::vector<std::int64_t> implicit_row_degrees(const ValueTable& table, const Di
         throw std::invalid_argument("metric weights and sensitive components differ in number");
     }
     const NeighbourFinder finder(table, distance);
-    if (finder.grid() && thread_count(threads) == 1) return finder.grid_degrees();
+    if (finder.grid()) return finder.grid_degrees(threads, interrupt);
     std::vector<std::int64_t> degree(table.size());
     parallel_for(table.size(), threads, interrupt, [&](std::size_t u) {
         degree[u] = table.count[u] - 1 + finder.neighbour_weight(u);

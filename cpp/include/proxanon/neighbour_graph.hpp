@@ -102,10 +102,11 @@ private:
 /// i.e. the degree in the abstract graph Psi of any row holding u. O(U + value edges).
 std::vector<std::int64_t> row_degrees(const ValueTable& table, const NeighbourGraph& graph);
 
-/// The same degrees for `distance` without storing any edge: each value's neighbours are
-/// found by the graph builder's grid (or component windows) and weighed on the spot.
-/// Memory O(s U); time that of the candidate search, O(sum of candidates), over `threads`
-/// threads (0: the hardware's; the degrees are the same for any number).
+/// The same degrees for `distance` without storing any edge: neighbours are found by the
+/// graph builder's grid (each pair of values in adjacent cells tested once) or component
+/// windows and weighed on the spot. Memory O(s U), plus one count per value for each of up
+/// to 8 threads on the grid; time that of the candidate search, O(sum of candidates), over
+/// `threads` threads (0: the hardware's; the degrees are the same for any number).
 std::vector<std::int64_t> implicit_row_degrees(const ValueTable& table, const Distance& distance,
                                                std::size_t threads = 0,
                                                Interrupt* interrupt = nullptr);
