@@ -188,6 +188,16 @@ def test_delta_bounds_are_exact_boundaries(case):
         assert a.provably_infeasible == (not not_refuted(delta)) == (delta > r)
         assert a.infeasible_for_any_partition == (a.clique_size > a.capacity_any(delta)
                                                   or too_few_others(k, delta))
+        # explain() names the clique's rows where the clique proves the verdict; otherwise
+        # the proof is the degree bound's, about one row.
+        text = a.explain("THE ROWS")
+        assert (text is None) == (not a.provably_infeasible)
+        clique_proves = a.clique_size > capacity(delta) and (
+            not a.infeasible_for_any_partition or a.clique_size > a.capacity_any(delta))
+        if text is not None:
+            assert ("THE ROWS" in text) == clique_proves
+            if not clique_proves:
+                assert text == a.reason and "rows that are not" in text
         if a.infeasible_for_any_partition:
             assert a.provably_infeasible
         assert (a.reason is not None) == a.provably_infeasible
@@ -424,3 +434,18 @@ def test_proofs_cover_most_infeasible_small_instances_and_every_proof_holds():
                 proven += bool(a.infeasible_for_any_partition)
     assert infeasible >= 150
     assert proven >= 0.9 * infeasible
+
+
+def test_the_degree_bound_proves_a_star_that_no_clique_refutes():
+    # Row 0 is a neighbour of every other row; the others form two far clusters of 4. The
+    # largest clique (5 rows) fits the one group of 9 (t = 4), but row 0 would need 4 rows
+    # that are not its neighbours in its group and there are none.
+    values = np.array([0.5] + [0.2] * 4 + [0.8] * 4)[:, None]
+    a = advise(values, k=9, epsilon=0.3, delta=0.5)
+    assert a.clique_size == 5 == a.capacity_any(0.5)
+    assert a.max_degree == 8 and a.row == 0
+    assert a.provably_infeasible and a.infeasible_for_any_partition
+    assert "row 0 (0.5) has 8 epsilon-neighbours" in a.reason and "needs 4 rows" in a.reason
+    assert a.explain("the rows") == a.reason
+    assert largest_coverable(values, 9, 0.3, 0.5, "l1") < len(values)
+    assert not partition(values, k=9, epsilon=0.3, delta=0.5, on_infeasible="best_effort").satisfied

@@ -193,21 +193,12 @@ private:
     }
 
 public:
-    /// Sum of count over the neighbours of u other than u itself, without storing them; a
-    /// MinComponent neighbour is counted along the first component that makes it one.
-    std::int64_t neighbour_weight(std::size_t u) const {
+    /// MinComponent: the sum of count over the neighbours of u other than u itself, without
+    /// storing them; a neighbour is counted along the first component that makes it one.
+    std::int64_t component_weight(std::size_t u) const {
         const double* x = table_.value(u);
         std::int64_t total = 0;
         const auto weigh = [&](std::int32_t w) { total += table_.count[static_cast<std::size_t>(w)]; };
-        if (distance_.metric() != Metric::MinComponent) {
-            for_adjacent_cells(key_[u], [&](std::size_t c) {
-                for (std::size_t i = cell_start_[c]; i < cell_start_[c + 1]; ++i) {
-                    const std::int32_t w = order_[i];
-                    if (static_cast<std::size_t>(w) != u && distance_.within(x, ordered(i))) weigh(w);
-                }
-            });
-            return total;
-        }
         for (std::size_t i = 0; i < table_.s; ++i) {
             const auto [lo, hi] = component_run(u, i);
             for (std::size_t p = lo; p < hi; ++p) {
@@ -225,7 +216,7 @@ public:
     /// The row degree of every value (count - 1 plus the counts of its neighbours), Grid
     /// only: each pair of values in adjacent cells is tested once, and the adjacent cells
     /// are looked up once per unit of values, not once per value; about half the tests of
-    /// neighbour_weight per value (within() is symmetric). Units of up to 64 values of a
+    /// a search per value (within() is symmetric). Units of up to 64 values of a
     /// cell are dealt to up to 8 workers in turn, each adding into its own counts; integer
     /// sums, so the degrees are the same for any number of threads. Polls `interrupt`
     /// between blocks of units. Memory: one count per value and worker.
@@ -442,7 +433,7 @@ std::vector<std::int64_t> implicit_row_degrees(const ValueTable& table, const Di
     if (finder.grid()) return finder.grid_degrees(threads, interrupt);
     std::vector<std::int64_t> degree(table.size());
     parallel_for(table.size(), threads, interrupt, [&](std::size_t u) {
-        degree[u] = table.count[u] - 1 + finder.neighbour_weight(u);
+        degree[u] = table.count[u] - 1 + finder.component_weight(u);
     });
     return degree;
 }

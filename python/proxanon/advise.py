@@ -75,7 +75,7 @@ A necessary condition (a proof of infeasibility)
     (with q = n // m for k, no equitable partition into m groups).
 
     On 1,200 small random tables (``tests/test_small_instances.small_instances``, seeds
-    11-14), these bounds together prove 92% of those that exhaustive search shows
+    11-14), these bounds together prove 93% of those that exhaustive search shows
     infeasible (the ε/2 balls with the closed form alone: 46%).
 
     The ball radius r is set a little below ε/2 (see ``_clique_radius``) so that the SPEC's
@@ -208,11 +208,12 @@ class Advice(Summarized):
         infeasible."""
         if not self.provably_infeasible or self.delta is None:
             return None
-        if self.clique_size <= self.capacity(self.delta):
+        capacity, capacity_any = self.capacity(self.delta), self.capacity_any(self.delta)
+        clique_any = self.clique_size > capacity_any
+        if self.clique_size <= capacity or (self.infeasible_for_any_partition and not clique_any):
             return self.reason  # the degree bound's: about one row, not the clique
-        return _reason(rows, self.clique_size, self.group_sizes, self.delta,
-                       self.capacity(self.delta), self.capacity_any(self.delta),
-                       bool(self.infeasible_for_any_partition), self.m, self.k)
+        return _reason(rows, self.clique_size, self.group_sizes, self.delta, capacity,
+                       capacity_any, clique_any, self.m, self.k)
 
     def __str__(self) -> str:
         sizes = " or ".join(f"{size:,}" for size, _ in self.group_sizes)
@@ -320,12 +321,13 @@ def advise(
     reason = None
     if dlt is not None:
         infeasible, any_infeasible, reason = _verdict(clique, group_sizes, n, k, dlt)
-        if not any_infeasible and _too_few_others(theta, n, q, dlt):
-            # The degree bound: one row with too few non-neighbours for any group.
-            any_infeasible = _too_few_others(theta, n, k, dlt)
-            infeasible = True
+        # The degree bound (one row with too few non-neighbours), where it proves more.
+        degree_any = _too_few_others(theta, n, k, dlt)
+        if (degree_any and not any_infeasible) or (
+                not infeasible and _too_few_others(theta, n, q, dlt)):
+            infeasible, any_infeasible = True, degree_any
             reason = _degree_reason(int(first_row[top]), values[top], theta, n, k, q, dlt,
-                                    any_infeasible)
+                                    degree_any)
 
     return Advice(
         n=n, k=k, m=m, epsilon=eps, metric=metric, delta=dlt, group_sizes=group_sizes,
