@@ -1,6 +1,7 @@
 #include "proxanon/exchange.hpp"
 
 #include "proxanon/ordering.hpp"
+#include "proxanon/tuple_counts.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -12,120 +13,6 @@
 namespace proxanon {
 
 namespace {
-
-/// A published tuple: per column (lo, hi) of an interval, or (node, node) of a taxonomy.
-using Tuple = std::vector<double>;
-
-std::uint64_t tuple_hash(const Tuple& t) {
-    std::uint64_t h = 1469598103934665603ULL;
-    for (const double x : t) {
-        h = (h ^ ordered_bits(x)) * 1099511628211ULL;  // -0.0 and 0.0 are one value
-        h ^= h >> 29;
-    }
-    return h;
-}
-
-/// How many groups publish each tuple: open addressing over the tuples' 64-bit hashes, the
-/// tuples themselves in one array, compared only where the hashes agree (so a lookup
-/// usually reads one slot and one tuple). Grows at half load; tuples are never removed.
-class TupleCounts {
-public:
-    explicit TupleCounts(std::size_t width) : width_(width), slots_(std::size_t{1} << 10) {}
-
-    std::int64_t get(const Tuple& t) const {
-        const Slot& slot = slots_[find(t, tuple_hash(t))];
-        return slot.index == kEmpty ? 0 : slot.count;
-    }
-
-    void add(const Tuple& t, std::int64_t delta) {
-        const std::uint64_t h = tuple_hash(t);
-        std::size_t i = find(t, h);
-        if (slots_[i].index == kEmpty) {
-            if (2 * (keys_ + 1) > slots_.size()) {
-                grow();
-                i = find(t, h);
-            }
-            slots_[i] = {h, 0, static_cast<std::uint32_t>(keys_++)};
-            pool_.insert(pool_.end(), t.begin(), t.end());
-        }
-        slots_[i].count += delta;
-    }
-
-    /// Distinct tuples ever added.
-    std::size_t keys() const { return keys_; }
-
-private:
-    static constexpr std::uint32_t kEmpty = 0xffffffffU;
-    struct Slot {
-        std::uint64_t hash = 0;
-        std::int64_t count = 0;
-        std::uint32_t index = kEmpty;  ///< the tuple's place in pool_
-    };
-
-    /// The slot holding t, or the empty slot where it would go.
-    std::size_t find(const Tuple& t, std::uint64_t h) const {
-        const std::size_t mask = slots_.size() - 1;
-        for (std::size_t i = h & mask;; i = (i + 1) & mask) {
-            const Slot& slot = slots_[i];
-            if (slot.index == kEmpty) return i;
-            if (slot.hash == h && std::equal(t.begin(), t.end(), pool_.begin() + static_cast<std::ptrdiff_t>(slot.index * width_))) {
-                return i;
-            }
-        }
-    }
-
-    void grow() {
-        std::vector<Slot> old(slots_.size() * 2);
-        old.swap(slots_);
-        const std::size_t mask = slots_.size() - 1;
-        for (const Slot& slot : old) {
-            if (slot.index == kEmpty) continue;
-            std::size_t i = slot.hash & mask;
-            while (slots_[i].index != kEmpty) i = (i + 1) & mask;
-            slots_[i] = slot;
-        }
-    }
-
-    std::size_t width_;
-    std::vector<Slot> slots_;
-    std::vector<double> pool_;
-    std::size_t keys_ = 0;
-};
-
-/// A set of 64-bit keys by open addressing (0 stands for 1: a key only skips a candidate).
-class KeySet {
-public:
-    KeySet() : slots_(std::size_t{1} << 10, 0) {}
-
-    bool contains(std::uint64_t key) const { return slots_[find(key | (key == 0))] != 0; }
-
-    void insert(std::uint64_t key) {
-        key |= (key == 0);
-        std::size_t i = find(key);
-        if (slots_[i] != 0) return;
-        if (2 * (size_ + 1) > slots_.size()) {
-            std::vector<std::uint64_t> old(slots_.size() * 2, 0);
-            old.swap(slots_);
-            for (const std::uint64_t k : old) {
-                if (k != 0) slots_[find(k)] = k;
-            }
-            i = find(key);
-        }
-        slots_[i] = key;
-        ++size_;
-    }
-
-private:
-    std::size_t find(std::uint64_t key) const {
-        const std::size_t mask = slots_.size() - 1;
-        std::size_t i = (key * 0x9e3779b97f4a7c15ULL) >> 20 & mask;
-        while (slots_[i] != 0 && slots_[i] != key) i = (i + 1) & mask;
-        return i;
-    }
-
-    std::vector<std::uint64_t> slots_;
-    std::size_t size_ = 0;
-};
 
 class Exchange {
 public:

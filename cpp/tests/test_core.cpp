@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <map>
+#include <set>
 #include <optional>
 #include <random>
 #include <vector>
@@ -16,6 +18,7 @@
 #include "proxanon/neighbours.hpp"
 #include "proxanon/ordering.hpp"
 #include "proxanon/specialize.hpp"
+#include "proxanon/tuple_counts.hpp"
 #include "proxanon/violation_queue.hpp"
 #include "proxanon/xcolor.hpp"
 #include "check.hpp"
@@ -525,6 +528,34 @@ void test_orderings_against_sorting() {
     CHECK(proxanon::ordered_bits(-1.0) < proxanon::ordered_bits(2.0));
 }
 
+void test_tuple_counts_and_key_set_against_std_maps() {
+    std::mt19937_64 rng(5);
+    proxanon::TupleCounts counts(4);
+    proxanon::KeySet keys;
+    std::map<std::vector<double>, std::int64_t> expected;
+    std::set<std::uint64_t> expected_keys;
+    for (int step = 0; step < 20000; ++step) {
+        std::vector<double> t(4);
+        for (double& x : t) x = static_cast<double>(rng() % 5) - 2.0;
+        if (rng() % 7 == 0) t[0] = -0.0 * t[0];  // -0.0 and 0.0 are one tuple
+        const std::int64_t delta = static_cast<std::int64_t>(rng() % 3) - 1;
+        counts.add(t, delta);
+        for (double& x : t) x = x + 0.0;
+        expected[t] += delta;
+        const std::uint64_t key = rng() % 3000;  // key 0 included: it stands for 1
+        const std::uint64_t as = key == 0 ? 1 : key;
+        if (rng() % 2) {
+            keys.insert(key);
+            expected_keys.insert(as);
+        }
+        CHECK(keys.contains(key) == (expected_keys.count(as) == 1));
+    }
+    bool same = counts.keys() == expected.size();
+    for (const auto& [t, c] : expected) same = same && counts.get(t) == c;
+    CHECK(same);
+    CHECK(counts.get({9.0, 9.0, 9.0, 9.0}) == 0);
+}
+
 int main() {
     test_distance_tolerance();
     test_value_table_and_graph_against_brute_force();
@@ -543,6 +574,7 @@ int main() {
     test_specialize_against_brute_force();
     test_exchange_keeps_sensitive_multisets();
     test_orderings_against_sorting();
+    test_tuple_counts_and_key_set_against_std_maps();
     if (failures == 0) std::puts("all C++ core tests passed");
     return failures == 0 ? 0 : 1;
 }
