@@ -11,7 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from proxanon import audit, partition
-from proxanon.advise import Advice, advise
+from proxanon.advise import Advice, advise, infeasibility_proof
+from proxanon.distances import resolve
 from tests.conftest import brute_neighbours
 from tests.test_small_instances import largest_coverable, small_instances
 
@@ -420,20 +421,27 @@ def test_proofs_cover_most_infeasible_small_instances_and_every_proof_holds():
     ratio bound; degree) against exhaustive search on 1,200 small random tables: no proof on
     a table that has a satisfying partition, and a proof for at least 90% of those that have
     none (the ε/2 balls with the closed form alone proved 46%)."""
-    infeasible = proven = 0
+    infeasible = proven = early = 0
     for seed in (11, 12, 13, 14):
         for values, k, eps, delta, metric in small_instances(300, seed):
             n = len(values)
             solvable = largest_coverable(values, k, eps, delta, metric) == n
             a = advise(values, k=k, epsilon=eps, delta=delta, metric=metric)
+            # The early verdict's proof: the same bounds without the ε relation.
+            relation = resolve(metric, None, values.shape[1], n)
+            quick = infeasibility_proof(values, relation, k, eps, delta, any_partition=True)
             if a.infeasible_for_any_partition:
                 assert not solvable, (values.tolist(), k, eps, delta, metric)
                 assert a.provably_infeasible and a.reason is not None
+            if quick is not None:
+                assert not solvable and a.infeasible_for_any_partition
             if not solvable:
                 infeasible += 1
                 proven += bool(a.infeasible_for_any_partition)
+                early += quick is not None
     assert infeasible >= 150
     assert proven >= 0.9 * infeasible
+    assert early >= 0.9 * infeasible
 
 
 def test_the_degree_bound_proves_a_star_that_no_clique_refutes():

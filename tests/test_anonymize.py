@@ -350,7 +350,8 @@ def test_infeasible_error_is_a_summary_line_then_a_proof_in_the_tables_units():
     assert summary.startswith("no table satisfying (epsilon=0.05, delta=0.8)^k-dissimilarity")
     assert summary.endswith("published class(es).")
     # The clique is described by the column's own values (dollars), not by [0, 1] numbers.
-    assert proof.startswith("Proof: the rows with income 52000 (all within epsilon/2")
+    assert proof.startswith("Proof: the rows with income 52000 (all within epsilon of one row's "
+                            "value, on one side of it)")
     assert "12 pairwise neighbours" in proof
     # epsilon = 0.05 of the 38,000-dollar range:
     assert "a difference of at most 1900 in income" in units

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from proxanon import InfeasibleError, _core, anonymize, engine
+from proxanon import InfeasibleError, _core, anonymize, engine, partition
 from proxanon.advise import infeasibility_proof
 from proxanon.distances import resolve
 from tests.conftest import brute_neighbours
@@ -39,7 +39,7 @@ def satisfies(values: np.ndarray, classes: np.ndarray, k: int, eps: float, delta
 
 @pytest.mark.parametrize("seed", [11, 12])
 def test_every_proof_is_confirmed_by_exhaustive_search(seed):
-    proofs = 0
+    proofs = degrees = 0
     for values, k, eps, delta, metric in small_instances(300, seed):
         n = len(values)
         described: list[np.ndarray] = []
@@ -56,17 +56,28 @@ def test_every_proof_is_confirmed_by_exhaustive_search(seed):
         proofs += 1
         # No partition of all the rows into satisfying groups of >= k rows exists ...
         assert largest_coverable(values, k, eps, delta, metric) < n
-        # ... and the certificate holds: the named rows are pairwise neighbours, more than
-        # any partition into groups of >= k rows can hold (t + 1 per group, g <= n // k).
-        (rows,) = described
+        # ... and the certificate holds (the rows named last are the proof's).
+        rows = described[-1]
         assert f"rows {rows.tolist()}" in proof
         w = np.full(values.shape[1], 1.0 / values.shape[1])
+        if "epsilon-neighbours among" in proof:
+            # The degree bound: the one row named has too few non-neighbours for any group
+            # of >= k rows (s - 1 - t(s) of them, smallest at s = k).
+            (row,) = rows
+            degree = sum(brute_neighbours(values[row], values[b], metric, w, eps)
+                         for b in range(n) if b != row)
+            assert n - 1 - degree < k - 1 - spec_t(k, delta)
+            degrees += 1
+            continue
+        # The clique bound: the named rows are pairwise neighbours, more than any partition
+        # into groups of >= k rows can hold (t + 1 per group).
         assert all(brute_neighbours(values[a], values[b], metric, w, eps)
                    for a in rows for b in rows)
         most = max(sum(spec_t(size, delta) + 1 for size in sizes)
                    for sizes in partitions_of(n, k))
         assert rows.size > most
     assert proofs >= 20  # the instances exercise the proof, not only its absence
+    assert degrees >= 1  # and the degree bound among them
 
 
 def partitions_of(n: int, k: int) -> list[list[int]]:
@@ -228,3 +239,21 @@ def test_sampled_balls_prove_a_crowded_3d_table_pairwise_checked():
     with pytest.raises(InfeasibleError, match="proven before any repair"):
         anonymize(frame, quasi_identifiers=["age"], sensitive=["a", "b", "c"], k=k,
                   epsilon=eps, delta=delta, metric="l2")
+
+
+def test_the_degree_bound_answers_before_any_repair():
+    # 100k uniform values at epsilon = 0.5: a value near 0.5 is a neighbour of all but a few
+    # rows, and no group of at least k rows can give it k - 1 - t(k) non-neighbours. No clique
+    # proves it (a window of width 0.5 holds about half the rows, fewer than the 54,545 places
+    # of any partition: 6 of every 11 rows), so the proof is the degree bound's, checked here
+    # by counting.
+    values = np.random.default_rng(0).random(100_000)
+    with pytest.raises(InfeasibleError, match="proven before any repair") as caught:
+        partition(values, k=10, epsilon=0.5, delta=0.5)
+    assert caught.value.partition is None
+    message = str(caught.value)
+    row = int(message.split("row ")[1].split(" ")[0])
+    degree = int(np.count_nonzero(np.abs(values - values[row]) <= 0.5 + 1e-9)) - 1
+    assert f"has {degree:,} epsilon-neighbours" in message
+    assert "pairwise neighbours" not in message
+    assert len(values) - 1 - degree < 10 - 1 - spec_t(10, 0.5)

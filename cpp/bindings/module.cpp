@@ -265,20 +265,25 @@ py::dict balls(const DoubleArray& sensitive, const std::string& metric,
     return out;
 }
 
-/// One weighted component: (anchor row, size) of the largest window of rows from an anchor
-/// up to its last epsilon-neighbour (balls.hpp); (-1, 0) for no rows.
-std::pair<std::int64_t, std::int64_t> window_clique(const DoubleArray& sensitive, const std::string& metric,
-                                                     const std::vector<double>& weights, double epsilon) {
+/// One weighted component: the largest window of rows from an anchor up to its last
+/// epsilon-neighbour, and the largest degree (balls.hpp): {anchor, size, degree_row, degree}.
+py::dict window_clique(const DoubleArray& sensitive, const std::string& metric,
+                       const std::vector<double>& weights, double epsilon) {
     const Matrix sa = as_matrix(sensitive, "sensitive");
     if (weights.size() != sa.cols) throw std::invalid_argument("one weight per sensitive column is needed");
-    std::pair<std::int64_t, std::int64_t> found{-1, 0};
+    Windows found;
     SignalCheck signals;
     signals.run([&] {
         py::gil_scoped_release release;
         const Distance distance(parse_metric(metric), weights, epsilon);
-        found = proxanon::largest_window(sa.data, sa.rows, distance);
+        found = largest_window(sa.data, sa.rows, distance);
     });
-    return found;
+    py::dict out;
+    out["anchor"] = found.anchor;
+    out["size"] = found.size;
+    out["degree_row"] = found.degree_row;
+    out["degree"] = found.degree;
+    return out;
 }
 
 /// (parent of every node, number of leaves) of a taxonomy QI column; leaves come first.
@@ -672,8 +677,9 @@ PYBIND11_MODULE(_core, mod) {
             "The stable order of rows by label (numpy.argsort(labels, kind='stable')), O(n).");
     mod.def("largest_window", &window_clique, py::arg("sensitive"), py::arg("metric"),
             py::arg("weights"), py::arg("epsilon"),
-            "One weighted component: (anchor row, size) of the largest run of rows from an anchor "
-            "up to its last epsilon-neighbour, the largest clique.");
+            "One weighted component: {'anchor', 'size'} of the largest run of rows from an anchor "
+            "up to its last epsilon-neighbour (the largest clique), and {'degree_row', 'degree'} "
+            "of the row with the most epsilon-neighbours.");
     mod.def("class_counts", &class_counts, py::arg("sensitive"), py::arg("metric"),
             py::arg("weights"), py::arg("epsilon"), py::arg("labels"), py::arg("threads") = 0,
             "Per row, its epsilon-neighbours among the other rows of its class (-1: left out).");

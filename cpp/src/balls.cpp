@@ -124,8 +124,7 @@ Balls count_balls(const double* data, std::size_t n, const Distance& distance, S
     return out;
 }
 
-std::pair<std::int64_t, std::int64_t> largest_window(const double* data, std::size_t n,
-                                                     const Distance& distance) {
+Windows largest_window(const double* data, std::size_t n, const Distance& distance) {
     const std::size_t s = distance.dimensions();
     const std::vector<std::size_t> sides = weighted(distance);
     if (sides.size() != 1) throw std::invalid_argument("windows need exactly one weighted component");
@@ -134,20 +133,27 @@ std::pair<std::int64_t, std::int64_t> largest_window(const double* data, std::si
     for (std::size_t r = 0; r < n; ++r) bits[r] = ordered_bits(data[r * s + axis]);
     const std::vector<std::int64_t> order = radix_order(bits);
     const auto row = [&](std::size_t i) { return data + static_cast<std::size_t>(order[i]) * s; };
-    // The rows from position i up to the last neighbour of row(i): a neighbour of row(i)
-    // stays one of row(i + 1) (its difference only shrinks), so `end` never moves back.
-    std::int64_t anchor = -1, best = 0;
-    std::size_t end = 0;
+    // Row(i)'s neighbours are the positions [begin, end): a neighbour of row(i) above it
+    // stays one of row(i + 1), and a row below that is not a neighbour of row(i) is none of
+    // row(i + 1) (differences only shrink or grow), so neither pointer moves back.
+    Windows out;
+    std::size_t begin = 0, end = 0;
     for (std::size_t i = 0; i < n; ++i) {
         end = std::max(end, i + 1);
         while (end < n && distance.within(row(i), row(end))) ++end;
+        while (!distance.within(row(begin), row(i))) ++begin;  // stops at i at the latest
         const auto size = static_cast<std::int64_t>(end - i);
-        if (size > best || (size == best && order[i] < anchor)) {
-            best = size;
-            anchor = order[i];
+        const auto degree = static_cast<std::int64_t>(end - begin - 1);
+        if (size > out.size || (size == out.size && order[i] < out.anchor)) {
+            out.size = size;
+            out.anchor = order[i];
+        }
+        if (degree > out.degree || out.degree_row < 0 || (degree == out.degree && order[i] < out.degree_row)) {
+            out.degree = degree;
+            out.degree_row = order[i];
         }
     }
-    return {anchor, best};
+    return out;
 }
 
 }  // namespace proxanon

@@ -122,7 +122,7 @@ def largest_window(
     metric: str,
     weights: list[float],
     epsilon: float,
-) -> tuple[int, int]: ...
+) -> dict[str, int]: ...
 def value_relation(
     sensitive: NDArray[np.float64],
     metric: str,

@@ -76,7 +76,9 @@ A necessary condition (a proof of infeasibility)
 
     On 1,200 small random tables (``tests/test_small_instances.small_instances``, seeds
     11-14), these bounds together prove 93% of those that exhaustive search shows
-    infeasible (the ε/2 balls with the closed form alone: 46%).
+    infeasible (the ε/2 balls with the closed form alone: 46%); so does
+    ``infeasibility_proof`` (the early verdict), which takes Θ from the sorted values in
+    one dimension and from SAMPLED_CENTRES rows on several instead of every row.
 
     The ball radius r is set a little below ε/2 (see ``_clique_radius``) so that the SPEC's
     threshold at r, ``thr(r) = r + 1e-9·max(1, r)``, counted twice, still fits inside the
@@ -326,8 +328,8 @@ def advise(
         if (degree_any and not any_infeasible) or (
                 not infeasible and _too_few_others(theta, n, q, dlt)):
             infeasible, any_infeasible = True, degree_any
-            reason = _degree_reason(int(first_row[top]), values[top], theta, n, k, q, dlt,
-                                    degree_any)
+            who = f"row {int(first_row[top])} {_value_text(tuple(float(x) for x in values[top]))}"
+            reason = _degree_reason(who, theta, n, k, q, dlt, degree_any)
 
     return Advice(
         n=n, k=k, m=m, epsilon=eps, metric=metric, delta=dlt, group_sizes=group_sizes,
@@ -388,8 +390,8 @@ def _largest_clique(sens: NDArray[np.float64], relation: Relation, eps: float, t
     identical-value cliques). With one weighted component the largest orthant (a window of
     values from an anchor up) is the largest clique of all, found in O(n log n)."""
     if _weighted(relation, sens.shape[1]) == 1:
-        anchor, _ = _core.largest_window(sens, relation.name, _weights(relation), eps)
-        return _orthant(sens, relation, eps, anchor, threads)
+        window = _core.largest_window(sens, relation.name, _weights(relation), eps)
+        return _orthant(sens, relation, eps, window["anchor"], threads)
     # The ball of radius ~eps/2 is a clique only under the triangle inequality; without it
     # only identical values (always neighbours) are a proven clique.
     radius = _clique_radius(eps) if relation.is_metric else None
@@ -513,8 +515,8 @@ def _verdict(clique: _Clique, group_sizes: tuple[tuple[int, int], ...], n: int, 
     any_infeasible = clique.size > capacity_any
     reason = None
     if infeasible:
-        who = (describe(clique) if describe is not None else
-               f"rows {_shape_text(clique.shape)} {_value_text(clique.value)}")
+        who = (f"{describe(clique)} ({_shape_note(clique)})" if describe is not None
+               else f"rows {_shape_text(clique.shape)} {_value_text(clique.value)}")
         reason = _reason(who, clique.size, group_sizes, delta, capacity, capacity_any,
                          any_infeasible, m, k)
     return infeasible, any_infeasible, reason
@@ -524,15 +526,17 @@ def infeasibility_proof(sens: NDArray[np.float64], relation: Relation, k: int, e
                         delta: float, any_partition: bool,
                         describe: Callable[[NDArray[np.int64]], str] | None = None,
                         threads: int = 1) -> str | None:
-    """The clique bound alone (one pass over the ε/2 balls, in the structure partition
-    would use; the ε relation itself is never built): the proof that no equitable partition
-    into n // k groups (``any_partition``: no partition into groups of at least k)
-    satisfies, or None. ``describe(rows)`` names the clique's rows (ascending indices) in
-    the caller's terms, e.g. by their values in the table's own units. On several
-    components the balls of SAMPLED_CENTRES rows are tried first: where they prove it, the
-    proof costs O(SAMPLED_CENTRES · n) and no structure is built."""
+    """The clique bound, then the degree bound, without the ε relation (the cliques of
+    ``_largest_clique`` in the structure partition would use; the degrees of one weighted
+    component's rows, or of SAMPLED_CENTRES rows on several): the proof that no equitable
+    partition into n // k groups (``any_partition``: no partition into groups of at least k)
+    satisfies, or None. ``describe(rows)`` names rows (ascending indices) in the caller's
+    terms, e.g. by their values in the table's own units. On several components the shapes
+    around SAMPLED_CENTRES rows are tried first: where they prove it, the proof costs
+    O(SAMPLED_CENTRES · n) and no structure is built."""
     n = sens.shape[0]
     group_sizes = tuple(sorted(Counter(_core.equitable_sizes(n, n // k)).items()))
+    q = group_sizes[0][0] if group_sizes else k
 
     def proof(clique: _Clique) -> str | None:
         infeasible, any_infeasible, reason = _verdict(
@@ -543,7 +547,37 @@ def infeasibility_proof(sens: NDArray[np.float64], relation: Relation, k: int, e
     # Several components: a few balls first (O(n) each), the exact largest only if needed.
     sampled = _sampled_clique(sens, relation, eps, threads) if sens.shape[1] > 1 else None
     found = None if sampled is None else proof(sampled)
-    return found if found is not None else proof(_largest_clique(sens, relation, eps, threads))
+    if found is None:
+        found = proof(_largest_clique(sens, relation, eps, threads))
+    if found is not None:
+        return found
+    witness = _degree_witness(sens, relation, eps, threads)
+    if witness is None:
+        return None
+    row, theta = witness
+    if not _too_few_others(theta, n, k if any_partition else q, delta):
+        return None
+    who = (describe(np.array([row], dtype=np.int64)) if describe is not None
+           else f"row {row} {_value_text(tuple(float(x) for x in sens[row]))}")
+    return _degree_reason(who, theta, n, k, q, delta, _too_few_others(theta, n, k, delta))
+
+
+def _degree_witness(sens: NDArray[np.float64], relation: Relation, eps: float,
+                    threads: int) -> tuple[int, int] | None:
+    """A row and its number of ε-neighbours, for the degree bound without the ε relation:
+    with one weighted component the row of the largest degree (two pointers over the sorted
+    values), with several the best of SAMPLED_CENTRES rows (their ε-balls); None without a
+    built-in distance."""
+    if relation.kind != "builtin" or sens.shape[0] == 0:
+        return None
+    if _weighted(relation, sens.shape[1]) == 1:
+        window = _core.largest_window(sens, relation.name, _weights(relation), eps)
+        return int(window["degree_row"]), int(window["degree"])
+    centres = _sampled_centres(sens.shape[0])
+    sizes = _core.balls(sens, relation.name, _weights(relation), eps, centres.tolist(),
+                        threads=threads)["sizes"]
+    best = int(np.argmax(sizes))
+    return int(centres[best]), int(sizes[best]) - 1
 
 
 def _ball_members(ball: dict[str, NDArray[Any]], centre: int) -> list[int]:
@@ -623,17 +657,17 @@ def _too_few_others(theta: int, n: int, size: int, delta: float) -> bool:
     return n - 1 - theta < size - 1 - _core.allowed_neighbours(size, delta)
 
 
-def _degree_reason(row: int, value: NDArray[np.float64], theta: int, n: int, k: int,
-                   q: int, delta: float, any_infeasible: bool) -> str:
+def _degree_reason(who: str, theta: int, n: int, k: int, q: int, delta: float,
+                   any_infeasible: bool) -> str:
+    """The degree bound's proof; ``who`` names the row."""
     size = k if any_infeasible else q
     need = size - 1 - _core.allowed_neighbours(size, delta)
     groups = ("any group of at least k = " f"{k} rows" if any_infeasible
               else f"every group XColor builds (at least {q} rows)")
     text = (
-        f"row {row} {_value_text(tuple(float(x) for x in value))} has {theta:,} "
-        f"epsilon-neighbours among the {n:,} rows, so only {n - 1 - theta:,} rows that are "
-        f"not, but in {groups} it may have at most t neighbours, so it needs {need:,} rows "
-        f"that are not: no "
+        f"{who} has {theta:,} epsilon-neighbours among the {n:,} rows, so only "
+        f"{n - 1 - theta:,} rows that are not, but in {groups} it may have at most t "
+        f"neighbours, so it needs {need:,} rows that are not: no "
     )
     if any_infeasible:
         return text + ("partition into groups of at least k rows satisfies (epsilon, delta)^"
@@ -684,6 +718,17 @@ def _down(d: float) -> str:
 
 def _value_text(value: tuple[float, ...]) -> str:
     return "(" + ", ".join(f"{x:.6g}" for x in value) + ")"
+
+
+def _shape_note(clique: _Clique) -> str:
+    """How the rows of a clique, named by the caller, are pairwise neighbours."""
+    if clique.shape == "orthant":
+        if len(clique.value) == 1:
+            return "all within epsilon of one row's value, on one side of it"
+        return ("all within epsilon of one row's values, on one side of them in every column "
+                "the distance weighs")
+    return {"value": "all with one value",
+            "ball": "all within epsilon/2 of one row's values"}[clique.shape]
 
 
 def _shape_text(shape: str) -> str:

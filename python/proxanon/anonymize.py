@@ -967,12 +967,12 @@ def _proof(published: pd.DataFrame, sens_cols: list[str], sens: NDArray[np.float
 
 def _rows_by_value(published: pd.DataFrame, sens_cols: list[str],
                    ) -> Callable[[NDArray[np.int64]], str]:
-    """Names a proof's clique (rows of ``published``) by the range of each sensitive column
-    over it, in the column's own units."""
+    """Names a proof's rows (of ``published``: a clique, or the one row of the degree bound)
+    by the range of each sensitive column over them, in the column's own units."""
     def describe(rows: NDArray[np.int64]) -> str:
         chosen = published.iloc[rows]
         values = " and ".join(f"{c} {_value_range(chosen[c])}" for c in sens_cols)
-        return f"the rows with {values} (all within epsilon/2 of one row's values)"
+        return f"the row{'s' if len(rows) > 1 else ''} with {values}"
     return describe
 
 

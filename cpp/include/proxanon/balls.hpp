@@ -8,7 +8,8 @@
 //             side of a are no farther apart in any component than the farther of them is from
 //             a. Exact, with no use of the triangle inequality.
 //   windows   one weighted component: the largest orthant over every row as anchor (the
-//             maximum clique of the interval graph), by two pointers over the sorted values.
+//             maximum clique of the interval graph), and the largest degree, by two
+//             pointers over the sorted values.
 // Rows are ordered once along the component whose box radius is the narrowest; a centre's
 // shape lies in the slab of that component within the box radius (Distance::box_radius), so
 // only the slab's rows are tested, each by Distance::within (exact, as everywhere else).
@@ -43,9 +44,15 @@ Balls count_balls(const double* data, std::size_t n, const Distance& distance, S
 
 inline constexpr std::size_t kMaxOrthantComponents = 6;
 
-/// With exactly one component of positive weight: the anchor row of the largest orthant
-/// (ties: the lowest row) and its size; (-1, 0) for an empty table.
-std::pair<std::int64_t, std::int64_t> largest_window(const double* data, std::size_t n,
-                                                     const Distance& distance);
+struct Windows {
+    std::int64_t anchor = -1;      ///< the row whose window (orthant upward) is the largest
+    std::int64_t size = 0;         ///< its rows, itself included: the largest clique
+    std::int64_t degree_row = -1;  ///< the row with the most epsilon-neighbours
+    std::int64_t degree = 0;       ///< their number (itself excluded): Theta
+};
+
+/// With exactly one component of positive weight: the largest window and the largest degree
+/// (ties: the lowest row), by two pointers over the sorted values; -1 rows for no rows.
+Windows largest_window(const double* data, std::size_t n, const Distance& distance);
 
 }  // namespace proxanon
