@@ -457,3 +457,22 @@ def test_the_degree_bound_proves_a_star_that_no_clique_refutes():
     assert a.explain("the rows") == a.reason
     assert largest_coverable(values, 9, 0.3, 0.5, "l1") < len(values)
     assert not partition(values, k=9, epsilon=0.3, delta=0.5, on_infeasible="best_effort").satisfied
+
+
+@pytest.mark.parametrize("metric", ["l1", "l2", "linf"])
+def test_the_quick_degree_test_never_rules_out_a_row_that_has_the_degree(metric):
+    from proxanon.advise import _degree_possible
+
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        n, s = int(rng.integers(2, 30)), int(rng.integers(1, 4))
+        values = np.round(rng.random((n, s)) * 6) / 6
+        weights = rng.random(s) + 0.1
+        eps = float(rng.choice([0.0, 0.1, 0.3, 0.6]))
+        relation = resolve(metric, weights, s, n)
+        w = relation.weights
+        theta = max(sum(brute_neighbours(values[a], values[b], metric, w, eps)
+                        for b in range(n) if b != a) for a in range(n))
+        for above in range(-1, n + 1):
+            if theta > above:
+                assert _degree_possible(values, relation, eps, above)

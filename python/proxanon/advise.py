@@ -551,7 +551,9 @@ def infeasibility_proof(sens: NDArray[np.float64], relation: Relation, k: int, e
         found = proof(_largest_clique(sens, relation, eps, threads))
     if found is not None:
         return found
-    witness = _degree_witness(sens, relation, eps, threads)
+    size = k if any_partition else q
+    witness = _degree_witness(sens, relation, eps, threads) if _degree_possible(
+        sens, relation, eps, n - 1 - (size - 1 - _core.allowed_neighbours(size, delta))) else None
     if witness is None:
         return None
     row, theta = witness
@@ -560,6 +562,33 @@ def infeasibility_proof(sens: NDArray[np.float64], relation: Relation, k: int, e
     who = (describe(np.array([row], dtype=np.int64)) if describe is not None
            else f"row {row} {_value_text(tuple(float(x) for x in sens[row]))}")
     return _degree_reason(who, theta, n, k, q, delta, _too_few_others(theta, n, k, delta))
+
+
+def _degree_possible(sens: NDArray[np.float64], relation: Relation, eps: float,
+                     above: int) -> bool:
+    """False when no row can have more than ``above`` ε-neighbours (a quick test before
+    looking for one, O(n) on one component): such a row and its neighbours, at least
+    ``above + 2`` rows, lie within the box radius r of it along every weighted component,
+    so some run of that many consecutive values of the component spans at most 2r. Only
+    the runs from the lowest ``n - above - 1`` values can, so only those are compared."""
+    n = sens.shape[0]
+    run = above + 2
+    if relation.kind != "builtin" or relation.weights is None or not 2 <= run <= n:
+        return bool(run <= n)
+    if relation.name == "min_component":
+        return True  # one close component makes a neighbour: no component bounds a degree
+    j = int(np.argmax(relation.weights))
+    weight = float(relation.weights[j])
+    if weight <= 0:
+        return True
+    threshold = relation.threshold(eps)
+    radius = threshold / (math.sqrt(weight) if relation.name == "l2" else weight)
+    starts = n - run + 1  # runs [i, i + run) for i < starts
+    column = sens[:, j]
+    ends = np.partition(column, [starts - 1, n - starts])
+    low = np.sort(ends[:starts])
+    high = np.sort(ends[n - starts:])
+    return bool(((high - low) <= 2.0 * radius * (1.0 + 1e-9) + 1e-300).any())
 
 
 def _degree_witness(sens: NDArray[np.float64], relation: Relation, eps: float,
