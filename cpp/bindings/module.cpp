@@ -241,6 +241,20 @@ py::dict value_relation(const DoubleArray& sensitive, const std::string& metric,
     return out;
 }
 
+/// Runs f(rows, distance) on the rows of `sensitive` without the GIL, interruptible: the one
+/// way the row-level queries (balls, windows) meet a weighted built-in distance.
+template <typename F>
+void on_rows(const DoubleArray& sensitive, const std::string& metric,
+             const std::vector<double>& weights, double epsilon, F&& f) {
+    const Matrix sa = as_matrix(sensitive, "sensitive");
+    if (weights.size() != sa.cols) throw std::invalid_argument("one weight per sensitive column is needed");
+    SignalCheck signals;
+    signals.run([&] {
+        py::gil_scoped_release release;
+        f(sa, Distance(parse_metric(metric), weights, epsilon), signals.interrupt());
+    });
+}
+
 /// Rows within `radius` of each centre row (itself included): their number per centre, and
 /// with `members` the rows of the first centre's ball, ascending (balls.hpp). Nothing else is
 /// built, so a few centres give a lower bound on the largest ball in O(n) memory.
@@ -249,15 +263,10 @@ py::dict balls(const DoubleArray& sensitive, const std::string& metric,
                const std::vector<std::int64_t>& centres, bool members, std::size_t threads,
                const std::string& shape) {
     if (shape != "ball" && shape != "orthants") throw std::invalid_argument("shape must be 'ball' or 'orthants'");
-    const Matrix sa = as_matrix(sensitive, "sensitive");
-    if (weights.size() != sa.cols) throw std::invalid_argument("one weight per sensitive column is needed");
     Balls found;
-    SignalCheck signals;
-    signals.run([&] {
-        py::gil_scoped_release release;
-        const Distance distance(parse_metric(metric), weights, radius);
+    on_rows(sensitive, metric, weights, radius, [&](const Matrix& sa, const Distance& distance, Interrupt* interrupt) {
         found = count_balls(sa.data, sa.rows, distance, shape == "ball" ? Shape::Ball : Shape::Orthants,
-                            centres, members, threads, signals.interrupt());
+                            centres, members, threads, interrupt);
     });
     py::dict out;
     out["sizes"] = to_numpy(std::move(found.sizes));
@@ -269,13 +278,8 @@ py::dict balls(const DoubleArray& sensitive, const std::string& metric,
 /// epsilon-neighbour, and the largest degree (balls.hpp): {anchor, size, degree_row, degree}.
 py::dict window_clique(const DoubleArray& sensitive, const std::string& metric,
                        const std::vector<double>& weights, double epsilon) {
-    const Matrix sa = as_matrix(sensitive, "sensitive");
-    if (weights.size() != sa.cols) throw std::invalid_argument("one weight per sensitive column is needed");
     Windows found;
-    SignalCheck signals;
-    signals.run([&] {
-        py::gil_scoped_release release;
-        const Distance distance(parse_metric(metric), weights, epsilon);
+    on_rows(sensitive, metric, weights, epsilon, [&](const Matrix& sa, const Distance& distance, Interrupt*) {
         found = largest_window(sa.data, sa.rows, distance);
     });
     py::dict out;

@@ -384,13 +384,18 @@ class _Clique:
 
 
 def _largest_clique(sens: NDArray[np.float64], relation: Relation, eps: float, threads: int,
-                    graph: dict[str, NDArray[Any]] | None = None) -> _Clique:
+                    graph: dict[str, NDArray[Any]] | None = None,
+                    window: dict[str, int] | None = None, sampled: bool = False) -> _Clique:
     """The largest such clique (ties: the one whose value a row holds first; a ball before
     an orthant); ``graph`` is the ε relation when the caller has it (used for the
     identical-value cliques). With one weighted component the largest orthant (a window of
-    values from an anchor up) is the largest clique of all, found in O(n log n)."""
+    values from an anchor up) is the largest clique of all, found in O(n log n) (``window``:
+    ``_core.largest_window``'s answer when the caller has it). ``sampled``: the caller has
+    tried ``_sampled_clique`` already, whose orthants are those counted here beyond
+    ORTHANT_ALL_ROWS rows, so they are not counted again."""
     if _weighted(relation, sens.shape[1]) == 1:
-        window = _core.largest_window(sens, relation.name, _weights(relation), eps)
+        if window is None:
+            window = _core.largest_window(sens, relation.name, _weights(relation), eps)
         return _orthant(sens, relation, eps, window["anchor"], threads)
     # The ball of radius ~eps/2 is a clique only under the triangle inequality; without it
     # only identical values (always neighbours) are a proven clique.
@@ -415,7 +420,7 @@ def _largest_clique(sens: NDArray[np.float64], relation: Relation, eps: float, t
         rows = np.flatnonzero(np.isin(row_value, members)).astype(np.int64)
         rows.setflags(write=False)
         found = _Clique(radius, size, value, rows, "ball" if radius is not None else "value")
-    if _orthants_apply(relation, sens.shape[1]):
+    if _orthants_apply(relation, sens.shape[1]) and not (sampled and len(sens) > ORTHANT_ALL_ROWS):
         centres = (np.arange(len(sens)) if len(sens) <= ORTHANT_ALL_ROWS
                    else _sampled_centres(len(sens)))
         found = max(found, _largest_orthant(sens, relation, eps, centres, threads),
@@ -544,21 +549,23 @@ def infeasibility_proof(sens: NDArray[np.float64], relation: Relation, k: int, e
             None if describe is None else lambda c: describe(c.rows))
         return reason if (any_infeasible if any_partition else infeasible) else None
 
+    # One weighted component: the window and the degree come from one pass.
+    window = (_core.largest_window(sens, relation.name, _weights(relation), eps)
+              if _weighted(relation, sens.shape[1]) == 1 else None)
     # Several components: a few balls first (O(n) each), the exact largest only if needed.
     sampled = _sampled_clique(sens, relation, eps, threads) if sens.shape[1] > 1 else None
     found = None if sampled is None else proof(sampled)
     if found is None:
-        found = proof(_largest_clique(sens, relation, eps, threads))
+        found = proof(_largest_clique(sens, relation, eps, threads, window=window,
+                                      sampled=sampled is not None))
     if found is not None:
         return found
-    size = k if any_partition else q
-    witness = _degree_witness(sens, relation, eps, threads) if _degree_possible(
-        sens, relation, eps, n - 1 - (size - 1 - _core.allowed_neighbours(size, delta))) else None
-    if witness is None:
+    most = _most_neighbours(n, k if any_partition else q, delta)
+    witness = (_degree_witness(sens, relation, eps, threads, window)
+               if _degree_possible(sens, relation, eps, most) else None)
+    if witness is None or witness[1] <= most:
         return None
     row, theta = witness
-    if not _too_few_others(theta, n, k if any_partition else q, delta):
-        return None
     who = (describe(np.array([row], dtype=np.int64)) if describe is not None
            else f"row {row} {_value_text(tuple(float(x) for x in sens[row]))}")
     return _degree_reason(who, theta, n, k, q, delta, _too_few_others(theta, n, k, delta))
@@ -592,15 +599,14 @@ def _degree_possible(sens: NDArray[np.float64], relation: Relation, eps: float,
 
 
 def _degree_witness(sens: NDArray[np.float64], relation: Relation, eps: float,
-                    threads: int) -> tuple[int, int] | None:
+                    threads: int, window: dict[str, int] | None) -> tuple[int, int] | None:
     """A row and its number of ε-neighbours, for the degree bound without the ε relation:
-    with one weighted component the row of the largest degree (two pointers over the sorted
-    values), with several the best of SAMPLED_CENTRES rows (their ε-balls); None without a
-    built-in distance."""
+    with one weighted component the row of the largest degree (``window``, two pointers
+    over the sorted values), with several the best of SAMPLED_CENTRES rows (their
+    ε-balls); None without a built-in distance."""
     if relation.kind != "builtin" or sens.shape[0] == 0:
         return None
-    if _weighted(relation, sens.shape[1]) == 1:
-        window = _core.largest_window(sens, relation.name, _weights(relation), eps)
+    if window is not None:
         return int(window["degree_row"]), int(window["degree"])
     centres = _sampled_centres(sens.shape[0])
     sizes = _core.balls(sens, relation.name, _weights(relation), eps, centres.tolist(),
@@ -679,11 +685,18 @@ def _capacity_any(n: int, k: int, delta: float) -> int:
 _RATIO_SIZES = 100_000
 
 
-def _too_few_others(theta: int, n: int, size: int, delta: float) -> bool:
+def _most_neighbours(n: int, size: int, delta: float) -> int:
     """The degree bound: a row with Θ ε-neighbours has n - 1 - Θ rows that are not; a group
     of s >= ``size`` rows holding it needs s - 1 - t(s) of them, at least
-    ``size - 1 - t(size)`` (s - 1 - t(s) never falls as s grows)."""
-    return n - 1 - theta < size - 1 - _core.allowed_neighbours(size, delta)
+    ``size - 1 - t(size)`` (s - 1 - t(s) never falls as s grows). So no row of a satisfying
+    partition into such groups has more than this many ε-neighbours."""
+    return n - 1 - (size - 1 - _core.allowed_neighbours(size, delta))
+
+
+def _too_few_others(theta: int, n: int, size: int, delta: float) -> bool:
+    """Whether a row with Θ ε-neighbours refutes every partition into groups of at least
+    ``size`` rows (``_most_neighbours``)."""
+    return theta > _most_neighbours(n, size, delta)
 
 
 def _degree_reason(who: str, theta: int, n: int, k: int, q: int, delta: float,
