@@ -23,6 +23,7 @@
 #include "proxanon/neighbours.hpp"
 #include "proxanon/ordering.hpp"
 #include "proxanon/parallel.hpp"
+#include "proxanon/absorb.hpp"
 #include "proxanon/specialize.hpp"
 #include "proxanon/violation_queue.hpp"
 #include "proxanon/xcolor.hpp"
@@ -478,12 +479,14 @@ py::dict run_mondrian(const DoubleArray& sensitive, const std::string& metric,
 }
 
 /// Top-down specialization of published classes over the relation `build` makes (the checks
-/// of Mondrian: k, distinct l, and (epsilon, delta)^k-dissimilarity when `dissimilarity`).
+/// of Mondrian: k, distinct l, and (epsilon, delta)^k-dissimilarity when `dissimilarity`), or
+/// with `absorb_rows` the absorption of giant classes' rows instead (absorb.hpp; nothing is
+/// built when no class is above the cap).
 py::dict specialize_with(const RelationBuilder& build, std::size_t n, std::vector<std::int32_t> classes,
                          const DoubleArray& quasi_identifiers,
                          const std::vector<TaxonomySpec>& qi_taxonomies,
                          const std::vector<std::vector<std::int32_t>>& node_keys, std::size_t k,
-                         std::size_t l, bool dissimilarity, double delta) {
+                         std::size_t l, bool dissimilarity, double delta, bool absorb_rows) {
     const Matrix qi = as_matrix(quasi_identifiers, "quasi_identifiers");
     if (qi.rows != n || classes.size() != n) throw std::invalid_argument("classes, quasi_identifiers and the relation differ in rows");
     if (qi_taxonomies.size() != qi.cols || node_keys.size() != qi.cols) {
@@ -499,16 +502,35 @@ py::dict specialize_with(const RelationBuilder& build, std::size_t n, std::vecto
     SignalCheck signals;
     params.interrupt = signals.interrupt();
     SpecializeResult result;
+    std::int64_t absorbed = 0;
+    const std::size_t cap = absorb_cap(n, k);
+    std::vector<std::size_t> sizes;
+    for (const std::int32_t c : classes) {
+        if (c < 0) throw std::invalid_argument("class ids must be >= 0");
+        if (static_cast<std::size_t>(c) >= sizes.size()) sizes.resize(static_cast<std::size_t>(c) + 1, 0);
+        ++sizes[static_cast<std::size_t>(c)];
+    }
+    const bool giant = std::any_of(sizes.begin(), sizes.end(), [&](std::size_t s) { return s > cap; });
     signals.run([&] {
         py::gil_scoped_release release;
+        if (absorb_rows && !giant) {
+            result.classes = std::move(classes);
+            return;
+        }
         ValueTable table;
         const Neighbours neighbours = build(table, 1, params.interrupt);
         const LossModel loss(qi.data, qi.rows, qi.cols, std::move(taxonomies));
-        result = specialize(loss, node_keys, neighbours, classes, params);
+        if (absorb_rows) {
+            absorbed = absorb(loss, node_keys, neighbours, classes, params, cap);
+            result.classes = std::move(classes);
+        } else {
+            result = specialize(loss, node_keys, neighbours, classes, params);
+        }
     });
     py::dict out;
     out["classes"] = to_numpy(std::move(result.classes));
     out["splits"] = result.splits;
+    out["absorbed"] = absorbed;
     return out;
 }
 
@@ -517,7 +539,8 @@ py::dict run_specialize(std::vector<std::int32_t> classes, const DoubleArray& qu
                         const std::vector<std::vector<std::int32_t>>& node_keys,
                         const DoubleArray& sensitive, const std::string& metric,
                         const std::vector<double>& weights, std::optional<double> epsilon,
-                        std::size_t k, std::size_t l, double delta, std::size_t max_graph_entries) {
+                        std::size_t k, std::size_t l, double delta, std::size_t max_graph_entries,
+                        bool absorb_rows) {
     const Matrix sa = as_matrix(sensitive, "sensitive");
     const Metric kind = parse_metric(metric);
     // The structure `Auto` picks, as the engine's, for checks only (no grid degrees): a set's
@@ -532,18 +555,19 @@ py::dict run_specialize(std::vector<std::int32_t> classes, const DoubleArray& qu
                                       interrupt);
     };
     return specialize_with(build, sa.rows, std::move(classes), quasi_identifiers, qi_taxonomies,
-                           node_keys, k, l, epsilon.has_value(), delta);
+                           node_keys, k, l, epsilon.has_value(), delta, absorb_rows);
 }
 
 py::dict run_specialize_graph(std::vector<std::int32_t> classes, const DoubleArray& quasi_identifiers,
                               const std::vector<TaxonomySpec>& qi_taxonomies,
                               const std::vector<std::vector<std::int32_t>>& node_keys,
                               std::vector<std::int32_t> row_value, std::vector<std::int64_t> offsets,
-                              std::vector<std::int32_t> targets, std::size_t k, double delta) {
+                              std::vector<std::int32_t> targets, std::size_t k, double delta,
+                              bool absorb_rows) {
     const std::size_t n = row_value.size();
     const RelationBuilder build = csr_relation(row_value, offsets, targets);
     return specialize_with(build, n, std::move(classes), quasi_identifiers, qi_taxonomies, node_keys,
-                           k, 0, true, delta);
+                           k, 0, true, delta, absorb_rows);
 }
 
 py::array_t<std::int32_t> initialize_classes(const Int64Array& degree, std::size_t m) {
@@ -650,14 +674,15 @@ PYBIND11_MODULE(_core, mod) {
     mod.def("specialize", &run_specialize, py::arg("classes"), py::arg("quasi_identifiers"),
             py::arg("qi_taxonomies"), py::arg("node_keys"), py::arg("sensitive"), py::arg("metric"),
             py::arg("weights"), py::arg("epsilon"), py::arg("k"), py::arg("l"), py::arg("delta"),
-            py::arg("max_graph_entries") = kMaxGraphEntries,
+            py::arg("max_graph_entries") = kMaxGraphEntries, py::arg("absorb_rows") = false,
             "Split every class of at least 2k rows into checked parts publishing distinct finer "
             "tuples; the checks keep the epsilon graph where it holds at most max_graph_entries "
-            "entries, else search a grid.");
+            "entries, else search a grid. absorb_rows: instead move rows of classes above the "
+            "cap into passing classes that cover them (absorb.hpp).");
     mod.def("specialize_graph", &run_specialize_graph, py::arg("classes"),
             py::arg("quasi_identifiers"), py::arg("qi_taxonomies"), py::arg("node_keys"),
             py::arg("row_value"), py::arg("offsets"), py::arg("targets"), py::arg("k"),
-            py::arg("delta"),
+            py::arg("delta"), py::arg("absorb_rows") = false,
             "The same over a given relation: value id per row and CSR between values.");
     mod.def("neighbour_graph", &neighbour_graph, py::arg("sensitive"), py::arg("metric"),
             py::arg("weights"), py::arg("epsilon"),

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <optional>
+#include <tuple>
 #include <stdexcept>
 #include <unordered_map>
 #include <unordered_set>
@@ -13,6 +13,7 @@
 #include "proxanon/interrupt.hpp"
 #include "proxanon/ordering.hpp"
 #include "proxanon/part_check.hpp"
+#include "proxanon/published_key.hpp"
 
 namespace proxanon {
 
@@ -31,23 +32,6 @@ constexpr std::size_t kMaxDepth = 2;
 /// Passes over all classes: a split frees a tuple that a class tried earlier may take (a
 /// third pass split nothing more on Adult).
 constexpr std::size_t kPasses = 2;
-
-/// Published tuple of a set of rows: per column (lo, hi) of a numeric one, (key, key) of the
-/// label of a taxonomy one's lowest common ancestor.
-using Key = std::vector<double>;
-
-struct KeyHash {
-    std::size_t operator()(const Key& key) const {
-        std::uint64_t h = 1469598103934665603ULL;
-        for (double x : key) {
-            const double y = x + 0.0;  // -0.0 == 0.0, so both must hash alike
-            std::uint64_t bits = 0;
-            std::memcpy(&bits, &y, sizeof bits);
-            h = (h ^ bits) * 1099511628211ULL;
-        }
-        return static_cast<std::size_t>(h ^ (h >> 29));
-    }
-};
 
 /// A set of rows rows[begin, end) of some array, with what a split needs to know of it.
 struct Part {
@@ -87,12 +71,7 @@ public:
                 hi = std::max(hi, x);
             }
             loss += qi_.cost(i, lo, hi);
-            if (const Taxonomy* tax = qi_.taxonomy(i)) {
-                const std::int32_t node = tax->lca(static_cast<std::int32_t>(lo), static_cast<std::int32_t>(hi));
-                lo = hi = static_cast<double>(keys_[i][static_cast<std::size_t>(node)]);
-            }
-            part.key[2 * i] = lo;
-            part.key[2 * i + 1] = hi;
+            std::tie(part.key[2 * i], part.key[2 * i + 1]) = published_pair(qi_, keys_, i, lo, hi);
         }
         part.loss = loss * static_cast<double>(end - begin);
         part.violations = check_.measure(rows.data() + begin, rows.data() + end);

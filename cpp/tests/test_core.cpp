@@ -17,6 +17,7 @@
 #include "proxanon/neighbour_graph.hpp"
 #include "proxanon/neighbours.hpp"
 #include "proxanon/ordering.hpp"
+#include "proxanon/absorb.hpp"
 #include "proxanon/specialize.hpp"
 #include "proxanon/tuple_counts.hpp"
 #include "proxanon/violation_queue.hpp"
@@ -449,6 +450,55 @@ void test_specialize_against_brute_force() {
     }
 }
 
+void test_absorb_moves_rows_to_covering_classes() {
+    // One coarse class (id 0, 60 rows over all four leaves of a two-level taxonomy: it
+    // publishes the root) and four leaf classes of 3 rows; every row has its own far value.
+    // With k = 3 the cap is 2k = 6: each leaf class takes 3 rows of its own leaf, and the
+    // coarse class keeps a row of the first and of the last leaf (its tuple stays the root).
+    const std::vector<std::int32_t> parent{4, 4, 5, 5, 6, 6, -1};
+    const std::size_t n = 72;
+    std::vector<double> qi(n), sens(n);
+    std::vector<std::int32_t> classes(n);
+    for (std::size_t r = 0; r < n; ++r) {
+        const bool small = r < 12;
+        qi[r] = static_cast<double>(small ? r / 3 : r % 4);
+        classes[r] = small ? static_cast<std::int32_t>(r / 3 + 1) : 0;
+        sens[r] = static_cast<double>(r) / static_cast<double>(n);
+    }
+    const Distance distance(Metric::L1, {1.0}, 0.001);
+    const ValueTable table = ValueTable::from_rows(sens.data(), n, 1);
+    const Neighbours nb = Neighbours::build(table, distance, Structure::Graph, kMaxGraphEntries);
+    std::vector<std::optional<Taxonomy>> taxonomies;
+    taxonomies.emplace_back(Taxonomy(parent, 4));
+    const LossModel loss(qi.data(), n, 1, std::move(taxonomies));
+    std::vector<std::int32_t> keys(parent.size());
+    for (std::size_t v = 0; v < keys.size(); ++v) keys[v] = static_cast<std::int32_t>(v);
+    MondrianParams params;
+    params.k = 3;
+    params.dissimilarity = true;
+    params.delta = 0.8;
+    const std::size_t cap = absorb_cap(n, params.k);
+    CHECK(cap == 6);
+    std::vector<std::int32_t> after = classes;
+    CHECK(absorb(loss, {keys}, nb, after, params, cap) == 12);
+    std::vector<std::size_t> size(5, 0);
+    std::int32_t lo = 4, hi = -1;
+    for (std::size_t r = 0; r < n; ++r) {
+        ++size[static_cast<std::size_t>(after[r])];
+        if (after[r] > 0) CHECK(static_cast<double>(after[r] - 1) == qi[r]);  // its own leaf
+        if (after[r] == 0) {
+            lo = std::min(lo, static_cast<std::int32_t>(qi[r]));
+            hi = std::max(hi, static_cast<std::int32_t>(qi[r]));
+        }
+    }
+    CHECK(size == (std::vector<std::size_t>{48, 6, 6, 6, 6}));
+    CHECK(lo == 0 && hi == 3);
+    // Classes already at the cap take nothing.
+    std::vector<std::int32_t> full = after;
+    CHECK(absorb(loss, {keys}, nb, full, params, cap) == 0);
+    CHECK(full == after);
+}
+
 }  // namespace
 
 void test_exchange_keeps_sensitive_multisets() {
@@ -572,6 +622,7 @@ int main() {
     test_graph_at_floating_point_extremes();
     test_interrupt_unwinds_a_run();
     test_specialize_against_brute_force();
+    test_absorb_moves_rows_to_covering_classes();
     test_exchange_keeps_sensitive_multisets();
     test_orderings_against_sorting();
     test_tuple_counts_and_key_set_against_std_maps();

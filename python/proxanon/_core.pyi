@@ -76,6 +76,7 @@ def specialize(
     l: int,  # noqa: E741
     delta: float,
     max_graph_entries: int = ...,
+    absorb_rows: bool = ...,
 ) -> dict[str, Any]: ...
 def specialize_graph(
     classes: list[int],
@@ -87,6 +88,7 @@ def specialize_graph(
     targets: list[int],
     k: int,
     delta: float,
+    absorb_rows: bool = ...,
 ) -> dict[str, Any]: ...
 def neighbour_graph(
     sensitive: NDArray[np.float64],

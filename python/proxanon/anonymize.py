@@ -231,16 +231,27 @@ def _utility(summary: GroupSummary, columns: Sequence[str]) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True)
+class _Cut:
+    """Mondrian's table: its partition, the published classes and their summary, and the
+    classes before absorption (the start a repair by the swap loop takes)."""
+
+    part: Partition
+    groups: NDArray[np.int64]
+    summary: GroupSummary
+    start: NDArray[np.int64]
+
+
 def _mondrian_cut(columns: list[QIColumn], sens: NDArray[np.float64], qi: NDArray[np.float64],
                   taxonomies: list[tuple[NDArray[np.int32], int] | None], relation: Relation,
                   k: int, eps: float | None, dlt: float | None, ell: int | None,
                   grid_checks: bool = True, max_graph_entries: int = MAX_GRAPH_ENTRIES,
-                  ) -> tuple[Partition, NDArray[np.int64], GroupSummary]:
+                  ) -> _Cut:
     """Strict Mondrian's groups, those that publish the same values merged (one pass: a union
-    keeps its tuple), classes of 2k rows or more specialized, and their summary
-    (``part.stats["merge_rounds"]``: 1 when the pass merged). Two native calls; O(n log n)
-    per level of cuts. ``grid_checks``, ``max_graph_entries``: as
-    :func:`proxanon.engine.run_mondrian`."""
+    keeps its tuple), classes of 2k rows or more specialized, giant classes' rows absorbed
+    (:func:`_absorb_classes`), and their summary (``part.stats["merge_rounds"]``: 1 when the
+    pass merged). Three native calls; O(n log n) per level of cuts. ``grid_checks``,
+    ``max_graph_entries``: as :func:`proxanon.engine.run_mondrian`."""
     part = run_mondrian(sens, k, eps, dlt, relation, ell, qi, taxonomies, "best_effort",
                         time.perf_counter(), grid_checks, max_graph_entries)
     # Mondrian's boxes are disjoint, but two can still publish the same LCA labels; the
@@ -249,9 +260,12 @@ def _mondrian_cut(columns: list[QIColumn], sens: NDArray[np.float64], qi: NDArra
     rounds = int(part.stats["m"] != int(merged.max()) + 1)
     # Median cuts on leaf codes rarely fall on a taxonomy node's boundary, so many boxes
     # publish one coarse node: split those classes top-down along the taxonomies.
-    groups, summary, _ = _specialize_classes(merged, np.ones(int(merged.max()) + 1, np.int64),
-                                             columns, sens, relation, k, eps, dlt, ell)
-    return replace(part, stats={**part.stats, "merge_rounds": rounds}), groups, summary
+    start, summary, _ = _specialize_classes(merged, np.ones(int(merged.max()) + 1, np.int64),
+                                            columns, sens, relation, k, eps, dlt, ell)
+    absorbed = _absorb_classes(start, columns, sens, relation, k, eps, dlt, ell)
+    groups, summary = absorbed if absorbed is not None else (start, summary)
+    return _Cut(replace(part, stats={**part.stats, "merge_rounds": rounds}), groups, summary,
+                start)
 
 
 def _anonymize_mondrian(data: pd.DataFrame, columns: list[QIColumn], sens_cols: list[str],
@@ -274,13 +288,13 @@ def _publish_mondrian(data: pd.DataFrame, columns: list[QIColumn], sens_cols: li
                       sens: NDArray[np.float64], relation: Relation, k: int, eps: float | None,
                       dlt: float | None, ell: int | None, on_infeasible: str,
                       seconds: dict[str, float], started: float,
-                      cut: tuple[Partition, NDArray[np.int64], GroupSummary], threads: int,
+                      cut: _Cut, threads: int,
                       candidates: Mapping[str, float] | None = None,
                       check: AuditReport | None = None) -> Anonymization:
     """Mondrian's groups (:func:`_mondrian_cut`) generalized and audited; ``candidates``: the
     report's comparison when ``anonymize`` chose this table over XColor's; ``check``: the
     audit of these groups when the caller has it (it is not run again)."""
-    part, groups, summary = cut
+    part, groups, summary = cut.part, cut.groups, cut.summary
     rounds = int(part.stats["merge_rounds"])
     tic = time.perf_counter()
     table = data.copy()
@@ -379,15 +393,40 @@ def _specialize_classes(classes: NDArray[np.int64], formed_from: NDArray[np.int6
     of several levels otherwise gathers many groups under one coarse node); see
     :func:`proxanon.engine.run_specialize`. Returns the classes, their summary, and per class
     the ``formed_from`` of the class it came from."""
+    split, _ = run_specialize(classes, sens, k, eps, dlt, relation, ell,
+                              *_published_key_inputs(columns))
+    carried = np.zeros(int(split.max()) + 1, dtype=np.int64)
+    carried[split] = formed_from[classes]
+    return split, summarize_groups(columns, split), carried
+
+
+def _published_key_inputs(columns: list[QIColumn]) -> tuple[
+        NDArray[np.float64], list[tuple[NDArray[np.int32], int] | None],
+        list[NDArray[np.int32] | None]]:
+    """The QI codes, taxonomies and node keys (nodes with one label share a key) from which
+    the native code computes published tuples."""
     qi = np.ascontiguousarray(np.column_stack([c.codes for c in columns]))
     keys = [None if c.hierarchy is None else
             pd.factorize(np.asarray(c.hierarchy.labels, dtype=object))[0].astype(np.int32)
             for c in columns]
-    split, _ = run_specialize(classes, sens, k, eps, dlt, relation, ell, qi,
-                              [c.taxonomy_spec() for c in columns], keys)
-    carried = np.zeros(int(split.max()) + 1, dtype=np.int64)
-    carried[split] = formed_from[classes]
-    return split, summarize_groups(columns, split), carried
+    return qi, [c.taxonomy_spec() for c in columns], keys
+
+
+def _absorb_classes(classes: NDArray[np.int64], columns: list[QIColumn],
+                    sens: NDArray[np.float64], relation: Relation, k: int, eps: float | None,
+                    dlt: float | None, ell: int | None
+                    ) -> tuple[NDArray[np.int64], GroupSummary] | None:
+    """The published classes with rows of giant classes (above the larger of 2k rows and
+    1/200 of the table) moved into passing classes whose finer tuples already cover them, and
+    their summary; None when no row moved. Every class keeps its id and its tuple, passing
+    classes keep passing, failing ones are not touched, the table's loss only falls and no
+    class grows past the cap (cpp/include/proxanon/absorb.hpp). One native call, which builds
+    nothing when no class is above the cap."""
+    moved, count = run_specialize(classes, sens, k, eps, dlt, relation, ell,
+                                  *_published_key_inputs(columns), absorb_rows=True)
+    if count == 0:
+        return None
+    return moved, summarize_groups(columns, moved)
 
 
 def _row_ids(values: NDArray[np.float64]) -> NDArray[np.int64]:
@@ -691,6 +730,11 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
                                                             rel, k, eps, dlt, None)
         times["specialize"] = time.perf_counter() - tic
         tic = time.perf_counter()
+        absorbed = _absorb_classes(classes, columns, sens, rel, k, eps, dlt, None)
+        if absorbed is not None:
+            classes, summary = absorbed
+        times["absorb"] = time.perf_counter() - tic
+        tic = time.perf_counter()
         check = audit_classes(sens, rel, classes, used)
         times["audit"] = time.perf_counter() - tic
         return _Published(part, released, classes, columns, summary, formed_from, rounds, swaps,
@@ -699,7 +743,7 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
     def acceptable(result: _Published) -> bool:
         return result.check.satisfied and n_all - result.released.size <= budget * n_all
 
-    Cut = tuple[tuple[Partition, NDArray[np.int64], GroupSummary], AuditReport]
+    Cut = tuple[_Cut, AuditReport]
 
     def build_cut(used: int) -> Cut | None:
         """The Mondrian-(ε, δ) cut (specialized) and the audit of its classes (on ``used``
@@ -715,7 +759,7 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
             return None
         # The verdict is the audit's of the published classes (specialization may have
         # split a class that Mondrian's own cut left failing).
-        check = audit_classes(all_sens, relation, cut[1], used)
+        check = audit_classes(all_sens, relation, cut.groups, used)
         seconds["mondrian"] = time.perf_counter() - tic
         return cut, check
 
@@ -728,14 +772,14 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
         from a QI order."""
         if suppress or built is None:
             return None
-        (_, start, _), cut_check = built
+        cut, cut_check = built
         violating = len(cut_check.violating_rows)
         if cut_check.satisfied or violating > _CUT_REPAIR_SHARE * n_all:
             return None
         if shown is not None:
             shown.phase = "repair of the Mondrian cut"
         try:
-            repaired = publish(plain=False, start=start, max_rounds=_CUT_MERGE_ROUNDS,
+            repaired = publish(plain=False, start=cut.start, max_rounds=_CUT_MERGE_ROUNDS,
                                used=used, shown=shown)
         except InfeasibleError:
             return None
@@ -795,7 +839,7 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
         cut, cut_check = built
         if not cut_check.satisfied:
             return None, {}
-        costs = {"mondrian": cut[2].gcp()}
+        costs = {"mondrian": cut.summary.gcp()}
         if xcolor is not None and acceptable(xcolor):
             costs = {"xcolor": _cost(xcolor.summary, n_all), **costs}
             if costs["xcolor"] <= costs["mondrian"]:

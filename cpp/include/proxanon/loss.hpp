@@ -73,6 +73,9 @@ public:
     /// |G.A| / |A|: leaves under the LCA of the leaf range [lo, hi] over all leaves.
     double cost(std::int32_t lo, std::int32_t hi) const { return fraction_[at(lca(lo, hi))]; }
 
+    /// The parent of `node`, -1 for the root.
+    std::int32_t parent(std::int32_t node) const { return parent_[at(node)]; }
+
     /// The share of all leaves that lie under `node`.
     double share(std::int32_t node) const { return fraction_[at(node)]; }
 

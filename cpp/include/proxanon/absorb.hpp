@@ -1,0 +1,49 @@
+// Absorption of rows from giant published classes into finer classes that cover them
+// (issue 11, last step of specialization): a row of a class C may move to a class D whose
+// published tuple already covers the row's QI values (each taxonomy node of D is the row's
+// leaf or an ancestor of it; each numeric interval of D holds the row's value). D's tuple
+// does not change, and C's does not either, because a row that alone holds one of C's
+// extremes never moves; so the published tuples stay pairwise distinct. The row is then
+// published with D's finer tuple (loss(D) < loss(C) is required: each move lowers the
+// table's loss), and C shrinks.
+//
+// Invariant: only classes that pass the checks of `MondrianParams` give or take rows, and a
+// move is made only when both pass after it (at least k rows, distinct l, and no value with
+// more than t(G) epsilon-neighbours, counted exactly); classes above `cap` rows give, classes
+// that stay within `cap` take, so no class grows past the larger of `cap` and its old size,
+// and the largest class never grows. A giving class stops at `cap` rows.
+//
+// Cost: per class touched, its distinct values counted once over the neighbour structure
+// (NeighbourCount, O(p + sum of their degrees) over a graph); per row of a giving class, at
+// most kMaxCovers covering tuples looked up in a hash index, at most kScan classes read per
+// tuple, and a check of O(p) adjacency tests for each class read (p: its distinct values,
+// p <= cap); so O(rows in giving classes * kMaxCovers * kScan * cap) at worst, independent of
+// the other classes' sizes. Memory O(n + classes * d).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "proxanon/loss.hpp"
+#include "proxanon/mondrian.hpp"
+#include "proxanon/neighbours.hpp"
+
+namespace proxanon {
+
+/// The cap of a table of n rows: the larger of 2k rows and 1/200 of the table, so that on a
+/// large table only classes far above k give rows (and a table without such classes is left
+/// as it is, without building anything).
+inline std::size_t absorb_cap(std::size_t n, std::size_t k) {
+    return n / 200 > 2 * k ? (n + 199) / 200 : 2 * k;
+}
+
+/// Moves rows of classes above `cap` rows into covering classes as above; `classes` (class
+/// id per row, 0 .. C-1, pairwise distinct published tuples) is updated in place and keeps
+/// every id. `node_keys` as in specialize(). Returns the rows moved. Polls
+/// `params.interrupt` per giving class (throws Interrupted).
+std::int64_t absorb(const LossModel& qi, const std::vector<std::vector<std::int32_t>>& node_keys,
+                    const Neighbours& neighbours, std::vector<std::int32_t>& classes,
+                    const MondrianParams& params, std::size_t cap);
+
+}  // namespace proxanon

@@ -1,0 +1,302 @@
+#include "proxanon/absorb.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+
+#include "proxanon/colouring.hpp"
+#include "proxanon/interrupt.hpp"
+#include "proxanon/published_key.hpp"
+
+namespace proxanon {
+
+namespace {
+
+/// Covering tuples looked up per row (the product of its taxonomy columns' ancestors, in
+/// odometer order from the leaves up), classes read per tuple, and of those, covering ones
+/// checked: bound the work of one row.
+constexpr std::size_t kMaxCovers = 256;
+constexpr std::size_t kRead = 64;
+constexpr std::size_t kScan = 16;
+
+/// One class as absorption sees it. Its distinct values, with per value the rows holding it
+/// and the rows in its closed epsilon-neighbourhood (so D of a row of value u is closed - 1),
+/// are built on first use and kept exact under every move.
+struct Class {
+    std::vector<std::int32_t> rows;      ///< members at the start
+    std::size_t size = 0;
+    std::vector<double> lo, hi;          ///< per column extremes at the start
+    std::vector<std::int64_t> at_lo, at_hi;  ///< members holding them now
+    double loss = 0.0;                   ///< loss of the published tuple (per row)
+    int passing = -1;                    ///< -1 not yet measured, 0 fails, 1 passes
+    std::vector<std::int32_t> values;
+    std::vector<std::int64_t> count, closed;
+};
+
+class Absorber {
+public:
+    Absorber(const LossModel& qi, const std::vector<std::vector<std::int32_t>>& node_keys,
+             const Neighbours& neighbours, const MondrianParams& params, std::size_t cap)
+        : qi_(qi), keys_(node_keys), nb_(neighbours), params_(params), cap_(cap), counter_(neighbours) {}
+
+    std::int64_t run(std::vector<std::int32_t>& classes) {
+        gather(classes);
+        std::vector<std::size_t> giving;
+        for (std::size_t c = 0; c < classes_.size(); ++c) {
+            if (classes_[c].size > cap_) giving.push_back(c);
+        }
+        std::sort(giving.begin(), giving.end(), [&](std::size_t a, std::size_t b) {
+            return std::tie(classes_[b].size, a) < std::tie(classes_[a].size, b);
+        });
+        std::int64_t moved = 0;
+        for (const std::size_t c : giving) {
+            poll(params_.interrupt);
+            moved += give(c, classes);
+        }
+        return moved;
+    }
+
+private:
+    /// Members, extremes, loss and the covering index (classes by the taxonomy part of their
+    /// tuple, each list in ascending loss, then id). O(n d + C log C).
+    void gather(const std::vector<std::int32_t>& classes) {
+        std::int32_t count = 0;
+        for (const std::int32_t c : classes) count = std::max(count, c + 1);
+        classes_.assign(static_cast<std::size_t>(count), Class{});
+        for (std::size_t r = 0; r < classes.size(); ++r) {
+            classes_[static_cast<std::size_t>(classes[r])].rows.push_back(static_cast<std::int32_t>(r));
+        }
+        const std::size_t d = qi_.dimensions();
+        const double inf = std::numeric_limits<double>::infinity();
+        for (std::size_t c = 0; c < classes_.size(); ++c) {
+            Class& cls = classes_[c];
+            cls.size = cls.rows.size();
+            cls.lo.assign(d, inf);
+            cls.hi.assign(d, -inf);
+            cls.at_lo.assign(d, 0);
+            cls.at_hi.assign(d, 0);
+            for (const std::int32_t r : cls.rows) {
+                const double* x = qi_.row(r);
+                for (std::size_t i = 0; i < d; ++i) {
+                    cls.lo[i] = std::min(cls.lo[i], x[i]);
+                    cls.hi[i] = std::max(cls.hi[i], x[i]);
+                }
+            }
+            Key part;
+            for (std::size_t i = 0; i < d; ++i) {
+                for (const std::int32_t r : cls.rows) {
+                    cls.at_lo[i] += qi_.row(r)[i] == cls.lo[i];
+                    cls.at_hi[i] += qi_.row(r)[i] == cls.hi[i];
+                }
+                cls.loss += qi_.cost(i, cls.lo[i], cls.hi[i]);
+                if (qi_.taxonomy(i) != nullptr) part.push_back(published_pair(qi_, keys_, i, cls.lo[i], cls.hi[i]).first);
+            }
+            index_[part].push_back(static_cast<std::int32_t>(c));
+        }
+        for (auto& [part, list] : index_) {
+            std::sort(list.begin(), list.end(), [&](std::int32_t a, std::int32_t b) {
+                return std::tie(classes_[static_cast<std::size_t>(a)].loss, a) <
+                       std::tie(classes_[static_cast<std::size_t>(b)].loss, b);
+            });
+        }
+    }
+
+    /// Builds a class's values and whether it passes, once. O(m log m + the counts).
+    bool passes(std::size_t c) {
+        Class& cls = classes_[c];
+        if (cls.passing >= 0) return cls.passing == 1;
+        std::vector<std::int32_t> held;
+        held.reserve(cls.rows.size());
+        for (const std::int32_t r : cls.rows) held.push_back(nb_.table().row_value[static_cast<std::size_t>(r)]);
+        std::sort(held.begin(), held.end());
+        counter_.clear();
+        for (std::size_t i = 0; i < held.size();) {
+            std::size_t j = i;
+            while (j < held.size() && held[j] == held[i]) ++j;
+            cls.values.push_back(held[i]);
+            cls.count.push_back(static_cast<std::int64_t>(j - i));
+            counter_.add(held[i], static_cast<std::int32_t>(j - i));
+            i = j;
+        }
+        std::int64_t worst = 0;
+        for (const std::int32_t u : cls.values) {
+            cls.closed.push_back(counter_.count(u));
+            worst = std::max(worst, cls.closed.back() - 1);
+        }
+        const bool ok = cls.size >= params_.k && cls.values.size() >= params_.l &&
+                        (!params_.dissimilarity || worst <= allowed_neighbours(cls.size, params_.delta));
+        cls.passing = ok ? 1 : 0;
+        return ok;
+    }
+
+    /// Whether class d still passes with one more row of value v (and stays within the cap).
+    /// O(p) adjacency tests.
+    bool takes(const Class& cls, std::int32_t v) const {
+        if (cls.size + 1 > cap_) return false;
+        if (!params_.dissimilarity) return true;
+        const std::int64_t allowed = allowed_neighbours(cls.size + 1, params_.delta);
+        std::int64_t near = 0;  // D of the new row
+        for (std::size_t i = 0; i < cls.values.size(); ++i) {
+            if (!nb_.adjacent(cls.values[i], v)) continue;
+            if (cls.closed[i] > allowed) return false;  // its D grows by one
+            near += cls.count[i];
+        }
+        return near <= allowed;
+    }
+
+    /// Whether class c still passes without one row of value v. O(p) adjacency tests.
+    bool spares(const Class& cls, std::int32_t v) const {
+        if (cls.size - 1 < params_.k) return false;
+        std::size_t distinct = cls.values.size();
+        for (std::size_t i = 0; i < cls.values.size(); ++i) {
+            if (cls.values[i] == v && cls.count[i] == 1) --distinct;
+        }
+        if (distinct < params_.l) return false;
+        if (!params_.dissimilarity) return true;
+        const std::int64_t allowed = allowed_neighbours(cls.size - 1, params_.delta);
+        for (std::size_t i = 0; i < cls.values.size(); ++i) {
+            if (cls.values[i] == v && cls.count[i] == 1) continue;
+            const std::int64_t after = cls.closed[i] - 1 - (nb_.adjacent(cls.values[i], v) ? 1 : 0);
+            if (after > allowed) return false;
+        }
+        return true;
+    }
+
+    /// One row of value v leaves (sign -1) or joins (+1) a class; its counts kept exact.
+    void change(Class& cls, std::int32_t v, int sign) {
+        std::int64_t near = 0;
+        std::size_t at = cls.values.size();
+        for (std::size_t i = 0; i < cls.values.size(); ++i) {
+            if (cls.values[i] == v) at = i;
+            if (nb_.adjacent(cls.values[i], v)) {
+                near += cls.count[i];
+                cls.closed[i] += sign;
+            }
+        }
+        cls.size = static_cast<std::size_t>(static_cast<std::int64_t>(cls.size) + sign);
+        if (at == cls.values.size()) {  // a value new to the class
+            cls.values.push_back(v);
+            cls.count.push_back(1);
+            cls.closed.push_back(near + 1);
+            return;
+        }
+        cls.count[at] += sign;
+        if (cls.count[at] == 0) {
+            cls.values.erase(cls.values.begin() + static_cast<std::ptrdiff_t>(at));
+            cls.count.erase(cls.count.begin() + static_cast<std::ptrdiff_t>(at));
+            cls.closed.erase(cls.closed.begin() + static_cast<std::ptrdiff_t>(at));
+        }
+    }
+
+    /// The class with the least loss (then fewest rows, then lowest id) below class `from`'s
+    /// loss that covers row r and takes it, or -1.
+    std::int32_t receiver(std::size_t from, std::int32_t r, std::int32_t v) {
+        const std::size_t d = qi_.dimensions();
+        const double* x = qi_.row(r);
+        // Per taxonomy column, the distinct keys of the row's leaf and its ancestors.
+        ladders_.clear();
+        for (std::size_t i = 0; i < d; ++i) {
+            const Taxonomy* tax = qi_.taxonomy(i);
+            if (tax == nullptr) continue;
+            ladders_.emplace_back();
+            for (auto node = static_cast<std::int32_t>(x[i]); node >= 0; node = tax->parent(node)) {
+                const auto key = static_cast<double>(keys_[i][static_cast<std::size_t>(node)]);
+                if (ladders_.back().empty() || ladders_.back().back() != key) ladders_.back().push_back(key);
+            }
+        }
+        const Class& source = classes_[from];
+        std::int32_t best = -1;
+        std::vector<std::size_t> step(ladders_.size(), 0);
+        Key part(ladders_.size());
+        for (std::size_t tried = 0; tried < kMaxCovers; ++tried) {
+            for (std::size_t j = 0; j < ladders_.size(); ++j) part[j] = ladders_[j][step[j]];
+            const auto found = index_.find(part);
+            if (found != index_.end()) {
+                std::size_t read = 0, scanned = 0;
+                for (const std::int32_t id : found->second) {
+                    if (++read > kRead || scanned >= kScan) break;
+                    const auto c = static_cast<std::size_t>(id);
+                    Class& cls = classes_[c];
+                    if (cls.loss >= source.loss) break;  // the list is in ascending loss
+                    bool covers = true;
+                    for (std::size_t i = 0; i < d && covers; ++i) {
+                        covers = qi_.taxonomy(i) != nullptr || (cls.lo[i] <= x[i] && x[i] <= cls.hi[i]);
+                    }
+                    if (!covers) continue;
+                    ++scanned;
+                    if (best >= 0) {
+                        const Class& incumbent = classes_[static_cast<std::size_t>(best)];
+                        if (std::tie(incumbent.loss, incumbent.size, best) < std::tie(cls.loss, cls.size, id)) continue;
+                    }
+                    if (passes(c) && takes(cls, v)) best = id;
+                }
+            }
+            std::size_t j = 0;  // the next combination, odometer order
+            while (j < step.size() && ++step[j] == ladders_[j].size()) step[j++] = 0;
+            if (j == step.size()) break;
+        }
+        return best;
+    }
+
+    /// Moves rows of class c (its rows with the most neighbours first) until it is within the
+    /// cap or no row can move. Returns the rows moved.
+    std::int64_t give(std::size_t c, std::vector<std::int32_t>& classes) {
+        if (!passes(c)) return 0;
+        Class& cls = classes_[c];
+        const auto& row_value = nb_.table().row_value;
+        std::vector<std::pair<std::int64_t, std::int32_t>> order;
+        for (const std::int32_t r : cls.rows) {
+            const std::int32_t v = row_value[static_cast<std::size_t>(r)];
+            const auto at = std::lower_bound(cls.values.begin(), cls.values.end(), v) - cls.values.begin();
+            order.emplace_back(-cls.closed[static_cast<std::size_t>(at)], r);
+        }
+        std::sort(order.begin(), order.end());
+        std::int64_t moved = 0;
+        const std::size_t d = qi_.dimensions();
+        for (const auto& [minus, r] : order) {
+            if (cls.size <= cap_) break;
+            const double* x = qi_.row(r);
+            bool holds_extreme = false;
+            for (std::size_t i = 0; i < d && !holds_extreme; ++i) {
+                holds_extreme = (x[i] == cls.lo[i] && cls.at_lo[i] == 1) || (x[i] == cls.hi[i] && cls.at_hi[i] == 1);
+            }
+            const std::int32_t v = row_value[static_cast<std::size_t>(r)];
+            if (holds_extreme || !spares(cls, v)) continue;
+            const std::int32_t to = receiver(c, r, v);
+            if (to < 0) continue;
+            for (std::size_t i = 0; i < d; ++i) {
+                cls.at_lo[i] -= x[i] == cls.lo[i];
+                cls.at_hi[i] -= x[i] == cls.hi[i];
+            }
+            change(cls, v, -1);
+            change(classes_[static_cast<std::size_t>(to)], v, +1);
+            classes[static_cast<std::size_t>(r)] = to;
+            ++moved;
+        }
+        return moved;
+    }
+
+    const LossModel& qi_;
+    const std::vector<std::vector<std::int32_t>>& keys_;
+    const Neighbours& nb_;
+    const MondrianParams& params_;
+    const std::size_t cap_;
+    NeighbourCount counter_;
+    std::vector<Class> classes_;
+    std::unordered_map<Key, std::vector<std::int32_t>, KeyHash> index_;
+    std::vector<std::vector<double>> ladders_;  ///< scratch of receiver()
+};
+
+}  // namespace
+
+std::int64_t absorb(const LossModel& qi, const std::vector<std::vector<std::int32_t>>& node_keys,
+                    const Neighbours& neighbours, std::vector<std::int32_t>& classes,
+                    const MondrianParams& params, std::size_t cap) {
+    if (classes.empty()) return 0;
+    Absorber absorber(qi, node_keys, neighbours, params, cap);
+    return absorber.run(classes);
+}
+
+}  // namespace proxanon
