@@ -24,6 +24,7 @@
 #include "proxanon/ordering.hpp"
 #include "proxanon/parallel.hpp"
 #include "proxanon/absorb.hpp"
+#include "proxanon/session.hpp"
 #include "proxanon/specialize.hpp"
 #include "proxanon/violation_queue.hpp"
 #include "proxanon/xcolor.hpp"
@@ -304,6 +305,19 @@ std::vector<std::optional<Taxonomy>> make_taxonomies(const std::vector<TaxonomyS
     return taxonomies;
 }
 
+/// One taxonomy entry and one node-key list per QI column, a key per node of each taxonomy.
+void check_node_keys(const std::vector<TaxonomySpec>& qi_taxonomies,
+                     const std::vector<std::vector<std::int32_t>>& node_keys, std::size_t cols) {
+    if (qi_taxonomies.size() != cols || node_keys.size() != cols) {
+        throw std::invalid_argument("qi_taxonomies and node_keys need one entry per quasi-identifier column");
+    }
+    for (std::size_t i = 0; i < cols; ++i) {
+        if (qi_taxonomies[i] && node_keys[i].size() != qi_taxonomies[i]->first.size()) {
+            throw std::invalid_argument("node_keys of a taxonomy column needs one key per node");
+        }
+    }
+}
+
 /// The options of a run from a proxanon.engine.EngineOptions (validated in Python): the one
 /// place where they cross the boundary.
 XColorOptions options_from(const py::handle& given) {
@@ -331,6 +345,29 @@ XColorOptions options_from(const py::handle& given) {
 /// Fills the value table and builds the neighbour structure over it on the threads given
 /// (0: the hardware's), polling the interrupt given; runs with the GIL released.
 using RelationBuilder = std::function<Neighbours(ValueTable& table, std::size_t threads, Interrupt*)>;
+
+/// A run's result as proxanon.engine wraps it (run_engine and a session's last run).
+py::dict engine_dict(XColorResult&& result, std::size_t distinct, std::size_t value_edges,
+                     Structure structure, double seconds_graph, bool trace) {
+    py::dict out;
+    out["groups"] = to_numpy(std::move(result.groups));
+    out["violating_rows"] = to_numpy(std::move(result.violating_rows));
+    out["violating_groups"] = to_numpy(std::move(result.violating_groups));
+    out["suppressed_rows"] = to_numpy(std::move(result.suppressed_rows));
+    out["stats"] = result.stats;
+    out["distinct_values"] = distinct;
+    out["value_edges"] = value_edges;
+    out["neighbours"] = structure_name(structure);
+    out["seconds_graph"] = seconds_graph;
+    if (trace) {
+        const auto swaps = static_cast<py::ssize_t>(result.swap_log.size() / 3);
+        out["initial_groups"] = to_numpy(std::move(result.initial_groups));
+        out["swap_log"] = to_numpy(std::move(result.swap_log)).reshape({swaps, py::ssize_t{3}});
+        const auto moved = static_cast<py::ssize_t>(result.move_log.size() / 4);
+        out["move_log"] = to_numpy(std::move(result.move_log)).reshape({moved, py::ssize_t{4}});
+    }
+    return out;
+}
 
 /// The engine run shared by both entry points: `build` makes the relation, the rest is the same.
 py::dict run_engine(const RelationBuilder& build, std::size_t n, const py::handle& given,
@@ -368,24 +405,7 @@ py::dict run_engine(const RelationBuilder& build, std::size_t n, const py::handl
         structure = neighbours.structure();
         result = run_xcolor(table, neighbours, loss, options, initial_groups ? &*initial_groups : nullptr);
     });
-    py::dict out;
-    out["groups"] = to_numpy(std::move(result.groups));
-    out["violating_rows"] = to_numpy(std::move(result.violating_rows));
-    out["violating_groups"] = to_numpy(std::move(result.violating_groups));
-    out["suppressed_rows"] = to_numpy(std::move(result.suppressed_rows));
-    out["stats"] = result.stats;
-    out["distinct_values"] = distinct;
-    out["value_edges"] = value_edges;
-    out["neighbours"] = structure_name(structure);
-    out["seconds_graph"] = seconds_graph;
-    if (options.trace) {
-        const auto swaps = static_cast<py::ssize_t>(result.swap_log.size() / 3);
-        out["initial_groups"] = to_numpy(std::move(result.initial_groups));
-        out["swap_log"] = to_numpy(std::move(result.swap_log)).reshape({swaps, py::ssize_t{3}});
-        const auto moved = static_cast<py::ssize_t>(result.move_log.size() / 4);
-        out["move_log"] = to_numpy(std::move(result.move_log)).reshape({moved, py::ssize_t{4}});
-    }
-    return out;
+    return engine_dict(std::move(result), distinct, value_edges, structure, seconds_graph, options.trace);
 }
 
 py::dict run_partition(const DoubleArray& sensitive, const std::string& metric,
@@ -429,6 +449,128 @@ py::dict run_partition_graph(std::vector<std::int32_t> row_value, std::vector<st
     const std::size_t n = row_value.size();
     const RelationBuilder build = csr_relation(row_value, offsets, targets);
     return run_engine(build, n, options, quasi_identifiers, qi_taxonomies, initial_groups);
+}
+
+/// A session's relation over any rows of a matrix of sensitive values (the arrays outlive it).
+RowsRelation matrix_rows(const Matrix& sa, Metric kind, const std::vector<double>& weights, double epsilon,
+                         Structure asked, std::size_t max_graph_entries) {
+    return [sa, kind, weights, epsilon, asked, max_graph_entries](
+               ValueTable& table, const std::vector<std::int32_t>& rows, std::size_t threads, Interrupt* interrupt) {
+        const Distance distance(kind, weights, epsilon);
+        if (rows.size() == sa.rows) {
+            table = ValueTable::from_rows(sa.data, sa.rows, sa.cols);
+        } else {
+            std::vector<double> sub(rows.size() * sa.cols);
+            for (std::size_t i = 0; i < rows.size(); ++i) {
+                const double* x = sa.data + static_cast<std::size_t>(rows[i]) * sa.cols;
+                std::copy(x, x + sa.cols, sub.begin() + static_cast<std::ptrdiff_t>(i * sa.cols));
+            }
+            table = ValueTable::from_rows(sub.data(), rows.size(), sa.cols);
+        }
+        return Neighbours::build(table, distance, asked, max_graph_entries, threads, interrupt);
+    };
+}
+
+/// A session's relation given as value ids per row and a CSR adjacency between the values:
+/// over a subset of the rows, the values it uses, renumbered in order, and their induced graph.
+RowsRelation csr_rows(const std::vector<std::int32_t>& row_value, const std::vector<std::int64_t>& offsets,
+                      const std::vector<std::int32_t>& targets) {
+    if (offsets.empty()) throw std::invalid_argument("offsets needs one entry per value plus one");
+    return [&row_value, &offsets, &targets](ValueTable& table, const std::vector<std::int32_t>& rows,
+                                            std::size_t /*threads*/, Interrupt* interrupt) {
+        const std::size_t values = offsets.size() - 1;
+        if (rows.size() == row_value.size()) {
+            table = ValueTable::from_labels(row_value, values);
+            return Neighbours(table, NeighbourGraph::from_csr(offsets, targets), interrupt);
+        }
+        std::vector<std::int32_t> id(values, -1);
+        for (const std::int32_t r : rows) id[static_cast<std::size_t>(row_value[static_cast<std::size_t>(r)])] = 0;
+        std::int32_t next = 0;
+        for (std::int32_t& u : id) {
+            if (u == 0) u = next++;
+        }
+        std::vector<std::int32_t> sub;
+        for (const std::int32_t r : rows) sub.push_back(id[static_cast<std::size_t>(row_value[static_cast<std::size_t>(r)])]);
+        std::vector<std::int64_t> off{0};
+        std::vector<std::int32_t> to;
+        for (std::size_t u = 0; u < values; ++u) {
+            if (id[u] < 0) continue;
+            for (auto p = offsets[u]; p < offsets[u + 1]; ++p) {
+                const std::int32_t w = id[static_cast<std::size_t>(targets[static_cast<std::size_t>(p)])];
+                if (w >= 0) to.push_back(w);
+            }
+            off.push_back(static_cast<std::int64_t>(to.size()));
+        }
+        table = ValueTable::from_labels(std::move(sub), static_cast<std::size_t>(next));
+        return Neighbours(table, NeighbourGraph::from_csr(std::move(off), std::move(to)), interrupt);
+    };
+}
+
+/// A session (session.hpp) over `relation`; the merge rounds' options as given.
+py::dict session_with(const RowsRelation& relation, std::size_t n, const py::handle& given,
+                      const DoubleArray& quasi_identifiers, const std::vector<TaxonomySpec>& qi_taxonomies,
+                      const std::vector<std::vector<std::int32_t>>& node_keys, const Int64Array& sensitive_ids,
+                      bool qi_aware, std::optional<std::size_t> max_rounds, double budget,
+                      const std::optional<std::vector<std::int32_t>>& start) {
+    const Matrix qm = as_matrix(quasi_identifiers, "quasi_identifiers");
+    if (qm.rows != n || static_cast<std::size_t>(sensitive_ids.size()) != n) {
+        throw std::invalid_argument("quasi_identifiers, sensitive_ids and the relation differ in rows");
+    }
+    check_node_keys(qi_taxonomies, node_keys, qm.cols);
+    if (start && start->size() != n) throw std::invalid_argument("start needs one class per row");
+    const std::vector<std::optional<Taxonomy>> taxonomies = make_taxonomies(qi_taxonomies);
+    const std::vector<std::int64_t> ids(sensitive_ids.data(), sensitive_ids.data() + n);
+    SignalCheck signals;
+    SessionOptions options;
+    options.xcolor = options_from(given);
+    options.xcolor.interrupt = signals.interrupt();
+    options.qi_aware = qi_aware;
+    if (max_rounds) options.max_rounds = *max_rounds;
+    options.budget = budget;
+    QuasiIdentifiers qi{qm.data, qm.cols, &taxonomies, &node_keys};
+    SessionResult result;
+    signals.run([&] {
+        py::gil_scoped_release release;
+        result = run_session(relation, n, qi, ids, options, start ? &*start : nullptr);
+    });
+    py::dict out;
+    out["released"] = to_numpy(std::move(result.released));
+    out["classes"] = to_numpy(std::move(result.classes));
+    out["formed_from"] = to_numpy(std::move(result.formed_from));
+    out["last_rows"] = to_numpy(std::move(result.last_rows));
+    out["first"] = result.first;
+    out["rounds"] = result.rounds;
+    out["swaps"] = result.swaps;
+    out["too_few"] = result.too_few;
+    out["seconds_merge"] = result.seconds_merge;
+    out["last"] = engine_dict(std::move(result.last), result.distinct, result.value_edges, result.structure,
+                              result.seconds_graph, options.xcolor.trace);
+    return out;
+}
+
+py::dict run_session_rows(const DoubleArray& sensitive, const std::string& metric,
+                          const std::vector<double>& weights, double epsilon, const py::handle& options,
+                          const DoubleArray& quasi_identifiers, const std::vector<TaxonomySpec>& qi_taxonomies,
+                          const std::vector<std::vector<std::int32_t>>& node_keys, const Int64Array& sensitive_ids,
+                          bool qi_aware, std::optional<std::size_t> max_rounds, double budget,
+                          const std::optional<std::vector<std::int32_t>>& start,
+                          std::size_t max_graph_entries, const std::string& neighbours) {
+    const Matrix sa = as_matrix(sensitive, "sensitive");
+    const RowsRelation relation = matrix_rows(sa, parse_metric(metric), weights, epsilon,
+                                              parse_structure(neighbours), max_graph_entries);
+    return session_with(relation, sa.rows, options, quasi_identifiers, qi_taxonomies, node_keys, sensitive_ids,
+                        qi_aware, max_rounds, budget, start);
+}
+
+py::dict run_session_graph(const std::vector<std::int32_t>& row_value, const std::vector<std::int64_t>& offsets,
+                           const std::vector<std::int32_t>& targets, const py::handle& options,
+                           const DoubleArray& quasi_identifiers, const std::vector<TaxonomySpec>& qi_taxonomies,
+                           const std::vector<std::vector<std::int32_t>>& node_keys, const Int64Array& sensitive_ids,
+                           bool qi_aware, std::optional<std::size_t> max_rounds, double budget,
+                           const std::optional<std::vector<std::int32_t>>& start) {
+    const RowsRelation relation = csr_rows(row_value, offsets, targets);
+    return session_with(relation, row_value.size(), options, quasi_identifiers, qi_taxonomies, node_keys,
+                        sensitive_ids, qi_aware, max_rounds, budget, start);
 }
 
 /// The checks of a Mondrian part (and of a specialized class).
@@ -489,14 +631,7 @@ py::dict specialize_with(const RelationBuilder& build, std::size_t n, std::vecto
                          std::size_t l, bool dissimilarity, double delta, bool absorb_rows) {
     const Matrix qi = as_matrix(quasi_identifiers, "quasi_identifiers");
     if (qi.rows != n || classes.size() != n) throw std::invalid_argument("classes, quasi_identifiers and the relation differ in rows");
-    if (qi_taxonomies.size() != qi.cols || node_keys.size() != qi.cols) {
-        throw std::invalid_argument("qi_taxonomies and node_keys need one entry per quasi-identifier column");
-    }
-    for (std::size_t i = 0; i < qi.cols; ++i) {
-        if (qi_taxonomies[i] && node_keys[i].size() != qi_taxonomies[i]->first.size()) {
-            throw std::invalid_argument("node_keys of a taxonomy column needs one key per node");
-        }
-    }
+    check_node_keys(qi_taxonomies, node_keys, qi.cols);
     std::vector<std::optional<Taxonomy>> taxonomies = make_taxonomies(qi_taxonomies);
     MondrianParams params = checks(k, l, dissimilarity, delta);
     SignalCheck signals;
@@ -671,6 +806,19 @@ PYBIND11_MODULE(_core, mod) {
             "Strict multidimensional Mondrian with k, distinct-l and (epsilon, delta) checks;\n"
             "grid_checks=False refuses (GraphTooDenseError) where they would need a grid\n"
             "(a graph of more than max_graph_entries).");
+    mod.def("session", &run_session_rows, py::arg("sensitive"), py::arg("metric"), py::arg("weights"),
+            py::arg("epsilon"), py::arg("options"), py::arg("quasi_identifiers"), py::arg("qi_taxonomies"),
+            py::arg("node_keys"), py::arg("sensitive_ids"), py::arg("qi_aware"), py::arg("max_rounds"),
+            py::arg("budget"), py::arg("start") = py::none(),
+            py::arg("max_graph_entries") = kMaxGraphEntries, py::arg("neighbours") = "auto",
+            "One session: XColor's run, then rounds merging groups that publish one QI tuple and "
+            "repairing the merged classes, over structures built once (session.hpp).");
+    mod.def("session_graph", &run_session_graph, py::arg("row_value"), py::arg("offsets"),
+            py::arg("targets"), py::arg("options"), py::arg("quasi_identifiers"),
+            py::arg("qi_taxonomies"), py::arg("node_keys"), py::arg("sensitive_ids"),
+            py::arg("qi_aware"), py::arg("max_rounds"), py::arg("budget"),
+            py::arg("start") = py::none(),
+            "The same over a given relation: value id per row and CSR between values.");
     mod.def("specialize", &run_specialize, py::arg("classes"), py::arg("quasi_identifiers"),
             py::arg("qi_taxonomies"), py::arg("node_keys"), py::arg("sensitive"), py::arg("metric"),
             py::arg("weights"), py::arg("epsilon"), py::arg("k"), py::arg("l"), py::arg("delta"),

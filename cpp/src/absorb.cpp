@@ -91,7 +91,7 @@ private:
                     cls.at_hi[i] += qi_.row(r)[i] == cls.hi[i];
                 }
                 cls.loss += qi_.cost(i, cls.lo[i], cls.hi[i]);
-                if (qi_.taxonomy(i) != nullptr) part.push_back(published_pair(qi_, keys_, i, cls.lo[i], cls.hi[i]).first);
+                if (qi_.taxonomy(i) != nullptr) part.push_back(published_pair(qi_.taxonomy(i), keys_[i], cls.lo[i], cls.hi[i]).first);
             }
             index_[part].push_back(static_cast<std::int32_t>(c));
         }

@@ -71,7 +71,7 @@ public:
                 hi = std::max(hi, x);
             }
             loss += qi_.cost(i, lo, hi);
-            std::tie(part.key[2 * i], part.key[2 * i + 1]) = published_pair(qi_, keys_, i, lo, hi);
+            std::tie(part.key[2 * i], part.key[2 * i + 1]) = published_pair(qi_.taxonomy(i), keys_[i], lo, hi);
         }
         part.loss = loss * static_cast<double>(end - begin);
         part.violations = check_.measure(rows.data() + begin, rows.data() + end);

@@ -63,6 +63,37 @@ def mondrian(
     grid_checks: bool = True,
     max_graph_entries: int = ...,
 ) -> dict[str, Any]: ...
+def session(
+    sensitive: NDArray[np.float64],
+    metric: str,
+    weights: list[float],
+    epsilon: float,
+    options: Any,
+    quasi_identifiers: NDArray[np.float64],
+    qi_taxonomies: list[tuple[NDArray[np.int32], int] | None],
+    node_keys: list[list[int]],
+    sensitive_ids: NDArray[np.int64],
+    qi_aware: bool,
+    max_rounds: int | None,
+    budget: float,
+    start: list[int] | None = ...,
+    max_graph_entries: int = ...,
+    neighbours: str = ...,
+) -> dict[str, Any]: ...
+def session_graph(
+    row_value: list[int],
+    offsets: list[int],
+    targets: list[int],
+    options: Any,
+    quasi_identifiers: NDArray[np.float64],
+    qi_taxonomies: list[tuple[NDArray[np.int32], int] | None],
+    node_keys: list[list[int]],
+    sensitive_ids: NDArray[np.int64],
+    qi_aware: bool,
+    max_rounds: int | None,
+    budget: float,
+    start: list[int] | None = ...,
+) -> dict[str, Any]: ...
 def specialize(
     classes: list[int],
     quasi_identifiers: NDArray[np.float64],

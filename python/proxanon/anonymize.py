@@ -26,14 +26,15 @@ from proxanon.engine import (
     MAX_GRAPH_ENTRIES,
     METHODS,
     NEIGHBOURS,
+    EngineOptions,
     Partition,
     checked_neighbours,
     checked_search_limit,
     early_proof,
     infeasible_message,
     proven_before_repair,
-    run_engine,
     run_mondrian,
+    run_session,
     run_specialize,
     suppression_budget,
 )
@@ -603,7 +604,7 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
     all_columns: list[QIColumn] = [encode_qi(data, c, given.get(c)) for c in qi_cols]
     all_sens, relation = encode_sensitive(data, sens_cols, given, metric, weights, ranges)
     all_qi = np.ascontiguousarray(np.column_stack([c.codes for c in all_columns]))
-    taxonomies = [c.taxonomy_spec() for c in all_columns]
+    _, taxonomies, node_keys = _published_key_inputs(all_columns)
     seconds = {"prepare": time.perf_counter() - tic}
     n_all = len(data)
     suppress = on_infeasible == "suppress"
@@ -627,7 +628,6 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
             units = _epsilon_in_units(data, sens_cols, relation, eps)
             raise InfeasibleError(proven_before_repair(proof, k, eps, dlt, relation)
                                   + ("\n" + units if units else ""))
-    engine_mode = "suppress" if suppress else "best_effort"
     # Rows with identical sensitive values are interchangeable between groups; with a
     # row-indexed neighbour graph, rows whose neighbours (themselves included) are the same.
     if relation.kind == "graph":
@@ -660,70 +660,32 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
                 max_rounds: int | None = None, used: int = threads,
                 shown: ProgressReporter | None = reporter) -> _Published:
         """The engine's groups, with groups that publish one tuple merged and repaired until
-        every class publishes its own tuple (or a repair fails). ``plain``: the engine as
-        :func:`proxanon.partition` runs it by default (no QIs, Algorithm 1's start).
+        every class publishes its own tuple (or a repair fails), in one native session
+        (:func:`proxanon.engine.run_session`). ``plain``: the engine as
+        :func:`proxanon.partition` runs it by default (no QI loss, Algorithm 1's start).
         ``start``: groups to repair instead of INITIALIZE's; ``max_rounds``: merging rounds
         at most (what still collides is then published as one class, and audited so).
         ``used``: threads; ``shown``: where progress goes (None beside the caller's work)."""
-        qi = None if plain else all_qi
-        tax = None if plain else taxonomies
-        first_init = "degree" if plain else init
         search = limit if not plain else (0 if limit == 0 else max(limit, DEFAULT_SEARCH_LIMIT))
-
-        def run(released: NDArray[np.int64], initial: NDArray[np.int64] | None) -> Partition:
-            if released.size < k:
-                raise InfeasibleError(
-                    f"only {released.size} row(s) would remain after suppression, fewer than "
-                    f"k={k}; allow less suppression or relax epsilon or delta")
-            return run_engine(all_sens[released], k, eps, dlt, relation,
-                              None if qi is None else qi[released], tax, engine_mode, search,
-                              False, shown, time.perf_counter(), initial_groups=initial,
-                              init=first_init, moves=moves, max_suppression=1.0,
-                              neighbours=structure, threads=used)
-
-        released = np.arange(n_all)
-        part = run(released, start)
-        times = {name: value for name, value in part.stats["seconds"].items()
-                 if name != "total"}
-        initial_violations = int(part.stats["initial_violations"])
-        swaps = int(part.stats["swaps"])
-        # An attacker sees groups only through their published QI values: groups that
-        # publish the same tuple form one equivalence class, and a union of satisfying groups
-        # can violate (their cross-group neighbours add up). Merge such groups and repair the
-        # merged classes, until every class publishes its own tuple or a repair fails. Each
-        # round that goes on merges at least two classes (or leaves rows out), so this ends.
-        tic = time.perf_counter()
-        rounds = 0
-        # Per released row: how many first-run groups the class it was last merged into
-        # came from (rows keep it when a repair moves them; a group takes its largest).
-        row_from = np.ones(n_all, dtype=np.int64)
-        while True:
-            kept = part.groups >= 0
-            released, groups, row_from = released[kept], part.groups[kept], row_from[kept]
-            columns = [c.subset(released) for c in all_columns]
-            if rounds == 0:  # the engine's own groups, near k rows: merged ones rarely move
-                groups = _spread_equal_tuples(groups, columns, sa_ids[released])
-            summary = summarize_groups(columns, groups)
-            merged = _merge_equal_tuples(summary.labels)
-            group_from = np.zeros(summary.sizes.size, dtype=np.int64)
-            np.maximum.at(group_from, groups, row_from)
-            formed_from = np.bincount(merged, weights=group_from).astype(np.int64)
-            row_from = formed_from[merged[groups]]
-            # Rows left out stay out in later rounds: past the budget, no round can help.
-            over_budget = n_all - released.size > budget * n_all
-            if formed_from.size == summary.sizes.size or not part.satisfied or over_budget or (
-                    max_rounds is not None and rounds >= max_rounds):
-                break
-            rounds += 1
-            part = run(released, merged[groups])
-            swaps += int(part.stats["swaps"])
-        classes = merged[groups]
-        if formed_from.size < summary.sizes.size:
-            # A repair failed with groups still sharing a tuple: what is published is their
-            # union (which publishes the same tuple: the extremes of a union of groups with
-            # equal extremes are those extremes).
+        options = EngineOptions(
+            k=k, delta=dlt, search_limit=search, init="degree" if plain else init,
+            init_block=1, moves=moves, suppress=suppress, threads=used,
+            progress=shown.counters if shown is not None else None)
+        session = run_session(all_sens, k, eps, dlt, relation, all_qi, taxonomies, node_keys,
+                              sa_ids, options, qi_aware=not plain, start=start,
+                              max_rounds=max_rounds, budget=budget, neighbours=structure,
+                              reporter=shown, started=time.perf_counter())
+        released, classes, formed_from = (session.released, session.classes,
+                                          session.formed_from)
+        times = dict(session.seconds)
+        columns = [c.subset(released) for c in all_columns]
+        summary = summarize_groups(columns, classes)
+        # The session tells tuples apart by codes; labels that read alike are one class too.
+        by_label = _merge_equal_tuples(summary.labels)
+        if by_label.size and int(by_label.max()) + 1 < summary.sizes.size:
+            formed_from = np.bincount(by_label, weights=formed_from).astype(np.int64)
+            classes = by_label[classes]
             summary = summarize_groups(columns, classes)
-        times["merge"] = time.perf_counter() - tic
         tic = time.perf_counter()
         sens, rel = published_sensitive(released)
         classes, summary, formed_from = _specialize_classes(classes, formed_from, columns, sens,
@@ -737,8 +699,9 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
         tic = time.perf_counter()
         check = audit_classes(sens, rel, classes, used)
         times["audit"] = time.perf_counter() - tic
-        return _Published(part, released, classes, columns, summary, formed_from, rounds, swaps,
-                          initial_violations, times, check, plain)
+        return _Published(session.last, released, classes, columns, summary, formed_from,
+                          session.rounds, session.swaps, session.initial_violations, times,
+                          check, plain)
 
     def acceptable(result: _Published) -> bool:
         return result.check.satisfied and n_all - result.released.size <= budget * n_all
@@ -1106,7 +1069,9 @@ def _spread_equal_tuples(groups: NDArray[np.int64], columns: list[QIColumn],
     trades a row of a group whose tuple another group also publishes for a row of a nearby QI
     combination with the same sensitive value, when that gives it a tuple no group publishes,
     and never lifts a value of a taxonomy of several levels to a node covering more leaves.
-    Greedy, deterministic, at most 8 candidate exchanges per row of the table.
+    Greedy, deterministic, at most 8 candidate exchanges per row of the table. The native
+    session (:func:`proxanon.engine.run_session`) runs this step itself after its first run;
+    this function gives the same step on its own (tests check its invariants with it).
     """
     if groups.size == 0 or not columns:
         return groups

@@ -478,6 +478,29 @@ def run_engine(
         if reporter is not None:
             reporter.engine_running = False
 
+    result = _partition_of(raw, k, eps, dlt, relation, moves, calls, started, trace)
+    suppressed, stats = result.suppressed_rows, result.stats
+    if on_infeasible == "suppress" and n - suppressed.size < k:
+        raise InfeasibleError(nothing_released(n, suppressed.size, stats), partition=result)
+    if on_infeasible == "suppress" and suppressed.size > max_suppression * n:
+        needs = ("at least {} of {} row(s) must be left out (an exhaustive search over all "
+                 "partitions found no release that keeps more)" if stats["exact_search"] else
+                 "XColor's suppression left out {} of {} row(s)")
+        raise InfeasibleError(
+            f"{needs.format(suppressed.size, n)} ({suppressed.size / n:.2%}), more than "
+            f"max_suppression={max_suppression} allows ({int(max_suppression * n)} row(s)). "
+            "Allow more suppression, or try a smaller epsilon or delta.", partition=result)
+    if not result.satisfied and on_infeasible == "raise":
+        raise InfeasibleError(
+            infeasible_summary(stats) + "\n" + infeasible_message(stats)
+            + feasibility_advice(sens, stats, relation), partition=result)
+    return result
+
+
+def _partition_of(raw: dict[str, Any], k: int, eps: float, dlt: float, relation: Relation,
+                  moves: str, calls: int, started: float, trace: bool) -> Partition:
+    """One native run's result (cpp/bindings/module.cpp, ``engine_dict``) as a Partition."""
+    n = len(raw["groups"])
     stats = stats_dict(raw["stats"])
     stats.update(distinct_values=raw["distinct_values"], value_edges=raw["value_edges"],
                  neighbours=raw["neighbours"], seconds_graph=raw["seconds_graph"])
@@ -495,34 +518,95 @@ def run_engine(
         "suppress": stats.pop("seconds_suppress"),
         "total": time.perf_counter() - started,
     }
-    suppressed = np.asarray(raw["suppressed_rows"], dtype=np.int64)
     stats["moves"] = moves
-    result = Partition(
+    return Partition(
         groups=np.asarray(raw["groups"], dtype=np.int64),
         satisfied=stats["remaining_violations"] == 0,
         stats=stats,
         violating_rows=np.asarray(raw["violating_rows"], dtype=np.int64),
         violating_groups=violating_groups,
-        suppressed_rows=suppressed,
+        suppressed_rows=np.asarray(raw["suppressed_rows"], dtype=np.int64),
         initial_groups=np.asarray(raw["initial_groups"], dtype=np.int64) if trace else None,
         swap_log=np.asarray(raw["swap_log"], dtype=np.int64) if trace else None,
         move_log=np.asarray(raw["move_log"], dtype=np.int64) if trace else None,
     )
-    if on_infeasible == "suppress" and n - suppressed.size < k:
-        raise InfeasibleError(nothing_released(n, suppressed.size, stats), partition=result)
-    if on_infeasible == "suppress" and suppressed.size > max_suppression * n:
-        needs = ("at least {} of {} row(s) must be left out (an exhaustive search over all "
-                 "partitions found no release that keeps more)" if stats["exact_search"] else
-                 "XColor's suppression left out {} of {} row(s)")
-        raise InfeasibleError(
-            f"{needs.format(suppressed.size, n)} ({suppressed.size / n:.2%}), more than "
-            f"max_suppression={max_suppression} allows ({int(max_suppression * n)} row(s)). "
-            "Allow more suppression, or try a smaller epsilon or delta.", partition=result)
-    if not result.satisfied and on_infeasible == "raise":
-        raise InfeasibleError(
-            infeasible_summary(stats) + "\n" + infeasible_message(stats)
-            + feasibility_advice(sens, stats, relation), partition=result)
-    return result
+
+
+@dataclass(frozen=True)
+class Session:
+    """What one native session published (cpp/include/proxanon/session.hpp): the rows it
+    releases (ascending), the class of each (groups merged by published tuple, 0 .. C-1 in
+    the order of their first group), per class the first-run groups it gathers, and its last
+    run as a Partition over ``last_rows``."""
+
+    released: NDArray[np.int64]
+    classes: NDArray[np.int64]
+    formed_from: NDArray[np.int64]
+    last: Partition
+    last_rows: NDArray[np.int64]
+    rounds: int
+    swaps: int
+    initial_violations: int
+    seconds: dict[str, float]
+
+
+def run_session(sens: NDArray[np.float64], k: int, eps: float, dlt: float, relation: Relation,
+                qi: NDArray[np.float64], qi_taxonomies: list[tuple[NDArray[np.int32], int] | None],
+                node_keys: list[NDArray[np.int32] | None], sensitive_ids: NDArray[np.int64],
+                options: EngineOptions, qi_aware: bool, start: NDArray[np.int64] | None,
+                max_rounds: int | None, budget: float, neighbours: str,
+                reporter: ProgressReporter | None, started: float) -> Session:
+    """XColor's run and the rounds that merge groups publishing one QI tuple and repair the
+    merged classes, in one native call over structures built once (rebuilt only over the rows
+    a suppressing run leaves in). ``qi_aware``: the runs price QI loss (False: the plain
+    partition's path; the QIs still decide the tuples). ``max_rounds``: merging rounds at
+    most; ``budget``: the share of rows that may be left out before merging stops. Raises
+    InfeasibleError when a suppressing run leaves fewer than k rows."""
+    if reporter is not None:
+        reporter.engine_running = True
+    keys = [[] if key is None else key.tolist() for key in node_keys]
+    common: dict[str, Any] = dict(
+        options=options, quasi_identifiers=qi, qi_taxonomies=qi_taxonomies, node_keys=keys,
+        sensitive_ids=np.ascontiguousarray(sensitive_ids, dtype=np.int64), qi_aware=qi_aware,
+        max_rounds=max_rounds, budget=budget,
+        start=None if start is None else start.astype(np.int32).tolist())
+    calls = 0
+    try:
+        if relation.weights is not None:  # a built-in metric
+            raw = _core.session(sens, relation.name, relation.weights.tolist(), eps,
+                                max_graph_entries=MAX_GRAPH_ENTRIES, neighbours=neighbours,
+                                **common)
+        else:
+            tic = time.perf_counter()
+            if relation.kind == "callable":
+                row_value, offsets, targets, calls = value_graph(relation, sens, eps)
+            else:
+                row_value, offsets, targets = row_graph(relation, sens.shape[0])
+            built = time.perf_counter() - tic
+            raw = _core.session_graph(row_value.tolist(), offsets.tolist(), targets.tolist(),
+                                      **common)
+            raw["last"]["seconds_graph"] += built
+    except GraphTooDenseError as exc:
+        raise too_dense(eps, relation, exc) from None
+    finally:
+        if reporter is not None:
+            reporter.engine_running = False
+    last = _partition_of(raw["last"], k, eps, dlt, relation, options.moves, calls, started,
+                         options.trace)
+    if raw["too_few"]:
+        raise InfeasibleError(nothing_released(last.groups.size, last.suppressed_rows.size,
+                                               last.stats), partition=last)
+    first = stats_dict(raw["first"])
+    seconds = {"graph": last.stats["seconds"]["graph"],
+               "initialize": first["seconds_initialize"], "repair": first["seconds_repair"],
+               "suppress": first["seconds_suppress"], "merge": float(raw["seconds_merge"])}
+    return Session(
+        released=np.asarray(raw["released"], dtype=np.int64),
+        classes=np.asarray(raw["classes"], dtype=np.int64),
+        formed_from=np.asarray(raw["formed_from"], dtype=np.int64),
+        last=last, last_rows=np.asarray(raw["last_rows"], dtype=np.int64),
+        rounds=int(raw["rounds"]), swaps=int(raw["swaps"]),
+        initial_violations=int(first["initial_violations"]), seconds=seconds)
 
 
 #: Rows above which ``on_infeasible="raise"`` checks the clique bound before any repair: a

@@ -8,6 +8,8 @@
 #include <cstring>
 #include <vector>
 
+#include <utility>
+
 #include "proxanon/loss.hpp"
 
 namespace proxanon {
@@ -30,12 +32,13 @@ struct KeyHash {
 
 /// The published value of column i for rows spanning [lo, hi] there, as the pair the key
 /// holds: (lo, hi) for a numeric column, (key, key) of the LCA's label for a taxonomy one.
-inline std::pair<double, double> published_pair(const LossModel& qi,
-                                                const std::vector<std::vector<std::int32_t>>& node_keys,
-                                                std::size_t i, double lo, double hi) {
-    if (const Taxonomy* tax = qi.taxonomy(i)) {
-        const std::int32_t node = tax->lca(static_cast<std::int32_t>(lo), static_cast<std::int32_t>(hi));
-        const auto key = static_cast<double>(node_keys[i][static_cast<std::size_t>(node)]);
+/// `taxonomy` is the column's (null for a numeric one) and `node_keys` its nodes' keys.
+inline std::pair<double, double> published_pair(const Taxonomy* taxonomy,
+                                                const std::vector<std::int32_t>& node_keys,
+                                                double lo, double hi) {
+    if (taxonomy != nullptr) {
+        const std::int32_t node = taxonomy->lca(static_cast<std::int32_t>(lo), static_cast<std::int32_t>(hi));
+        const auto key = static_cast<double>(node_keys[static_cast<std::size_t>(node)]);
         return {key, key};
     }
     return {lo, hi};
