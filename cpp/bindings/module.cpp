@@ -622,8 +622,7 @@ py::dict run_mondrian(const DoubleArray& sensitive, const std::string& metric,
 
 /// Top-down specialization of published classes over the relation `build` makes (the checks
 /// of Mondrian: k, distinct l, and (epsilon, delta)^k-dissimilarity when `dissimilarity`), or
-/// with `absorb_rows` the absorption of giant classes' rows instead (absorb.hpp; nothing is
-/// built when no class is above the cap).
+/// with `absorb_rows` the absorption of giant classes' rows instead (absorb.hpp).
 py::dict specialize_with(const RelationBuilder& build, std::size_t n, std::vector<std::int32_t> classes,
                          const DoubleArray& quasi_identifiers,
                          const std::vector<TaxonomySpec>& qi_taxonomies,
@@ -638,25 +637,13 @@ py::dict specialize_with(const RelationBuilder& build, std::size_t n, std::vecto
     params.interrupt = signals.interrupt();
     SpecializeResult result;
     std::int64_t absorbed = 0;
-    const std::size_t cap = absorb_cap(n, k);
-    std::vector<std::size_t> sizes;
-    for (const std::int32_t c : classes) {
-        if (c < 0) throw std::invalid_argument("class ids must be >= 0");
-        if (static_cast<std::size_t>(c) >= sizes.size()) sizes.resize(static_cast<std::size_t>(c) + 1, 0);
-        ++sizes[static_cast<std::size_t>(c)];
-    }
-    const bool giant = std::any_of(sizes.begin(), sizes.end(), [&](std::size_t s) { return s > cap; });
     signals.run([&] {
         py::gil_scoped_release release;
-        if (absorb_rows && !giant) {
-            result.classes = std::move(classes);
-            return;
-        }
         ValueTable table;
         const Neighbours neighbours = build(table, 1, params.interrupt);
         const LossModel loss(qi.data, qi.rows, qi.cols, std::move(taxonomies));
         if (absorb_rows) {
-            absorbed = absorb(loss, node_keys, neighbours, classes, params, cap);
+            absorbed = absorb(loss, node_keys, neighbours, classes, params, absorb_cap(n, k));
             result.classes = std::move(classes);
         } else {
             result = specialize(loss, node_keys, neighbours, classes, params);
@@ -877,6 +864,8 @@ PYBIND11_MODULE(_core, mod) {
             py::arg("qi_taxonomies"), py::arg("sensitive_ids"),
             "Groups after rows with identical sensitive values are exchanged so that fewer "
             "groups publish the same QI tuple.");
+    mod.def("absorb_cap", &absorb_cap, py::arg("n"), py::arg("k"),
+            "Absorption's cap: the larger of 2k rows and 1/200 of the n rows (absorb.hpp).");
     mod.def("initialize", &initialize_classes, py::arg("degree"), py::arg("m"),
             "Algorithm 1: the class of each row given row degrees.");
     mod.def("equitable_sizes", &equitable_sizes, py::arg("n"), py::arg("m"));

@@ -50,15 +50,15 @@ std::int64_t ExcessDescent::class_excess(std::size_t c) const {
     return total;
 }
 
-/// Change of E if v (class V) and w (class W) swap; t(V) and t(W) do not change.
-std::int64_t ExcessDescent::swap_excess_change(std::int32_t v, std::int32_t w) const {
+/// Change of E over V \ {v} if v (value a, class V) is replaced by a row of value b, and the
+/// number of such rows' neighbours in V \ {v}; t(V) does not change.
+std::pair<std::int64_t, std::int64_t> ExcessDescent::home_change(std::int32_t v, std::int32_t b) const {
     const std::int32_t* own = col_.own_counts();
     const std::int32_t* value = col_.row_values();
     const auto home = static_cast<std::size_t>(col_.class_of(v));
-    const auto away = static_cast<std::size_t>(col_.class_of(w));
-    const std::int32_t a = value[v], b = value[w];
-    const std::int64_t th = col_.allowed(home), ta = col_.allowed(away);
-    std::int64_t change = 0, own_w = 0, own_v = 0;
+    const std::int32_t a = value[v];
+    const std::int64_t th = col_.allowed(home);
+    std::int64_t change = 0, own_w = 0;
     for (const std::int32_t* p = col_.begin(home); p != col_.end(home); ++p) {
         const std::int32_t y = *p;
         if (y == v) continue;
@@ -66,6 +66,18 @@ std::int64_t ExcessDescent::swap_excess_change(std::int32_t v, std::int32_t w) c
         own_w += nb;
         change += over(own[y] - col_.adjacent(a, value[y]) + nb, th) - over(own[y], th);
     }
+    return {change, own_w};
+}
+
+/// Change of E over W \ {w} if w (class W) is replaced by v, and v's neighbours in W \ {w};
+/// the same for every row of w's value in W (their D are equal).
+std::pair<std::int64_t, std::int64_t> ExcessDescent::away_change(std::int32_t v, std::int32_t w) const {
+    const std::int32_t* own = col_.own_counts();
+    const std::int32_t* value = col_.row_values();
+    const auto away = static_cast<std::size_t>(col_.class_of(w));
+    const std::int32_t a = value[v], b = value[w];
+    const std::int64_t ta = col_.allowed(away);
+    std::int64_t change = 0, own_v = 0;
     for (const std::int32_t* p = col_.begin(away); p != col_.end(away); ++p) {
         const std::int32_t y = *p;
         if (y == w) continue;
@@ -73,9 +85,7 @@ std::int64_t ExcessDescent::swap_excess_change(std::int32_t v, std::int32_t w) c
         own_v += na;
         change += over(own[y] - col_.adjacent(b, value[y]) + na, ta) - over(own[y], ta);
     }
-    change += over(own_w, th) - over(own[v], th);
-    change += over(own_v, ta) - over(own[w], ta);
-    return change;
+    return {change, own_v};
 }
 
 /// Change of E if v moves alone from its class V to class W (sizes |V|-1 and |W|+1).
@@ -111,8 +121,22 @@ bool ExcessDescent::improve(std::int32_t v, XColorResult& result) {
     std::int32_t best_partner = -2;  // -2: none; -1: transfer
     std::size_t best_class = 0;
     const double* xv = loss.active() ? loss.row(v) : nullptr;
+    const std::int32_t* own = col_.own_counts();
+    const std::int32_t* value = col_.row_values();
+    const std::int64_t th = col_.allowed(home);
+    if (home_stamp_.empty()) {
+        std::int32_t values = 0;
+        for (std::size_t r = 0; r < col_.rows(); ++r) values = std::max(values, value[r] + 1);
+        home_stamp_.assign(static_cast<std::size_t>(values), 0);
+        away_stamp_.assign(static_cast<std::size_t>(values), 0);
+        home_.resize(static_cast<std::size_t>(values));
+        away_.resize(static_cast<std::size_t>(values));
+    }
+    const std::uint64_t step_stamp = ++stamp_;
     for (std::size_t step = 0; step < limit; ++step) {
         const std::size_t c = col_.outward(home, step);
+        const std::uint64_t class_stamp = ++stamp_;
+        const std::int64_t ta = col_.allowed(c);
         auto consider = [&](std::int64_t change, double loss_change, std::int32_t partner) {
             if (change >= 0) return;
             const bool better = best_partner == -2 || change < best_change ||
@@ -139,7 +163,20 @@ bool ExcessDescent::improve(std::int32_t v, XColorResult& result) {
                               col_.extremes(c).exchange(loss, xw, xv) -
                               col_.extremes(home).loss() - col_.extremes(c).loss();
             }
-            consider(swap_excess_change(v, w), loss_change, w);
+            const auto b = static_cast<std::size_t>(value[w]);
+            if (home_stamp_[b] != step_stamp) {
+                home_stamp_[b] = step_stamp;
+                home_[b] = home_change(v, value[w]);
+            }
+            if (away_stamp_[b] != class_stamp) {
+                away_stamp_[b] = class_stamp;
+                away_[b] = away_change(v, w);
+            }
+            const auto [in_home, own_w] = home_[b];
+            const auto [in_away, own_v] = away_[b];
+            const std::int64_t change = in_home + in_away + over(own_w, th) - over(own[v], th) +
+                                        over(own_v, ta) - over(own[w], ta);
+            consider(change, loss_change, w);
         }
     }
     if (best_partner == -2) return false;

@@ -63,6 +63,7 @@ def mondrian(
     grid_checks: bool = True,
     max_graph_entries: int = ...,
 ) -> dict[str, Any]: ...
+def absorb_cap(n: int, k: int) -> int: ...
 def session(
     sensitive: NDArray[np.float64],
     metric: str,

@@ -32,8 +32,8 @@
 namespace proxanon {
 
 /// The cap of a table of n rows: the larger of 2k rows and 1/200 of the table, so that on a
-/// large table only classes far above k give rows (and a table without such classes is left
-/// as it is, without building anything).
+/// large table only classes far above k give rows (proxanon.anonymize makes no call at all
+/// when no class is above it).
 inline std::size_t absorb_cap(std::size_t n, std::size_t k) {
     return n / 200 > 2 * k ? (n + 199) / 200 : 2 * k;
 }

@@ -4,6 +4,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "proxanon/colouring.hpp"
 #include "proxanon/xcolor.hpp"
@@ -21,7 +23,10 @@ namespace proxanon {
 ///
 /// Invariant: E drops by at least one per move and every class keeps >= k rows, so it ends
 /// after at most E moves and E + max(n / 8, 2^12) steps. Cost per examined move O(|V| + |W|)
-/// adjacency tests, so one step is O(64 · (k · |V| + |W|)).
+/// adjacency tests, so one step is O(64 · (k · |V| + |W|)) at most. Within a step, a swap's
+/// change of E depends on the partner only through its value (rows of one value in one class
+/// have the same D): the part in V is computed once per partner value, the part in W once
+/// per (value, class).
 class ExcessDescent {
 public:
     ExcessDescent(Colouring& colouring, const XColorOptions& options)
@@ -34,7 +39,10 @@ public:
 
 private:
     std::int64_t class_excess(std::size_t c) const;
-    std::int64_t swap_excess_change(std::int32_t v, std::int32_t w) const;
+    /// Change of E in v's class V if v leaves for a row of value b, and D of that row in V.
+    std::pair<std::int64_t, std::int64_t> home_change(std::int32_t v, std::int32_t b) const;
+    /// Change of E in w's class W if w leaves for v, and D of v in W.
+    std::pair<std::int64_t, std::int64_t> away_change(std::int32_t v, std::int32_t w) const;
     std::int64_t transfer_excess_change(std::int32_t v, std::size_t away) const;
     bool improve(std::int32_t v, XColorResult& result);
 
@@ -42,6 +50,10 @@ private:
     const XColorOptions& options_;
     std::int64_t moves_ = 0;
     std::int64_t transfers_ = 0;
+    /// Per value: the step (home_) or the step and class (away_) its cached change is of.
+    std::vector<std::uint64_t> home_stamp_, away_stamp_;
+    std::vector<std::pair<std::int64_t, std::int64_t>> home_, away_;
+    std::uint64_t stamp_ = 0;
 };
 
 }  // namespace proxanon
