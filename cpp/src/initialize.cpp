@@ -66,41 +66,59 @@ std::vector<std::int32_t> qi_order(const LossModel& loss, std::size_t n, std::si
     // Parts still to split, as [begin, end) ranges of `order`; processed depth first with the
     // left half on top, so finished parts are in left-to-right order already (in place).
     std::vector<std::pair<std::size_t, std::size_t>> stack{{0, n}};
+    std::vector<double> lo(d), hi(d);
+    // The QI values kept in the order of `order` (row j of `values` is row order[j]), so that
+    // every pass over a part reads it front to back rather than rows scattered over the table.
+    std::vector<double> values(n * d), moved;
+    for (std::size_t r = 0; r < n; ++r) {
+        const double* x = loss.row(static_cast<std::int32_t>(r));
+        std::copy(x, x + d, values.begin() + static_cast<std::ptrdiff_t>(r * d));
+    }
+    // A part's rows as (value in the split column, row, position in the part): the median
+    // search and the sort compare (value, row) only, as comparing rows by value then index.
+    struct Keyed {
+        double value;
+        std::int32_t row;
+        std::uint32_t at;
+        bool operator<(const Keyed& other) const {
+            return value != other.value ? value < other.value : row < other.row;
+        }
+    };
+    std::vector<Keyed> keyed;
     while (!stack.empty()) {
         const auto [begin, end] = stack.back();
         stack.pop_back();
         if (end - begin <= leaf) continue;
+        // Every column's extremes in one pass.
+        const double* part = values.data() + begin * d;
+        std::copy(part, part + d, lo.begin());
+        std::copy(part, part + d, hi.begin());
+        for (std::size_t j = 1; j < end - begin; ++j) {
+            const double* x = part + j * d;
+            for (std::size_t i = 0; i < d; ++i) {
+                lo[i] = std::min(lo[i], x[i]);
+                hi[i] = std::max(hi[i], x[i]);
+            }
+        }
         std::size_t best_dim = d;
         double best_spread = 0.0;
         for (std::size_t i = 0; i < d; ++i) {
-            double lo = loss.row(order[begin])[i];
-            double hi = lo;
-            for (std::size_t j = begin + 1; j < end; ++j) {
-                const double x = loss.row(order[j])[i];
-                lo = std::min(lo, x);
-                hi = std::max(hi, x);
-            }
-            const double spread = lo < hi ? loss.cost(i, lo, hi) : 0.0;
+            const double spread = lo[i] < hi[i] ? loss.cost(i, lo[i], hi[i]) : 0.0;
             if (spread > best_spread) { best_spread = spread; best_dim = i; }
         }
         if (best_dim == d) continue;  // all rows share their QI values
         std::size_t middle = begin + (end - begin) / 2;
-        const auto first = order.begin() + static_cast<std::ptrdiff_t>(begin);
-        const auto last = order.begin() + static_cast<std::ptrdiff_t>(end);
-        auto by_dim = [&](std::int32_t a, std::int32_t b) {
-            const double xa = loss.row(a)[best_dim];
-            const double xb = loss.row(b)[best_dim];
-            return xa != xb ? xa < xb : a < b;
-        };
+        keyed.clear();
+        for (std::size_t j = begin; j < end; ++j) {
+            keyed.push_back({part[(j - begin) * d + best_dim], order[j], static_cast<std::uint32_t>(j - begin)});
+        }
         if (const Taxonomy* tax = loss.taxonomy(best_dim)) {
             // Split where a subtree of the part's LCA ends, as near the median as possible,
             // so that parts (and the groups cut from them) generalize below the LCA.
-            std::sort(first, last, by_dim);
-            auto leaf_at = [&](std::size_t j) {
-                return static_cast<std::int32_t>(loss.row(order[j])[best_dim]);
-            };
-            const std::int32_t lo = leaf_at(begin), hi = leaf_at(end - 1);
-            const auto [child_first, child_last] = tax->child_range(lo, hi, leaf_at(middle));
+            std::sort(keyed.begin(), keyed.end());
+            auto leaf_at = [&](std::size_t j) { return static_cast<std::int32_t>(keyed[j - begin].value); };
+            const std::int32_t lo_leaf = leaf_at(begin), hi_leaf = leaf_at(end - 1);
+            const auto [child_first, child_last] = tax->child_range(lo_leaf, hi_leaf, leaf_at(middle));
             auto position = [&](std::int32_t boundary) {  // rows with leaf < boundary
                 std::size_t a = begin, b = end;
                 while (a < b) {
@@ -120,8 +138,14 @@ std::vector<std::int32_t> qi_order(const LossModel& loss, std::size_t n, std::si
             }
             if (chosen != end) middle = chosen;
         } else {
-            std::nth_element(first, order.begin() + static_cast<std::ptrdiff_t>(middle), last, by_dim);
+            std::nth_element(keyed.begin(), keyed.begin() + static_cast<std::ptrdiff_t>(middle - begin), keyed.end());
         }
+        moved.resize((end - begin) * d);
+        for (std::size_t j = 0; j < end - begin; ++j) {
+            order[begin + j] = keyed[j].row;
+            std::copy(part + keyed[j].at * d, part + keyed[j].at * d + d, moved.begin() + static_cast<std::ptrdiff_t>(j * d));
+        }
+        std::copy(moved.begin(), moved.end(), values.begin() + static_cast<std::ptrdiff_t>(begin * d));
         stack.emplace_back(middle, end);
         stack.emplace_back(begin, middle);
     }

@@ -24,7 +24,8 @@ std::vector<std::int32_t> initialize(const std::vector<std::int64_t>& degree, st
 /// A row order that keeps QI-close rows close (Mondrian-style): recursively split the rows at
 /// the median of the QI column whose spread, priced by the loss model, is widest (ties: lower
 /// column, then lower row), until a part has at most `leaf` rows or no spread; parts are
-/// emitted left to right. Cost O(n log n · d).
+/// emitted left to right. Cost O(n log n · d): per level of splits one sequential pass over
+/// the QI values, which are kept permuted with the order (memory O(n d) more).
 std::vector<std::int32_t> qi_order(const LossModel& loss, std::size_t n, std::size_t leaf);
 
 /// The QI-aware start: cut `order` into runs of `block` consecutive equitable classes and,
