@@ -309,8 +309,9 @@ def _publish_mondrian(data: pd.DataFrame, columns: list[QIColumn], sens_cols: li
         check = audit_arrays(sens, groups, k=k, epsilon=0.0 if eps is None else eps,
                              delta=0.0 if dlt is None else dlt, metric=metric_arg,
                              weights=weights_arg, n_threads=threads)
-    distinct = pd.DataFrame(sens).assign(g=groups).drop_duplicates().groupby("g").size()
-    diverse = ell is None or int(distinct.min()) >= ell
+    # Distinct sensitive values per group, counted only where l-diversity was asked for.
+    diverse = ell is None or int(
+        pd.DataFrame(sens).assign(g=groups).drop_duplicates().groupby("g").size().min()) >= ell
     satisfied = bool(check.satisfied and diverse)
     seconds["audit"] = time.perf_counter() - tic
     seconds["total"] = time.perf_counter() - started
@@ -605,8 +606,7 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
     given = load_hierarchies(hierarchies, qi_cols + sens_cols, [str(c) for c in data.columns])
     all_columns: list[QIColumn] = [encode_qi(data, c, given.get(c)) for c in qi_cols]
     all_sens, relation = encode_sensitive(data, sens_cols, given, metric, weights, ranges)
-    all_qi = np.ascontiguousarray(np.column_stack([c.codes for c in all_columns]))
-    _, taxonomies, node_keys = _published_key_inputs(all_columns)
+    all_qi, taxonomies, node_keys = _published_key_inputs(all_columns)
     seconds = {"prepare": time.perf_counter() - tic}
     n_all = len(data)
     suppress = on_infeasible == "suppress"
