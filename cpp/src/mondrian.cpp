@@ -48,19 +48,26 @@ MondrianResult mondrian(const LossModel& qi, const Neighbours& neighbours,
     // Depth first, left half on top, so groups are numbered left to right in QI order.
     std::vector<std::pair<std::size_t, std::size_t>> stack{{0, n}};
     std::vector<std::pair<double, std::size_t>> spreads;
+    std::vector<double> lo(d), hi(d);
+    std::vector<std::pair<double, std::int32_t>> keyed;  // the part's (value in dim, row)
     while (!stack.empty()) {
         const auto [begin, end] = stack.back();
         stack.pop_back();
         poll(params.interrupt);
         spreads.clear();
-        for (std::size_t i = 0; i < d; ++i) {
-            double lo = qi.row(order[begin])[i], hi = lo;
-            for (std::size_t j = begin + 1; j < end; ++j) {
-                const double x = qi.row(order[j])[i];
-                lo = std::min(lo, x);
-                hi = std::max(hi, x);
+        // Every column's extremes in one pass, one read of each row.
+        const double* first_row = qi.row(order[begin]);
+        std::copy(first_row, first_row + d, lo.begin());
+        std::copy(first_row, first_row + d, hi.begin());
+        for (std::size_t j = begin + 1; j < end; ++j) {
+            const double* x = qi.row(order[j]);
+            for (std::size_t i = 0; i < d; ++i) {
+                lo[i] = std::min(lo[i], x[i]);
+                hi[i] = std::max(hi[i], x[i]);
             }
-            if (lo < hi) spreads.emplace_back(qi.cost(i, lo, hi), i);
+        }
+        for (std::size_t i = 0; i < d; ++i) {
+            if (lo[i] < hi[i]) spreads.emplace_back(qi.cost(i, lo[i], hi[i]), i);
         }
         std::sort(spreads.begin(), spreads.end(), [](const auto& a, const auto& b) {
             return a.first != b.first ? a.first > b.first : a.second < b.second;
@@ -68,22 +75,29 @@ MondrianResult mondrian(const LossModel& qi, const Neighbours& neighbours,
         bool cut = false;
         for (const auto& [spread, dim] : spreads) {
             poll(params.interrupt);
-            const auto first = order.begin() + static_cast<std::ptrdiff_t>(begin);
-            const auto last = order.begin() + static_cast<std::ptrdiff_t>(end);
-            std::sort(first, last, [&, dim = dim](std::int32_t a, std::int32_t b) {
-                const double xa = qi.row(a)[dim], xb = qi.row(b)[dim];
-                return xa != xb ? xa < xb : a < b;
-            });
-            // The median value goes left; if that leaves the right empty, cut before it.
-            const std::size_t middle = begin + (end - begin + 1) / 2 - 1;
-            const double median = qi.row(order[middle])[dim];
-            std::size_t boundary = middle + 1;
-            while (boundary < end && qi.row(order[boundary])[dim] == median) ++boundary;
-            if (boundary == end) {
-                boundary = middle;
-                while (boundary > begin && qi.row(order[boundary - 1])[dim] == median) --boundary;
+            // The median of the part by (value, row) and its run of equal values: the halves
+            // are sets (the checks and the parts below do not depend on the order within
+            // them), so a selection and a three-way split replace a sort, O(m) per column.
+            keyed.clear();
+            for (std::size_t j = begin; j < end; ++j) keyed.emplace_back(qi.row(order[j])[dim], order[j]);
+            const std::size_t middle = (end - begin + 1) / 2 - 1;  // offset in the part
+            std::nth_element(keyed.begin(), keyed.begin() + static_cast<std::ptrdiff_t>(middle), keyed.end());
+            const double median = keyed[middle].first;
+            std::size_t less = 0, equal = 0;
+            for (const auto& [x, row] : keyed) {
+                less += x < median;
+                equal += x == median;
             }
+            // The median value goes left; if that leaves the right empty, cut before it.
+            std::size_t boundary = begin + less + equal;
+            if (boundary == end) boundary = begin + less;
             if (boundary == begin || boundary == end) continue;
+            std::size_t below = begin, at = begin + less, above = begin + less + equal;
+            for (const auto& [x, row] : keyed) {
+                if (x < median) order[below++] = row;
+                else if (x == median) order[at++] = row;
+                else order[above++] = row;
+            }
             const std::int32_t* base = order.data();
             if (checker.passes(base + begin, base + boundary) &&
                 checker.passes(base + boundary, base + end)) {
