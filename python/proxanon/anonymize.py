@@ -261,9 +261,10 @@ def _mondrian_cut(columns: list[QIColumn], sens: NDArray[np.float64], qi: NDArra
     rounds = int(part.stats["m"] != int(merged.max()) + 1)
     # Median cuts on leaf codes rarely fall on a taxonomy node's boundary, so many boxes
     # publish one coarse node: split those classes top-down along the taxonomies.
+    inputs = (qi, taxonomies, _node_keys(columns))
     start, summary, _ = _specialize_classes(merged, np.ones(int(merged.max()) + 1, np.int64),
-                                            columns, sens, relation, k, eps, dlt, ell)
-    absorbed = _absorb_classes(start, columns, sens, relation, k, eps, dlt, ell)
+                                            columns, sens, relation, k, eps, dlt, ell, inputs)
+    absorbed = _absorb_classes(start, columns, sens, relation, k, eps, dlt, ell, inputs)
     groups, summary = absorbed if absorbed is not None else (start, summary)
     return _Cut(replace(part, stats={**part.stats, "merge_rounds": rounds}), groups, summary,
                 start)
@@ -386,37 +387,45 @@ def encode_sensitive(data: pd.DataFrame, columns: list[str], hierarchies: dict[s
     return sens, relation
 
 
+KeyInputs = tuple[NDArray[np.float64], list[tuple[NDArray[np.int32], int] | None],
+                  list[NDArray[np.int32] | None]]
+
+
 def _specialize_classes(classes: NDArray[np.int64], formed_from: NDArray[np.int64],
                         columns: list[QIColumn], sens: NDArray[np.float64], relation: Relation,
-                        k: int, eps: float | None, dlt: float | None, ell: int | None
+                        k: int, eps: float | None, dlt: float | None, ell: int | None,
+                        inputs: KeyInputs | None = None
                         ) -> tuple[NDArray[np.int64], GroupSummary, NDArray[np.int64]]:
     """The published classes with every class of at least 2k rows split top-down into parts
     that pass the same checks and publish finer tuples no other class publishes (a taxonomy
     of several levels otherwise gathers many groups under one coarse node); see
     :func:`proxanon.engine.run_specialize`. Returns the classes, their summary, and per class
-    the ``formed_from`` of the class it came from."""
+    the ``formed_from`` of the class it came from. ``inputs``: ``_published_key_inputs``
+    of ``columns`` where the caller has them."""
     split, _ = run_specialize(classes, sens, k, eps, dlt, relation, ell,
-                              *_published_key_inputs(columns))
+                              *(inputs or _published_key_inputs(columns)))
     carried = np.zeros(int(split.max()) + 1, dtype=np.int64)
     carried[split] = formed_from[classes]
     return split, summarize_groups(columns, split), carried
 
 
-def _published_key_inputs(columns: list[QIColumn]) -> tuple[
-        NDArray[np.float64], list[tuple[NDArray[np.int32], int] | None],
-        list[NDArray[np.int32] | None]]:
+def _published_key_inputs(columns: list[QIColumn]) -> KeyInputs:
     """The QI codes, taxonomies and node keys (nodes with one label share a key) from which
     the native code computes published tuples."""
     qi = np.ascontiguousarray(np.column_stack([c.codes for c in columns]))
-    keys = [None if c.hierarchy is None else
+    return qi, [c.taxonomy_spec() for c in columns], _node_keys(columns)
+
+
+def _node_keys(columns: list[QIColumn]) -> list[NDArray[np.int32] | None]:
+    """Per taxonomy column, a key per node, shared by nodes with one label (None otherwise)."""
+    return [None if c.hierarchy is None else
             pd.factorize(np.asarray(c.hierarchy.labels, dtype=object))[0].astype(np.int32)
             for c in columns]
-    return qi, [c.taxonomy_spec() for c in columns], keys
 
 
 def _absorb_classes(classes: NDArray[np.int64], columns: list[QIColumn],
                     sens: NDArray[np.float64], relation: Relation, k: int, eps: float | None,
-                    dlt: float | None, ell: int | None
+                    dlt: float | None, ell: int | None, inputs: KeyInputs | None = None
                     ) -> tuple[NDArray[np.int64], GroupSummary] | None:
     """The published classes with rows of giant classes (above the larger of 2k rows and
     1/200 of the table) moved into passing classes whose finer tuples already cover them, and
@@ -427,7 +436,8 @@ def _absorb_classes(classes: NDArray[np.int64], columns: list[QIColumn],
     if np.bincount(classes).max() <= _core.absorb_cap(classes.size, k):
         return None
     moved, count = run_specialize(classes, sens, k, eps, dlt, relation, ell,
-                                  *_published_key_inputs(columns), absorb_rows=True)
+                                  *(inputs or _published_key_inputs(columns)),
+                                  absorb_rows=True)
     if count == 0:
         return None
     return moved, summarize_groups(columns, moved)
@@ -690,11 +700,13 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
             summary = summarize_groups(columns, classes)
         tic = time.perf_counter()
         sens, rel = published_sensitive(released)
+        inputs = ((all_qi, taxonomies, node_keys) if released.size == n_all
+                  else _published_key_inputs(columns))
         classes, summary, formed_from = _specialize_classes(classes, formed_from, columns, sens,
-                                                            rel, k, eps, dlt, None)
+                                                            rel, k, eps, dlt, None, inputs)
         times["specialize"] = time.perf_counter() - tic
         tic = time.perf_counter()
-        absorbed = _absorb_classes(classes, columns, sens, rel, k, eps, dlt, None)
+        absorbed = _absorb_classes(classes, columns, sens, rel, k, eps, dlt, None, inputs)
         if absorbed is not None:
             classes, summary = absorbed
         times["absorb"] = time.perf_counter() - tic

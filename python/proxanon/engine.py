@@ -447,8 +447,6 @@ def run_engine(
     """
     n = sens.shape[0]
     early_verdict(sens, k, eps, dlt, relation, on_infeasible, moves, initial_groups, threads)
-    if reporter is not None:
-        reporter.engine_running = True
     options = EngineOptions(
         k=k, delta=dlt, search_limit=limit, trace=trace, init=init, init_block=init_block,
         moves=moves, suppress=on_infeasible == "suppress", threads=threads,
@@ -456,28 +454,13 @@ def run_engine(
     data: dict[str, Any] = dict(
         quasi_identifiers=qi, qi_taxonomies=qi_taxonomies or [],
         initial_groups=None if initial_groups is None else initial_groups.tolist())
-    calls = 0
-    tic = time.perf_counter()
-    try:
-        if relation.weights is not None:  # a built-in metric
-            raw = _core.partition(sens, relation.name, relation.weights.tolist(), eps, options,
-                                  max_graph_entries=MAX_GRAPH_ENTRIES, neighbours=neighbours,
-                                  **data)
-        else:
-            if relation.kind == "callable":
-                row_value, offsets, targets, calls = value_graph(relation, sens, eps)
-            else:
-                row_value, offsets, targets = row_graph(relation, n)
-            built = time.perf_counter() - tic
-            raw = _core.partition_graph(row_value.tolist(), offsets.tolist(), targets.tolist(),
-                                        options, **data)
-            raw["seconds_graph"] += built
-    except GraphTooDenseError as exc:
-        raise too_dense(eps, relation, exc) from None
-    finally:
-        if reporter is not None:
-            reporter.engine_running = False
-
+    raw, calls = _call_native(
+        relation, sens, eps, reporter,
+        lambda name, weights: _core.partition(sens, name, weights, eps, options,
+                                              max_graph_entries=MAX_GRAPH_ENTRIES,
+                                              neighbours=neighbours, **data),
+        lambda row_value, offsets, targets: _core.partition_graph(
+            row_value, offsets, targets, options, **data))
     result = _partition_of(raw, k, eps, dlt, relation, moves, calls, started, trace)
     suppressed, stats = result.suppressed_rows, result.stats
     if on_infeasible == "suppress" and n - suppressed.size < k:
@@ -495,6 +478,37 @@ def run_engine(
             infeasible_summary(stats) + "\n" + infeasible_message(stats)
             + feasibility_advice(sens, stats, relation), partition=result)
     return result
+
+
+def _call_native(relation: Relation, sens: NDArray[np.float64], eps: float,
+                 reporter: ProgressReporter | None,
+                 builtin: Callable[[str, list[float]], dict[str, Any]],
+                 graph: Callable[[list[int], list[int], list[int]], dict[str, Any]]
+                 ) -> tuple[dict[str, Any], int]:
+    """One native run (``builtin`` with a built-in metric's name and weights, else ``graph``
+    with the value ids per row and the CSR between values, evaluated here) and the distance
+    function's calls; the graph's building time is added to the run's "seconds_graph"
+    (``raw["last"]`` for a session). GraphTooDenseError becomes the user's error."""
+    if reporter is not None:
+        reporter.engine_running = True
+    calls = 0
+    try:
+        if relation.weights is not None:  # a built-in metric
+            return builtin(relation.name, relation.weights.tolist()), calls
+        tic = time.perf_counter()
+        if relation.kind == "callable":
+            row_value, offsets, targets, calls = value_graph(relation, sens, eps)
+        else:
+            row_value, offsets, targets = row_graph(relation, sens.shape[0])
+        built = time.perf_counter() - tic
+        raw = graph(row_value.tolist(), offsets.tolist(), targets.tolist())
+        (raw["last"] if "last" in raw else raw)["seconds_graph"] += built
+        return raw, calls
+    except GraphTooDenseError as exc:
+        raise too_dense(eps, relation, exc) from None
+    finally:
+        if reporter is not None:
+            reporter.engine_running = False
 
 
 def _partition_of(raw: dict[str, Any], k: int, eps: float, dlt: float, relation: Relation,
@@ -562,35 +576,19 @@ def run_session(sens: NDArray[np.float64], k: int, eps: float, dlt: float, relat
     partition's path; the QIs still decide the tuples). ``max_rounds``: merging rounds at
     most; ``budget``: the share of rows that may be left out before merging stops. Raises
     InfeasibleError when a suppressing run leaves fewer than k rows."""
-    if reporter is not None:
-        reporter.engine_running = True
     keys = [[] if key is None else key.tolist() for key in node_keys]
     common: dict[str, Any] = dict(
         options=options, quasi_identifiers=qi, qi_taxonomies=qi_taxonomies, node_keys=keys,
         sensitive_ids=np.ascontiguousarray(sensitive_ids, dtype=np.int64), qi_aware=qi_aware,
         max_rounds=max_rounds, budget=budget,
         start=None if start is None else start.astype(np.int32).tolist())
-    calls = 0
-    try:
-        if relation.weights is not None:  # a built-in metric
-            raw = _core.session(sens, relation.name, relation.weights.tolist(), eps,
-                                max_graph_entries=MAX_GRAPH_ENTRIES, neighbours=neighbours,
-                                **common)
-        else:
-            tic = time.perf_counter()
-            if relation.kind == "callable":
-                row_value, offsets, targets, calls = value_graph(relation, sens, eps)
-            else:
-                row_value, offsets, targets = row_graph(relation, sens.shape[0])
-            built = time.perf_counter() - tic
-            raw = _core.session_graph(row_value.tolist(), offsets.tolist(), targets.tolist(),
-                                      **common)
-            raw["last"]["seconds_graph"] += built
-    except GraphTooDenseError as exc:
-        raise too_dense(eps, relation, exc) from None
-    finally:
-        if reporter is not None:
-            reporter.engine_running = False
+    raw, calls = _call_native(
+        relation, sens, eps, reporter,
+        lambda name, weights: _core.session(sens, name, weights, eps,
+                                            max_graph_entries=MAX_GRAPH_ENTRIES,
+                                            neighbours=neighbours, **common),
+        lambda row_value, offsets, targets: _core.session_graph(
+            row_value, offsets, targets, **common))
     last = _partition_of(raw["last"], k, eps, dlt, relation, options.moves, calls, started,
                          options.trace)
     if raw["too_few"]:
