@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <chrono>
 #include <numeric>
-#include <unordered_map>
 #include <utility>
 
 #include "proxanon/exchange.hpp"
 #include "proxanon/published_key.hpp"
+#include "proxanon/tuple_counts.hpp"
 
 namespace proxanon {
 
@@ -45,15 +45,15 @@ std::vector<std::int32_t> merge_by_tuple(const QuasiIdentifiers& qi, const std::
         }
     }
     std::vector<std::int32_t> merged(count, -1);
-    std::unordered_map<Key, std::int32_t, KeyHash> classes;
-    Key key(2 * d);
+    TupleCounts classes(2 * d);  // its dense numbering of tuples is the class numbering
+    Tuple key(2 * d);
     for (std::size_t g = 0; g < count; ++g) {
         if (!used[g]) continue;
         for (std::size_t j = 0; j < d; ++j) {
             const Taxonomy* tax = (*qi.taxonomies)[j] ? &*(*qi.taxonomies)[j] : nullptr;
             std::tie(key[2 * j], key[2 * j + 1]) = published_pair(tax, (*qi.node_keys)[j], lo[g * d + j], hi[g * d + j]);
         }
-        merged[g] = classes.try_emplace(key, static_cast<std::int32_t>(classes.size())).first->second;
+        merged[g] = static_cast<std::int32_t>(classes.index(key));
     }
     return merged;
 }
