@@ -123,13 +123,19 @@ def test_continuous_one_dimensional_values_at_scale_are_satisfied_not_refused():
     assert audit(values, result.groups, k=10, epsilon=0.05, delta=0.8).satisfied
 
 
-def test_auto_holds_few_values_as_a_graph_and_many_implicitly():
+def test_auto_holds_few_values_or_few_neighbours_as_a_graph_and_else_implicitly():
     rng = np.random.default_rng(1)
     few = np.round(rng.random(20_000) * 100) / 100
     many = rng.random((20_000, 2))
     assert partition(few, k=10, epsilon=0.05, delta=0.5,
                      on_infeasible="best_effort").stats["neighbours"] == "graph"
-    assert partition(many, k=10, epsilon=0.02, delta=0.5, metric="l2",
+    # 20,000 distinct values: about 25 neighbours each at epsilon = 0.02 (a graph of at
+    # most 64 row-weighted entries per row is stored), about 630 at epsilon = 0.1 (a grid).
+    sparse = partition(many, k=10, epsilon=0.02, delta=0.5, metric="l2",
+                       on_infeasible="best_effort").stats
+    assert sparse["neighbours"] == "graph"
+    assert 0 < sparse["value_edges"] <= 32 * many.shape[0]
+    assert partition(many, k=10, epsilon=0.1, delta=0.5, metric="l2",
                      on_infeasible="best_effort").stats["neighbours"] == "grid"
 
 

@@ -1,9 +1,13 @@
 #include "proxanon/class_counts.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <optional>
 #include <stdexcept>
 #include <utility>
 
+#include "proxanon/ordering.hpp"
 #include "proxanon/parallel.hpp"
 
 namespace proxanon {
@@ -77,6 +81,31 @@ void count_in_class(const ValueTable& table, const Distance& distance, const std
     for (std::size_t i = 0; i < m; ++i) out[i] = count[index_of[i]];
 }
 
+GraphClassCounter::GraphClassCounter(const ValueTable& table, const NeighbourGraph& graph)
+    : table_(table), graph_(graph), times_(table.size(), 0) {
+    if (graph.size() != table.size()) throw std::invalid_argument("graph and value table differ in size");
+}
+
+void GraphClassCounter::count(const std::int32_t* rows, std::size_t m, std::int64_t* out) {
+    const auto at = [](std::int32_t v) { return static_cast<std::size_t>(v); };
+    distinct_.clear();
+    for (std::size_t i = 0; i < m; ++i) {
+        const std::int32_t u = table_.row_value[at(rows[i])];
+        if (times_[at(u)]++ == 0) distinct_.push_back(u);
+    }
+    degree_.resize(distinct_.size());
+    for (std::size_t a = 0; a < distinct_.size(); ++a) {
+        const std::int32_t u = distinct_[a];
+        std::int64_t c = times_[at(u)] - 1;
+        for (const std::int32_t* w = graph_.begin(at(u)); w != graph_.end(at(u)); ++w) c += times_[at(*w)];
+        degree_[a] = c;
+    }
+    // The class's values in `times_` now hold their count (read per row), then zero again.
+    for (std::size_t a = 0; a < distinct_.size(); ++a) times_[at(distinct_[a])] = degree_[a];
+    for (std::size_t i = 0; i < m; ++i) out[i] = times_[at(table_.row_value[at(rows[i])])];
+    for (const std::int32_t u : distinct_) times_[at(u)] = 0;
+}
+
 std::vector<std::int64_t> class_neighbour_counts(const ValueTable& table, const Distance& distance,
                                                  const std::vector<std::int64_t>& labels,
                                                  std::size_t threads, Interrupt* interrupt) {
@@ -85,25 +114,51 @@ std::vector<std::int64_t> class_neighbour_counts(const ValueTable& table, const 
     if (distance.dimensions() != table.s) {
         throw std::invalid_argument("metric weights and sensitive components differ in number");
     }
-    // Rows grouped by class (classes in ascending id, rows ascending inside).
-    std::vector<std::pair<std::int64_t, std::int32_t>> order;
-    order.reserve(n);
+    // Rows grouped by class (classes in ascending id, rows ascending inside): a stable radix
+    // order of the kept rows by label, O(n) per 11 bits of the largest label.
+    std::vector<std::int32_t> kept;
+    std::vector<std::uint64_t> keys;
+    kept.reserve(n);
+    keys.reserve(n);
     for (std::size_t r = 0; r < n; ++r) {
-        if (labels[r] >= 0) order.emplace_back(labels[r], static_cast<std::int32_t>(r));
+        if (labels[r] < 0) continue;
+        kept.push_back(static_cast<std::int32_t>(r));
+        keys.push_back(static_cast<std::uint64_t>(labels[r]));
     }
-    std::sort(order.begin(), order.end());
+    const std::vector<std::int64_t> order = radix_order(keys);
     std::vector<std::int32_t> rows(order.size());
     std::vector<std::size_t> start;
     for (std::size_t i = 0; i < order.size(); ++i) {
-        rows[i] = order[i].second;
-        if (i == 0 || order[i].first != order[i - 1].first) start.push_back(i);
+        const auto o = static_cast<std::size_t>(order[i]);
+        rows[i] = kept[o];
+        if (i == 0 || keys[o] != keys[static_cast<std::size_t>(order[i - 1])]) start.push_back(i);
     }
     start.push_back(order.size());
     std::vector<std::int64_t> sorted_counts(rows.size());
-    parallel_for(start.size() - 1, threads, interrupt, [&](std::size_t c) {
-        count_in_class(table, distance, rows.data() + start[c], start[c + 1] - start[c],
-                       sorted_counts.data() + start[c]);
-    });
+    const std::size_t classes = start.size() - 1;
+    // Few values: every class is tested pairwise below, no graph needed.
+    const std::optional<NeighbourGraph> graph = table.size() > kPairwiseValues
+        ? small_value_graph(table, distance, std::numeric_limits<std::size_t>::max(), interrupt) : std::nullopt;
+    if (graph) {
+        // One counter (its scratch) per worker; each block of classes is cut into one
+        // contiguous share per worker (polling `interrupt` between blocks).
+        const std::size_t workers = thread_count(threads);
+        std::vector<GraphClassCounter> counters(workers, GraphClassCounter(table, *graph));
+        constexpr std::size_t kBlock = 4096;
+        for (std::size_t first = 0; first < classes; first += kBlock) {
+            const std::size_t last = std::min(classes, first + kBlock);
+            parallel_for(workers, workers, interrupt, [&](std::size_t w) {
+                for (std::size_t c = first + (last - first) * w / workers; c < first + (last - first) * (w + 1) / workers; ++c) {
+                    counters[w].count(rows.data() + start[c], start[c + 1] - start[c], sorted_counts.data() + start[c]);
+                }
+            });
+        }
+    } else {
+        parallel_for(classes, threads, interrupt, [&](std::size_t c) {
+            count_in_class(table, distance, rows.data() + start[c], start[c + 1] - start[c],
+                           sorted_counts.data() + start[c]);
+        });
+    }
     std::vector<std::int64_t> counts(n, -1);
     for (std::size_t i = 0; i < rows.size(); ++i) counts[static_cast<std::size_t>(rows[i])] = sorted_counts[i];
     return counts;

@@ -362,6 +362,21 @@ void check_size(const NeighbourFinder& finder, std::size_t values, std::size_t m
 
 }  // namespace
 
+std::optional<NeighbourGraph> small_value_graph(const ValueTable& table, const Distance& distance,
+                                                std::size_t max_entries, Interrupt* interrupt) {
+    std::size_t rows = 0;
+    for (const std::int64_t c : table.count) rows += static_cast<std::size_t>(c);
+    const std::size_t cap = std::min(max_entries, kGraphWorkPerRow * rows);
+    try {
+        NeighbourGraph graph = NeighbourGraph::build(table, distance, cap, interrupt);
+        std::size_t work = 0;
+        for (std::size_t u = 0; u < graph.size(); ++u) work += static_cast<std::size_t>(table.count[u]) * graph.degree(u);
+        if (work <= kGraphWorkPerRow * rows) return graph;
+    } catch (const GraphTooDense&) {
+    }
+    return std::nullopt;
+}
+
 NeighbourGraph NeighbourGraph::build(const ValueTable& table, const Distance& distance,
                                      std::size_t max_entries, Interrupt* interrupt) {
     if (distance.dimensions() != table.s) {

@@ -116,6 +116,13 @@ Neighbours Neighbours::build(const ValueTable& table, const Distance& distance, 
     if (structure == Structure::Graph) {
         return Neighbours(table, NeighbourGraph::build(table, distance, max_entries, interrupt), interrupt);
     }
+    if (asked == Structure::Auto && structure == Structure::Grid) {
+        // Many values but few neighbours each (coded census attributes): a stored graph
+        // answers counts from adjacency lists, where a grid searches cells every time.
+        if (std::optional<NeighbourGraph> graph = small_value_graph(table, distance, max_entries, interrupt)) {
+            return Neighbours(table, std::move(*graph), interrupt);
+        }
+    }
     return Neighbours(table, distance, structure, threads, interrupt);
 }
 

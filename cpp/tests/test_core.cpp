@@ -18,6 +18,7 @@
 #include "proxanon/neighbours.hpp"
 #include "proxanon/ordering.hpp"
 #include "proxanon/absorb.hpp"
+#include "proxanon/class_counts.hpp"
 #include "proxanon/specialize.hpp"
 #include "proxanon/tuple_counts.hpp"
 #include "proxanon/violation_queue.hpp"
@@ -604,6 +605,55 @@ void test_tuple_counts_and_key_set_against_std_maps() {
     for (const auto& [t, c] : expected) same = same && counts.get(t) == c;
     CHECK(same);
     CHECK(counts.get({9.0, 9.0, 9.0, 9.0}) == 0);
+    // index(): tuples numbered densely in the order they were first added.
+    proxanon::TupleCounts numbered(2);
+    CHECK(numbered.index({1.0, 2.0}) == 0);
+    CHECK(numbered.index({3.0, 4.0}) == 1);
+    CHECK(numbered.index({-0.0, 2.0}) == 2);
+    CHECK(numbered.index({1.0, 2.0}) == 0);
+    CHECK(numbered.index({0.0, 2.0}) == 2);
+    CHECK(numbered.keys() == 3 && numbered.get({3.0, 4.0}) == 0);
+}
+
+void test_class_counts_paths_against_brute_force() {
+    // 3,000 rows on a 12-level lattice in 3 components: 1,728 possible values, far more than
+    // a class's pairwise path takes; 19 classes and rows left out (-1).
+    const std::size_t n = 3000, s = 3;
+    const std::vector<double> rows = random_levels(n, s, 12, 7);
+    const ValueTable table = ValueTable::from_rows(rows.data(), n, s);
+    std::mt19937_64 rng(8);
+    std::vector<std::int64_t> labels(n);
+    for (auto& l : labels) l = static_cast<std::int64_t>(rng() % 20) - 1;
+    // epsilon 0.1: a lattice step (1/11) in one component, so a handful of neighbours per
+    // value (a small graph); epsilon 1.5: most values are neighbours (no small graph).
+    for (const double eps : {0.1, 1.5}) {
+        const Distance distance(Metric::L1, {1.0, 1.0, 1.0}, eps);
+        std::vector<std::int64_t> expected(n, -1);
+        for (std::size_t a = 0; a < n; ++a) {
+            if (labels[a] < 0) continue;
+            expected[a] = 0;
+            for (std::size_t b = 0; b < n; ++b) {
+                if (b != a && labels[b] == labels[a] && distance.within(&rows[a * s], &rows[b * s])) ++expected[a];
+            }
+        }
+        CHECK(class_neighbour_counts(table, distance, labels, 2, nullptr) == expected);
+        CHECK(small_value_graph(table, distance, std::size_t{1} << 30).has_value() == (eps < 1.0));
+        // Each class by both paths.
+        const NeighbourGraph graph = NeighbourGraph::build(table, distance, std::size_t{1} << 30);
+        GraphClassCounter counter(table, graph);
+        for (std::int64_t c = 0; c < 19; ++c) {
+            std::vector<std::int32_t> members;
+            for (std::size_t r = 0; r < n; ++r) {
+                if (labels[r] == c) members.push_back(static_cast<std::int32_t>(r));
+            }
+            std::vector<std::int64_t> by_index(members.size()), by_graph(members.size()), want(members.size());
+            count_in_class(table, distance, members.data(), members.size(), by_index.data());
+            counter.count(members.data(), members.size(), by_graph.data());
+            for (std::size_t i = 0; i < members.size(); ++i) want[i] = expected[static_cast<std::size_t>(members[i])];
+            CHECK(by_index == want);
+            CHECK(by_graph == want);
+        }
+    }
 }
 
 int main() {
@@ -626,6 +676,7 @@ int main() {
     test_exchange_keeps_sensitive_multisets();
     test_orderings_against_sorting();
     test_tuple_counts_and_key_set_against_std_maps();
+    test_class_counts_paths_against_brute_force();
     if (failures == 0) std::puts("all C++ core tests passed");
     return failures == 0 ? 0 : 1;
 }

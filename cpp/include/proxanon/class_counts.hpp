@@ -9,6 +9,11 @@
 // with several, indexed like a table of their own (a grid of cell size the neighbour box over
 // up to three components, or sorted components for min_component; neighbour_graph.hpp),
 // O(u log u + candidate pairs in adjacent cells), never a test of every pair of rows.
+// Where the values' own graph is small (discrete values, few neighbours each: a census's
+// coded attributes; neighbour_graph.hpp's small_value_graph), `class_neighbour_counts` builds
+// it once and counts every class by its values' multiplicities summed over their adjacency
+// lists, O(m + sum of the degrees of the class's distinct values): at most kGraphWorkPerRow
+// per row in all, linear in the rows.
 // Invariant: the counts equal brute force over Distance::within, whatever the path.
 #pragma once
 
@@ -29,6 +34,21 @@ inline constexpr std::size_t kPairwiseValues = 48;
 /// Cost O(m log m) plus the tests described above; thread-safe (no shared scratch).
 void count_in_class(const ValueTable& table, const Distance& distance, const std::int32_t* rows,
                     std::size_t m, std::int64_t* out);
+
+/// The same counts over a stored graph of the values: O(m + sum of the degrees of the class's
+/// distinct values) with one multiplicity per value of scratch (owned: one counter per thread).
+class GraphClassCounter {
+public:
+    GraphClassCounter(const ValueTable& table, const NeighbourGraph& graph);
+    void count(const std::int32_t* rows, std::size_t m, std::int64_t* out);
+
+private:
+    const ValueTable& table_;
+    const NeighbourGraph& graph_;
+    std::vector<std::int64_t> times_;     ///< per value: its rows in the class (0 between calls)
+    std::vector<std::int64_t> degree_;    ///< per distinct value of the class: its count
+    std::vector<std::int32_t> distinct_;
+};
 
 /// D_V(r) for every row of a partition given as `labels` (class id per row, -1 for a row left
 /// out, whose count is -1). Classes are counted on `threads` threads (0: the hardware's); the

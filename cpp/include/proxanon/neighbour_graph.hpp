@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -97,6 +98,17 @@ private:
     std::vector<std::int64_t> offsets_;
     std::vector<std::int32_t> targets_;
 };
+
+/// Row-weighted adjacency per row up to which a stored graph is "small" (small_value_graph).
+inline constexpr std::size_t kGraphWorkPerRow = 64;
+
+/// The graph of `table`'s values when it is small: its row-weighted adjacency (the sum over
+/// values of count x degree, what counting every class of a partition over it reads at
+/// most) is at most kGraphWorkPerRow per row, and it holds at most `max_entries` entries;
+/// else nullopt (a graph too large is refused before its adjacency is allocated). Cost: the
+/// build's.
+std::optional<NeighbourGraph> small_value_graph(const ValueTable& table, const Distance& distance,
+                                                std::size_t max_entries, Interrupt* interrupt = nullptr);
 
 /// Row-level degree of each distinct value: count[u] - 1 + sum of count over its neighbours,
 /// i.e. the degree in the abstract graph Psi of any row holding u. O(U + value edges).

@@ -54,7 +54,9 @@ public:
     Neighbours(const ValueTable& table, const Distance& distance, Structure structure,
                std::size_t threads = 0, Interrupt* interrupt = nullptr);
 
-    /// The structure `choose_structure` picks, built; Graph may throw GraphTooDense.
+    /// The structure `choose_structure` picks, built; Graph may throw GraphTooDense. Where
+    /// `Auto` picks a Grid, the graph is built instead when small_value_graph finds it small
+    /// (at most kGraphWorkPerRow row-weighted entries per row, and `max_entries`).
     static Neighbours build(const ValueTable& table, const Distance& distance, Structure asked,
                             std::size_t max_entries, std::size_t threads = 0,
                             Interrupt* interrupt = nullptr);
