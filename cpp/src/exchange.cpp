@@ -235,6 +235,7 @@ std::vector<std::int64_t> spread_equal_tuples(const std::vector<std::int64_t>& g
         slot[p] = members[at(groups[r])].size();
         members[at(groups[r])].push_back(static_cast<std::int64_t>(p));
     }
+    std::vector<std::int64_t>().swap(position);  // not needed again (80 MB at 10M rows)
     for (const auto& m : members) {
         if (m.empty()) throw std::invalid_argument("groups must be 0 .. G-1 with none empty");
     }

@@ -17,14 +17,17 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-/// The QI codes of `rows`, row-major. O(|rows| d).
-std::vector<double> gather(const QuasiIdentifiers& qi, const std::vector<std::int32_t>& rows) {
-    std::vector<double> out(rows.size() * qi.d);
+/// The QI codes of `rows`, row-major: the table's own when `rows` are all of its n rows in
+/// order (no copy: at 10M rows a copy is 320 MB), else gathered into `buffer`. O(|rows| d).
+const double* codes_of(const QuasiIdentifiers& qi, std::size_t n, const std::vector<std::int32_t>& rows,
+                       std::vector<double>& buffer) {
+    if (rows.size() == n) return qi.codes;  // rows only ever shrink from 0 .. n-1, in order
+    buffer.resize(rows.size() * qi.d);
     for (std::size_t i = 0; i < rows.size(); ++i) {
         const double* x = qi.codes + static_cast<std::size_t>(rows[i]) * qi.d;
-        std::copy(x, x + qi.d, out.begin() + static_cast<std::ptrdiff_t>(i * qi.d));
+        std::copy(x, x + qi.d, buffer.begin() + static_cast<std::ptrdiff_t>(i * qi.d));
     }
-    return out;
+    return buffer.data();
 }
 
 /// Class per group (-1 for a group with no row): groups with one published tuple share a
@@ -75,8 +78,8 @@ SessionResult run_session(const RowsRelation& relation, std::size_t n, const Qua
     const auto build = [&] {
         neighbours.emplace(relation(table, rows, xo.threads, xo.interrupt));
         if (options.qi_aware && qi.d > 0) {
-            const std::vector<double> codes = gather(qi, rows);
-            loss = LossModel(codes.data(), rows.size(), qi.d, *qi.taxonomies);
+            std::vector<double> buffer;
+            loss = LossModel(codes_of(qi, n, rows, buffer), rows.size(), qi.d, *qi.taxonomies);
         } else {
             loss = LossModel();
         }
@@ -116,12 +119,13 @@ SessionResult run_session(const RowsRelation& relation, std::size_t n, const Qua
         row_from = std::move(kept_from);
         if (out.rounds == 0 && qi.d > 0 && !rows.empty()) {
             // The engine's own groups, near k rows, before any merge: spread equal tuples.
-            const std::vector<double> codes = gather(qi, rows);
+            std::vector<double> buffer;
+            const double* codes = codes_of(qi, n, rows, buffer);
             std::vector<std::int64_t> ids(rows.size()), given(groups.begin(), groups.end());
             for (std::size_t i = 0; i < rows.size(); ++i) ids[i] = sensitive_ids[static_cast<std::size_t>(rows[i])];
             ExchangeParams params;
             params.interrupt = xo.interrupt;
-            const std::vector<std::int64_t> spread = spread_equal_tuples(given, codes.data(), qi.d, *qi.taxonomies, ids, params);
+            const std::vector<std::int64_t> spread = spread_equal_tuples(given, codes, qi.d, *qi.taxonomies, ids, params);
             for (std::size_t i = 0; i < rows.size(); ++i) groups[i] = static_cast<std::int32_t>(spread[i]);
         }
         const std::vector<std::int32_t> merged = merge_by_tuple(qi, rows, groups, count);
