@@ -106,14 +106,15 @@ void GraphClassCounter::count(const std::int32_t* rows, std::size_t m, std::int6
     for (const std::int32_t u : distinct_) times_[at(u)] = 0;
 }
 
-std::vector<std::int64_t> class_neighbour_counts(const ValueTable& table, const Distance& distance,
-                                                 const std::vector<std::int64_t>& labels,
-                                                 std::size_t threads, Interrupt* interrupt) {
+namespace {
+
+/// class_neighbour_counts over `graph` (its adjacency lists) when given, else by
+/// count_in_class for `distance`.
+std::vector<std::int64_t> counts_by_class(const ValueTable& table, const NeighbourGraph* graph,
+                                          const Distance* distance, const std::vector<std::int64_t>& labels,
+                                          std::size_t threads, Interrupt* interrupt) {
     const std::size_t n = labels.size();
     if (table.row_value.size() != n) throw std::invalid_argument("labels and sensitive values differ in rows");
-    if (distance.dimensions() != table.s) {
-        throw std::invalid_argument("metric weights and sensitive components differ in number");
-    }
     // Rows grouped by class (classes in ascending id, rows ascending inside): a stable radix
     // order of the kept rows by label, O(n) per 11 bits of the largest label.
     std::vector<std::int32_t> kept;
@@ -136,10 +137,7 @@ std::vector<std::int64_t> class_neighbour_counts(const ValueTable& table, const 
     start.push_back(order.size());
     std::vector<std::int64_t> sorted_counts(rows.size());
     const std::size_t classes = start.size() - 1;
-    // Few values: every class is tested pairwise below, no graph needed.
-    const std::optional<NeighbourGraph> graph = table.size() > kPairwiseValues
-        ? small_value_graph(table, distance, std::numeric_limits<std::size_t>::max(), interrupt) : std::nullopt;
-    if (graph) {
+    if (graph != nullptr) {
         // One counter (its scratch) per worker; each block of classes is cut into one
         // contiguous share per worker (polling `interrupt` between blocks).
         const std::size_t workers = thread_count(threads);
@@ -155,13 +153,32 @@ std::vector<std::int64_t> class_neighbour_counts(const ValueTable& table, const 
         }
     } else {
         parallel_for(classes, threads, interrupt, [&](std::size_t c) {
-            count_in_class(table, distance, rows.data() + start[c], start[c + 1] - start[c],
+            count_in_class(table, *distance, rows.data() + start[c], start[c + 1] - start[c],
                            sorted_counts.data() + start[c]);
         });
     }
     std::vector<std::int64_t> counts(n, -1);
     for (std::size_t i = 0; i < rows.size(); ++i) counts[static_cast<std::size_t>(rows[i])] = sorted_counts[i];
     return counts;
+}
+
+}  // namespace
+
+std::vector<std::int64_t> class_neighbour_counts(const ValueTable& table, const Distance& distance,
+                                                 const std::vector<std::int64_t>& labels,
+                                                 std::size_t threads, Interrupt* interrupt) {
+    if (distance.dimensions() != table.s) {
+        throw std::invalid_argument("metric weights and sensitive components differ in number");
+    }
+    // Few values: every class is tested pairwise by count_in_class, no graph needed.
+    const std::optional<NeighbourGraph> graph = table.size() > kPairwiseValues
+        ? small_value_graph(table, distance, std::numeric_limits<std::size_t>::max(), interrupt) : std::nullopt;
+    return counts_by_class(table, graph ? &*graph : nullptr, &distance, labels, threads, interrupt);
+}
+
+std::vector<std::int64_t> class_neighbour_counts(const Neighbours& neighbours, const std::vector<std::int64_t>& labels,
+                                                 std::size_t threads, Interrupt* interrupt) {
+    return counts_by_class(neighbours.table(), neighbours.graph(), neighbours.distance(), labels, threads, interrupt);
 }
 
 }  // namespace proxanon

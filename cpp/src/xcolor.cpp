@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <stdexcept>
 
+#include "proxanon/class_counts.hpp"
 #include "proxanon/exact.hpp"
 #include "proxanon/excess_descent.hpp"
 #include "proxanon/initialize.hpp"
@@ -126,6 +128,32 @@ XColorResult run_xcolor(const ValueTable& table, const Neighbours& neighbours,
 
 namespace {
 
+/// A start whose classes all pass already (a merging round's classes that need no repair):
+/// the swap loop would find no violation, and phase 2 and suppression nothing to do, so its
+/// result follows from the class counts alone, without building the colouring (3M rows: 0.84 s
+/// for nothing). Returns that result (groups and potentials; the caller fills n, the degrees
+/// and the time), or nullopt when some row violates or is left out. O(n) plus the counts.
+std::optional<XColorResult> passing_start(const Neighbours& neighbours, const std::vector<std::int32_t>& initial, std::size_t m,
+                                          const XColorOptions& options) {
+    if (std::any_of(initial.begin(), initial.end(), [](std::int32_t c) { return c < 0; })) return std::nullopt;
+    const std::vector<std::int64_t> labels(initial.begin(), initial.end());
+    const std::vector<std::int64_t> counts = class_neighbour_counts(neighbours, labels, options.threads, options.interrupt);
+    std::vector<std::int64_t> size(m, 0);
+    for (const std::int32_t c : initial) ++size[static_cast<std::size_t>(c)];
+    std::vector<std::int32_t> allowed(m);
+    for (std::size_t c = 0; c < m; ++c) allowed[c] = allowed_neighbours(static_cast<std::size_t>(size[c]), options.delta);
+    std::int64_t twice = 0;
+    for (std::size_t r = 0; r < initial.size(); ++r) {
+        if (counts[r] > allowed[static_cast<std::size_t>(initial[r])]) return std::nullopt;
+        twice += counts[r];
+    }
+    XColorResult result;
+    result.groups = initial;  // every id used: numbered as given
+    result.stats.m = static_cast<std::int64_t>(m);
+    result.stats.initial_potential = result.stats.final_potential = twice / 2;
+    return result;
+}
+
 XColorResult run_once(const ValueTable& table, const Neighbours& neighbours,
                       const LossModel& loss, const XColorOptions& options,
                       const std::vector<std::int32_t>* initial_classes, std::size_t m,
@@ -160,6 +188,16 @@ XColorResult run_once(const ValueTable& table, const Neighbours& neighbours,
 
     if (options.progress) options.progress->phase.store(Progress::kInitialize, std::memory_order_relaxed);
     auto start = Clock::now();
+    if (initial_classes != nullptr && !options.trace) {
+        if (std::optional<XColorResult> passed = passing_start(neighbours, *initial_classes, m, options)) {
+            passed->stats.n = stats.n;
+            passed->stats.max_degree = stats.max_degree;
+            passed->stats.row_edges = stats.row_edges;
+            passed->stats.seconds_initialize = seconds_since(start);
+            if (options.progress) options.progress->phase.store(Progress::kDone, std::memory_order_relaxed);
+            return *std::move(passed);
+        }
+    }
     std::vector<std::int32_t> initial;
     if (initial_classes) {
         initial = *initial_classes;

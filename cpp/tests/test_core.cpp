@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <map>
+#include <numeric>
 #include <set>
 #include <optional>
 #include <random>
@@ -216,15 +217,26 @@ void test_qi_start_is_local_and_equitable() {
     CHECK(tax.child_range(0, 1, 1) == std::make_pair(1, 1));
 }
 
+/// 2,000 rows on a 9-level lattice in two components, L1 at epsilon 0.1, k = 10, delta = 0.7.
+struct LatticeCase {
+    static constexpr std::size_t n = 2000, s = 2;
+    std::vector<double> rows = random_levels(n, s, 9, 9);
+    Distance distance{Metric::L1, {0.5, 0.5}, 0.1};
+    ValueTable table = ValueTable::from_rows(rows.data(), n, s);
+    NeighbourGraph graph = NeighbourGraph::build(table, distance, 1u << 24);
+    XColorOptions params = [] {
+        XColorOptions o;
+        o.k = 10;
+        o.delta = 0.7;
+        return o;
+    }();
+};
+
 void test_xcolor_satisfies_and_lowers_potential() {
-    const std::size_t n = 2000, s = 2;
-    const std::vector<double> rows = random_levels(n, s, 9, 9);
-    const Distance distance(Metric::L1, {0.5, 0.5}, 0.1);
-    const ValueTable table = ValueTable::from_rows(rows.data(), n, s);
-    const NeighbourGraph graph = NeighbourGraph::build(table, distance, 1u << 24);
-    XColorOptions params;
-    params.k = 10;
-    params.delta = 0.7;
+    const LatticeCase lattice;
+    const std::size_t n = lattice.n, s = lattice.s;
+    const auto& [rows, distance, table, graph, given] = lattice;
+    XColorOptions params = given;
     params.trace = true;
     const XColorResult result = run_xcolor(table, Neighbours(table, graph), LossModel(), params);
     CHECK(result.stats.remaining_violations == 0);
@@ -240,6 +252,42 @@ void test_xcolor_satisfies_and_lowers_potential() {
         }
         CHECK(count <= allowed_neighbours(static_cast<std::size_t>(size), params.delta));
     }
+}
+
+/// A start whose classes all pass is returned as it is, from the class counts alone (no
+/// colouring): the same groups and statistics as the full run (which trace forces), on the
+/// graph and on the grid; a start with a violation still runs the swap loop.
+void test_passing_start_skips_the_colouring() {
+    const LatticeCase lattice;
+    const std::size_t n = lattice.n;
+    const auto& [rows, distance, table, graph, params] = lattice;
+    const XColorResult solved = run_xcolor(table, Neighbours(table, graph), LossModel(), params);
+    CHECK(solved.stats.remaining_violations == 0);
+    for (const bool on_graph : {true, false}) {
+        const Neighbours nb = on_graph ? Neighbours(table, graph) : Neighbours(table, distance, Structure::Grid, 1);
+        XColorOptions full = params;
+        full.trace = true;
+        const XColorResult fast = run_xcolor(table, nb, LossModel(), params, &solved.groups);
+        const XColorResult slow = run_xcolor(table, nb, LossModel(), full, &solved.groups);
+        CHECK(fast.groups == solved.groups && slow.groups == solved.groups);
+        CHECK(fast.stats.initial_potential == slow.stats.initial_potential);
+        CHECK(fast.stats.final_potential == slow.stats.final_potential);
+        CHECK(fast.stats.m == slow.stats.m && fast.stats.n == slow.stats.n);
+        CHECK(fast.stats.max_degree == slow.stats.max_degree && fast.stats.row_edges == slow.stats.row_edges);
+        CHECK(fast.stats.swaps == 0 && slow.stats.swaps == 0);
+        CHECK(fast.stats.classes_examined == slow.stats.classes_examined);
+        CHECK(fast.stats.initial_violations == 0 && slow.stats.initial_violations == 0);
+        CHECK(fast.violating_rows.empty() && slow.violating_rows.empty());
+    }
+    // Classes of 10 rows in value order (each gathers equal values): violations, so swaps.
+    std::vector<std::int32_t> order(n), by_value(n);
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](std::int32_t a, std::int32_t b) {
+        return table.row_value[static_cast<std::size_t>(a)] < table.row_value[static_cast<std::size_t>(b)];
+    });
+    for (std::size_t i = 0; i < n; ++i) by_value[static_cast<std::size_t>(order[i])] = static_cast<std::int32_t>(i / 10);
+    const XColorResult repaired = run_xcolor(table, Neighbours(table, graph), LossModel(), params, &by_value);
+    CHECK(repaired.stats.initial_violations > 0 && repaired.stats.swaps > 0);
 }
 
 /// Every option combination on small random instances with QI columns (one of them a
@@ -677,6 +725,7 @@ int main() {
     test_orderings_against_sorting();
     test_tuple_counts_and_key_set_against_std_maps();
     test_class_counts_paths_against_brute_force();
+    test_passing_start_skips_the_colouring();
     if (failures == 0) std::puts("all C++ core tests passed");
     return failures == 0 ? 0 : 1;
 }

@@ -24,6 +24,7 @@
 #include "proxanon/distance.hpp"
 #include "proxanon/interrupt.hpp"
 #include "proxanon/neighbour_graph.hpp"
+#include "proxanon/neighbours.hpp"
 
 namespace proxanon {
 
@@ -55,6 +56,11 @@ private:
 /// result is the same for any number. Polls `interrupt` between blocks of classes.
 std::vector<std::int64_t> class_neighbour_counts(const ValueTable& table, const Distance& distance,
                                                  const std::vector<std::int64_t>& labels,
+                                                 std::size_t threads, Interrupt* interrupt);
+
+/// The same over a structure built already (the engine's): over its graph's adjacency lists
+/// when it stores one, else by count_in_class.
+std::vector<std::int64_t> class_neighbour_counts(const Neighbours& neighbours, const std::vector<std::int64_t>& labels,
                                                  std::size_t threads, Interrupt* interrupt);
 
 }  // namespace proxanon
