@@ -197,23 +197,49 @@ def test_a_structure_that_cannot_hold_the_relation_is_a_named_error(kwargs, erro
 
 @pytest.mark.parametrize("metric", ["l1", "l2", "linf"])
 @pytest.mark.parametrize("w", [(1 / 3, 1 / 3, 1 / 3), (0.0, 0.75, 0.25), (0.0, 0.0, 0.0)])
-def test_balls_are_the_rows_within_the_radius(metric, w):
-    # Several centres: the rows are scanned in the slab of the narrowest component (one
-    # centre: every row), so distances of exactly the radius sit on the slab's edge.
+@pytest.mark.parametrize(("rows", "levels"), [(60, 8), (300, 2)])
+def test_balls_are_the_rows_within_the_radius(metric, w, rows, levels):
+    # Several centres: the values are scanned in the slab of the narrowest component (one
+    # centre: every value), so distances of exactly the radius sit on the slab's edge. With
+    # 2 levels, 300 rows share at most 27 values: each value weighs its rows.
     rng = np.random.default_rng(3)
-    values = np.round(rng.random((60, 3)) * 8) / 8
+    values = np.round(rng.random((rows, 3)) * levels) / levels
     w = np.asarray(w)
-    centres = [0, 17, 59, 5]
-    for radius in (0.0, 0.1, 0.125, 0.25):
+    centres = [0, 17, rows - 1, 5]
+    for radius in (0.0, 0.1, 0.125, 0.25, 0.5):
         got = _core.balls(values, metric, w.tolist(), radius, centres, members=True)
         for i, centre in enumerate(centres):
-            inside = [r for r in range(60)
+            inside = [r for r in range(rows)
                       if brute_neighbours(values[centre], values[r], metric, w, radius)]
             assert got["sizes"][i] == len(inside)
             if i == 0:
                 np.testing.assert_array_equal(got["rows"], inside)
         alone = _core.balls(values, metric, w.tolist(), radius, [centres[1]], members=True)
         assert alone["sizes"][0] == got["sizes"][1]
+
+
+@pytest.mark.parametrize("levels", [8, 2])
+def test_orthants_are_the_neighbours_on_one_side_of_the_anchor(levels):
+    # Linf on three components: per anchor, the largest of the 8 orthants of its neighbours
+    # (rows at or above / at or below it in every component), rows of one value weighed.
+    rng = np.random.default_rng(4)
+    values = np.round(rng.random((200, 3)) * levels) / levels
+    weights = [1.0, 1.0, 1.0]
+    centres = [0, 33, 199]
+    for eps in (0.0, 0.125, 0.5):
+        got = _core.balls(values, "linf", weights, eps, centres, members=True,
+                          shape="orthants")
+        for i, centre in enumerate(centres):
+            near = [r for r in range(200)
+                    if brute_neighbours(values[centre], values[r], "linf", np.ones(3), eps)]
+            orthants = []
+            for o in range(8):
+                orthants.append([r for r in near if all(
+                    values[r][j] >= values[centre][j] if o >> j & 1
+                    else values[r][j] <= values[centre][j] for j in range(3))])
+            assert got["sizes"][i] == max(len(rows) for rows in orthants)
+            if i == 0:
+                np.testing.assert_array_equal(got["rows"], max(orthants, key=len))
 
 
 def test_sampled_balls_prove_a_crowded_3d_table_pairwise_checked():

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "proxanon/neighbour_graph.hpp"
 #include "proxanon/ordering.hpp"
 #include "proxanon/parallel.hpp"
 
@@ -70,6 +71,11 @@ Balls count_balls(const double* data, std::size_t n, const Distance& distance, S
     }
     const std::size_t orthants = shape == Shape::Orthants ? std::size_t{1} << sides.size() : 1;
     const auto row = [&](std::size_t r) { return data + r * s; };
+    // Rows of one value fall in the same shapes: the shapes are searched over the distinct
+    // values, each weighing its rows (a census's coded attributes: thousands of values for
+    // millions of rows).
+    const ValueTable table = ValueTable::from_rows(data, n, s);
+    const std::size_t values = table.size();
     // The narrowest slab; none (every row a candidate) when no component bounds a neighbourhood.
     std::size_t axis = s;
     double half = 0.0;
@@ -83,9 +89,9 @@ Balls count_balls(const double* data, std::size_t n, const Distance& distance, S
         }
     }
     const bool sliced = axis < s && centres.size() > 1;
-    const Slab slab = sliced ? Slab(data, n, s, axis, half) : Slab(data, 0, s, 0, 0.0);
-    // Per orthant o (bit b set: component sides[b] at or above the centre's), the rows of
-    // the shape around row c: visit(o, row).
+    const Slab slab = sliced ? Slab(table.values.data(), values, s, axis, half) : Slab(data, 0, s, 0, 0.0);
+    // Per orthant o (bit b set: component sides[b] at or above the centre's), the values of
+    // the shape around row c: visit(o, value).
     const auto shapes = [&](std::int64_t c, auto&& visit) {
         const double* x = row(static_cast<std::size_t>(c));
         const auto consider = [&](std::int64_t r, const double* y) {
@@ -102,24 +108,28 @@ Balls count_balls(const double* data, std::size_t n, const Distance& distance, S
         if (sliced) {
             slab.scan(x, s, consider);
         } else {
-            for (std::size_t r = 0; r < n; ++r) consider(static_cast<std::int64_t>(r), row(r));
+            for (std::size_t u = 0; u < values; ++u) consider(static_cast<std::int64_t>(u), table.value(u));
         }
     };
+    const auto rows_of = [&](std::int64_t u) { return table.count[static_cast<std::size_t>(u)]; };
     Balls out;
     out.sizes.assign(centres.size(), 0);
     parallel_for(centres.size(), threads, interrupt, [&](std::size_t i) {
         std::vector<std::int64_t> inside(orthants, 0);
-        shapes(centres[i], [&](std::size_t o, std::int64_t) { ++inside[o]; });
+        shapes(centres[i], [&](std::size_t o, std::int64_t u) { inside[o] += rows_of(u); });
         out.sizes[i] = *std::max_element(inside.begin(), inside.end());
     });
     if (members && !centres.empty()) {
         std::vector<std::int64_t> inside(orthants, 0);
-        shapes(centres.front(), [&](std::size_t o, std::int64_t) { ++inside[o]; });
+        shapes(centres.front(), [&](std::size_t o, std::int64_t u) { inside[o] += rows_of(u); });
         const std::size_t best = static_cast<std::size_t>(std::max_element(inside.begin(), inside.end()) - inside.begin());
-        shapes(centres.front(), [&](std::size_t o, std::int64_t r) {
-            if (o == best) out.rows.push_back(r);
+        std::vector<std::uint8_t> in_shape(values, 0);
+        shapes(centres.front(), [&](std::size_t o, std::int64_t u) {
+            if (o == best) in_shape[static_cast<std::size_t>(u)] = 1;
         });
-        std::sort(out.rows.begin(), out.rows.end());
+        for (std::size_t r = 0; r < n; ++r) {
+            if (in_shape[static_cast<std::size_t>(table.row_value[r])]) out.rows.push_back(static_cast<std::int64_t>(r));
+        }
     }
     return out;
 }

@@ -10,11 +10,14 @@
 //   windows   one weighted component: the largest orthant over every row as anchor (the
 //             maximum clique of the interval graph), and the largest degree, by two
 //             pointers over the sorted values.
-// Rows are ordered once along the component whose box radius is the narrowest; a centre's
-// shape lies in the slab of that component within the box radius (Distance::box_radius), so
-// only the slab's rows are tested, each by Distance::within (exact, as everywhere else).
-// Cost: O(n) sort (radix) to order the rows, then per centre O(log n + 2^s · s · rows in its
-// slab), at most O(2^s · s · n); windows O(n) after the sort; memory O(n s). Centres are spread
+// Balls and orthants are searched over the distinct values, each weighing its rows (rows of
+// one value fall in the same shapes). The values are ordered once along the component whose
+// box radius is the narrowest; a centre's shape lies in the slab of that component within
+// the box radius (Distance::box_radius), so only the slab's values are tested, each by
+// Distance::within (exact, as everywhere else).
+// Cost: O(n + U log U) to group the rows by value (ValueTable::from_rows), O(U) to order the U
+// values (radix), then per centre O(log U + 2^s · s · values in its slab), at most
+// O(2^s · s · U); windows O(n) after the sort; memory O(n s). Centres are spread
 // over threads, the same answer for any number.
 #pragma once
 
