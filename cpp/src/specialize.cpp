@@ -6,7 +6,6 @@
 #include <optional>
 #include <tuple>
 #include <stdexcept>
-#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 
@@ -14,6 +13,7 @@
 #include "proxanon/ordering.hpp"
 #include "proxanon/part_check.hpp"
 #include "proxanon/published_key.hpp"
+#include "proxanon/tuple_counts.hpp"
 
 namespace proxanon {
 
@@ -54,9 +54,11 @@ class Specializer {
 public:
     Specializer(const LossModel& qi, const std::vector<std::vector<std::int32_t>>& node_keys,
                 const Neighbours& neighbours, const MondrianParams& params)
-        : qi_(qi), keys_(node_keys), check_(neighbours, params), params_(params) {}
+        : qi_(qi), keys_(node_keys), check_(neighbours, params), params_(params), published_(2 * qi.dimensions()) {}
 
-    Part describe(const std::vector<std::int32_t>& rows, std::size_t begin, std::size_t end) {
+    /// The part rows[begin, end): its tuple, loss and, with `checked`, its violating rows
+    /// (a class too small to split is never checked: its count stays 0, unread).
+    Part describe(const std::vector<std::int32_t>& rows, std::size_t begin, std::size_t end, bool checked = true) {
         Part part;
         part.begin = begin;
         part.end = end;
@@ -74,18 +76,17 @@ public:
             std::tie(part.key[2 * i], part.key[2 * i + 1]) = published_pair(qi_.taxonomy(i), keys_[i], lo, hi);
         }
         part.loss = loss * static_cast<double>(end - begin);
-        part.violations = check_.measure(rows.data() + begin, rows.data() + end);
+        if (checked) part.violations = check_.measure(rows.data() + begin, rows.data() + end);
         return part;
     }
 
-    void publish(const Key& key) { ++published_[key]; }
+    void publish(const Key& key) { published_.add(key, 1); }
 
-    bool taken(const Key& key) const { return published_.count(key) != 0; }
+    bool taken(const Key& key) const { return published_.get(key) > 0; }
 
     /// Replaces the tuple of a class by those of its parts.
     void replace(const Key& old, const std::vector<Part>& parts) {
-        auto it = published_.find(old);
-        if (--it->second == 0) published_.erase(it);
+        published_.add(old, -1);
         for (const Part& part : parts) publish(part.key);
     }
 
@@ -352,7 +353,7 @@ private:
     const std::vector<std::vector<std::int32_t>>& keys_;
     PartChecker check_;
     const MondrianParams& params_;
-    std::unordered_map<Key, std::int64_t, KeyHash> published_;  ///< tuple -> classes publishing it
+    TupleCounts published_;  ///< tuple -> classes publishing it
     std::vector<std::int32_t> scratch_;
     std::vector<std::pair<double, std::int32_t>> by_value_;  ///< scratch of order_by_value()
     std::vector<std::uint64_t> sort_keys_, sort_spare_;      ///< scratch of order_by_value()
@@ -384,7 +385,7 @@ SpecializeResult specialize(const LossModel& qi, const std::vector<std::vector<s
     std::vector<Part> wholes;
     for (const auto& rows : members) {
         if (rows.empty()) throw std::invalid_argument("class ids must be 0 .. classes-1, every one used");
-        wholes.push_back(specializer.describe(rows, 0, rows.size()));
+        wholes.push_back(specializer.describe(rows, 0, rows.size(), rows.size() >= 2 * params.k));
         specializer.publish(wholes.back().key);
     }
 
