@@ -201,8 +201,9 @@ def partition(
         neighbourhoods found by binary search, O(n) memory. ``"grid"``: a grid of cell size ε
         (per-component windows for ``min_component``), queried on demand, O(n) memory.
         ``"auto"`` (default): the graph up to 8192 distinct values, else sorted for one
-        component and the grid for more. Distance functions and precomputed graphs always
-        use the graph.
+        component and the grid for more, or the graph where it holds at most 64
+        row-weighted adjacency entries per row (many coded values with few neighbours
+        each). Distance functions and precomputed graphs always use the graph.
     n_threads
         Threads for the work that splits (row degrees on the implicit structures, the
         clique bound); ``None`` (default): every core this process may use. The result is
