@@ -101,7 +101,7 @@ void GraphClassCounter::count(const std::int32_t* rows, std::size_t m, std::int6
         degree_[a] = c;
     }
     // The class's values in `times_` now hold their count (read per row), then zero again.
-    for (std::size_t a = 0; a < distinct_.size(); ++a) times_[at(distinct_[a])] = degree_[a];
+    for (std::size_t a = 0; a < distinct_.size(); ++a) times_[at(distinct_[a])] = static_cast<std::int32_t>(degree_[a]);
     for (std::size_t i = 0; i < m; ++i) out[i] = times_[at(table_.row_value[at(rows[i])])];
     for (const std::int32_t u : distinct_) times_[at(u)] = 0;
 }
@@ -135,34 +135,50 @@ std::vector<std::int64_t> counts_by_class(const ValueTable& table, const Neighbo
         if (i == 0 || keys[o] != keys[static_cast<std::size_t>(order[i - 1])]) start.push_back(i);
     }
     start.push_back(order.size());
-    std::vector<std::int64_t> sorted_counts(rows.size());
-    const std::size_t classes = start.size() - 1;
-    if (graph != nullptr) {
-        // One counter (its scratch) per worker; each block of classes is cut into one
-        // contiguous share per worker (polling `interrupt` between blocks).
-        const std::size_t workers = thread_count(threads);
-        std::vector<GraphClassCounter> counters(workers, GraphClassCounter(table, *graph));
-        constexpr std::size_t kBlock = 4096;
-        for (std::size_t first = 0; first < classes; first += kBlock) {
-            const std::size_t last = std::min(classes, first + kBlock);
-            parallel_for(workers, workers, interrupt, [&](std::size_t w) {
-                for (std::size_t c = first + (last - first) * w / workers; c < first + (last - first) * (w + 1) / workers; ++c) {
-                    counters[w].count(rows.data() + start[c], start[c + 1] - start[c], sorted_counts.data() + start[c]);
-                }
-            });
-        }
-    } else {
-        parallel_for(classes, threads, interrupt, [&](std::size_t c) {
-            count_in_class(table, *distance, rows.data() + start[c], start[c + 1] - start[c],
-                           sorted_counts.data() + start[c]);
-        });
-    }
     std::vector<std::int64_t> counts(n, -1);
-    for (std::size_t i = 0; i < rows.size(); ++i) counts[static_cast<std::size_t>(rows[i])] = sorted_counts[i];
+    for_each_class_count(
+        table, graph, distance, start.size() - 1,
+        [&](std::size_t c) { return std::pair<const std::int32_t*, std::size_t>(rows.data() + start[c], start[c + 1] - start[c]); },
+        [&](std::size_t c, const std::int64_t* got) {
+            for (std::size_t i = start[c]; i < start[c + 1]; ++i) counts[static_cast<std::size_t>(rows[i])] = got[i - start[c]];
+        },
+        threads, interrupt);
     return counts;
 }
 
 }  // namespace
+
+void for_each_class_count(const ValueTable& table, const NeighbourGraph* graph, const Distance* distance,
+                          std::size_t classes,
+                          const std::function<std::pair<const std::int32_t*, std::size_t>(std::size_t)>& rows_of,
+                          const std::function<void(std::size_t, const std::int64_t*)>& done,
+                          std::size_t threads, Interrupt* interrupt) {
+    if (graph == nullptr && distance == nullptr) throw std::invalid_argument("class counts need a graph or a distance");
+    const std::size_t workers = std::max<std::size_t>(1, std::min(thread_count(threads), classes));
+    // Per worker: a counter over the graph (its scratch) and a buffer for one class's counts.
+    std::vector<GraphClassCounter> counters;
+    if (graph != nullptr) {
+        counters.reserve(workers);
+        for (std::size_t w = 0; w < workers; ++w) counters.emplace_back(table, *graph);
+    }
+    std::vector<std::vector<std::int64_t>> buffers(workers);
+    constexpr std::size_t kBlock = 4096;
+    for (std::size_t first = 0; first < classes; first += kBlock) {
+        const std::size_t last = std::min(classes, first + kBlock);
+        parallel_for(workers, workers, interrupt, [&](std::size_t w) {
+            for (std::size_t c = first + (last - first) * w / workers; c < first + (last - first) * (w + 1) / workers; ++c) {
+                const auto [rows, m] = rows_of(c);
+                buffers[w].resize(m);
+                if (graph != nullptr) {
+                    counters[w].count(rows, m, buffers[w].data());
+                } else {
+                    count_in_class(table, *distance, rows, m, buffers[w].data());
+                }
+                done(c, buffers[w].data());
+            }
+        });
+    }
+}
 
 std::vector<std::int64_t> class_neighbour_counts(const ValueTable& table, const Distance& distance,
                                                  const std::vector<std::int64_t>& labels,

@@ -16,7 +16,7 @@ std::int32_t allowed_neighbours(std::size_t size, double delta) {
 }
 
 Colouring::Colouring(const ValueTable& table, const Neighbours& neighbours, const LossModel& loss,
-                     double delta, const std::vector<std::int32_t>& initial)
+                     double delta, const std::vector<std::int32_t>& initial, std::size_t threads)
     : table_(table), nb_(neighbours), loss_(loss), delta_(delta), mark_a_(neighbours),
       mark_b_(neighbours), tally_(neighbours), value_count_(table.size(), 0) {
     if (neighbours.size() != table.size()) throw std::invalid_argument("neighbours and value table differ in size");
@@ -34,9 +34,18 @@ Colouring::Colouring(const ValueTable& table, const Neighbours& neighbours, cons
     }
     if (loss_.active()) extremes_of_.resize(m);
     allowed_.resize(m);
-    for (std::size_t c = 0; c < m; ++c) class_changed(c);
     own_.assign(n, 0);
-    for (std::size_t c = 0; c < m; ++c) count_class(c);
+    // Each class's allowance, extremes and counts are its own: on `threads` threads, the same
+    // for any number (at 10M rows the members of a class lie far apart in memory, and two
+    // cores wait for twice as many reads at once).
+    for_each_class_count(
+        table_, nb_.graph(), nb_.distance(), m,
+        [&](std::size_t c) { return std::pair<const std::int32_t*, std::size_t>(begin(c), size(c)); },
+        [&](std::size_t c, const std::int64_t* counts) {
+            class_changed(c);
+            for (std::size_t i = 0; i < size(c); ++i) own_[at(members_[c][i])] = static_cast<std::int32_t>(counts[i]);
+        },
+        threads, nullptr);
     potential_ = 0;
     for (std::int32_t d : own_) potential_ += d;
     potential_ /= 2;
@@ -61,19 +70,6 @@ void Colouring::tally_class(std::size_t c, std::int32_t skip) {
         tally_.add(u, k);
         k = 0;
     }
-}
-
-void Colouring::count_class(std::size_t c) {
-    if (const Distance* distance = nb_.distance()) {  // an implicit structure
-        class_counts_.resize(size(c));
-        count_in_class(table_, *distance, begin(c), size(c), class_counts_.data());
-        for (std::size_t i = 0; i < size(c); ++i) own_[at(members_[c][i])] = static_cast<std::int32_t>(class_counts_[i]);
-        return;
-    }
-    tally_class(c, -1);
-    // The tally counts each member in its own closed neighbourhood: subtract it.
-    for (const std::int32_t* p = begin(c); p != end(c); ++p) own_[at(*p)] = tally_.count(value_of(*p)) - 1;
-    tally_.clear();
 }
 
 void Colouring::class_changed(std::size_t c) {

@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "proxanon/ordering.hpp"
+
 namespace proxanon {
 
 std::vector<std::int32_t> equitable_sizes(std::size_t n, std::size_t m) {
@@ -28,7 +30,8 @@ std::vector<std::int32_t> initialize(const std::vector<std::int64_t>& degree, st
     for (std::size_t r = 0; r < n; ++r) {
         keys[r] = (static_cast<std::uint64_t>(top - degree[r]) << 32) | r;
     }
-    std::sort(keys.begin(), keys.end());
+    std::vector<std::uint64_t> spare;
+    radix_sort(keys, spare);  // O(n) per 11 bits in use (the keys are distinct: rows differ)
     std::vector<std::int32_t> order(n);
     for (std::size_t i = 0; i < n; ++i) order[i] = static_cast<std::int32_t>(keys[i] & 0xffffffffULL);
 
@@ -166,6 +169,13 @@ std::vector<std::int32_t> initialize_in_blocks(const std::vector<std::int64_t>& 
         const std::size_t last = std::min(first + block, m);
         std::size_t rows = 0;
         for (std::size_t c = first; c < last; ++c) rows += static_cast<std::size_t>(sizes[c]);
+        if (last - first == 1) {  // one class takes the whole run, in any order
+            for (std::size_t i = row_start; i < row_start + rows; ++i) {
+                assigned[static_cast<std::size_t>(order[i])] = static_cast<std::int32_t>(first);
+            }
+            row_start += rows;
+            continue;
+        }
         std::vector<std::int32_t> members(order.begin() + static_cast<std::ptrdiff_t>(row_start),
                                           order.begin() + static_cast<std::ptrdiff_t>(row_start + rows));
         std::sort(members.begin(), members.end(), [&](std::int32_t a, std::int32_t b) {

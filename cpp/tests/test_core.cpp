@@ -105,6 +105,12 @@ void test_stronger_repair_and_suppression() {
     params.suppress = true;
     const XColorResult result = run_xcolor(table, Neighbours(table, graph), LossModel(), params);
     CHECK(result.stats.remaining_violations == 0);
+    // The colouring's classes are counted on the threads asked for: the same run on two.
+    XColorOptions two = params;
+    two.threads = 2;
+    const XColorResult parallel = run_xcolor(table, Neighbours(table, graph), LossModel(), two);
+    CHECK(parallel.groups == result.groups && parallel.swap_log == result.swap_log);
+    CHECK(parallel.stats.initial_potential == result.stats.initial_potential);
     CHECK(result.stats.suppressed > 0);
     CHECK(result.stats.suppressed == static_cast<std::int64_t>(result.suppressed_rows.size()));
     std::vector<int> size(static_cast<std::size_t>(result.stats.m), 0);
@@ -238,8 +244,15 @@ void test_xcolor_satisfies_and_lowers_potential() {
     const auto& [rows, distance, table, graph, given] = lattice;
     XColorOptions params = given;
     params.trace = true;
+    params.threads = 1;
     const XColorResult result = run_xcolor(table, Neighbours(table, graph), LossModel(), params);
     CHECK(result.stats.remaining_violations == 0);
+    // The colouring's classes are counted on the threads asked for: the same run on two.
+    XColorOptions two = params;
+    two.threads = 2;
+    const XColorResult parallel = run_xcolor(table, Neighbours(table, graph), LossModel(), two);
+    CHECK(parallel.groups == result.groups && parallel.swap_log == result.swap_log);
+    CHECK(parallel.stats.initial_potential == result.stats.initial_potential);
     CHECK(result.stats.final_potential < result.stats.initial_potential);
     for (std::size_t i = 2; i < result.swap_log.size(); i += 3) CHECK(result.swap_log[i] < 0);
     // Independent count of same-group neighbours.

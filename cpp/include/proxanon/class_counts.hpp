@@ -19,6 +19,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <utility>
 #include <vector>
 
 #include "proxanon/distance.hpp"
@@ -46,10 +48,21 @@ public:
 private:
     const ValueTable& table_;
     const NeighbourGraph& graph_;
-    std::vector<std::int64_t> times_;     ///< per value: its rows in the class (0 between calls)
+    std::vector<std::int32_t> times_;     ///< per value: its rows in the class (0 between calls)
     std::vector<std::int64_t> degree_;    ///< per distinct value of the class: its count
     std::vector<std::int32_t> distinct_;
 };
+
+/// The counts of classes 0 .. classes-1, class c's rows given by `rows_of(c)`, over `graph`
+/// when given (else count_in_class for `distance`), on `threads` threads (0: the hardware's):
+/// `done(c, counts)` receives class c's counts (in the order of its rows) and must write only
+/// what belongs to c, so the results are the same for any number. Classes are dealt in
+/// blocks, each cut into one contiguous share per thread; `interrupt` is polled between them.
+void for_each_class_count(const ValueTable& table, const NeighbourGraph* graph, const Distance* distance,
+                          std::size_t classes,
+                          const std::function<std::pair<const std::int32_t*, std::size_t>(std::size_t)>& rows_of,
+                          const std::function<void(std::size_t, const std::int64_t*)>& done,
+                          std::size_t threads, Interrupt* interrupt);
 
 /// D_V(r) for every row of a partition given as `labels` (class id per row, -1 for a row left
 /// out, whose count is -1). Classes are counted on `threads` threads (0: the hardware's); the

@@ -27,8 +27,10 @@ std::int32_t allowed_neighbours(std::size_t size, double delta);
 class Colouring {
 public:
     /// `initial` gives a class id 0..m-1 per row, every id used, or -1 for a row left out.
+    /// The classes are counted on `threads` threads (0: the hardware's; the same colouring for
+    /// any number).
     Colouring(const ValueTable& table, const Neighbours& neighbours, const LossModel& loss,
-              double delta, const std::vector<std::int32_t>& initial);
+              double delta, const std::vector<std::int32_t>& initial, std::size_t threads = 1);
 
     std::size_t rows() const { return class_of_.size(); }
     std::size_t classes() const { return members_.size(); }
@@ -85,7 +87,6 @@ private:
     static std::size_t at(std::int32_t r) { return static_cast<std::size_t>(r); }
     /// own(r) for every member of class c: on the graph from the class tally, O(sum of the
     /// degrees of its values); on an implicit structure by class_counts.hpp.
-    void count_class(std::size_t c);
     void class_changed(std::size_t c);
 
     const ValueTable& table_;
@@ -98,7 +99,6 @@ private:
     NeighbourCount tally_;
     std::vector<std::int32_t> value_count_;  ///< scratch for tally_class, all zero between uses
     std::vector<std::int32_t> distinct_;
-    std::vector<std::int64_t> class_counts_;  ///< scratch for count_class
     std::vector<GroupExtremes> extremes_of_;
     std::int64_t potential_ = 0;
 };
