@@ -47,6 +47,7 @@ from numpy.typing import NDArray
 
 from proxanon import _core, _validate
 from proxanon._display import Summarized
+from proxanon._groups import group_runs
 from proxanon.distances import Relation, pairwise, resolve
 
 __all__ = ["AuditReport", "audit"]
@@ -354,12 +355,7 @@ def audit_arrays(
     metric = relation.name
     threshold = relation.threshold(eps)
 
-    order = _core.order_by_label(labels)
-    sorted_labels = labels[order]
-    group_ids, starts, sizes = np.unique(sorted_labels, return_index=True, return_counts=True)
-    group_ids = group_ids.astype(np.int64)
-    sizes = sizes.astype(np.int64)
-    starts = starts.astype(np.int64)
+    order, group_ids, starts, sizes = group_runs(labels)
 
     sorted_counts = np.zeros(n, dtype=np.int64)
     if relation.weights is None:  # a distance function or a graph

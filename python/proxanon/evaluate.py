@@ -21,8 +21,9 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from proxanon import _core, _validate
+from proxanon import _validate
 from proxanon import generalize as _measures
+from proxanon._groups import group_runs
 from proxanon.anonymize import Anonymization
 from proxanon.generalize import GroupSummary, QIColumn, encode_qi, summarize_groups
 
@@ -275,8 +276,7 @@ class _Coverage:
 def _group_extremes(index: NDArray[np.int64], groups: NDArray[np.int64], count: int
                     ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """Smallest and largest ``index`` of every group id 0 .. count-1 (0 for an absent id)."""
-    order = _core.order_by_label(groups)
-    ids, starts = np.unique(groups[order], return_index=True)
+    order, ids, starts, _ = group_runs(groups)
     ordered = index[order]
     lo = np.zeros(count, dtype=np.int64)
     hi = np.zeros_like(lo)
@@ -398,8 +398,7 @@ def count_query_error(original: pd.DataFrame, anonymization: Anonymization, *, q
     sens_attrs = [_sensitive_attribute(original[c], c) for c in sens_names]
     # Rows in group order, so a group's matching rows are counted by one reduceat over
     # contiguous runs (several times faster than a bincount over scattered group ids).
-    order = _core.order_by_label(groups)
-    present, starts = np.unique(groups[order], return_index=True)
+    order, present, starts, _ = group_runs(groups)
     qi_attrs = [replace(a, index=a.index[order]) for a in qi_attrs]
     sens_attrs = [replace(a, index=a.index[order]) for a in sens_attrs]
     lengths = {a.name: max(1, round(len(a.domain) * sel ** (1.0 / q)))

@@ -42,7 +42,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from proxanon import _core, _validate, evaluate
+from proxanon import _validate, evaluate
+from proxanon._groups import group_runs
 from proxanon.anonymize import GROUP_COLUMN, Anonymization
 from proxanon.audit import AuditReport, table_groups
 from proxanon.tableio import atomic_write
@@ -416,11 +417,9 @@ def _edges(values: NDArray[np.float64]) -> NDArray[np.float64]:
 def _class_extremes(values: NDArray[np.float64], groups: NDArray[np.int64]
                     ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]]:
     """Per class: smallest and largest value, and size."""
-    order = _core.order_by_label(groups)
-    _, starts, sizes = np.unique(groups[order], return_index=True, return_counts=True)
+    order, _, starts, sizes = group_runs(groups)
     ordered = values[order]
-    return (np.minimum.reduceat(ordered, starts), np.maximum.reduceat(ordered, starts),
-            sizes.astype(np.int64))
+    return (np.minimum.reduceat(ordered, starts), np.maximum.reduceat(ordered, starts), sizes)
 
 
 def _spread(values: NDArray[np.float64], groups: NDArray[np.int64],
