@@ -666,6 +666,19 @@ void test_tuple_counts_and_key_set_against_std_maps() {
     for (const auto& [t, c] : expected) same = same && counts.get(t) == c;
     CHECK(same);
     CHECK(counts.get({9.0, 9.0, 9.0, 9.0}) == 0);
+    // A set started small (the exchange step's per-remainder sets) grows and keeps every key.
+    proxanon::KeySet small(2);
+    for (std::uint64_t key = 1; key <= 100; ++key) small.insert(key * 7);
+    bool all_found = true;
+    for (std::uint64_t key = 1; key <= 100; ++key) all_found = all_found && small.contains(key * 7) && !small.contains(key * 7 + 1);
+    CHECK(all_found);
+    bool refused = false;
+    try {
+        proxanon::KeySet odd(12);
+    } catch (const std::invalid_argument&) {
+        refused = true;
+    }
+    CHECK(refused);
     // index(): tuples numbered densely in the order they were first added.
     proxanon::TupleCounts numbered(2);
     CHECK(numbered.index({1.0, 2.0}) == 0);

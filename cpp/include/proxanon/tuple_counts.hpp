@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <stdexcept>
 #include <vector>
 
 #include "proxanon/ordering.hpp"
@@ -105,7 +106,10 @@ private:
 /// A set of 64-bit keys by open addressing (0 stands for 1: a key only skips a candidate).
 class KeySet {
 public:
-    KeySet() : slots_(std::size_t{1} << 10, 0) {}
+    /// `slots`: the initial capacity, a power of two (it doubles at load one half).
+    explicit KeySet(std::size_t slots = std::size_t{1} << 10) : slots_(slots, 0) {
+        if (slots < 2 || (slots & (slots - 1)) != 0) throw std::invalid_argument("KeySet: slots must be a power of two, at least 2");
+    }
 
     bool contains(std::uint64_t key) const { return slots_[find(key | (key == 0))] != 0; }
 
