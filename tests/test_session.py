@@ -82,7 +82,8 @@ def cases(draw: st.DrawFn) -> dict:
     a = random_taxonomy(rng, "a", int(rng.integers(2, 9)))
     frame = pd.DataFrame({
         "a": rng.choice(a.leaves, n),
-        "x": rng.integers(0, draw(st.integers(1, 12)), n).astype(float),
+        # Non-integer and negative codes too: their labels are read back to tell classes apart.
+        "x": rng.integers(0, draw(st.integers(1, 12)), n) * draw(st.sampled_from([1.0, 0.1, -0.7])),
         "s1": rng.integers(0, draw(st.integers(2, 10)), n).astype(float),
         "s2": rng.integers(0, draw(st.integers(1, 5)), n).astype(float),
     })

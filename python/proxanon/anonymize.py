@@ -691,13 +691,15 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
                                           session.formed_from)
         times = dict(session.seconds)
         columns = [c.subset(released) for c in all_columns]
-        summary = summarize_groups(columns, classes)
-        # The session tells tuples apart by codes; labels that read alike are one class too.
-        by_label = _merge_equal_tuples(summary.labels)
-        if by_label.size and int(by_label.max()) + 1 < summary.sizes.size:
-            formed_from = np.bincount(by_label, weights=formed_from).astype(np.int64)
-            classes = by_label[classes]
-            summary = summarize_groups(columns, classes)
+        # The session tells tuples apart by codes, and taxonomy nodes by label (node_keys); a
+        # number's label is the shortest text that reads back as it, so distinct codes read
+        # differently. A datetime's label is its instant's text: labels that read alike are
+        # one class too (the summary for that costs 0.5 s at 3M rows, so only there).
+        if any(c.instants is not None for c in columns):
+            by_label = _merge_equal_tuples(summarize_groups(columns, classes).labels)
+            if by_label.size and int(by_label.max()) + 1 < int(classes.max()) + 1:
+                formed_from = np.bincount(by_label, weights=formed_from).astype(np.int64)
+                classes = by_label[classes]
         tic = time.perf_counter()
         sens, rel = published_sensitive(released)
         inputs = ((all_qi, taxonomies, node_keys) if released.size == n_all
