@@ -104,7 +104,8 @@ class ProgressReporter:
             self.stream.flush()
 
     def _run(self) -> None:
-        if self._stop.wait(self.delay):
+        # With no delay, __enter__ has drawn the first stage already.
+        if self._stop.wait(self.delay if self.delay > 0 else self.interval):
             return
         while True:
             self._emit()
@@ -112,6 +113,10 @@ class ProgressReporter:
                 return
 
     def __enter__(self) -> ProgressReporter:
+        if self.delay <= 0:
+            # Shown at once, from this thread: the drawing thread may first get the GIL only
+            # after the short first stage has passed.
+            self._emit()
         self._thread.start()
         return self
 
