@@ -189,6 +189,91 @@ def test_a_taker_that_would_fail_takes_nothing() -> None:
     assert 1 not in taken.tolist()
 
 
+def bundle_case() -> tuple[pd.DataFrame, Hierarchy, np.ndarray]:
+    """A coarse class of 26 rows at its limit and four leaf classes of 6 rows at theirs, with
+    k = 6 (cap 12), delta = 0.8: six coarse rows and two of each leaf class share one
+    sensitive value, every other row has its own. The coarse class can spare one of those
+    rows but no leaf class can take it alone, and the coarse class cannot spare any other
+    row alone: only a row moving with companions of its leaf can leave."""
+    tree = Hierarchy.from_dict({"*": {"A": ["a1", "a2"], "B": ["b1", "b2"]}})
+    coarse_leaves = ["a1"] * 7 + ["a2"] * 7 + ["b1"] * 6 + ["b2"] * 6
+    coarse_shared = [1, 1, 0, 0, 0, 0, 0] * 2 + [1, 0, 0, 0, 0, 0] * 2
+    leaf_leaves = list(np.repeat(["a1", "a2", "b1", "b2"], 6))
+    leaf_shared = [1, 1, 0, 0, 0, 0] * 4
+    leaves = np.asarray(coarse_leaves + leaf_leaves)
+    shared = np.asarray(coarse_shared + leaf_shared, dtype=bool)
+    frame = pd.DataFrame({"q": leaves,
+                          "s1": np.where(shared, 0.0, 1.0 + np.arange(leaves.size)),
+                          "s2": np.zeros(leaves.size)})
+    classes = np.concatenate([np.zeros(26, dtype=np.int64), np.repeat([1, 2, 3, 4], 6)])
+    return frame, tree, classes
+
+
+def test_a_row_with_many_neighbours_leaves_with_companions() -> None:
+    frame, tree, classes = bundle_case()
+    sens = scaled_sensitive(frame)
+    assert brute_violations(sens, classes, 6, 0.001, 0.8) == (0, True)
+    moved_classes, moved = absorbed(frame, tree, classes, k=6)
+    assert moved > 0
+    # Every class still passes (brute force), keeps its tuple, and none grows past the cap.
+    assert brute_violations(sens, moved_classes, 6, 0.001, 0.8) == (0, True)
+    for c in range(1, 5):
+        assert frame["q"][moved_classes == c].nunique() == 1
+    coarse = frame["q"][moved_classes == 0]
+    assert tree.lca_label(tree.leaf_index(coarse.to_numpy())) == "*"
+    assert np.bincount(moved_classes).max() == 26 - moved
+    assert np.bincount(moved_classes)[1:].max() <= 12
+    # Each move took a shared-value row together with rows of its own leaf: no shared-value
+    # row moved alone, and each leaf class that took rows took one such row.
+    for c in range(1, 5):
+        took = (classes == 0) & (moved_classes == c)
+        assert took.sum() in (0, 5)
+        assert (frame["s1"][took] == 0.0).sum() == (1 if took.any() else 0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(coarse=st.lists(st.tuples(st.integers(4, 9), st.integers(0, 3)), min_size=4, max_size=4),
+       leaf=st.lists(st.tuples(st.integers(6, 9), st.integers(0, 2)), min_size=4, max_size=4),
+       k=st.integers(5, 7))
+def test_bundles_keep_every_class_passing(coarse: list[tuple[int, int]],
+                                          leaf: list[tuple[int, int]], k: int) -> None:
+    """Random tables of the bundle case's shape (per leaf: coarse rows and how many share the
+    one sensitive value; leaf classes likewise): whatever moves, every class that passed
+    passes (brute force), keeps its tuple, and none grows past the cap."""
+    tree = Hierarchy.from_dict({"*": {"A": ["a1", "a2"], "B": ["b1", "b2"]}})
+    names = ["a1", "a2", "b1", "b2"]
+    leaves: list[str] = []
+    shared: list[bool] = []
+    classes: list[int] = []
+    for name, (rows, same) in zip(names, coarse, strict=True):
+        leaves += [name] * rows
+        shared += [i < same for i in range(rows)]
+        classes += [0] * rows
+    for c, (name, (rows, same)) in enumerate(zip(names, leaf, strict=True), start=1):
+        leaves += [name] * rows
+        shared += [i < same for i in range(rows)]
+        classes += [c] * rows
+    frame = pd.DataFrame({"q": leaves,
+                          "s1": np.where(shared, 0.0, 1.0 + np.arange(len(leaves))),
+                          "s2": np.zeros(len(leaves))})
+    old = np.asarray(classes, dtype=np.int64)
+    sens = scaled_sensitive(frame)
+    bad, sized = brute_violations(sens, old, k, 0.001, 0.8)
+    if bad or not sized:
+        return  # absorption leaves failing classes alone; the case is about passing ones
+    new, moved = absorbed(frame, tree, old, k=k)
+    assert moved == int((new != old).sum())
+    assert brute_violations(sens, new, k, 0.001, 0.8) == (0, True)
+    for c in range(1, 5):
+        assert frame["q"][new == c].nunique() == 1
+    assert tree.lca_label(tree.leaf_index(frame["q"][new == 0].to_numpy())) == "*"
+    limit = cap(len(frame), k)
+    old_sizes = np.bincount(old)
+    new_sizes = np.bincount(new, minlength=old_sizes.size)
+    assert (new_sizes[1:] <= np.maximum(limit, old_sizes[1:])).all()
+    assert (old[new != old] == 0).all()  # only the coarse class gives
+
+
 def test_adult_with_the_arx_taxonomies_publishes_no_class_of_the_old_size() -> None:
     """Adult, ARX taxonomies on all four QIs, epsilon = 0.05, delta = 0.8, k = 10: the
     largest class held 6.6% of the rows (1,995) before absorption."""

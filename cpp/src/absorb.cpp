@@ -20,6 +20,20 @@ namespace {
 constexpr std::size_t kMaxCovers = 256;
 constexpr std::size_t kRead = 64;
 constexpr std::size_t kScan = 16;
+/// Rows that move together at most (a row with many neighbours and its companions), and the
+/// covering classes tried for one such row.
+constexpr std::size_t kBundle = 32;
+constexpr std::size_t kBundleTargets = 8;
+/// Rows of a giving class in a row that found no bundle, after which its bundles stop.
+constexpr std::size_t kBundleMisses = 64;
+/// Passes of bundles over a giving class's rows, while one moves rows.
+constexpr std::size_t kBundlePasses = 4;
+/// QI combinations of the giving class read for companions per bundle.
+constexpr std::size_t kCompanionCombos = 256;
+/// Bundles tried per pass, at most, per row of the giving class.
+constexpr std::size_t kBundleTriesPerRow = 2;
+/// Bundles a covering class may fail to take from one giver before it is not tried again.
+constexpr std::size_t kReceiverMisses = 4;
 
 /// One class as absorption sees it. Its distinct values, with per value the rows holding it
 /// and the rows in its closed epsilon-neighbourhood (so D of a row of value u is closed - 1),
@@ -33,6 +47,18 @@ struct Class {
     int passing = -1;                    ///< -1 not yet measured, 0 fails, 1 passes
     std::vector<std::int32_t> values;
     std::vector<std::int64_t> count, closed;
+};
+
+/// A giving class's rows by QI combination, each combination's rows fewest neighbours first
+/// and the combinations in the order of their calmest row: a bundle's companions come from
+/// the combinations its receiver covers. Rows that left are skipped (each combination's
+/// cursor only moves forward).
+struct Calm {
+    struct Combo {
+        std::vector<std::int32_t> rows;
+        std::size_t next = 0;  ///< rows before it have left the class
+    };
+    std::vector<Combo> combos;
 };
 
 class Absorber {
@@ -164,6 +190,33 @@ private:
         return true;
     }
 
+    /// Whether a class passes as its counts now stand. O(p).
+    bool holds(const Class& cls) const {
+        if (cls.size < params_.k || cls.values.size() < params_.l) return false;
+        if (!params_.dissimilarity) return true;
+        const std::int64_t allowed = allowed_neighbours(cls.size, params_.delta);
+        return std::all_of(cls.closed.begin(), cls.closed.end(), [&](std::int64_t c) { return c - 1 <= allowed; });
+    }
+
+    /// Whether row r (QI values x) holds one of class cls's extremes alone.
+    bool holds_extreme(const Class& cls, const double* x) const {
+        for (std::size_t i = 0; i < qi_.dimensions(); ++i) {
+            if ((x[i] == cls.lo[i] && cls.at_lo[i] == 1) || (x[i] == cls.hi[i] && cls.at_hi[i] == 1)) return true;
+        }
+        return false;
+    }
+
+    /// Row r leaves class cls (sign -1) or comes back (+1): its values, counts and extremes'
+    /// holders kept exact.
+    void leave(Class& cls, std::int32_t r, int sign) {
+        const double* x = qi_.row(r);
+        for (std::size_t i = 0; i < qi_.dimensions(); ++i) {
+            cls.at_lo[i] += sign * (x[i] == cls.lo[i]);
+            cls.at_hi[i] += sign * (x[i] == cls.hi[i]);
+        }
+        change(cls, nb_.table().row_value[static_cast<std::size_t>(r)], sign);
+    }
+
     /// One row of value v leaves (sign -1) or joins (+1) a class; its counts kept exact.
     void change(Class& cls, std::int32_t v, int sign) {
         std::int64_t near = 0;
@@ -190,14 +243,13 @@ private:
         }
     }
 
-    /// The class with the least loss (then fewest rows, then lowest id) below class `from`'s
-    /// loss that covers row r and takes it, or -1.
-    std::int32_t receiver(std::size_t from, std::int32_t r, std::int32_t v) {
-        const std::size_t d = qi_.dimensions();
-        const double* x = qi_.row(r);
-        // Per taxonomy column, the distinct keys of the row's leaf and its ancestors.
+    /// Calls f(classes) for each class list of the covering index whose taxonomy part covers
+    /// QI values x: the product of each taxonomy column's ancestors of x (distinct label
+    /// keys), in odometer order from the leaves up, at most kMaxCovers of them.
+    template <typename F>
+    void for_each_cover(const double* x, F f) {
         ladders_.clear();
-        for (std::size_t i = 0; i < d; ++i) {
+        for (std::size_t i = 0; i < qi_.dimensions(); ++i) {
             const Taxonomy* tax = qi_.taxonomy(i);
             if (tax == nullptr) continue;
             ladders_.emplace_back();
@@ -206,42 +258,174 @@ private:
                 if (ladders_.back().empty() || ladders_.back().back() != key) ladders_.back().push_back(key);
             }
         }
-        const Class& source = classes_[from];
-        std::int32_t best = -1;
         std::vector<std::size_t> step(ladders_.size(), 0);
         Key part(ladders_.size());
         for (std::size_t tried = 0; tried < kMaxCovers; ++tried) {
             for (std::size_t j = 0; j < ladders_.size(); ++j) part[j] = ladders_[j][step[j]];
             const auto found = index_.find(part);
-            if (found != index_.end()) {
-                std::size_t read = 0, scanned = 0;
-                for (const std::int32_t id : found->second) {
-                    if (++read > kRead || scanned >= kScan) break;
-                    const auto c = static_cast<std::size_t>(id);
-                    Class& cls = classes_[c];
-                    if (cls.loss >= source.loss) break;  // the list is in ascending loss
-                    bool covers = true;
-                    for (std::size_t i = 0; i < d && covers; ++i) {
-                        covers = qi_.taxonomy(i) != nullptr || (cls.lo[i] <= x[i] && x[i] <= cls.hi[i]);
-                    }
-                    if (!covers) continue;
-                    ++scanned;
-                    if (best >= 0) {
-                        const Class& incumbent = classes_[static_cast<std::size_t>(best)];
-                        if (std::tie(incumbent.loss, incumbent.size, best) < std::tie(cls.loss, cls.size, id)) continue;
-                    }
-                    if (passes(c) && takes(cls, v)) best = id;
-                }
-            }
+            if (found != index_.end()) f(found->second);
             std::size_t j = 0;  // the next combination, odometer order
             while (j < step.size() && ++step[j] == ladders_[j].size()) step[j++] = 0;
             if (j == step.size()) break;
         }
+    }
+
+    /// The class with the least loss (then fewest rows, then lowest id) below class `from`'s
+    /// loss that covers row r and takes it, or -1.
+    std::int32_t receiver(std::size_t from, std::int32_t r, std::int32_t v) {
+        const std::size_t d = qi_.dimensions();
+        const double* x = qi_.row(r);
+        const Class& source = classes_[from];
+        std::int32_t best = -1;
+        for_each_cover(x, [&](const std::vector<std::int32_t>& list) {
+            std::size_t read = 0, scanned = 0;
+            for (const std::int32_t id : list) {
+                if (++read > kRead || scanned >= kScan) break;
+                const auto c = static_cast<std::size_t>(id);
+                Class& cls = classes_[c];
+                if (cls.loss >= source.loss) break;  // the list is in ascending loss
+                bool covers = true;
+                for (std::size_t i = 0; i < d && covers; ++i) {
+                    covers = qi_.taxonomy(i) != nullptr || (cls.lo[i] <= x[i] && x[i] <= cls.hi[i]);
+                }
+                if (!covers) continue;
+                ++scanned;
+                if (best >= 0) {
+                    const Class& incumbent = classes_[static_cast<std::size_t>(best)];
+                    if (std::tie(incumbent.loss, incumbent.size, best) < std::tie(cls.loss, cls.size, id)) continue;
+                }
+                if (passes(c) && takes(cls, v)) best = id;
+            }
+        });
         return best;
     }
 
+    /// Up to kBundleTargets passing classes below class `from`'s loss that cover row r, best
+    /// first (least loss, then fewest rows, then lowest id), from the lookups receiver() makes.
+    std::vector<std::int32_t> coverers(std::size_t from, std::int32_t r) {
+        const double* x = qi_.row(r);
+        std::vector<std::int32_t> found;
+        for_each_cover(x, [&](const std::vector<std::int32_t>& list) {
+            std::size_t read = 0, scanned = 0;
+            for (const std::int32_t id : list) {
+                if (++read > kRead || scanned >= kScan) break;
+                const auto c = static_cast<std::size_t>(id);
+                if (classes_[c].loss >= classes_[from].loss) break;
+                if (!covers(classes_[c], x)) continue;
+                ++scanned;
+                if (passes(c)) found.push_back(id);
+            }
+        });
+        std::sort(found.begin(), found.end(), [&](std::int32_t a, std::int32_t b) {
+            const Class& p = classes_[static_cast<std::size_t>(a)];
+            const Class& q = classes_[static_cast<std::size_t>(b)];
+            return std::tie(p.loss, p.size, a) < std::tie(q.loss, q.size, b);
+        });
+        if (found.size() > kBundleTargets) found.resize(kBundleTargets);
+        return found;
+    }
+
+    /// Whether class cls's tuple covers QI values x: each taxonomy column's leaf lies under the
+    /// class's LCA node, each numeric value within its interval (so the class's tuple stays
+    /// as it is with a row of x).
+    bool covers(const Class& cls, const double* x) const {
+        for (std::size_t i = 0; i < qi_.dimensions(); ++i) {
+            if (const Taxonomy* tax = qi_.taxonomy(i)) {
+                const auto lo = static_cast<std::int32_t>(cls.lo[i]), hi = static_cast<std::int32_t>(cls.hi[i]);
+                const auto leaf = static_cast<std::int32_t>(x[i]);
+                if (tax->lca(std::min(lo, leaf), std::max(hi, leaf)) != tax->lca(lo, hi)) return false;
+            } else if (x[i] < cls.lo[i] || x[i] > cls.hi[i]) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /// Moves row r of class c (which c can spare) to class `to` with companions: rows of c
+    /// that `to` covers, from at most kCompanionCombos QI combinations, fewest neighbours
+    /// first (`calm`), added until `to` passes (at most kBundle rows in all). Kept only if both classes pass after it, `to` stays within
+    /// the cap and no row holding one of c's extremes alone moves; else undone. Returns the
+    /// rows moved. O(kCompanionCombos · d + kBundle · (kBundle + p)) plus skipped rows that
+    /// left (each skipped once).
+    std::int64_t bundle(std::size_t c, std::size_t to, std::int32_t r, Calm& calm,
+                        std::vector<std::int32_t>& classes) {
+        Class& from = classes_[c];
+        Class& into = classes_[to];
+        const auto& row_value = nb_.table().row_value;
+        const auto in_c = [&](std::int32_t q) { return classes[static_cast<std::size_t>(q)] == static_cast<std::int32_t>(c); };
+        std::vector<std::int32_t> moving{r};
+        leave(from, r, -1);
+        change(into, row_value[static_cast<std::size_t>(r)], +1);
+        const auto take_from = [&](Calm::Combo& combo) {
+            while (combo.next < combo.rows.size() && !in_c(combo.rows[combo.next])) ++combo.next;
+            if (combo.next == combo.rows.size() || !covers(into, qi_.row(combo.rows[combo.next]))) return;
+            for (std::size_t i = combo.next; i < combo.rows.size(); ++i) {
+                if (holds(into) || moving.size() >= kBundle) return;
+                const std::int32_t q = combo.rows[i];
+                if (q == r || !in_c(q) || std::find(moving.begin(), moving.end(), q) != moving.end()) continue;
+                if (holds_extreme(from, qi_.row(q))) continue;
+                leave(from, q, -1);
+                change(into, row_value[static_cast<std::size_t>(q)], +1);
+                moving.push_back(q);
+            }
+        };
+        // The calmest combinations first, at most kCompanionCombos of them.
+        for (std::size_t k = 0; k < calm.combos.size() && k < kCompanionCombos; ++k) {
+            if (holds(into) || moving.size() >= kBundle) break;
+            take_from(calm.combos[k]);
+        }
+        if (holds(into) && holds(from) && into.size <= cap_) {
+            for (const std::int32_t m : moving) classes[static_cast<std::size_t>(m)] = static_cast<std::int32_t>(to);
+            return static_cast<std::int64_t>(moving.size());
+        }
+        for (auto it = moving.rbegin(); it != moving.rend(); ++it) {
+            change(into, row_value[static_cast<std::size_t>(*it)], -1);
+            leave(from, *it, +1);
+        }
+        return 0;
+    }
+
+    /// One pass of bundles over class c's rows, most neighbours first, until c is within the
+    /// cap. Bounded work: the covering classes of a QI combination are looked up once
+    /// (`targets`), a class that failed to take kReceiverMisses bundles is not tried again in
+    /// the pass, and the pass ends after kBundleMisses rows in a row found no bundle or
+    /// kBundleTriesPerRow bundles per row were tried. Returns the rows moved.
+    std::int64_t bundle_pass(std::size_t c, const std::vector<std::pair<std::int64_t, std::int32_t>>& order,
+                             Calm& calm, const std::unordered_map<Key, std::size_t, KeyHash>& combo_of,
+                             std::unordered_map<std::size_t, std::vector<std::int32_t>>& targets,
+                             std::vector<std::int32_t>& classes) {
+        Class& cls = classes_[c];
+        const std::size_t d = qi_.dimensions();
+        const auto& row_value = nb_.table().row_value;
+        std::vector<std::uint8_t> spent(classes_.size(), 0);  // bundles each class failed to take
+        std::int64_t moved = 0;
+        std::size_t misses = 0;
+        std::size_t tries = kBundleTriesPerRow * order.size();  // bundles tried in the pass, at most
+        for (const auto& [minus, r] : order) {
+            if (cls.size <= cap_ || misses >= kBundleMisses || tries == 0) break;
+            if (classes[static_cast<std::size_t>(r)] != static_cast<std::int32_t>(c)) continue;
+            poll(params_.interrupt);
+            const double* x = qi_.row(r);
+            if (holds_extreme(cls, x) || !spares(cls, row_value[static_cast<std::size_t>(r)])) continue;
+            const std::size_t combo = combo_of.at(Key(x, x + d));
+            auto found = targets.find(combo);
+            if (found == targets.end()) found = targets.emplace(combo, coverers(c, r)).first;
+            std::int64_t n = 0;
+            for (const std::int32_t to : found->second) {
+                if (spent[static_cast<std::size_t>(to)] >= kReceiverMisses || tries == 0) continue;
+                --tries;
+                n = bundle(c, static_cast<std::size_t>(to), r, calm, classes);
+                if (n > 0) break;
+                ++spent[static_cast<std::size_t>(to)];
+            }
+            moved += n;
+            misses = n > 0 ? 0 : misses + 1;
+        }
+        return moved;
+    }
+
     /// Moves rows of class c (its rows with the most neighbours first) until it is within the
-    /// cap or no row can move. Returns the rows moved.
+    /// cap or no row can move, one at a time and then in bundles. Returns the rows moved.
     std::int64_t give(std::size_t c, std::vector<std::int32_t>& classes) {
         if (!passes(c)) return 0;
         Class& cls = classes_[c];
@@ -257,23 +441,32 @@ private:
         const std::size_t d = qi_.dimensions();
         for (const auto& [minus, r] : order) {
             if (cls.size <= cap_) break;
-            const double* x = qi_.row(r);
-            bool holds_extreme = false;
-            for (std::size_t i = 0; i < d && !holds_extreme; ++i) {
-                holds_extreme = (x[i] == cls.lo[i] && cls.at_lo[i] == 1) || (x[i] == cls.hi[i] && cls.at_hi[i] == 1);
-            }
             const std::int32_t v = row_value[static_cast<std::size_t>(r)];
-            if (holds_extreme || !spares(cls, v)) continue;
+            if (holds_extreme(cls, qi_.row(r)) || !spares(cls, v)) continue;
             const std::int32_t to = receiver(c, r, v);
             if (to < 0) continue;
-            for (std::size_t i = 0; i < d; ++i) {
-                cls.at_lo[i] -= x[i] == cls.lo[i];
-                cls.at_hi[i] -= x[i] == cls.hi[i];
-            }
-            change(cls, v, -1);
+            leave(cls, r, -1);
             change(classes_[static_cast<std::size_t>(to)], v, +1);
             classes[static_cast<std::size_t>(r)] = to;
             ++moved;
+        }
+        // Where a row with many neighbours can leave but no covering class can take it alone,
+        // while c cannot spare its other rows one at a time (each lowers t(c)): the row moves
+        // with companions, rows of c that the same class covers, enough for that class to pass.
+        Calm calm;
+        std::unordered_map<Key, std::size_t, KeyHash> combo_of;
+        for (auto it = order.rbegin(); it != order.rend(); ++it) {
+            if (classes[static_cast<std::size_t>(it->second)] != static_cast<std::int32_t>(c)) continue;
+            const double* x = qi_.row(it->second);
+            const auto [at, added] = combo_of.emplace(Key(x, x + d), calm.combos.size());
+            if (added) calm.combos.emplace_back();
+            calm.combos[at->second].rows.push_back(it->second);
+        }
+        std::unordered_map<std::size_t, std::vector<std::int32_t>> targets;  // combination -> coverers
+        for (std::size_t pass = 0; pass < kBundlePasses && cls.size > cap_; ++pass) {
+            const std::int64_t found = bundle_pass(c, order, calm, combo_of, targets, classes);
+            if (found == 0) break;
+            moved += found;
         }
         return moved;
     }

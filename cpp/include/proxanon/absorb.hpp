@@ -7,18 +7,30 @@
 // published with D's finer tuple (loss(D) < loss(C) is required: each move lowers the
 // table's loss), and C shrinks.
 //
+// Rows move one at a time, then in bundles: a giving class at its limit (a value with exactly
+// t(G) neighbours) can spare a row of that value but none of its other rows alone (each lowers
+// t(G)), while a covering class at its own limit cannot take that row alone; the row then moves
+// with companions, rows of the giving class that the same covering class covers (fewest
+// neighbours first), as many as that class needs to pass (at most kBundle rows in all), and
+// the bundle is kept only if both classes pass after it. Adult with the ARX taxonomies at
+// epsilon 0.05: largest class 946 -> 626 rows.
+//
 // Invariant: only classes that pass the checks of `MondrianParams` give or take rows, and a
 // move is made only when both pass after it (at least k rows, distinct l, and no value with
 // more than t(G) epsilon-neighbours, counted exactly); classes above `cap` rows give, classes
 // that stay within `cap` take, so no class grows past the larger of `cap` and its old size,
-// and the largest class never grows. A giving class stops at `cap` rows.
+// and the largest class never grows. A giving class stops at `cap` rows (a bundle may take
+// it up to kBundle rows below).
 //
 // Cost: per class touched, its distinct values counted once over the neighbour structure
 // (NeighbourCount, O(p + sum of their degrees) over a graph); per row of a giving class, at
 // most kMaxCovers covering tuples looked up in a hash index, at most kScan classes read per
 // tuple, and a check of O(p) adjacency tests for each class read (p: its distinct values,
 // p <= cap); so O(rows in giving classes * kMaxCovers * kScan * cap) at worst, independent of
-// the other classes' sizes. Memory O(n + classes * d).
+// the other classes' sizes. Bundles: per pass (at most kBundlePasses) at most
+// kBundleTriesPerRow bundles per row of the giving class, each reading at most
+// kCompanionCombos of its QI combinations (O(d) each) and moving at most kBundle rows at O(p)
+// each; each QI combination's covering classes looked up once. Memory O(n + classes * d).
 #pragma once
 
 #include <cstddef>
