@@ -368,3 +368,7 @@ def test_unsatisfied_mondrian_lists_only_the_rows_that_violate():
     np.testing.assert_array_equal(result.partition.violating_rows, np.arange(10))
     assert result.report.remaining_violations == 10
     assert result.partition.stats["remaining_violations"] == 10
+    # The cut has no colouring: its report names it instead of a degree bound of nan.
+    engine = next(line for line in str(result.report).splitlines() if "engine" in line)
+    assert "Mondrian-(ε, δ) cut" in engine and "10 violating row(s) left" in engine
+    assert "nan" not in str(result.report).split("seconds")[0]

@@ -133,6 +133,21 @@ class Report(Summarized):
             for name, value in self.__dict__.items()
         }
 
+    def _engine_line(self, bound: str) -> str:
+        """How the groups were formed: XColor's run, or the Mondrian-(ε, δ) cut (which has no
+        colouring, so no degree bound, INITIALIZE or swaps to report)."""
+        rounds = (f"{self.merge_rounds} round(s) merging groups that published the same QI "
+                  "values")
+        if self.method == "mondrian":
+            return (f"  engine         : the Mondrian-(ε, δ) cut (no colouring); {rounds}; "
+                    f"{self.remaining_violations:,} violating row(s) left")
+        return (f"  engine         : max degree {self.max_degree:,} (inequality (4) bound "
+                f"{self.bound:,.1f} {bound}); {self.initial_violations:,} violating row(s) after "
+                f"INITIALIZE, {self.swaps:,} swap(s), {self.remaining_violations:,} left; "
+                + rounds
+                + ("; the plain partition's groups (the QI-aware ones failed)" if self.fallback
+                   else ""))
+
     def __str__(self) -> str:
         verdict = "satisfied" if self.satisfied else (
             f"NOT satisfied: {self.remaining_violations:,} violating row(s) in "
@@ -153,12 +168,7 @@ class Report(Summarized):
             f"{self.metric} over {', '.join(self.sensitive)}",
             f"  max risk       : {self.max_risk:.4f} (allowed 1 - delta = {1 - self.delta:.4f}); "
             f"vulnerability {self.vulnerability:.2%}",
-            f"  engine         : max degree {self.max_degree:,} (inequality (4) bound "
-            f"{self.bound:,.1f} {bound}); {self.initial_violations:,} violating row(s) after "
-            f"INITIALIZE, {self.swaps:,} swap(s), {self.remaining_violations:,} left; "
-            f"{self.merge_rounds} round(s) merging groups that published the same QI values"
-            + ("; the plain partition's groups (the QI-aware ones failed)" if self.fallback
-               else ""),
+            self._engine_line(bound),
             f"  utility        : loss {self.loss:.4f} per group over "
             f"{len(self.quasi_identifiers)} QI(s); GCP {self.gcp:.4f}; "
             f"discernibility {self.discernibility:,}",
