@@ -56,9 +56,12 @@ struct Class {
 struct Calm {
     struct Combo {
         std::vector<std::int32_t> rows;
-        std::size_t next = 0;  ///< rows before it have left the class
+        std::size_t next = 0;                ///< rows before it have left the class
+        bool looked_up = false;              ///< whether `coverers` is known
+        std::vector<std::int32_t> coverers;  ///< classes a bundle from it may go to, best first
     };
     std::vector<Combo> combos;
+    std::vector<std::size_t> combo_at;  ///< per place in the giver's order, its row's combination
 };
 
 class Absorber {
@@ -362,7 +365,7 @@ private:
             for (std::size_t i = combo.next; i < combo.rows.size(); ++i) {
                 if (holds(into) || moving.size() >= kBundle) return;
                 const std::int32_t q = combo.rows[i];
-                if (q == r || !in_c(q) || std::find(moving.begin(), moving.end(), q) != moving.end()) continue;
+                if (!in_c(q) || std::find(moving.begin(), moving.end(), q) != moving.end()) continue;
                 if (holds_extreme(from, qi_.row(q))) continue;
                 leave(from, q, -1);
                 change(into, row_value[static_cast<std::size_t>(q)], +1);
@@ -386,32 +389,31 @@ private:
     }
 
     /// One pass of bundles over class c's rows, most neighbours first, until c is within the
-    /// cap. Bounded work: the covering classes of a QI combination are looked up once
-    /// (`targets`), a class that failed to take kReceiverMisses bundles is not tried again in
+    /// cap. Bounded work: the covering classes of a QI combination are looked up once (in
+    /// `calm`), a class that failed to take kReceiverMisses bundles is not tried again in
     /// the pass, and the pass ends after kBundleMisses rows in a row found no bundle or
     /// kBundleTriesPerRow bundles per row were tried. Returns the rows moved.
     std::int64_t bundle_pass(std::size_t c, const std::vector<std::pair<std::int64_t, std::int32_t>>& order,
-                             Calm& calm, const std::unordered_map<Key, std::size_t, KeyHash>& combo_of,
-                             std::unordered_map<std::size_t, std::vector<std::int32_t>>& targets,
-                             std::vector<std::int32_t>& classes) {
+                             Calm& calm, std::vector<std::int32_t>& classes) {
         Class& cls = classes_[c];
-        const std::size_t d = qi_.dimensions();
         const auto& row_value = nb_.table().row_value;
         std::vector<std::uint8_t> spent(classes_.size(), 0);  // bundles each class failed to take
         std::int64_t moved = 0;
         std::size_t misses = 0;
         std::size_t tries = kBundleTriesPerRow * order.size();  // bundles tried in the pass, at most
-        for (const auto& [minus, r] : order) {
+        for (std::size_t i = 0; i < order.size(); ++i) {
             if (cls.size <= cap_ || misses >= kBundleMisses || tries == 0) break;
+            const std::int32_t r = order[i].second;
             if (classes[static_cast<std::size_t>(r)] != static_cast<std::int32_t>(c)) continue;
             poll(params_.interrupt);
-            const double* x = qi_.row(r);
-            if (holds_extreme(cls, x) || !spares(cls, row_value[static_cast<std::size_t>(r)])) continue;
-            const std::size_t combo = combo_of.at(Key(x, x + d));
-            auto found = targets.find(combo);
-            if (found == targets.end()) found = targets.emplace(combo, coverers(c, r)).first;
+            if (holds_extreme(cls, qi_.row(r)) || !spares(cls, row_value[static_cast<std::size_t>(r)])) continue;
+            Calm::Combo& combo = calm.combos[calm.combo_at[i]];
+            if (!combo.looked_up) {
+                combo.coverers = coverers(c, r);
+                combo.looked_up = true;
+            }
             std::int64_t n = 0;
-            for (const std::int32_t to : found->second) {
+            for (const std::int32_t to : combo.coverers) {
                 if (spent[static_cast<std::size_t>(to)] >= kReceiverMisses || tries == 0) continue;
                 --tries;
                 n = bundle(c, static_cast<std::size_t>(to), r, calm, classes);
@@ -454,17 +456,19 @@ private:
         // while c cannot spare its other rows one at a time (each lowers t(c)): the row moves
         // with companions, rows of c that the same class covers, enough for that class to pass.
         Calm calm;
+        calm.combo_at.assign(order.size(), 0);
         std::unordered_map<Key, std::size_t, KeyHash> combo_of;
-        for (auto it = order.rbegin(); it != order.rend(); ++it) {
-            if (classes[static_cast<std::size_t>(it->second)] != static_cast<std::int32_t>(c)) continue;
-            const double* x = qi_.row(it->second);
+        for (std::size_t i = order.size(); i-- > 0;) {
+            const std::int32_t r = order[i].second;
+            if (classes[static_cast<std::size_t>(r)] != static_cast<std::int32_t>(c)) continue;
+            const double* x = qi_.row(r);
             const auto [at, added] = combo_of.emplace(Key(x, x + d), calm.combos.size());
             if (added) calm.combos.emplace_back();
-            calm.combos[at->second].rows.push_back(it->second);
+            calm.combos[at->second].rows.push_back(r);
+            calm.combo_at[i] = at->second;
         }
-        std::unordered_map<std::size_t, std::vector<std::int32_t>> targets;  // combination -> coverers
         for (std::size_t pass = 0; pass < kBundlePasses && cls.size > cap_; ++pass) {
-            const std::int64_t found = bundle_pass(c, order, calm, combo_of, targets, classes);
+            const std::int64_t found = bundle_pass(c, order, calm, classes);
             if (found == 0) break;
             moved += found;
         }

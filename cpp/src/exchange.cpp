@@ -331,7 +331,7 @@ std::vector<std::int64_t> spread_equal_tuples(const std::vector<std::int64_t>& g
             const std::int64_t x = members[g][i];
             candidates(x);
             const std::uint64_t key = exchange.remainder_key(bounds_of(g), x);
-            if (key != owner_key || i == 0) {
+            if (key != owner_key) {  // owner_memo is always owner_key's set (or kNone)
                 owner_key = key;
                 const auto it = memo_of.find(key);
                 owner_memo = it == memo_of.end() ? kNone : it->second;

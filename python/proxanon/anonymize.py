@@ -707,7 +707,7 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
         # one class too (the summary for that costs 0.5 s at 3M rows, so only there).
         if any(c.instants is not None for c in columns):
             by_label = _merge_equal_tuples(summarize_groups(columns, classes).labels)
-            if by_label.size and int(by_label.max()) + 1 < int(classes.max()) + 1:
+            if by_label.size and int(by_label.max()) + 1 < by_label.size:
                 formed_from = np.bincount(by_label, weights=formed_from).astype(np.int64)
                 classes = by_label[classes]
         tic = time.perf_counter()
