@@ -69,43 +69,59 @@ std::pair<std::int64_t, std::int64_t> ExcessDescent::home_change(std::int32_t v,
     return {change, own_w};
 }
 
-/// Change of E over W \ {w} if w (class W) is replaced by v, and v's neighbours in W \ {w};
-/// the same for every row of w's value in W (their D are equal).
-std::pair<std::int64_t, std::int64_t> ExcessDescent::away_change(std::int32_t v, std::int32_t w) const {
+void ExcessDescent::read_away(std::int32_t a, std::size_t away) {
     const std::int32_t* own = col_.own_counts();
     const std::int32_t* value = col_.row_values();
-    const auto away = static_cast<std::size_t>(col_.class_of(w));
-    const std::int32_t a = value[v], b = value[w];
     const std::int64_t ta = col_.allowed(away);
-    std::int64_t change = 0, own_v = 0;
+    pressed_.clear();
+    near_v_.clear();
+    v_in_away_ = 0;
     for (const std::int32_t* p = col_.begin(away); p != col_.end(away); ++p) {
         const std::int32_t y = *p;
-        if (y == w) continue;
-        const std::int64_t na = col_.adjacent(a, value[y]);
-        own_v += na;
-        change += over(own[y] - col_.adjacent(b, value[y]) + na, ta) - over(own[y], ta);
+        const bool near = col_.adjacent(a, value[y]);
+        near_v_.push_back(near);
+        v_in_away_ += near;
+        if (own[y] + near > ta) pressed_.push_back({y, value[y], own[y] + near, over(own[y], ta)});
     }
-    return {change, own_v};
 }
 
-/// Change of E if v moves alone from its class V to class W (sizes |V|-1 and |W|+1).
-std::int64_t ExcessDescent::transfer_excess_change(std::int32_t v, std::size_t away) const {
+/// Change of E over W \ {w} if w (class W) is replaced by v, and v's neighbours in W \ {w};
+/// the same for every row of w's value in W (their D are equal). A row y of W not pressed
+/// has D_W(y) + [y ~ v] <= t(W), so it is over t(W) neither now nor after: it adds nothing.
+std::pair<std::int64_t, std::int64_t> ExcessDescent::away_change(std::int32_t a, std::int32_t w) const {
+    const std::int32_t b = col_.row_values()[w];
+    const std::int64_t ta = col_.allowed(static_cast<std::size_t>(col_.class_of(w)));
+    std::int64_t change = 0;
+    for (const Pressed& y : pressed_) {
+        if (y.row != w) change += over(y.with_v - col_.adjacent(b, y.value), ta) - y.over_now;
+    }
+    return {change, v_in_away_ - col_.adjacent(a, b)};
+}
+
+/// Change of E over V if v leaves its class V alone (|V| - 1 rows); the same for every W.
+std::int64_t ExcessDescent::transfer_home_change(std::int32_t v) const {
     const std::int32_t* own = col_.own_counts();
     const std::int32_t* value = col_.row_values();
     const auto home = static_cast<std::size_t>(col_.class_of(v));
     const std::int32_t a = value[v];
     const std::int64_t th = allowed_neighbours(col_.size(home) - 1, col_.delta());
-    const std::int64_t ta = allowed_neighbours(col_.size(away) + 1, col_.delta());
-    std::int64_t change = -class_excess(home) - class_excess(away), own_v = 0;
+    std::int64_t change = -class_excess(home);
     for (const std::int32_t* p = col_.begin(home); p != col_.end(home); ++p) {
         if (*p != v) change += over(own[*p] - col_.adjacent(a, value[*p]), th);
     }
-    for (const std::int32_t* p = col_.begin(away); p != col_.end(away); ++p) {
-        const std::int64_t na = col_.adjacent(a, value[*p]);
-        own_v += na;
-        change += over(own[*p] + na, ta);
+    return change;
+}
+
+/// Change of E over W (read by read_away) if v joins it alone (|W| + 1 rows).
+std::int64_t ExcessDescent::transfer_away_change(std::size_t away) const {
+    const std::int32_t* own = col_.own_counts();
+    const std::int64_t ta = allowed_neighbours(col_.size(away) + 1, col_.delta());
+    std::int64_t change = -class_excess(away);
+    const std::uint8_t* near = near_v_.data();
+    for (const std::int32_t* p = col_.begin(away); p != col_.end(away); ++p, ++near) {
+        change += over(own[*p] + *near, ta);
     }
-    return change + over(own_v, ta);
+    return change + over(v_in_away_, ta);
 }
 
 /// One step for violation v; returns true when it made a move.
@@ -133,9 +149,11 @@ bool ExcessDescent::improve(std::int32_t v, XColorResult& result) {
         away_.resize(static_cast<std::size_t>(values));
     }
     const std::uint64_t step_stamp = ++stamp_;
+    const std::int64_t leaving = can_leave ? transfer_home_change(v) : 0;
     for (std::size_t step = 0; step < limit; ++step) {
         const std::size_t c = col_.outward(home, step);
         const std::uint64_t class_stamp = ++stamp_;
+        read_away(value[v], c);
         const std::int64_t ta = col_.allowed(c);
         auto consider = [&](std::int64_t change, double loss_change, std::int32_t partner) {
             if (change >= 0) return;
@@ -152,7 +170,7 @@ bool ExcessDescent::improve(std::int32_t v, XColorResult& result) {
                 loss_change = col_.extremes(home).departure(loss, xv) +
                               col_.extremes(c).with(loss, xv) - col_.extremes(c).loss();
             }
-            consider(transfer_excess_change(v, c), loss_change, -1);
+            consider(leaving + transfer_away_change(c), loss_change, -1);
         }
         for (const std::int32_t* p = col_.begin(c); p != col_.end(c); ++p) {
             const std::int32_t w = *p;
@@ -170,7 +188,7 @@ bool ExcessDescent::improve(std::int32_t v, XColorResult& result) {
             }
             if (away_stamp_[b] != class_stamp) {
                 away_stamp_[b] = class_stamp;
-                away_[b] = away_change(v, w);
+                away_[b] = away_change(value[v], w);
             }
             const auto [in_home, own_w] = home_[b];
             const auto [in_away, own_v] = away_[b];

@@ -22,11 +22,12 @@ namespace proxanon {
 /// potential drops, which can stall with violations left (issue 5).
 ///
 /// Invariant: E drops by at least one per move and every class keeps >= k rows, so it ends
-/// after at most E moves and E + max(n / 8, 2^12) steps. Cost per examined move O(|V| + |W|)
-/// adjacency tests, so one step is O(64 · (k · |V| + |W|)) at most. Within a step, a swap's
-/// change of E depends on the partner only through its value (rows of one value in one class
-/// have the same D): the part in V is computed once per partner value, the part in W once
-/// per (value, class).
+/// after at most E moves and E + max(n / 8, 2^12) steps. Within a step, a swap's change of E
+/// depends on the partner only through its value (rows of one value in one class have the
+/// same D): the part in V is computed once per partner value, O(|V|) adjacency tests; each
+/// class W examined is read once, O(|W|), and the part in W costs O(|P|) per value of W,
+/// where P are W's rows that a departure could leave over t(W) (D_W(y) + [y ~ v] > t(W)),
+/// usually a few. One step is O(64 · (|W| + d_W · (|V| + |P|))) at most, d_W the values of W.
 class ExcessDescent {
 public:
     ExcessDescent(Colouring& colouring, const XColorOptions& options)
@@ -41,9 +42,15 @@ private:
     std::int64_t class_excess(std::size_t c) const;
     /// Change of E in v's class V if v leaves for a row of value b, and D of that row in V.
     std::pair<std::int64_t, std::int64_t> home_change(std::int32_t v, std::int32_t b) const;
-    /// Change of E in w's class W if w leaves for v, and D of v in W.
-    std::pair<std::int64_t, std::int64_t> away_change(std::int32_t v, std::int32_t w) const;
-    std::int64_t transfer_excess_change(std::int32_t v, std::size_t away) const;
+    /// Reads class W for violation v (value a): v's neighbours there, each row's neighbour
+    /// indicator, and the rows whose excess can depend on who leaves W for v.
+    void read_away(std::int32_t a, std::size_t away);
+    /// Change of E in w's class W (read by read_away) if w leaves for v, and D of v in W.
+    std::pair<std::int64_t, std::int64_t> away_change(std::int32_t a, std::int32_t w) const;
+    /// Change of E in v's class V if v leaves it alone (|V| - 1 rows).
+    std::int64_t transfer_home_change(std::int32_t v) const;
+    /// Change of E in class W (read by read_away) if v joins it alone (|W| + 1 rows).
+    std::int64_t transfer_away_change(std::size_t away) const;
     bool improve(std::int32_t v, XColorResult& result);
 
     Colouring& col_;
@@ -54,6 +61,15 @@ private:
     std::vector<std::uint64_t> home_stamp_, away_stamp_;
     std::vector<std::pair<std::int64_t, std::int64_t>> home_, away_;
     std::uint64_t stamp_ = 0;
+    /// A row y of the class W read_away last read with D_W(y) + [y ~ v] > t(W): only such
+    /// rows can be over t(W) after a row of W leaves for v, since a departure lowers D.
+    struct Pressed {
+        std::int32_t row, value;
+        std::int64_t with_v, over_now;  ///< D_W(y) + [y ~ v], and max(0, D_W(y) - t(W))
+    };
+    std::vector<Pressed> pressed_;
+    std::vector<std::uint8_t> near_v_;  ///< [y ~ v] per row of W, in W's order
+    std::int64_t v_in_away_ = 0;        ///< v's neighbours in W
 };
 
 }  // namespace proxanon
