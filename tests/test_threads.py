@@ -5,7 +5,9 @@ XColor's run; the published table must not depend on which finished first."""
 
 from __future__ import annotations
 
+import importlib
 import time
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -146,10 +148,8 @@ def test_work_beside_returns_its_value_and_raises_its_error():
         Beside(fails).result()
 
 
-def test_stopping_work_beside_ends_its_native_call():
-    """A native call that runs for seconds (Mondrian's cut of 3M rows) is stopped before it
-    ends: its result is the 'stopped' error, not its groups. A watched request that was
-    never set changes nothing."""
+def _long_cut() -> tuple[Callable[[int], dict], int]:
+    """Mondrian's cut of the first rows of a 3M-row table (seconds for all of them), and n."""
     from proxanon import _core
 
     rng = np.random.default_rng(0)
@@ -157,10 +157,17 @@ def test_stopping_work_beside_ends_its_native_call():
     sensitive = rng.integers(0, 50, (n, 2)) / 50.0
     quasi = rng.random((n, 3))
 
-    def cut(rows: int) -> object:
+    def cut(rows: int) -> dict:
         return _core.mondrian(sensitive[:rows], "l1", [0.5, 0.5], 0.05, 10, 0.8, 0,
                               quasi[:rows], [])
+    return cut, n
 
+
+def test_stopping_work_beside_ends_its_native_call():
+    """A native call that runs for seconds (Mondrian's cut of 3M rows) is stopped before it
+    ends: its result is the 'stopped' error, not its groups. A watched request that was
+    never set changes nothing."""
+    cut, n = _long_cut()
     work = Beside(cut, n)
     time.sleep(0.5)
     work.stop()
@@ -168,3 +175,61 @@ def test_stopping_work_beside_ends_its_native_call():
         work.result()
     small = Beside(cut, 1000).result()
     np.testing.assert_array_equal(small["groups"], cut(1000)["groups"])
+
+
+def test_stop_requests_nest():
+    """Within work beside (which watches its own request), a request watched for one call
+    stops that call only; once its block ends, it stops nothing. A thread cannot watch one
+    request twice."""
+    from proxanon import _core
+
+    cut, n = _long_cut()
+    inner = _core.StopRequest()
+
+    def nested(rows: int) -> tuple[str, dict]:
+        with inner:
+            try:
+                cut(n)
+                stopped = "not stopped"
+            except RuntimeError as exc:
+                stopped = str(exc)
+        return stopped, cut(rows)
+
+    work = Beside(nested, 1000)
+    time.sleep(0.5)
+    inner.set()
+    stopped, small = work.result()
+    assert "stopped" in stopped
+    np.testing.assert_array_equal(small["groups"], cut(1000)["groups"])
+    with inner, pytest.raises(RuntimeError, match="already watches"):
+        inner.__enter__()
+
+
+def test_plain_session_beside_changes_no_table(adult_taxonomies, monkeypatch):
+    """Where Mondrian's groups fail widely, the plain partition's session runs beside the
+    QI-aware path before the cut is finished (Adult at epsilon 0.1: both paths fail, the
+    plain one is published); where the QI-aware path then succeeds, that session is stopped.
+    Either way every thread count publishes the same table."""
+    module = importlib.import_module("proxanon.anonymize")
+    data, common = adult_taxonomies
+    hard = [anonymize(data, epsilon=0.1, delta=0.8, on_infeasible="best_effort",
+                      n_threads=t, **common) for t in THREADS]
+    assert not hard[0].satisfied
+    assert "the plain partition's groups" in str(hard[0].report)
+    for other in hard[1:]:
+        same_anonymization(hard[0], other)
+    expected = anonymize(data, epsilon=0.05, delta=0.8, n_threads=1, **common)
+    monkeypatch.setattr(module, "_HARD_SHARE", 0.0)  # start the plain session, then stop it
+    sessions = module.run_session
+    plain_sessions = []
+
+    def counted(*args, **kwargs):
+        if not kwargs["qi_aware"]:
+            plain_sessions.append(kwargs["start"])
+        return sessions(*args, **kwargs)
+
+    monkeypatch.setattr(module, "run_session", counted)
+    stopped = anonymize(data, epsilon=0.05, delta=0.8, n_threads=2, **common)
+    assert plain_sessions == [None]  # started beside, not needed
+    assert stopped.satisfied
+    same_anonymization(expected, stopped)

@@ -3,6 +3,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -72,7 +73,8 @@ Matrix as_matrix(const DoubleArray& array, const char* name) {
 /// A request to stop the native calls made on the threads that watch it (proxanon._beside:
 /// work run beside the caller's, which Ctrl-C cannot reach, since Python runs signal handlers
 /// on the main thread only). `with request:` makes the calling thread watch it until the
-/// block ends; `request.set()` may come from any thread.
+/// block ends (blocks nest: a thread stops when any request it watches is set);
+/// `request.set()` may come from any thread.
 class StopRequest {
 public:
     void set() { requested_.store(true); }
@@ -82,8 +84,8 @@ private:
     std::atomic<bool> requested_{false};
 };
 
-/// The request the calling thread watches, if any (set by `with request:` in Python).
-thread_local const StopRequest* t_watched = nullptr;
+/// The requests the calling thread watches, outermost first (`with request:` in Python).
+thread_local std::vector<const StopRequest*> t_watched;
 
 /// The stop request the binding hands the core: with the GIL taken briefly, Python runs its
 /// signal handlers; the exception one raises (KeyboardInterrupt for Ctrl-C) is kept and
@@ -117,7 +119,7 @@ public:
 private:
     bool check() {
         py::gil_scoped_acquire gil;
-        if (watched_ != nullptr && watched_->requested()) {
+        if (std::any_of(watched_.begin(), watched_.end(), [](const StopRequest* r) { return r->requested(); })) {
             PyErr_SetString(PyExc_RuntimeError, "stopped: the caller no longer needs this result");
             PyErr_Fetch(&type_, &value_, &traceback_);
             return true;
@@ -130,7 +132,7 @@ private:
     PyObject* type_ = nullptr;
     PyObject* value_ = nullptr;
     PyObject* traceback_ = nullptr;
-    const StopRequest* watched_ = t_watched;  // the constructing (calling) thread's
+    const std::vector<const StopRequest*> watched_ = t_watched;  // the constructing thread's
     Interrupt interrupt_{[this] { return check(); }};
 };
 
@@ -853,12 +855,14 @@ PYBIND11_MODULE(_core, mod) {
         .def("set", &StopRequest::set, "Ask the watching threads' native calls to stop.")
         .def_property_readonly("requested", &StopRequest::requested)
         .def("__enter__", [](StopRequest& request) {
-            if (t_watched != nullptr) throw std::runtime_error("this thread already watches a StopRequest");
-            t_watched = &request;
+            if (std::find(t_watched.begin(), t_watched.end(), &request) != t_watched.end()) {
+                throw std::runtime_error("this thread already watches this StopRequest");
+            }
+            t_watched.push_back(&request);
             return &request;
         }, py::return_value_policy::reference)
-        .def("__exit__", [](StopRequest&, const py::object&, const py::object&, const py::object&) {
-            t_watched = nullptr;
+        .def("__exit__", [](StopRequest& request, const py::object&, const py::object&, const py::object&) {
+            if (!t_watched.empty() && t_watched.back() == &request) t_watched.pop_back();
         });
     mod.def("exchange_rows", &exchange_rows, py::arg("groups"), py::arg("quasi_identifiers"),
             py::arg("qi_taxonomies"), py::arg("sensitive_ids"),
