@@ -4,8 +4,9 @@ cpp/src/absorb.cpp).
 After ``anonymize`` has chosen its table, rows of classes above the cap (the larger of 2k
 rows and 1/200 of the table) move into passing classes whose published tuples already cover
 them. Checked here by brute force: every published class keeps passing, failing classes are
-left alone, tuples stay pairwise distinct, no class grows past the cap, the largest class
-never grows and the loss only falls.
+left alone, tuples stay pairwise distinct, no class grows past the takers' limit (twice the
+cap, and never past the class it takes from), the largest class never grows and the loss
+only falls.
 """
 
 from __future__ import annotations
@@ -44,6 +45,12 @@ def total_loss(columns: list, classes: np.ndarray) -> float:
 
 def cap(n: int, k: int) -> int:
     return max(2 * k, -(-n // 200))
+
+
+def take_limit(n: int, k: int, sizes: np.ndarray) -> int:
+    """The rows a taking class may reach: twice the cap, and (since it never outgrows the
+    class it takes from) at most the largest class."""
+    return min(2 * cap(n, k), int(sizes.max()))
 
 
 def run_both(frame: pd.DataFrame, hierarchies: dict[str, Hierarchy], quasi: list[str], k: int,
@@ -113,13 +120,12 @@ def test_absorption_keeps_every_class_private_and_only_lowers_loss(case) -> None
             assert (now == then).all()
         tuples = pd.DataFrame({str(j): column for j, column in enumerate(labels)})
         assert not tuples.duplicated().any()
-        # Rows move only out of classes above the cap, into classes that stay within it;
-        # the largest class never grows and the loss only falls.
-        limit = cap(len(frame), k)
+        # Rows move only out of classes above the cap, into classes that stay within the
+        # takers' limit; the largest class never grows and the loss only falls.
         old_sizes = np.bincount(old)
         new_sizes = np.bincount(new, minlength=old_sizes.size)
-        assert (old_sizes[old[moved]] > limit).all()
-        assert (new_sizes[new[moved]] <= limit).all()
+        assert (old_sizes[old[moved]] > cap(len(frame), k)).all()
+        assert (new_sizes[new[moved]] <= take_limit(len(frame), k, old_sizes)).all()
         assert new_sizes.max() <= old_sizes.max()
         assert total_loss(columns, new) <= total_loss(columns, old) + 1e-9
         # Every class passes or fails as before (brute force); failing ones are untouched.
@@ -158,10 +164,11 @@ def test_rows_of_a_giant_class_move_to_the_finer_classes_that_cover_them() -> No
     frame, tree, classes = leaf_classes(per_leaf=3, extra=15)
     moved_classes, moved = absorbed(frame, tree, classes, k=3)
     sizes = np.bincount(moved_classes)
-    # The cap is 2k = 6: each leaf class takes 3 rows of its own leaf; the coarse class
-    # keeps a row of the first and of the last leaf, so it still publishes '*'.
-    assert moved == 12
-    assert sizes.tolist() == [48, 6, 6, 6, 6]
+    # The cap is 2k = 6 and takers may reach twice it: each leaf class takes 9 rows of its
+    # own leaf; the coarse class keeps rows of the first and of the last leaf, so it still
+    # publishes '*'.
+    assert moved == 36
+    assert sizes.tolist() == [24, 12, 12, 12, 12]
     for c in range(1, 5):
         assert frame["q"][moved_classes == c].nunique() == 1
     coarse = frame["q"][moved_classes == 0]
@@ -170,8 +177,8 @@ def test_rows_of_a_giant_class_move_to_the_finer_classes_that_cover_them() -> No
     assert bad == 0 and sized
 
 
-def test_classes_at_the_cap_take_nothing() -> None:
-    frame, tree, classes = leaf_classes(per_leaf=6, extra=15)
+def test_classes_at_the_takers_limit_take_nothing() -> None:
+    frame, tree, classes = leaf_classes(per_leaf=12, extra=15)
     moved_classes, moved = absorbed(frame, tree, classes, k=3)
     assert moved == 0
     assert (moved_classes == classes).all()
@@ -215,14 +222,15 @@ def test_a_row_with_many_neighbours_leaves_with_companions() -> None:
     assert brute_violations(sens, classes, 6, 0.001, 0.8) == (0, True)
     moved_classes, moved = absorbed(frame, tree, classes, k=6)
     assert moved > 0
-    # Every class still passes (brute force), keeps its tuple, and none grows past the cap.
+    # Every class still passes (brute force), keeps its tuple, and none grows past the
+    # takers' limit.
     assert brute_violations(sens, moved_classes, 6, 0.001, 0.8) == (0, True)
     for c in range(1, 5):
         assert frame["q"][moved_classes == c].nunique() == 1
     coarse = frame["q"][moved_classes == 0]
     assert tree.lca_label(tree.leaf_index(coarse.to_numpy())) == "*"
     assert np.bincount(moved_classes).max() == 26 - moved
-    assert np.bincount(moved_classes)[1:].max() <= 12
+    assert np.bincount(moved_classes)[1:].max() <= 24  # twice the cap (2k = 12)
     # Each move took a shared-value row together with rows of its own leaf: no shared-value
     # row moved alone, and each leaf class that took rows took one such row.
     for c in range(1, 5):
@@ -239,7 +247,7 @@ def test_bundles_keep_every_class_passing(coarse: list[tuple[int, int]],
                                           leaf: list[tuple[int, int]], k: int) -> None:
     """Random tables of the bundle case's shape (per leaf: coarse rows and how many share the
     one sensitive value; leaf classes likewise): whatever moves, every class that passed
-    passes (brute force), keeps its tuple, and none grows past the cap."""
+    passes (brute force), keeps its tuple, and none grows past the takers' limit."""
     tree = Hierarchy.from_dict({"*": {"A": ["a1", "a2"], "B": ["b1", "b2"]}})
     names = ["a1", "a2", "b1", "b2"]
     leaves: list[str] = []
@@ -267,22 +275,24 @@ def test_bundles_keep_every_class_passing(coarse: list[tuple[int, int]],
     for c in range(1, 5):
         assert frame["q"][new == c].nunique() == 1
     assert tree.lca_label(tree.leaf_index(frame["q"][new == 0].to_numpy())) == "*"
-    limit = cap(len(frame), k)
     old_sizes = np.bincount(old)
     new_sizes = np.bincount(new, minlength=old_sizes.size)
+    limit = take_limit(len(frame), k, old_sizes)
     assert (new_sizes[1:] <= np.maximum(limit, old_sizes[1:])).all()
+    assert new_sizes.max() <= old_sizes.max()
     assert (old[new != old] == 0).all()  # only the coarse class gives
 
 
 def test_adult_with_the_arx_taxonomies_publishes_no_class_of_the_old_size() -> None:
     """Adult, ARX taxonomies on all four QIs, epsilon = 0.05, delta = 0.8, k = 10: the
-    largest class held 6.6% of the rows (1,995) before absorption."""
+    largest class held 6.6% of the rows (1,995) before absorption; issue 11 asks for 2% at
+    most."""
     adult = proxanon.datasets.load_adult()
     qis = ["age", "sex", "race", "marital-status"]
     result = anonymize(adult.data, quasi_identifiers=qis,
                        sensitive=["education", "occupation", "workclass"], k=10, epsilon=0.05,
                        delta=0.8, hierarchies={c: adult.hierarchies[c] for c in qis})
     assert result.satisfied
-    assert result.report.largest_class_share < 0.035
+    assert result.report.largest_class_share <= 0.02
     classes = tuple_classes(result, qis)
     assert np.bincount(classes).max() == result.report.max_group_size

@@ -515,8 +515,9 @@ void test_specialize_against_brute_force() {
 void test_absorb_moves_rows_to_covering_classes() {
     // One coarse class (id 0, 60 rows over all four leaves of a two-level taxonomy: it
     // publishes the root) and four leaf classes of 3 rows; every row has its own far value.
-    // With k = 3 the cap is 2k = 6: each leaf class takes 3 rows of its own leaf, and the
-    // coarse class keeps a row of the first and of the last leaf (its tuple stays the root).
+    // With k = 3 the cap is 2k = 6 and takers may reach twice it: each leaf class takes 9
+    // rows of its own leaf, and the coarse class keeps rows of the first and of the last leaf
+    // (its tuple stays the root).
     const std::vector<std::int32_t> parent{4, 4, 5, 5, 6, 6, -1};
     const std::size_t n = 72;
     std::vector<double> qi(n), sens(n);
@@ -542,7 +543,7 @@ void test_absorb_moves_rows_to_covering_classes() {
     const std::size_t cap = absorb_cap(n, params.k);
     CHECK(cap == 6);
     std::vector<std::int32_t> after = classes;
-    CHECK(absorb(loss, {keys}, nb, after, params, cap) == 12);
+    CHECK(absorb(loss, {keys}, nb, after, params, cap) == 36);
     std::vector<std::size_t> size(5, 0);
     std::int32_t lo = 4, hi = -1;
     for (std::size_t r = 0; r < n; ++r) {
@@ -553,9 +554,9 @@ void test_absorb_moves_rows_to_covering_classes() {
             hi = std::max(hi, static_cast<std::int32_t>(qi[r]));
         }
     }
-    CHECK(size == (std::vector<std::size_t>{48, 6, 6, 6, 6}));
+    CHECK(size == (std::vector<std::size_t>{24, 12, 12, 12, 12}));
     CHECK(lo == 0 && hi == 3);
-    // Classes already at the cap take nothing.
+    // Classes already at the takers' limit take nothing.
     std::vector<std::int32_t> full = after;
     CHECK(absorb(loss, {keys}, nb, full, params, cap) == 0);
     CHECK(full == after);

@@ -445,9 +445,10 @@ def _absorb_classes(classes: NDArray[np.int64], columns: list[QIColumn],
     """The published classes with rows of giant classes (above the larger of 2k rows and
     1/200 of the table) moved into passing classes whose finer tuples already cover them, and
     their summary; None when no row moved. Every class keeps its id and its tuple, passing
-    classes keep passing, failing ones are not touched, the table's loss only falls and no
-    class grows past the cap (cpp/include/proxanon/absorb.hpp). One native call, and none
-    when no class is above the cap."""
+    classes keep passing, failing ones are not touched, the table's loss only falls, no
+    class grows past twice the cap and the largest class never grows
+    (cpp/include/proxanon/absorb.hpp). One native call, and none when no class is above the
+    cap."""
     if np.bincount(classes).max() <= _core.absorb_cap(classes.size, k):
         return None
     moved, count = run_specialize(classes, sens, k, eps, dlt, relation, ell,

@@ -13,14 +13,16 @@
 // with companions, rows of the giving class that the same covering class covers (fewest
 // neighbours first), as many as that class needs to pass (at most kBundle rows in all), and
 // the bundle is kept only if both classes pass after it. Adult with the ARX taxonomies at
-// epsilon 0.05: largest class 946 -> 626 rows.
+// epsilon 0.05: largest class 946 -> 626 rows with takers up to the cap, 456 rows with takers
+// up to twice the cap.
 //
 // Invariant: only classes that pass the checks of `MondrianParams` give or take rows, and a
 // move is made only when both pass after it (at least k rows, distinct l, and no value with
 // more than t(G) epsilon-neighbours, counted exactly); classes above `cap` rows give, classes
-// that stay within `cap` take, so no class grows past the larger of `cap` and its old size,
-// and the largest class never grows. A giving class stops at `cap` rows (a bundle may take
-// it up to kBundle rows below).
+// that stay within the takers' limit (twice `cap`) and no larger than the class they take
+// from take, so no class grows past the larger of that limit and its old size, and the
+// largest class never grows. A giving class stops at `cap` rows (a bundle may take it up to
+// kBundle rows below).
 //
 // Cost: per class touched, its distinct values counted once over the neighbour structure
 // (NeighbourCount, O(p + sum of their degrees) over a graph); per row of a giving class, at

@@ -101,6 +101,8 @@ public:
         }
         return graph_.adjacent(a, b);
     }
+    /// The bit matrix adjacent() reads when values are few (bit a * size() + b), else nullptr.
+    const std::uint64_t* dense_bits() const { return dense_.empty() ? nullptr : dense_.data(); }
 
 private:
     struct ChecksOnly {};
@@ -115,6 +117,27 @@ private:
     std::vector<std::uint64_t> dense_;  ///< Graph: value adjacency bit matrix when values are few
     std::vector<std::int64_t> degree_;
     std::vector<std::int32_t> first_, last_;  ///< Sorted: each value's neighbourhood interval
+};
+
+/// adjacent(u, v) for one value v against many u: the row of v in the bit matrix, read
+/// directly where the structure keeps one (a loop over a class's values then tests a bit
+/// per value), else Neighbours::adjacent.
+class AdjacentTo {
+public:
+    AdjacentTo(const Neighbours& neighbours, std::int32_t v)
+        : nb_(neighbours), v_(v), bits_(neighbours.dense_bits()),
+          base_(static_cast<std::size_t>(v) * neighbours.size()) {}
+    bool operator()(std::int32_t u) const {
+        if (bits_ == nullptr) return nb_.adjacent(u, v_);
+        const std::size_t bit = base_ + static_cast<std::size_t>(u);  // symmetric matrix
+        return (bits_[bit >> 6] >> (bit & 63)) & 1U;
+    }
+
+private:
+    const Neighbours& nb_;
+    std::int32_t v_;
+    const std::uint64_t* bits_;
+    std::size_t base_;
 };
 
 /// Rows of a set, added value by value, counted in the closed neighbourhood of any value w:
