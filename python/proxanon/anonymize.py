@@ -761,12 +761,16 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
         except GraphTooDenseError:
             return None
 
-    def build_cut(used: int, part: Partition | None = None, spent: float = 0.0) -> Cut | None:
-        """The Mondrian-(ε, δ) cut (specialized) from ``part`` (Mondrian's groups, made here
-        when None) and the audit of its classes (on ``used`` threads); None without groups
-        (``raw_cut``). ``spent``: seconds ``part`` took."""
+    def build_cut(used: int) -> Cut | None:
+        """The Mondrian-(ε, δ) cut: ``raw_cut`` and ``finish_cut``."""
         tic = time.perf_counter()
-        part = part or raw_cut()
+        return finish_cut(used, raw_cut(), time.perf_counter() - tic)
+
+    def finish_cut(used: int, part: Partition | None, spent: float) -> Cut | None:
+        """The Mondrian-(ε, δ) cut (specialized) from ``part``, Mondrian's groups, and the
+        audit of its classes (on ``used`` threads); None without groups (``raw_cut``).
+        ``spent``: seconds ``part`` took."""
+        tic = time.perf_counter()
         if part is None:
             return None
         cut = _mondrian_cut(all_columns, all_sens, all_qi, taxonomies, relation, k, eps, dlt,
@@ -834,7 +838,7 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
             part = raw_cut()
             spent = time.perf_counter() - tic
             plain_ahead(part, used)
-            built = build_cut(used, part, spent)
+            built = finish_cut(used, part, spent)
             repaired = repair_of(built, used, None)
         except BaseException as exc:  # handed to whoever waits for the cut
             cut_ready.set_exception(exc)
