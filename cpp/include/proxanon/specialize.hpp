@@ -29,7 +29,7 @@
 // check of p rows costs O(p + sum of the degrees of its distinct values) over a graph and
 // O(p log p) over the sorted one-component structure (part_check.hpp); about
 // O(d n log^2 n) for a table of n rows when splits are balanced. Carving a failing class of m
-// rows: per column tried first, a sort of its rows, then of each piece carved again (two
+// rows: per column tried first, a sort of its rows, then of each piece carved again (three
 // levels), and one check per part: O(d m log m) plus the checks.
 #pragma once
 
@@ -57,7 +57,7 @@ struct SpecializeResult {
 /// best effort that no split into passing parts made satisfy) only failing classes of at least
 /// 2k rows are split, and the other way: carved along one column into pieces of at least k
 /// rows whose tuples no class publishes (a piece whose tuple is taken is carved along the
-/// first other column that splits it, two levels at most; rows of no such piece pool into
+/// first other column that splits it, three levels at most; rows of no such piece pool into
 /// one more part, with the class's tuple or an unpublished one), kept only when the parts'
 /// violating rows together are no more than the class's (parts may fail; passing classes are
 /// left as they are). Polls `params.interrupt` per class and per column tried (throws
