@@ -297,8 +297,27 @@ def _anonymize_mondrian(data: pd.DataFrame, columns: list[QIColumn], sens_cols: 
     tic = time.perf_counter()
     cut = _mondrian_cut(columns, sens, qi, taxonomies, relation, k, eps, dlt, ell)
     seconds["mondrian"] = time.perf_counter() - tic
+    check = None
+    if on_infeasible == "best_effort" and ell is None and eps is not None and dlt is not None:
+        # A failing best effort's failing classes carved, as on the default path.
+        check = _audit_groups(sens, cut.groups, relation, k, eps, dlt, threads)
+        carved = (None if check.satisfied else
+                  _carve_failing(cut.groups, sens, relation, k, eps, dlt,
+                                 (qi, taxonomies, _node_keys(columns))))
+        if carved is not None:
+            cut = replace(cut, groups=carved, summary=summarize_groups(columns, carved))
+            check = None
     return _publish_mondrian(data, columns, sens_cols, sens, relation, k, eps, dlt, ell,
-                             on_infeasible, seconds, started, cut, threads)
+                             on_infeasible, seconds, started, cut, threads, check=check)
+
+
+def _audit_groups(sens: NDArray[np.float64], groups: NDArray[np.int64], relation: Relation,
+                  k: int, eps: float | None, dlt: float | None, threads: int) -> AuditReport:
+    """The independent audit of published groups (no distance check without epsilon)."""
+    metric_arg, weights_arg = as_arguments(relation)
+    return audit_arrays(sens, groups, k=k, epsilon=0.0 if eps is None else eps,
+                        delta=0.0 if dlt is None else dlt, metric=metric_arg,
+                        weights=weights_arg, n_threads=threads)
 
 
 def _publish_mondrian(data: pd.DataFrame, columns: list[QIColumn], sens_cols: list[str],
@@ -321,10 +340,7 @@ def _publish_mondrian(data: pd.DataFrame, columns: list[QIColumn], sens_cols: li
     seconds["generalize"] = time.perf_counter() - tic
     tic = time.perf_counter()
     if check is None:
-        metric_arg, weights_arg = as_arguments(relation)
-        check = audit_arrays(sens, groups, k=k, epsilon=0.0 if eps is None else eps,
-                             delta=0.0 if dlt is None else dlt, metric=metric_arg,
-                             weights=weights_arg, n_threads=threads)
+        check = _audit_groups(sens, groups, relation, k, eps, dlt, threads)
     # Distinct sensitive values per group, counted only where l-diversity was asked for.
     diverse = ell is None or int(
         pd.DataFrame(sens).assign(g=groups).drop_duplicates().groupby("g").size().min()) >= ell
