@@ -538,7 +538,9 @@ def anonymize(
     :func:`proxanon.partition`. ``hierarchies``: per QI column, a :class:`Hierarchy` or the
     path of an ARX-format CSV file; a categorical QI without one gets the flat taxonomy
     (its value, or ``*``), a numeric QI without one its interval ``[min-max]``.
-    ``on_infeasible``: ``"raise"`` (:class:`~proxanon.InfeasibleError`) or ``"best_effort"``.
+    ``on_infeasible``: ``"raise"`` (:class:`~proxanon.InfeasibleError`) or ``"best_effort"``
+    (the table with ``satisfied=False``; its failing classes of 2k rows or more carved into
+    parts that publish values of their own, never with more violating rows in all).
     ``progress``: show the phase and the violations left on standard error in long runs.
     ``init``: ``"qi"`` (default) starts from groups of QI-close rows, ``"degree"`` from the
     paper's Algorithm 1; ``moves``: ``"auto"`` (default) or ``"swap"`` (see
