@@ -710,9 +710,7 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
 
     def audit_classes(sens: NDArray[np.float64], rel: Relation,
                       classes: NDArray[np.int64], used: int = threads) -> AuditReport:
-        metric_arg, weights_arg = as_arguments(rel)
-        return audit_arrays(sens, classes, k=k, epsilon=eps, delta=dlt, metric=metric_arg,
-                            weights=weights_arg, n_threads=used)
+        return _audit_groups(sens, classes, rel, k, eps, dlt, used)
 
     def session_of(plain: bool, start: NDArray[np.int64] | None = None,
                    max_rounds: int | None = None, used: int = threads,
