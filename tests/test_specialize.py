@@ -111,7 +111,7 @@ def check_against_baseline(frame: pd.DataFrame, hierarchies: dict[str, Hierarchy
                            method: str) -> None:
     kwargs: dict[str, Any] = dict(quasi_identifiers=quasi, sensitive=SA, k=k, epsilon=epsilon,
                                   delta=delta, hierarchies=hierarchies,
-                                  on_infeasible="best_effort", method=method)
+                                  on_infeasible="best_effort")
     # Absorption (tests/test_absorb.py) moves rows between classes after this step, and a
     # best effort's failing classes are carved last: both off in both runs, so that every
     # class can be compared with the one it came from.
@@ -263,17 +263,15 @@ def test_carving_splits_only_failing_classes_and_never_adds_violations(case) -> 
     assert not tuples.duplicated().any()
 
 
-@pytest.mark.parametrize("method", ["xcolor", "mondrian"])
-def test_adult_best_effort_carves_its_failing_classes(monkeypatch, method) -> None:
+def test_adult_best_effort_carves_its_failing_classes(monkeypatch) -> None:
     """Adult, ARX taxonomies on all four QIs, epsilon = 0.1 (no table found): the best
-    effort's failing classes are carved; its largest class held 27% of the rows without
-    (33% with Mondrian's groups)."""
+    effort's failing classes are carved; its largest class held 27% of the rows without."""
     adult = proxanon.datasets.load_adult()
     qis = ["age", "sex", "race", "marital-status"]
     kwargs: dict[str, Any] = dict(
         quasi_identifiers=qis, sensitive=["education", "occupation", "workclass"], k=10,
         epsilon=0.1, delta=0.8, hierarchies={c: adult.hierarchies[c] for c in qis},
-        on_infeasible="best_effort", method=method)
+        on_infeasible="best_effort")
     result = anonymize(adult.data, **kwargs)
     monkeypatch.setattr(anonymize_module, "_carve_failing", lambda *args: None)
     uncarved = anonymize(adult.data, **kwargs)

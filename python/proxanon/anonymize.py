@@ -297,18 +297,10 @@ def _anonymize_mondrian(data: pd.DataFrame, columns: list[QIColumn], sens_cols: 
     tic = time.perf_counter()
     cut = _mondrian_cut(columns, sens, qi, taxonomies, relation, k, eps, dlt, ell)
     seconds["mondrian"] = time.perf_counter() - tic
-    check = None
-    if on_infeasible == "best_effort" and ell is None and eps is not None and dlt is not None:
-        # A failing best effort's failing classes carved, as on the default path.
-        check = _audit_groups(sens, cut.groups, relation, k, eps, dlt, threads)
-        carved = (None if check.satisfied else
-                  _carve_failing(cut.groups, sens, relation, k, eps, dlt,
-                                 (qi, taxonomies, _node_keys(columns))))
-        if carved is not None:
-            cut = replace(cut, groups=carved, summary=summarize_groups(columns, carved))
-            check = None
+    # Not carved when it fails (as the default path's best effort is): the default path
+    # compares this very table, and must be satisfied wherever it is.
     return _publish_mondrian(data, columns, sens_cols, sens, relation, k, eps, dlt, ell,
-                             on_infeasible, seconds, started, cut, threads, check=check)
+                             on_infeasible, seconds, started, cut, threads)
 
 
 def _audit_groups(sens: NDArray[np.float64], groups: NDArray[np.int64], relation: Relation,
