@@ -62,9 +62,9 @@ def published_classes(result) -> np.ndarray:
     return result.table.groupby(QI, sort=False).ngroup().to_numpy()
 
 
-#: Four rows sharing one sensitive value, k = 1: Mondrian's groups fail, and only a carving
-#: into single rows would pass (method="mondrian" must not carve, or it would publish a
-#: satisfied table the default path never compares).
+#: Four rows sharing one sensitive value, k = 1: Mondrian's groups fail, and only single
+#: rows pass (a best-effort step that split failing classes once made method="mondrian"
+#: satisfied here while the default path compared its unsplit cut).
 _ONE_VALUE = (pd.DataFrame({"sex": ["F", "M", "M", "F"], "age": [20, 21, 20, 21],
                             "income": [0.0] * 4, "hours": [0.0] * 4}), 1, 0.0, 0.2)
 

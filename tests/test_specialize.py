@@ -23,7 +23,7 @@ import proxanon
 from proxanon import Hierarchy, anonymize
 from proxanon.distances import resolve
 from proxanon.engine import run_specialize
-from proxanon.generalize import encode_qi, summarize_groups
+from proxanon.generalize import summarize_groups
 
 SA = ["s1", "s2"]
 
@@ -111,13 +111,11 @@ def check_against_baseline(frame: pd.DataFrame, hierarchies: dict[str, Hierarchy
                            method: str) -> None:
     kwargs: dict[str, Any] = dict(quasi_identifiers=quasi, sensitive=SA, k=k, epsilon=epsilon,
                                   delta=delta, hierarchies=hierarchies,
-                                  on_infeasible="best_effort")
-    # Absorption (tests/test_absorb.py) moves rows between classes after this step, and a
-    # best effort's failing classes are carved last: both off in both runs, so that every
-    # class can be compared with the one it came from.
+                                  on_infeasible="best_effort", method=method)
+    # Absorption (tests/test_absorb.py) moves rows between classes after this step: off in
+    # both runs, so that every class can be compared with the one it came from.
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(anonymize_module, "_absorb_classes", lambda *args: None)
-        patch.setattr(anonymize_module, "_carve_failing", lambda *args: None)
         result = anonymize(frame, **kwargs)
         without_step(patch)
         baseline = anonymize(frame, **kwargs)
@@ -235,50 +233,3 @@ def test_report_gives_the_class_size_distribution() -> None:
     assert set(report.class_size_quantiles) == {"50%", "90%", "99%"}
     assert "largest class" in str(report)
     assert report.to_dict()["class_size_quantiles"] == report.class_size_quantiles
-
-
-@settings(max_examples=80, deadline=None)
-@given(case=tables())
-def test_carving_splits_only_failing_classes_and_never_adds_violations(case) -> None:
-    """A best effort's last step (``carve_failing``) on the whole table as one class: it is
-    carved only when it fails, into parts of at least k rows publishing pairwise distinct
-    tuples, with no more violating rows in all (brute force)."""
-    frame, hierarchies, quasi, k, epsilon, delta = case
-    columns = [encode_qi(frame, c, hierarchies.get(c)) for c in quasi]
-    sens = scaled_sensitive(frame)
-    relation = resolve("l1", None, len(SA), len(frame))
-    whole = np.zeros(len(frame), dtype=np.int64)
-    before, _ = brute_violations(sens, whole, k, epsilon, delta)
-    carved, count = run_specialize(whole, sens, k, epsilon, delta, relation, None,
-                                   *anonymize_module._published_key_inputs(columns),
-                                   carve_failing=True)
-    if before == 0 or len(frame) < 2 * k:
-        assert count == 0 and (carved == whole).all()
-        return
-    after, sized = brute_violations(sens, carved, k, epsilon, delta)
-    assert sized and after <= before
-    assert (count > 0) == (int(carved.max()) > 0)
-    labels = summarize_groups(columns, carved).labels
-    tuples = pd.DataFrame({str(j): column for j, column in enumerate(labels)})
-    assert not tuples.duplicated().any()
-
-
-def test_adult_best_effort_carves_its_failing_classes(monkeypatch) -> None:
-    """Adult, ARX taxonomies on all four QIs, epsilon = 0.1 (no table found): the best
-    effort's failing classes are carved; its largest class held 27% of the rows without."""
-    adult = proxanon.datasets.load_adult()
-    qis = ["age", "sex", "race", "marital-status"]
-    kwargs: dict[str, Any] = dict(
-        quasi_identifiers=qis, sensitive=["education", "occupation", "workclass"], k=10,
-        epsilon=0.1, delta=0.8, hierarchies={c: adult.hierarchies[c] for c in qis},
-        on_infeasible="best_effort")
-    result = anonymize(adult.data, **kwargs)
-    monkeypatch.setattr(anonymize_module, "_carve_failing", lambda *args: None)
-    uncarved = anonymize(adult.data, **kwargs)
-    assert not result.satisfied and not uncarved.satisfied
-    assert result.report.remaining_violations <= uncarved.report.remaining_violations
-    assert result.report.largest_class_share < 0.25 * uncarved.report.largest_class_share
-    assert result.report.gcp < uncarved.report.gcp
-    assert result.audit.n_groups > uncarved.audit.n_groups
-    classes = tuple_classes(result, qis)
-    assert np.bincount(classes).max() == result.report.max_group_size

@@ -624,14 +624,12 @@ py::dict run_mondrian(const DoubleArray& sensitive, const std::string& metric,
 
 /// Top-down specialization of published classes over the relation `build` makes (the checks
 /// of Mondrian: k, distinct l, and (epsilon, delta)^k-dissimilarity when `dissimilarity`), or
-/// with `absorb_rows` the absorption of giant classes' rows instead (absorb.hpp), or with
-/// `carve_failing` the carving of failing classes (specialize.hpp).
+/// with `absorb_rows` the absorption of giant classes' rows instead (absorb.hpp).
 py::dict specialize_with(const RelationBuilder& build, std::size_t n, std::vector<std::int32_t> classes,
                          const DoubleArray& quasi_identifiers,
                          const std::vector<TaxonomySpec>& qi_taxonomies,
                          const std::vector<std::vector<std::int32_t>>& node_keys, std::size_t k,
-                         std::size_t l, bool dissimilarity, double delta, bool absorb_rows,
-                         bool carve_failing) {
+                         std::size_t l, bool dissimilarity, double delta, bool absorb_rows) {
     const Matrix qi = as_matrix(quasi_identifiers, "quasi_identifiers");
     if (qi.rows != n || classes.size() != n) throw std::invalid_argument("classes, quasi_identifiers and the relation differ in rows");
     check_node_keys(qi_taxonomies, node_keys, qi.cols);
@@ -650,7 +648,7 @@ py::dict specialize_with(const RelationBuilder& build, std::size_t n, std::vecto
             absorbed = absorb(loss, node_keys, neighbours, classes, params, absorb_cap(n, k));
             result.classes = std::move(classes);
         } else {
-            result = specialize(loss, node_keys, neighbours, classes, params, carve_failing);
+            result = specialize(loss, node_keys, neighbours, classes, params);
         }
     });
     py::dict out;
@@ -666,7 +664,7 @@ py::dict run_specialize(std::vector<std::int32_t> classes, const DoubleArray& qu
                         const DoubleArray& sensitive, const std::string& metric,
                         const std::vector<double>& weights, std::optional<double> epsilon,
                         std::size_t k, std::size_t l, double delta, std::size_t max_graph_entries,
-                        bool absorb_rows, bool carve_failing) {
+                        bool absorb_rows) {
     const Matrix sa = as_matrix(sensitive, "sensitive");
     const Metric kind = parse_metric(metric);
     // The structure `Auto` picks, as the engine's, for checks only (no grid degrees): a set's
@@ -681,7 +679,7 @@ py::dict run_specialize(std::vector<std::int32_t> classes, const DoubleArray& qu
                                       interrupt);
     };
     return specialize_with(build, sa.rows, std::move(classes), quasi_identifiers, qi_taxonomies,
-                           node_keys, k, l, epsilon.has_value(), delta, absorb_rows, carve_failing);
+                           node_keys, k, l, epsilon.has_value(), delta, absorb_rows);
 }
 
 py::dict run_specialize_graph(std::vector<std::int32_t> classes, const DoubleArray& quasi_identifiers,
@@ -689,11 +687,11 @@ py::dict run_specialize_graph(std::vector<std::int32_t> classes, const DoubleArr
                               const std::vector<std::vector<std::int32_t>>& node_keys,
                               std::vector<std::int32_t> row_value, std::vector<std::int64_t> offsets,
                               std::vector<std::int32_t> targets, std::size_t k, double delta,
-                              bool absorb_rows, bool carve_failing) {
+                              bool absorb_rows) {
     const std::size_t n = row_value.size();
     const RelationBuilder build = csr_relation(row_value, offsets, targets);
     return specialize_with(build, n, std::move(classes), quasi_identifiers, qi_taxonomies, node_keys,
-                           k, 0, true, delta, absorb_rows, carve_failing);
+                           k, 0, true, delta, absorb_rows);
 }
 
 py::array_t<std::int32_t> initialize_classes(const Int64Array& degree, std::size_t m) {
@@ -814,16 +812,14 @@ PYBIND11_MODULE(_core, mod) {
             py::arg("qi_taxonomies"), py::arg("node_keys"), py::arg("sensitive"), py::arg("metric"),
             py::arg("weights"), py::arg("epsilon"), py::arg("k"), py::arg("l"), py::arg("delta"),
             py::arg("max_graph_entries") = kMaxGraphEntries, py::arg("absorb_rows") = false,
-            py::arg("carve_failing") = false,
             "Split every class of at least 2k rows into checked parts publishing distinct finer "
             "tuples; the checks keep the epsilon graph where it holds at most max_graph_entries "
             "entries, else search a grid. absorb_rows: instead move rows of classes above the "
-            "cap into passing classes that cover them (absorb.hpp). carve_failing: instead "
-            "carve failing classes into parts with no more violating rows (specialize.hpp).");
+            "cap into passing classes that cover them (absorb.hpp).");
     mod.def("specialize_graph", &run_specialize_graph, py::arg("classes"),
             py::arg("quasi_identifiers"), py::arg("qi_taxonomies"), py::arg("node_keys"),
             py::arg("row_value"), py::arg("offsets"), py::arg("targets"), py::arg("k"),
-            py::arg("delta"), py::arg("absorb_rows") = false, py::arg("carve_failing") = false,
+            py::arg("delta"), py::arg("absorb_rows") = false,
             "The same over a given relation: value id per row and CSR between values.");
     mod.def("neighbour_graph", &neighbour_graph, py::arg("sensitive"), py::arg("metric"),
             py::arg("weights"), py::arg("epsilon"),

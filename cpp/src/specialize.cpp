@@ -29,11 +29,6 @@ constexpr std::size_t kFeedValues = 32;
 /// Levels a passing piece whose tuple another class publishes may be split further to find
 /// tuples of its own, within one split.
 constexpr std::size_t kMaxDepth = 2;
-/// Levels a piece carved from a failing class (carve_failing) whose tuple another class
-/// publishes may be carved further along another column. Adult, ARX taxonomies, epsilon 0.1:
-/// the largest class 10% of the rows with 2 levels, 4.8% with 3, 9.7% with 4 (where a
-/// deeper carving leaves its rows pooled, the pool holds more).
-constexpr std::size_t kCarveDepth = 3;
 /// Passes over all classes: a split frees a tuple that a class tried earlier may take (a
 /// third pass split nothing more on Adult).
 constexpr std::size_t kPasses = 2;
@@ -127,19 +122,17 @@ public:
         for (std::size_t i = 0; i < m; ++i) scratch_[i] = static_cast<std::int32_t>(sort_keys_[i] & 0xffffffffULL);
     }
 
-    /// `rows` ordered along column j into scratch_ and the boundaries of its pieces there
-    /// (0, ..., m): per child of the class's node on a taxonomy column, else the two sides of
-    /// the median value (it goes left unless that leaves the right empty). {0, m} when the
-    /// rows agree on column j.
-    std::vector<std::size_t> cut(const std::vector<std::int32_t>& rows, std::size_t j) {
+    /// The split of class `whole` (rows, its part record) along column j, if any part is kept.
+    /// At `depth` > 0 the class's own tuple is published by another class: no part may keep it.
+    std::optional<Split> along(std::size_t j, const std::vector<std::int32_t>& rows, const Part& whole,
+                               std::size_t depth) {
         order_by_value(rows, j);
         const std::size_t m = scratch_.size();
         const auto x = [&](std::size_t r) { return qi_.row(scratch_[r])[j]; };
         const double lo = x(0), hi = x(m - 1);
+        if (lo == hi) return std::nullopt;
         std::vector<std::size_t> cuts{0};
-        if (lo == hi) {
-            cuts.push_back(m);
-        } else if (const Taxonomy* tax = qi_.taxonomy(j)) {
+        if (const Taxonomy* tax = qi_.taxonomy(j)) {
             const auto first = static_cast<std::int32_t>(lo), last = static_cast<std::int32_t>(hi);
             for (std::size_t r = 0; r < m;) {
                 const std::int32_t child_last = tax->child_range(first, last, static_cast<std::int32_t>(x(r))).second;
@@ -147,6 +140,7 @@ public:
                 cuts.push_back(r);
             }
         } else {
+            // The median value goes left; if that leaves the right empty, cut before it.
             const std::size_t middle = (m + 1) / 2 - 1;
             std::size_t boundary = middle + 1;
             while (boundary < m && x(boundary) == x(middle)) ++boundary;
@@ -157,99 +151,6 @@ public:
             cuts.push_back(boundary);
             cuts.push_back(m);
         }
-        return cuts;
-    }
-
-    /// Whether `rows` hold two values in column j, i.e. cut() splits them. O(|rows|).
-    bool spread(const std::vector<std::int32_t>& rows, std::size_t j) const {
-        const double first = qi_.row(rows.front())[j];
-        return std::any_of(rows.begin(), rows.end(), [&](std::int32_t r) { return qi_.row(r)[j] != first; });
-    }
-
-    /// Carves `rows` along column j (then, for a piece whose tuple is published already, along
-    /// the first column that splits it, kCarveDepth levels at most) into pieces of at least k
-    /// rows whose tuples no class publishes and no other piece has (`keys`), appended to
-    /// `parts`; the rows of no such piece go to `pooled`.
-    void carve(std::vector<std::int32_t> rows, std::size_t j, std::size_t depth,
-               std::vector<std::vector<std::int32_t>>& parts, std::vector<std::int32_t>& pooled,
-               std::unordered_set<Key, KeyHash>& keys) {
-        const std::vector<std::size_t> cuts = cut(rows, j);
-        std::vector<std::vector<std::int32_t>> pieces;
-        for (std::size_t p = 0; p + 1 < cuts.size(); ++p) {
-            pieces.emplace_back(scratch_.begin() + static_cast<std::ptrdiff_t>(cuts[p]),
-                                scratch_.begin() + static_cast<std::ptrdiff_t>(cuts[p + 1]));
-        }
-        for (std::vector<std::int32_t>& piece : pieces) {
-            if (piece.size() >= params_.k) {
-                const Key key = describe(piece, 0, piece.size(), false).key;
-                if (!taken(key) && keys.count(key) == 0) {
-                    keys.insert(key);
-                    parts.push_back(std::move(piece));
-                    continue;
-                }
-                if (depth < kCarveDepth && piece.size() >= 2 * params_.k) {
-                    std::size_t next = 0;
-                    while (next < qi_.dimensions() && (next == j || !spread(piece, next))) ++next;
-                    if (next < qi_.dimensions()) {
-                        carve(std::move(piece), next, depth + 1, parts, pooled, keys);
-                        continue;
-                    }
-                }
-            }
-            pooled.insert(pooled.end(), piece.begin(), piece.end());
-        }
-    }
-
-    /// For a failing class of a best effort (specialize's carve_failing): its carving
-    /// (carve()) along one column, the pooled rows one more part (with the class's
-    /// tuple or one no class publishes, and at least k rows), when the parts' violating rows
-    /// together are no more than the class's: the fewest of them, then the least loss, then
-    /// the lower column. Parts may fail; the table stays unsatisfied, but its classes stop
-    /// gathering every row that one coarse tuple covers.
-    std::optional<Split> apart(const std::vector<std::int32_t>& rows, const Part& whole) {
-        std::optional<Split> chosen;
-        std::int64_t chosen_violations = 0;
-        for (std::size_t j = 0; j < qi_.dimensions(); ++j) {
-            poll(params_.interrupt);
-            std::vector<std::vector<std::int32_t>> parts;
-            std::vector<std::int32_t> pooled;
-            std::unordered_set<Key, KeyHash> keys;
-            if (!spread(rows, j)) continue;
-            carve(rows, j, 0, parts, pooled, keys);
-            if (!pooled.empty()) {
-                if (pooled.size() < params_.k) continue;
-                const Key key = describe(pooled, 0, pooled.size(), false).key;
-                if (!(key == whole.key || !taken(key)) || keys.count(key) != 0) continue;
-                parts.push_back(std::move(pooled));
-            }
-            if (parts.size() < 2) continue;
-            Split split;
-            std::int64_t violations = 0;
-            for (const std::vector<std::int32_t>& part_rows : parts) {
-                const std::size_t begin = split.rows.size();
-                split.rows.insert(split.rows.end(), part_rows.begin(), part_rows.end());
-                Part part = describe(split.rows, begin, split.rows.size());
-                violations += part.violations;
-                split.loss += part.loss;
-                split.parts.push_back(std::move(part));
-            }
-            split.kept_rows = split.rows.size();
-            if (violations > whole.violations) continue;
-            if (!chosen || violations < chosen_violations ||
-                (violations == chosen_violations && split.loss < chosen->loss)) {
-                chosen_violations = violations;
-                chosen = std::move(split);
-            }
-        }
-        return chosen;
-    }
-
-    /// The split of class `whole` (rows, its part record) along column j, if any part is kept.
-    /// At `depth` > 0 the class's own tuple is published by another class: no part may keep it.
-    std::optional<Split> along(std::size_t j, const std::vector<std::int32_t>& rows, const Part& whole,
-                               std::size_t depth) {
-        const std::vector<std::size_t> cuts = cut(rows, j);
-        if (cuts.size() < 3) return std::nullopt;
         std::vector<std::vector<std::int32_t>> pieces;  // kept candidates; the rest pooled
         std::vector<std::int32_t> rest;
         for (std::size_t p = 0; p + 1 < cuts.size(); ++p) {
@@ -464,7 +365,7 @@ private:
 
 SpecializeResult specialize(const LossModel& qi, const std::vector<std::vector<std::int32_t>>& node_keys,
                             const Neighbours& neighbours, const std::vector<std::int32_t>& classes,
-                            const MondrianParams& params, bool carve_failing) {
+                            const MondrianParams& params) {
     const std::size_t n = classes.size();
     if (neighbours.table().row_value.size() != n) throw std::invalid_argument("classes and sensitive values differ in rows");
     if (node_keys.size() != qi.dimensions()) throw std::invalid_argument("node_keys needs one entry per quasi-identifier");
@@ -502,10 +403,7 @@ SpecializeResult specialize(const LossModel& qi, const std::vector<std::vector<s
                 stack.pop_back();
                 poll(params.interrupt);
                 std::optional<Split> split;
-                if (rows.size() >= 2 * params.k) {
-                    if (!carve_failing) split = specializer.best(rows, whole, 0);
-                    else if (whole.violations > 0) split = specializer.apart(rows, whole);
-                }
+                if (rows.size() >= 2 * params.k) split = specializer.best(rows, whole, 0);
                 if (!split) {
                     done.emplace_back(std::move(rows), std::move(whole));
                     continue;

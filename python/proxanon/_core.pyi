@@ -109,7 +109,6 @@ def specialize(
     delta: float,
     max_graph_entries: int = ...,
     absorb_rows: bool = ...,
-    carve_failing: bool = ...,
 ) -> dict[str, Any]: ...
 def specialize_graph(
     classes: list[int],
@@ -122,7 +121,6 @@ def specialize_graph(
     k: int,
     delta: float,
     absorb_rows: bool = ...,
-    carve_failing: bool = ...,
 ) -> dict[str, Any]: ...
 def neighbour_graph(
     sensitive: NDArray[np.float64],

@@ -297,8 +297,6 @@ def _anonymize_mondrian(data: pd.DataFrame, columns: list[QIColumn], sens_cols: 
     tic = time.perf_counter()
     cut = _mondrian_cut(columns, sens, qi, taxonomies, relation, k, eps, dlt, ell)
     seconds["mondrian"] = time.perf_counter() - tic
-    # Not carved when it fails (as the default path's best effort is): the default path
-    # compares this very table, and must be satisfied wherever it is.
     return _publish_mondrian(data, columns, sens_cols, sens, relation, k, eps, dlt, ell,
                              on_infeasible, seconds, started, cut, threads)
 
@@ -467,18 +465,6 @@ def _absorb_classes(classes: NDArray[np.int64], columns: list[QIColumn],
     return moved, summarize_groups(columns, moved)
 
 
-def _carve_failing(classes: NDArray[np.int64], sens: NDArray[np.float64], relation: Relation,
-                   k: int, eps: float, dlt: float, inputs: KeyInputs) -> NDArray[np.int64] | None:
-    """A best effort's failing classes of 2k rows or more carved into parts that publish
-    tuples of their own, whose violating rows together are no more than the class's (parts
-    may fail; passing classes are left as they are; cpp/include/proxanon/specialize.hpp);
-    None when no class was carved. Adult, ARX taxonomies, epsilon 0.1: the largest class 27%
-    -> 4.8% of the rows, violating rows 10,955 -> 10,653, GCP 0.58 -> 0.32."""
-    carved, count = run_specialize(classes, sens, k, eps, dlt, relation, None, *inputs,
-                                   carve_failing=True)
-    return carved if count else None
-
-
 def _row_ids(values: NDArray[np.float64]) -> NDArray[np.int64]:
     """An id per row of a 2-D array, equal exactly for equal rows, in the rows' sorted order
     (column by column): O(n log n) by factorizing one column at a time."""
@@ -530,9 +516,7 @@ def anonymize(
     :func:`proxanon.partition`. ``hierarchies``: per QI column, a :class:`Hierarchy` or the
     path of an ARX-format CSV file; a categorical QI without one gets the flat taxonomy
     (its value, or ``*``), a numeric QI without one its interval ``[min-max]``.
-    ``on_infeasible``: ``"raise"`` (:class:`~proxanon.InfeasibleError`) or ``"best_effort"``
-    (the table with ``satisfied=False``; its failing classes of 2k rows or more carved into
-    parts that publish values of their own, never with more violating rows in all).
+    ``on_infeasible``: ``"raise"`` (:class:`~proxanon.InfeasibleError`) or ``"best_effort"``.
     ``progress``: show the phase and the violations left on standard error in long runs.
     ``init``: ``"qi"`` (default) starts from groups of QI-close rows, ``"degree"`` from the
     paper's Algorithm 1; ``moves``: ``"auto"`` (default) or ``"swap"`` (see
@@ -765,22 +749,6 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
                           session.rounds, session.swaps, session.initial_violations, times,
                           check, plain)
 
-    def carved(result: _Published) -> _Published:
-        """A best effort with its failing classes carved into parts with tuples of their own
-        and no more violating rows (``run_specialize(carve_failing=True)``; passing classes
-        as they are), summarized and audited again; ``result`` where none was carved."""
-        sens, rel = published_sensitive(result.released)
-        inputs = ((all_qi, taxonomies, node_keys) if result.released.size == n_all
-                  else _published_key_inputs(result.columns))
-        classes = _carve_failing(result.classes, sens, rel, k, eps, dlt, inputs)
-        if classes is None:
-            return result
-        merged = np.zeros(int(classes.max()) + 1, dtype=np.int64)
-        merged[classes] = result.merged[result.classes]
-        return replace(result, classes=classes, merged=merged,
-                       summary=summarize_groups(result.columns, classes),
-                       check=audit_classes(sens, rel, classes))
-
     def acceptable(result: _Published) -> bool:
         return result.check.satisfied and n_all - result.released.size <= budget * n_all
 
@@ -985,10 +953,6 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
         if cut_ahead is not None:
             cut_ahead.stop()
     candidates = candidates or repair_costs
-    if on_infeasible == "best_effort" and not chosen.check.satisfied:
-        tic = time.perf_counter()
-        chosen = carved(chosen)
-        seconds["specialize"] = seconds.get("specialize", 0.0) + time.perf_counter() - tic
 
     released, classes, summary, check = (chosen.released, chosen.classes, chosen.summary,
                                          chosen.check)

@@ -330,8 +330,8 @@ def run_specialize(classes: NDArray[np.int64], sens: NDArray[np.float64], k: int
                    epsilon: float | None, delta: float | None, relation: Relation,
                    ell: int | None, qi: NDArray[np.float64],
                    qi_taxonomies: list[tuple[NDArray[np.int32], int] | None],
-                   node_keys: list[NDArray[np.int32] | None], absorb_rows: bool = False,
-                   carve_failing: bool = False) -> tuple[NDArray[np.int64], int]:
+                   node_keys: list[NDArray[np.int32] | None], absorb_rows: bool = False
+                   ) -> tuple[NDArray[np.int64], int]:
     """Published classes (ids 0 .. C-1, pairwise distinct published tuples) with every class
     of at least 2k rows split top-down into parts that publish finer, distinct tuples and pass
     the checks asked for (k; distinct ``ell``; (epsilon, delta)^k-dissimilarity unless
@@ -341,14 +341,12 @@ def run_specialize(classes: NDArray[np.int64], sens: NDArray[np.float64], k: int
     dense to hold as a graph. With ``absorb_rows``, instead of splitting: rows of classes
     above the cap (the larger of 2k rows and 1/200 of the table) move into passing classes
     whose finer tuples cover them (cpp/include/proxanon/absorb.hpp; every id kept), and the
-    second number is the rows moved. With ``carve_failing``, instead: failing classes of at
-    least 2k rows carved into parts (which may fail) whose violating rows together are no more
-    than the class's (cpp/include/proxanon/specialize.hpp), and the classes carved."""
+    second number is the rows moved."""
     keys = [[] if key is None else key.tolist() for key in node_keys]
     common: dict[str, Any] = dict(
         classes=classes.astype(np.int32).tolist(), quasi_identifiers=qi,
         qi_taxonomies=qi_taxonomies, node_keys=keys, k=k, delta=0.0 if delta is None else delta,
-        absorb_rows=absorb_rows, carve_failing=carve_failing)
+        absorb_rows=absorb_rows)
     try:
         if relation.weights is not None or epsilon is None:  # a built-in metric, or no distance
             raw = _core.specialize(

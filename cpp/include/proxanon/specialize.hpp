@@ -6,9 +6,8 @@
 // Invariant kept at every step: the published tuples of all classes are pairwise distinct,
 // every class has at least k rows (if it had before), a class that passed the checks of
 // `MondrianParams` is replaced only by parts that pass them, and a failing class only by
-// passing parts plus one remainder with no more violating rows than the class had (or, when
-// carving, by parts with no more violating rows together); so the table's violating rows
-// never grow and no class grows.
+// passing parts plus one remainder with no more violating rows than the class had; so the
+// table's violating rows never grow and no class grows.
 //
 // One split of a class C (tuple T) along QI j: a taxonomy column is partitioned by the child
 // of T_j's node that holds each row's leaf, a numeric column is cut at its median (between
@@ -28,9 +27,7 @@
 // O(d r (m log m + c)) for a class of m rows and r rounds (bounded by constants), where a
 // check of p rows costs O(p + sum of the degrees of its distinct values) over a graph and
 // O(p log p) over the sorted one-component structure (part_check.hpp); about
-// O(d n log^2 n) for a table of n rows when splits are balanced. Carving a failing class of m
-// rows: per column tried first, a sort of its rows, then of each piece carved again (three
-// levels), and one check per part: O(d m log m) plus the checks.
+// O(d n log^2 n) for a table of n rows when splits are balanced.
 #pragma once
 
 #include <cstddef>
@@ -53,17 +50,10 @@ struct SpecializeResult {
 /// taxonomy column i, names every node of its taxonomy so that nodes with one published label
 /// share a key (empty for a numeric column). `neighbours` is any structure (a set's counts on an
 /// implicit one come from class_counts.hpp). The checks are those of
-/// `params` (k, distinct l, (epsilon, delta)^k-dissimilarity). With `carve_failing` (for a
-/// best effort that no split into passing parts made satisfy) only failing classes of at least
-/// 2k rows are split, and the other way: carved along one column into pieces of at least k
-/// rows whose tuples no class publishes (a piece whose tuple is taken is carved along the
-/// first other column that splits it, three levels at most; rows of no such piece pool into
-/// one more part, with the class's tuple or an unpublished one), kept only when the parts'
-/// violating rows together are no more than the class's (parts may fail; passing classes are
-/// left as they are). Polls `params.interrupt` per class and per column tried (throws
-/// Interrupted).
+/// `params` (k, distinct l, (epsilon, delta)^k-dissimilarity). Polls `params.interrupt` per
+/// class and per column tried (throws Interrupted).
 SpecializeResult specialize(const LossModel& qi, const std::vector<std::vector<std::int32_t>>& node_keys,
                             const Neighbours& neighbours, const std::vector<std::int32_t>& classes,
-                            const MondrianParams& params, bool carve_failing = false);
+                            const MondrianParams& params);
 
 }  // namespace proxanon
