@@ -285,7 +285,6 @@ private:
     /// The class with the least loss (then fewest rows, then lowest id) below class `from`'s
     /// loss that covers row r and takes it, or -1.
     std::int32_t receiver(std::size_t from, std::int32_t r, std::int32_t v) {
-        const std::size_t d = qi_.dimensions();
         const double* x = qi_.row(r);
         const Class& source = classes_[from];
         std::int32_t best = -1;
@@ -296,11 +295,7 @@ private:
                 const auto c = static_cast<std::size_t>(id);
                 Class& cls = classes_[c];
                 if (cls.loss >= source.loss) break;  // the list is in ascending loss
-                bool covers = true;
-                for (std::size_t i = 0; i < d && covers; ++i) {
-                    covers = qi_.taxonomy(i) != nullptr || (cls.lo[i] <= x[i] && x[i] <= cls.hi[i]);
-                }
-                if (!covers) continue;
+                if (!within_intervals(cls, x)) continue;
                 ++scanned;
                 if (best >= 0) {
                     const Class& incumbent = classes_[static_cast<std::size_t>(best)];
@@ -346,9 +341,16 @@ private:
                 const auto lo = static_cast<std::int32_t>(cls.lo[i]), hi = static_cast<std::int32_t>(cls.hi[i]);
                 const auto leaf = static_cast<std::int32_t>(x[i]);
                 if (tax->lca(std::min(lo, leaf), std::max(hi, leaf)) != tax->lca(lo, hi)) return false;
-            } else if (x[i] < cls.lo[i] || x[i] > cls.hi[i]) {
-                return false;
             }
+        }
+        return within_intervals(cls, x);
+    }
+
+    /// Whether each numeric value of x lies within class cls's interval (the covering
+    /// index's lists already match the taxonomy columns by label).
+    bool within_intervals(const Class& cls, const double* x) const {
+        for (std::size_t i = 0; i < qi_.dimensions(); ++i) {
+            if (qi_.taxonomy(i) == nullptr && (x[i] < cls.lo[i] || x[i] > cls.hi[i])) return false;
         }
         return true;
     }

@@ -95,14 +95,13 @@ public:
             return distance_->within(table_->value(static_cast<std::size_t>(a)),
                                      table_->value(static_cast<std::size_t>(b)));
         }
-        if (!dense_.empty()) {
-            const std::size_t bit = static_cast<std::size_t>(a) * size() + static_cast<std::size_t>(b);
-            return (dense_[bit >> 6] >> (bit & 63)) & 1U;
-        }
+        if (!dense_.empty()) return bit(dense_.data(), static_cast<std::size_t>(a) * size() + static_cast<std::size_t>(b));
         return graph_.adjacent(a, b);
     }
     /// The bit matrix adjacent() reads when values are few (bit a * size() + b), else nullptr.
     const std::uint64_t* dense_bits() const { return dense_.empty() ? nullptr : dense_.data(); }
+    /// Bit i of a bit matrix such as dense_bits().
+    static bool bit(const std::uint64_t* bits, std::size_t i) { return (bits[i >> 6] >> (i & 63)) & 1U; }
 
 private:
     struct ChecksOnly {};
@@ -129,8 +128,7 @@ public:
           base_(static_cast<std::size_t>(v) * neighbours.size()) {}
     bool operator()(std::int32_t u) const {
         if (bits_ == nullptr) return nb_.adjacent(u, v_);
-        const std::size_t bit = base_ + static_cast<std::size_t>(u);  // symmetric matrix
-        return (bits_[bit >> 6] >> (bit & 63)) & 1U;
+        return Neighbours::bit(bits_, base_ + static_cast<std::size_t>(u));  // symmetric matrix
     }
 
 private:
