@@ -34,13 +34,14 @@ public:
         std::int64_t lo_rows, hi_rows;
     };
 
-    /// The bounds of the rows `members`, one entry per column into `out`. O(|members| · d).
-    void bounds(const std::vector<std::int64_t>& members, Bounds* out) const {
+    /// The bounds of the rows [first, last), one entry per column into `out`.
+    /// O((last - first) · d).
+    void bounds(const std::uint32_t* first, const std::uint32_t* last, Bounds* out) const {
         constexpr double inf = std::numeric_limits<double>::infinity();
         for (std::size_t j = 0; j < d_; ++j) {
             Bounds b{inf, inf, -inf, -inf, 0, 0};
-            for (const std::int64_t r : members) {
-                const double x = value(r, j);
+            for (const std::uint32_t* r = first; r != last; ++r) {
+                const double x = value(*r, j);
                 if (x < b.lo) { b.lo_next = b.lo; b.lo = x; b.lo_rows = 1; }
                 else if (x == b.lo) ++b.lo_rows;
                 else if (x < b.lo_next) b.lo_next = x;
@@ -97,7 +98,7 @@ public:
     /// Whether `now` lifts a column of a taxonomy of several levels to a node covering more
     /// leaves than `before`: that costs utility a finer node would not (Adult: GCP 0.32 with
     /// such exchanges, 0.23 without).
-    bool coarser(const Tuple& now, const Tuple& before) const {
+    bool coarser(const Tuple& now, const double* before) const {
         for (const std::size_t j : deep_) {
             const Taxonomy& tree = *taxonomies_[j];
             if (tree.share(static_cast<std::int32_t>(now[2 * j])) >
@@ -146,23 +147,24 @@ std::vector<std::int64_t> qi_row_order(const double* qi, std::size_t n, std::siz
 /// waits on memory, not on arithmetic.
 struct Line {
     struct Run {
-        std::int64_t cell;          ///< the rank of its QI combination
+        std::uint32_t cell;         ///< the rank of its QI combination
         std::uint32_t start;        ///< its first position in `rows`
         std::uint32_t value_first;  ///< the first run of its sensitive value
     };
-    std::vector<std::int64_t> rows;         ///< ordered by (sensitive id, cell, row)
+    std::vector<std::uint32_t> rows;        ///< ordered by (sensitive id, cell, row)
     std::vector<Run> run;                   ///< per run, then a sentinel starting at n
     std::vector<std::uint32_t> run_of_row;  ///< per row, its run
 
-    /// `qi`: n x d codes of rows already in QI order; `ids`: their sensitive ids. O(n · d).
+    /// `qi`: n x d codes of rows already in QI order (n < 2^32); `ids`: their sensitive ids.
+    /// O(n · d).
     Line(const double* qi, std::size_t n, std::size_t d, const std::vector<std::int64_t>& ids) {
         // A cell is a run of equal QI combinations.
-        std::vector<std::int64_t> cell(n);
-        std::int64_t next = -1;
+        std::vector<std::uint32_t> cell(n);
+        std::uint32_t next = 0;
         for (std::size_t r = 0; r < n; ++r) {
             bool same = r > 0;
             for (std::size_t j = 0; j < d && same; ++j) same = ordered_bits(qi[r * d + j]) == ordered_bits(qi[(r - 1) * d + j]);
-            if (!same) ++next;
+            if (!same && r > 0) ++next;
             cell[r] = next;
         }
         std::vector<std::uint32_t> id(n);
@@ -185,23 +187,26 @@ struct Line {
         for (std::size_t v = 0; v < range; ++v) value_start[v + 1] += value_start[v];
         std::vector<std::size_t> fill(value_start.begin(), value_start.end() - 1);
         rows.resize(n);
-        std::vector<std::int64_t> cell_at(n);
+        std::vector<std::uint32_t> cell_at(n);
         for (std::size_t r = 0; r < n; ++r) {
             const std::size_t pos = fill[id[r]]++;
-            rows[pos] = static_cast<std::int64_t>(r);
+            rows[pos] = static_cast<std::uint32_t>(r);
             cell_at[pos] = cell[r];
         }
+        std::vector<std::uint32_t>().swap(cell);
+        std::vector<std::uint32_t>().swap(id);
         run_of_row.resize(n);
+        run.reserve(n + 1);  // no copies as it grows (at 3M rows: 2.5M runs)
         for (std::size_t v = 0; v < range; ++v) {
             const auto first = static_cast<std::uint32_t>(run.size());
             for (std::size_t i = value_start[v]; i < value_start[v + 1]; ++i) {
                 if (i == value_start[v] || cell_at[i] != cell_at[i - 1]) {
                     run.push_back(Run{cell_at[i], static_cast<std::uint32_t>(i), first});
                 }
-                run_of_row[static_cast<std::size_t>(rows[i])] = static_cast<std::uint32_t>(run.size() - 1);
+                run_of_row[rows[i]] = static_cast<std::uint32_t>(run.size() - 1);
             }
         }
-        run.push_back(Run{-1, static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(run.size())});
+        run.push_back(Run{0, static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(run.size())});
     }
 
     std::size_t runs() const { return run.size() - 1; }
@@ -227,45 +232,60 @@ std::vector<std::int64_t> spread_equal_tuples(const std::vector<std::int64_t>& g
         top = std::max(top, g);
     }
     const auto at = [](std::int64_t v) { return static_cast<std::size_t>(v); };
+    const std::size_t count_groups = at(top) + 1;
     // The step works on rows renumbered in QI order: a group's rows and the candidates near
     // them then lie close together in memory (at 3M rows, 3.7 s -> 2.3 s); the members of
     // each group stay in the order of their given row numbers, and rows of one QI combination
-    // keep their order, so every choice below is the one made on the rows as given.
+    // keep their order, so every choice below is the one made on the rows as given. Per-row
+    // arrays hold 32-bit numbers and the groups' members and tuples lie in flat arrays: at 3M
+    // rows the step otherwise spent a third of its time having the kernel zero fresh pages.
     const std::vector<std::int64_t> order = qi_row_order(qi_given, n, d);
     std::vector<double> codes(n * d);
-    std::vector<std::int64_t> ids(n), owner(n), position(n);
+    std::vector<std::int64_t> ids(n);
+    std::vector<std::uint32_t> owner(n), position(n);
     for (std::size_t p = 0; p < n; ++p) {
         const std::size_t r = at(order[p]);
-        position[r] = static_cast<std::int64_t>(p);
+        position[r] = static_cast<std::uint32_t>(p);
         std::copy(qi_given + r * d, qi_given + (r + 1) * d, codes.begin() + static_cast<std::ptrdiff_t>(p * d));
         ids[p] = sensitive_ids[r];
-        owner[p] = groups[r];
+        owner[p] = static_cast<std::uint32_t>(groups[r]);
     }
     const double* qi = codes.data();
-    std::vector<std::vector<std::int64_t>> members(at(top) + 1);
-    std::vector<std::size_t> slot(n);  // place of each row in its group's member list
-    for (std::size_t r = 0; r < n; ++r) {
-        const std::size_t p = at(position[r]);
-        slot[p] = members[at(groups[r])].size();
-        members[at(groups[r])].push_back(static_cast<std::int64_t>(p));
+    // Group g's members are member[first[g] .. first[g + 1]), in the order of their given rows.
+    std::vector<std::size_t> first(count_groups + 1, 0);
+    for (const std::int64_t g : groups) ++first[at(g) + 1];
+    for (std::size_t g = 0; g < count_groups; ++g) {
+        if (first[g + 1] == 0) throw std::invalid_argument("groups must be 0 .. G-1 with none empty");
+        first[g + 1] += first[g];
     }
-    std::vector<std::int64_t>().swap(position);  // not needed again (80 MB at 10M rows)
-    for (const auto& m : members) {
-        if (m.empty()) throw std::invalid_argument("groups must be 0 .. G-1 with none empty");
+    std::vector<std::uint32_t> member(n), slot(n);  // slot: place of each row in `member`
+    {
+        std::vector<std::size_t> fill(first.begin(), first.end() - 1);
+        for (std::size_t r = 0; r < n; ++r) {
+            const std::size_t place = fill[at(groups[r])]++;
+            member[place] = position[r];
+            slot[position[r]] = static_cast<std::uint32_t>(place);
+        }
     }
+    std::vector<std::uint32_t>().swap(position);  // not needed again (40 MB at 10M rows)
     const Exchange exchange(qi, d, taxonomies);
-    std::vector<Tuple> tuples;
-    tuples.reserve(members.size());
-    TupleCounts count(2 * d);
-    std::vector<Exchange::Bounds> bounds(members.size() * d);
+    const std::size_t width = 2 * d;
+    std::vector<double> tuples(count_groups * width);  // group g's tuple at g * width
+    const auto tuple_of = [&](std::size_t g) { return tuples.data() + g * width; };
+    TupleCounts count(width);
+    std::vector<Exchange::Bounds> bounds(count_groups * d);
     const auto bounds_of = [&](std::size_t g) { return bounds.data() + g * d; };
-    for (std::size_t g = 0; g < members.size(); ++g) {
-        exchange.bounds(members[g], bounds_of(g));
-        tuples.emplace_back();
-        exchange.tuple(bounds_of(g), -1, -1, tuples.back());
-        count.add(tuples.back(), 1);
+    const auto update_bounds = [&](std::size_t g) {
+        exchange.bounds(member.data() + first[g], member.data() + first[g + 1], bounds_of(g));
+    };
+    Tuple now_g, now_h;
+    for (std::size_t g = 0; g < count_groups; ++g) {
+        update_bounds(g);
+        exchange.tuple(bounds_of(g), -1, -1, now_g);
+        std::copy(now_g.begin(), now_g.end(), tuple_of(g));
+        count.add(tuple_of(g), 1);
     }
-    if (count.keys() == members.size()) return groups;
+    if (count.keys() == count_groups) return groups;
     // The group of every row, as given.
     const auto given_rows = [&] {
         std::vector<std::int64_t> out(n);
@@ -274,11 +294,12 @@ std::vector<std::int64_t> spread_equal_tuples(const std::vector<std::int64_t>& g
     };
 
     const Line line(qi, n, d, ids);
+    std::vector<std::int64_t>().swap(ids);
     // The runs of the same sensitive value nearest to row x's run, nearest first.
     std::vector<std::size_t> found;
-    auto candidates = [&](std::int64_t x) {
+    auto candidates = [&](std::size_t x) {
         found.clear();
-        const std::size_t r = line.run_of_row[at(x)];
+        const std::size_t r = line.run_of_row[x];
         for (std::size_t step = 1; step <= params.cells; ++step) {
             for (const bool below : {true, false}) {
                 if (below && step > r) continue;
@@ -322,15 +343,14 @@ std::vector<std::int64_t> spread_equal_tuples(const std::vector<std::int64_t>& g
         }
         futile[owner_memo].insert(cell_key(run_y));
     };
-    Tuple now_g, now_h;
     std::size_t tries = params.tries_per_row * n;
-    for (std::size_t g = 0; g < members.size(); ++g) {
-        if (count.get(tuples[g]) == 1) continue;
+    for (std::size_t g = 0; g < count_groups; ++g) {
+        if (count.get(tuple_of(g)) == 1) continue;
         bool done = false;
-        for (std::size_t i = 0; i < members[g].size() && !done; ++i) {
-            const std::int64_t x = members[g][i];
+        for (std::size_t i = first[g]; i < first[g + 1] && !done; ++i) {
+            const std::size_t x = member[i];
             candidates(x);
-            const std::uint64_t key = exchange.remainder_key(bounds_of(g), x);
+            const std::uint64_t key = exchange.remainder_key(bounds_of(g), static_cast<std::int64_t>(x));
             if (key != owner_key) {  // owner_memo is always owner_key's set (or kNone)
                 owner_key = key;
                 const auto it = memo_of.find(key);
@@ -339,38 +359,38 @@ std::vector<std::int64_t> spread_equal_tuples(const std::vector<std::int64_t>& g
             for (std::size_t c = 0; c < found.size() && !done; ++c) {
                 const std::size_t run = found[c];
                 if (is_futile(run)) continue;
-                const std::size_t first = line.run[run].start;
-                const std::size_t last = std::min<std::size_t>(line.run[run + 1].start, first + params.rows_per_cell);
-                for (std::size_t pos = first; pos < last; ++pos) {
-                    const std::int64_t y = line.rows[pos];
-                    const std::size_t h = at(owner[at(y)]);
+                const std::size_t begin = line.run[run].start;
+                const std::size_t end = std::min<std::size_t>(line.run[run + 1].start, begin + params.rows_per_cell);
+                for (std::size_t pos = begin; pos < end; ++pos) {
+                    const std::size_t y = line.rows[pos];
+                    const std::size_t h = owner[y];
                     if (h == g) continue;
                     if (tries == 0) return given_rows();
                     --tries;
                     poll(params.interrupt);
-                    exchange.tuple(bounds_of(g), x, y, now_g);
-                    if (used(now_g) || exchange.coarser(now_g, tuples[g])) {
+                    exchange.tuple(bounds_of(g), static_cast<std::int64_t>(x), static_cast<std::int64_t>(y), now_g);
+                    if (used(now_g) || exchange.coarser(now_g, tuple_of(g))) {
                         set_futile(run);  // so for every row of this run
                         break;
                     }
-                    exchange.tuple(bounds_of(h), y, x, now_h);
-                    if (now_g == now_h || (now_h != tuples[h] && used(now_h)) ||
-                        exchange.coarser(now_h, tuples[h])) {
+                    exchange.tuple(bounds_of(h), static_cast<std::int64_t>(y), static_cast<std::int64_t>(x), now_h);
+                    const bool h_same = std::equal(now_h.begin(), now_h.end(), tuple_of(h));
+                    if (now_g == now_h || (!h_same && used(now_h)) || exchange.coarser(now_h, tuple_of(h))) {
                         continue;
                     }
-                    count.add(tuples[g], -1);
-                    count.add(tuples[h], -1);
+                    count.add(tuple_of(g), -1);
+                    count.add(tuple_of(h), -1);
                     count.add(now_g, 1);
                     count.add(now_h, 1);
-                    tuples[g] = now_g;
-                    tuples[h] = now_h;
-                    members[g][i] = y;
-                    members[h][slot[at(y)]] = x;
-                    exchange.bounds(members[g], bounds_of(g));
-                    exchange.bounds(members[h], bounds_of(h));
-                    std::swap(slot[at(x)], slot[at(y)]);
-                    owner[at(x)] = static_cast<std::int64_t>(h);
-                    owner[at(y)] = static_cast<std::int64_t>(g);
+                    std::copy(now_g.begin(), now_g.end(), tuple_of(g));
+                    std::copy(now_h.begin(), now_h.end(), tuple_of(h));
+                    member[i] = static_cast<std::uint32_t>(y);
+                    member[slot[y]] = static_cast<std::uint32_t>(x);
+                    update_bounds(g);
+                    update_bounds(h);
+                    std::swap(slot[x], slot[y]);
+                    owner[x] = static_cast<std::uint32_t>(h);
+                    owner[y] = static_cast<std::uint32_t>(g);
                     done = true;
                     break;
                 }

@@ -20,14 +20,17 @@ namespace proxanon {
 /// A published tuple: per column (lo, hi) of an interval, or (node, node) of a taxonomy.
 using Tuple = std::vector<double>;
 
-inline std::uint64_t tuple_hash(const Tuple& t) {
+/// The hash of the tuple of `width` values at `t`.
+inline std::uint64_t tuple_hash(const double* t, std::size_t width) {
     std::uint64_t h = 1469598103934665603ULL;
-    for (const double x : t) {
-        h = (h ^ ordered_bits(x)) * 1099511628211ULL;  // -0.0 and 0.0 are one value
+    for (std::size_t i = 0; i < width; ++i) {
+        h = (h ^ ordered_bits(t[i])) * 1099511628211ULL;  // -0.0 and 0.0 are one value
         h ^= h >> 29;
     }
     return h;
 }
+
+inline std::uint64_t tuple_hash(const Tuple& t) { return tuple_hash(t.data(), t.size()); }
 
 /// How many groups publish each tuple: open addressing over the tuples' 64-bit hashes, the
 /// tuples themselves in one array, compared only where the hashes agree (so a lookup
@@ -36,16 +39,19 @@ class TupleCounts {
 public:
     explicit TupleCounts(std::size_t width) : width_(width), slots_(std::size_t{1} << 10) {}
 
-    std::int64_t get(const Tuple& t) const {
-        const Slot& slot = slots_[find(t, tuple_hash(t))];
+    /// A tuple is `width` values, given as a Tuple or by its first value.
+    std::int64_t get(const double* t) const {
+        const Slot& slot = slots_[find(t, tuple_hash(t, width_))];
         return slot.index == kEmpty ? 0 : slot.count;
     }
+    std::int64_t get(const Tuple& t) const { return get(t.data()); }
 
-    void add(const Tuple& t, std::int64_t delta) { slots_[slot(t)].count += delta; }
+    void add(const double* t, std::int64_t delta) { slots_[slot(t)].count += delta; }
+    void add(const Tuple& t, std::int64_t delta) { add(t.data(), delta); }
 
     /// The place of t among the distinct tuples in the order they were first added (t is
     /// added with count 0 when new): a dense numbering of tuples by first appearance.
-    std::size_t index(const Tuple& t) { return slots_[slot(t)].index; }
+    std::size_t index(const Tuple& t) { return slots_[slot(t.data())].index; }
 
     /// Distinct tuples ever added.
     std::size_t keys() const { return keys_; }
@@ -59,8 +65,8 @@ private:
     };
 
     /// The slot holding t, which is added (count 0) when absent.
-    std::size_t slot(const Tuple& t) {
-        const std::uint64_t h = tuple_hash(t);
+    std::size_t slot(const double* t) {
+        const std::uint64_t h = tuple_hash(t, width_);
         std::size_t i = find(t, h);
         if (slots_[i].index == kEmpty) {
             if (2 * (keys_ + 1) > slots_.size()) {
@@ -68,18 +74,18 @@ private:
                 i = find(t, h);
             }
             slots_[i] = {h, 0, static_cast<std::uint32_t>(keys_++)};
-            pool_.insert(pool_.end(), t.begin(), t.end());
+            pool_.insert(pool_.end(), t, t + width_);
         }
         return i;
     }
 
     /// The slot holding t, or the empty slot where it would go.
-    std::size_t find(const Tuple& t, std::uint64_t h) const {
+    std::size_t find(const double* t, std::uint64_t h) const {
         const std::size_t mask = slots_.size() - 1;
         for (std::size_t i = h & mask;; i = (i + 1) & mask) {
             const Slot& slot = slots_[i];
             if (slot.index == kEmpty) return i;
-            if (slot.hash == h && std::equal(t.begin(), t.end(), pool_.begin() + static_cast<std::ptrdiff_t>(slot.index * width_))) {
+            if (slot.hash == h && std::equal(t, t + width_, pool_.begin() + static_cast<std::ptrdiff_t>(slot.index * width_))) {
                 return i;
             }
         }
