@@ -78,18 +78,69 @@ def test_continuous_and_suppression_same_for_any_thread_count():
 
 
 def test_infeasible_verdict_same_for_any_thread_count():
-    """The early proof (clique bound, balls over the threads) reads the same."""
-    rng = np.random.default_rng(1)
-    frame = pd.DataFrame({"age": rng.integers(18, 90, 10_000),
-                          "income": rng.normal(50_000, 100, 10_000)})
+    """The early proof (clique bound, balls over the threads; with two threads or more on
+    the cut's thread) reads the same."""
+    frame, args = _infeasible_frame()
     messages = []
     for t in THREADS:
         with pytest.raises(InfeasibleError) as caught:
-            anonymize(frame, quasi_identifiers="age", sensitive="income", k=10, epsilon=0.3,
-                      delta=0.9, n_threads=t)
+            anonymize(frame, n_threads=t, **args)
         messages.append(str(caught.value))
     assert "proven before any repair" in messages[0]
     assert messages[1:] == messages[:1] * 2
+
+
+def _infeasible_frame() -> tuple[pd.DataFrame, dict]:
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame({"age": rng.integers(18, 90, 10_000),
+                          "income": rng.normal(50_000, 100, 10_000)})
+    return frame, dict(quasi_identifiers="age", sensitive="income", k=10, epsilon=0.3,
+                       delta=0.9)
+
+
+def test_a_proof_found_beside_stops_xcolors_run(monkeypatch):
+    """With two threads the proof of infeasibility is sought on the cut's thread while
+    XColor runs on the caller's: once found, XColor's native calls are stopped and the proof
+    is raised, as one thread raises it before any run."""
+    module = importlib.import_module("proxanon.anonymize")
+    frame, args = _infeasible_frame()
+    with pytest.raises(InfeasibleError) as alone:
+        anonymize(frame, n_threads=1, **args)
+    cut, n = _long_cut()
+    outcomes = []
+
+    def endless(*unused, **unused_kw):
+        for _ in range(50):  # each call runs for seconds unless stopped
+            try:
+                cut(n)
+            except RuntimeError as exc:
+                outcomes.append(str(exc))
+                raise
+        outcomes.append("not stopped")
+        raise AssertionError("XColor's run was not stopped")
+
+    monkeypatch.setattr(module, "run_session", endless)
+    with pytest.raises(InfeasibleError) as beside:
+        anonymize(frame, n_threads=2, **args)
+    assert len(outcomes) == 1 and "stopped" in outcomes[0]
+    assert str(beside.value) == str(alone.value)
+    assert "proven before any repair" in str(beside.value)
+    assert beside.value.partition is None
+
+
+def test_an_error_in_the_proof_beside_is_raised_by_the_caller(monkeypatch):
+    """An error the proof raises on the cut's thread stops XColor's run and reaches the
+    caller, as the same error would with one thread."""
+    module = importlib.import_module("proxanon.anonymize")
+    frame, args = _infeasible_frame()
+
+    def broken(*unused, **unused_kw):
+        raise ValueError("the proof could not be sought")
+
+    monkeypatch.setattr(module, "early_proof", broken)
+    for t in (1, 2):
+        with pytest.raises(ValueError, match="could not be sought"):
+            anonymize(frame, n_threads=t, **args)
 
 
 def test_partition_audit_advise_same_for_any_thread_count():

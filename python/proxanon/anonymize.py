@@ -554,8 +554,10 @@ def anonymize(
 
     Threads: with ``n_threads`` of 2 or more, the default path builds the Mondrian-(ε, δ)
     cut on a thread of its own while XColor runs (the two candidates are independent and
-    their native work releases the GIL), and the row degrees and the audits split over the
-    threads; which candidate is published never depends on which finished first.
+    their native work releases the GIL), after seeking there the proof of infeasibility
+    (which, when found, stops XColor's run and is raised), and the row degrees and the
+    audits split over the threads; which candidate is published never depends on which
+    finished first.
 
     The input frame is never modified.
     """
@@ -654,14 +656,28 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
                                    k, eps if checked else None, dlt if checked else None, ell,
                                    on_infeasible, seconds, started, threads)
     structure = checked_neighbours(neighbours, relation, all_sens.shape[1])
-    if on_infeasible == "raise":
-        # No partition into groups of >= k rows satisfies: neither path can publish a table.
-        proof = early_proof(all_sens, k, eps, dlt, relation, any_partition=True,
-                            describe=_rows_by_value(data, sens_cols), threads=threads)
+    # The default path compares XColor's table with the Mondrian-(ε, δ) cut (built-in
+    # metrics): with two threads or more, the cut is built and repaired beside XColor's run.
+    cut_wanted = init == "qi" and relation.kind == "builtin"
+    cut_beside = cut_wanted and threads > 1
+
+    def proof_of_infeasibility(used: int) -> str | None:
+        """With on_infeasible="raise": the proof that no partition into groups of >= k rows
+        satisfies (neither path can publish a table), or None."""
+        if on_infeasible != "raise":
+            return None
+        return early_proof(all_sens, k, eps, dlt, relation, any_partition=True,
+                           describe=_rows_by_value(data, sens_cols), threads=used)
+
+    def proven(proof: str) -> InfeasibleError:
+        units = _epsilon_in_units(data, sens_cols, relation, eps)
+        return InfeasibleError(proven_before_repair(proof, k, eps, dlt, relation)
+                               + ("\n" + units if units else ""))
+
+    if not cut_beside:
+        proof = proof_of_infeasibility(threads)
         if proof is not None:
-            units = _epsilon_in_units(data, sens_cols, relation, eps)
-            raise InfeasibleError(proven_before_repair(proof, k, eps, dlt, relation)
-                                  + ("\n" + units if units else ""))
+            raise proven(proof)
     # Rows with identical sensitive values are interchangeable between groups; with a
     # row-indexed neighbour graph, rows whose neighbours (themselves included) are the same.
     if relation.kind == "graph":
@@ -836,8 +852,25 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
             except BaseException as exc:  # stopped (unwanted), or handed to the caller
                 plain_ready.set_exception(exc)
 
+    # Beside XColor's run, the proof of infeasibility comes first (on Adult-sized tables and
+    # up it ends long before XColor's run): where there is one, XColor's run is stopped
+    # (main_stop) and the caller raises it, as if it had been found before the run.
+    proof_ready: Future[str | None] = Future()
+    main_stop = _core.StopRequest()
+
     def cut_and_repair(used: int) -> None:
         try:
+            try:
+                proof = proof_of_infeasibility(used)
+            except BaseException as exc:  # the caller raises it, as it would have
+                proof_ready.set_exception(exc)
+                main_stop.set()
+                raise
+            proof_ready.set_result(proof)
+            if proof is not None:
+                main_stop.set()
+                cut_ready.set_result((None, None))
+                return
             tic = time.perf_counter()
             part = raw_cut()
             spent = time.perf_counter() - tic
@@ -845,15 +878,12 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
             built = finish_cut(used, part, spent)
             repaired = repair_of(built, used, None)
         except BaseException as exc:  # handed to whoever waits for the cut
-            cut_ready.set_exception(exc)
+            if not cut_ready.done():
+                cut_ready.set_exception(exc)
             raise
         cut_ready.set_result((built, repaired))
 
-    # The default path compares XColor's table with the Mondrian-(ε, δ) cut (built-in
-    # metrics): with two threads or more, the cut is built and repaired beside XColor's run.
-    cut_wanted = init == "qi" and relation.kind == "builtin"
-    cut_ahead = (Beside(cut_and_repair, max(1, threads // 2))
-                 if cut_wanted and threads > 1 else None)
+    cut_ahead = Beside(cut_and_repair, max(1, threads // 2)) if cut_beside else None
     cut_cache: list[Cut | None] = []
     repair_cache: list[_Published | None] = []
 
@@ -917,7 +947,9 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
                                       costs, cut_check)
         return (published, costs) if published.satisfied else (None, {})
 
-    try:  # the cut's thread, if any, is stopped on any way out
+    def choose() -> Anonymization | tuple[_Published, dict[str, float]]:
+        """The table to publish: Mondrian's, or one of XColor's with the costs compared
+        (see the docstring of :func:`anonymize`)."""
         failure: InfeasibleError | None = None
         try:
             chosen = publish(plain=False)
@@ -946,13 +978,30 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
             chosen = repaired
         seconds.update(chosen.seconds)
         instead, candidates = mondrian_instead(chosen)
-        if instead is not None:
-            return instead
+        return instead if instead is not None else (chosen, candidates or repair_costs)
+
+    def settle_proof() -> None:
+        """Raises the proof of infeasibility found beside, if any (waiting for it)."""
+        if cut_beside:
+            proof = proof_ready.result()
+            if proof is not None:
+                raise proven(proof) from None
+
+    try:  # the cut's thread, if any, is stopped on any way out
+        try:
+            with main_stop:
+                picked = choose()
+        except Exception:
+            settle_proof()  # a proof found beside stopped this thread's run
+            raise
+        settle_proof()
+        if isinstance(picked, Anonymization):
+            return picked
+        chosen, candidates = picked
     finally:
         plain_stop.set()
         if cut_ahead is not None:
             cut_ahead.stop()
-    candidates = candidates or repair_costs
 
     released, classes, summary, check = (chosen.released, chosen.classes, chosen.summary,
                                          chosen.check)
