@@ -55,6 +55,18 @@ def test_neighbour_graph_matches_brute_force(case):
         assert graph["value_degree"][row_value[r]] == degree
 
 
+@settings(max_examples=150, deadline=None)
+@given(value_tables())
+def test_value_ids_rank_rows_among_the_distinct_rows(case):
+    """``value_ids`` (the exchange step's interchangeable rows): a row's id is the place of
+    its value among the distinct rows sorted column by column, as numpy's unique finds it."""
+    values = case[0]
+    distinct, inverse = np.unique(values, axis=0, return_inverse=True)
+    ids = _core.value_ids(np.ascontiguousarray(values))
+    np.testing.assert_array_equal(ids, inverse.reshape(-1))
+    assert ids.max() + 1 == distinct.shape[0]
+
+
 def test_neighbour_graph_tolerance_matches_paper_table_one():
     # |0.7 - 0.8| = 0.10000000000000009 in float64, yet the paper counts it as within 0.1.
     graph = _core.neighbour_graph(np.array([[0.7], [0.8], [0.9000001]]), "l1", [1.0], 0.1)

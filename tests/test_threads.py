@@ -77,9 +77,13 @@ def test_continuous_and_suppression_same_for_any_thread_count():
     same_anonymization(*suppressed)
 
 
-def test_infeasible_verdict_same_for_any_thread_count():
-    """The early proof (clique bound, balls over the threads; with two threads or more on
-    the cut's thread) reads the same."""
+@pytest.mark.parametrize("beside", [False, True])
+def test_infeasible_verdict_same_for_any_thread_count(beside, monkeypatch):
+    """The early proof (clique bound, balls over the threads; with two threads or more on a
+    large table, on the cut's thread) reads the same."""
+    if beside:
+        monkeypatch.setattr(importlib.import_module("proxanon.anonymize"),
+                            "_PROOF_BESIDE_ROWS", 0)
     frame, args = _infeasible_frame()
     messages = []
     for t in THREADS:
@@ -100,9 +104,11 @@ def _infeasible_frame() -> tuple[pd.DataFrame, dict]:
 
 def test_a_proof_found_beside_stops_xcolors_run(monkeypatch):
     """With two threads the proof of infeasibility is sought on the cut's thread while
-    XColor runs on the caller's: once found, XColor's native calls are stopped and the proof
-    is raised, as one thread raises it before any run."""
+    XColor runs on the caller's (on tables over _PROOF_BESIDE_ROWS rows, lowered here): once
+    found, XColor's native calls are stopped and the proof is raised, as one thread raises
+    it before any run."""
     module = importlib.import_module("proxanon.anonymize")
+    monkeypatch.setattr(module, "_PROOF_BESIDE_ROWS", 0)
     frame, args = _infeasible_frame()
     with pytest.raises(InfeasibleError) as alone:
         anonymize(frame, n_threads=1, **args)
@@ -132,6 +138,7 @@ def test_an_error_in_the_proof_beside_is_raised_by_the_caller(monkeypatch):
     """An error the proof raises on the cut's thread stops XColor's run and reaches the
     caller, as the same error would with one thread."""
     module = importlib.import_module("proxanon.anonymize")
+    monkeypatch.setattr(module, "_PROOF_BESIDE_ROWS", 0)
     frame, args = _infeasible_frame()
 
     def broken(*unused, **unused_kw):

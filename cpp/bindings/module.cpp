@@ -90,7 +90,8 @@ thread_local std::vector<const StopRequest*> t_watched;
 /// The stop request the binding hands the core: with the GIL taken briefly, Python runs its
 /// signal handlers; the exception one raises (KeyboardInterrupt for Ctrl-C) is kept and
 /// raised again once the core has unwound (`rethrow`). On a thread that watches a
-/// StopRequest, a set request stops the core too (with RuntimeError).
+/// StopRequest, a set request stops the core too (with RuntimeError), read without the GIL
+/// at every poll (Interrupt's quick hook).
 class SignalCheck {
 public:
     SignalCheck() = default;
@@ -110,20 +111,25 @@ public:
         try {
             return work();
         } catch (const Interrupted&) {
-            PyErr_Restore(type_, value_, traceback_);
-            type_ = value_ = traceback_ = nullptr;
+            if (type_ == nullptr) {  // a stop request (stopped()), no Python error fetched
+                PyErr_SetString(PyExc_RuntimeError, "stopped: the caller no longer needs this result");
+            } else {
+                PyErr_Restore(type_, value_, traceback_);
+                type_ = value_ = traceback_ = nullptr;
+            }
             throw py::error_already_set();
         }
     }
 
 private:
+    /// Whether a watched StopRequest is set (atomic reads; no GIL needed).
+    bool stopped() const {
+        return std::any_of(watched_.begin(), watched_.end(), [](const StopRequest* r) { return r->requested(); });
+    }
+
     bool check() {
+        if (stopped()) return true;
         py::gil_scoped_acquire gil;
-        if (std::any_of(watched_.begin(), watched_.end(), [](const StopRequest* r) { return r->requested(); })) {
-            PyErr_SetString(PyExc_RuntimeError, "stopped: the caller no longer needs this result");
-            PyErr_Fetch(&type_, &value_, &traceback_);
-            return true;
-        }
         if (PyErr_CheckSignals() == 0) return false;
         PyErr_Fetch(&type_, &value_, &traceback_);
         return true;
@@ -133,7 +139,7 @@ private:
     PyObject* value_ = nullptr;
     PyObject* traceback_ = nullptr;
     const std::vector<const StopRequest*> watched_ = t_watched;  // the constructing thread's
-    Interrupt interrupt_{[this] { return check(); }};
+    Interrupt interrupt_{[this] { return check(); }, [this] { return stopped(); }};
 };
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -742,6 +748,20 @@ py::array_t<std::int64_t> order_by_label(const Int64Array& labels) {
     return to_numpy(std::move(order));
 }
 
+/// Per row of `sensitive`, the rank of its value among the distinct values in lexicographic
+/// order (ValueTable's value id): equal exactly for equal rows. O(n) expected plus a sort of
+/// the distinct values, with the GIL released.
+py::array_t<std::int64_t> value_ids(const DoubleArray& sensitive) {
+    const Matrix sa = as_matrix(sensitive, "sensitive");
+    std::vector<std::int64_t> ids;
+    {
+        py::gil_scoped_release release;
+        const ValueTable table = ValueTable::from_rows(sa.data, sa.rows, sa.cols);
+        ids.assign(table.row_value.begin(), table.row_value.end());
+    }
+    return to_numpy(std::move(ids));
+}
+
 /// The exchange step before merging (exchange.hpp), with the GIL released.
 py::array_t<std::int64_t> exchange_rows(const Int64Array& groups, const DoubleArray& quasi_identifiers,
                                         const std::vector<TaxonomySpec>& qi_taxonomies,
@@ -839,6 +859,8 @@ PYBIND11_MODULE(_core, mod) {
             "Per centre row, the rows of its ball of the radius (shape 'ball') or of its largest "
             "orthant of epsilon = radius (shape 'orthants'): {'sizes', 'rows' (the first "
             "centre's, with members)}.");
+    mod.def("value_ids", &value_ids, py::arg("sensitive"),
+            "Per row, the rank of its value among the distinct rows in lexicographic order.");
     mod.def("order_by_label", &order_by_label, py::arg("labels"),
             "The stable order of rows by label (numpy.argsort(labels, kind='stable')), O(n).");
     mod.def("largest_window", &window_clique, py::arg("sensitive"), py::arg("metric"),

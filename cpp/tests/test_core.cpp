@@ -457,6 +457,23 @@ void test_interrupt_unwinds_a_run() {
     CHECK(asked == 1);
 }
 
+/// The quick hook (flags another thread sets) is read at every poll, the slow one (which
+/// takes the GIL in the binding) at most every 0.1 s: a set flag unwinds at the next poll,
+/// before the slow hook is ever consulted.
+void test_quick_stop_needs_no_slow_hook() {
+    int slow = 0, quick = 0;
+    Interrupt interrupt([&] { ++slow; return false; }, [&] { ++quick; return quick >= 3; });
+    bool stopped = false;
+    try {
+        for (;;) interrupt.poll();
+    } catch (const Interrupted&) {
+        stopped = true;
+    }
+    CHECK(stopped);
+    CHECK(quick == 3);
+    CHECK(slow == 0);
+}
+
 void test_specialize_against_brute_force() {
     // Taxonomy over 8 leaves: pairs under 4 nodes (8-11), those under 2 (12, 13), the root 14.
     const std::vector<std::int32_t> parent{8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, -1};
@@ -746,6 +763,7 @@ int main() {
     test_neighbour_count_against_brute_force();
     test_graph_at_floating_point_extremes();
     test_interrupt_unwinds_a_run();
+    test_quick_stop_needs_no_slow_hook();
     test_specialize_against_brute_force();
     test_absorb_moves_rows_to_covering_classes();
     test_exchange_keeps_sensitive_multisets();

@@ -465,15 +465,35 @@ def _absorb_classes(classes: NDArray[np.int64], columns: list[QIColumn],
     return moved, summarize_groups(columns, moved)
 
 
+#: Rows above which ``anonymize`` on two threads or more seeks the proof of infeasibility
+#: beside XColor's run rather than before it: there the proof takes 25 ms or more (0.1 s at
+#: 1M census rows), more than the thread's start and XColor's stop cost (5-30 ms, which
+#: made proven verdicts on 30k-50k rows take 17-90 ms instead of 12-57 ms).
+_PROOF_BESIDE_ROWS = 1 << 18
+
+
+def _interchangeable_rows(sens: NDArray[np.float64], relation: Relation) -> NDArray[np.int64]:
+    """An id per row, equal for rows that are interchangeable between groups: rows with
+    identical sensitive values; with a row-indexed neighbour graph, rows whose neighbours
+    (themselves included) are the same."""
+    if relation.kind != "graph":
+        return _row_ids(sens)
+    from scipy import sparse  # only a graph relation needs it (a slow import)
+
+    n = sens.shape[0]
+    near = relation.matrix.astype(bool).tocsr() + sparse.identity(n, dtype=bool, format="csr")
+    near.sort_indices()
+    ids: NDArray[np.int64] = pd.factorize(pd.Series(
+        [near.indices[near.indptr[i]:near.indptr[i + 1]].tobytes()
+         for i in range(n)]))[0].astype(np.int64)
+    return ids
+
+
 def _row_ids(values: NDArray[np.float64]) -> NDArray[np.int64]:
     """An id per row of a 2-D array, equal exactly for equal rows, in the rows' sorted order
-    (column by column): O(n log n) by factorizing one column at a time."""
-    ids = np.zeros(values.shape[0], dtype=np.int64)
-    for column in np.atleast_2d(values.T):
-        codes, uniques = pd.factorize(column, sort=True)
-        combined = ids * len(uniques) + codes
-        ids = pd.factorize(combined, sort=True)[0].astype(np.int64)
-    return ids
+    (column by column): the engine's value ids, one native call (O(n) expected and a sort of
+    the distinct rows)."""
+    return _core.value_ids(np.ascontiguousarray(np.atleast_2d(values.T).T, dtype=np.float64))
 
 
 def _merge_equal_tuples(labels: list[NDArray[np.object_]]) -> NDArray[np.int64]:
@@ -554,10 +574,10 @@ def anonymize(
 
     Threads: with ``n_threads`` of 2 or more, the default path builds the Mondrian-(ε, δ)
     cut on a thread of its own while XColor runs (the two candidates are independent and
-    their native work releases the GIL), after seeking there the proof of infeasibility
-    (which, when found, stops XColor's run and is raised), and the row degrees and the
-    audits split over the threads; which candidate is published never depends on which
-    finished first.
+    their native work releases the GIL), on tables over 262,144 rows after seeking there the
+    proof of infeasibility (which, when found, stops XColor's run and is raised), and the
+    row degrees and the audits split over the threads; which candidate is published never
+    depends on which finished first.
 
     The input frame is never modified.
     """
@@ -660,6 +680,7 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
     # metrics): with two threads or more, the cut is built and repaired beside XColor's run.
     cut_wanted = init == "qi" and relation.kind == "builtin"
     cut_beside = cut_wanted and threads > 1
+    proof_beside = cut_beside and n_all > _PROOF_BESIDE_ROWS
 
     def proof_of_infeasibility(used: int) -> str | None:
         """With on_infeasible="raise": the proof that no partition into groups of >= k rows
@@ -674,23 +695,22 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
         return InfeasibleError(proven_before_repair(proof, k, eps, dlt, relation)
                                + ("\n" + units if units else ""))
 
-    if not cut_beside:
+    if not proof_beside:
         proof = proof_of_infeasibility(threads)
         if proof is not None:
             raise proven(proof)
-    # Rows with identical sensitive values are interchangeable between groups; with a
-    # row-indexed neighbour graph, rows whose neighbours (themselves included) are the same.
-    if relation.kind == "graph":
-        from scipy import sparse  # only a graph relation needs it (a slow import)
+    ids_lock = threading.Lock()
+    ids_cache: list[NDArray[np.int64]] = []
 
-        near = relation.matrix.astype(bool).tocsr() + sparse.identity(n_all, dtype=bool,
-                                                                       format="csr")
-        near.sort_indices()
-        sa_ids = pd.factorize(pd.Series(
-            [near.indices[near.indptr[i]:near.indptr[i + 1]].tobytes()
-             for i in range(n_all)]))[0].astype(np.int64)
-    else:
-        sa_ids = _row_ids(all_sens)
+    def interchangeable() -> NDArray[np.int64]:
+        """An id per row, equal for rows that are interchangeable between groups: rows with
+        identical sensitive values; with a row-indexed neighbour graph, rows whose
+        neighbours (themselves included) are the same. Computed once, by whichever thread
+        asks first."""
+        with ids_lock:
+            if not ids_cache:
+                ids_cache.append(_interchangeable_rows(all_sens, relation))
+            return ids_cache[0]
 
     def published_sensitive(released: NDArray[np.int64]) -> tuple[NDArray[np.float64],
                                                                     Relation]:
@@ -720,7 +740,7 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
             init_block=1, moves=moves, suppress=suppress, threads=used,
             progress=shown.counters if shown is not None else None)
         return run_session(all_sens, k, eps, dlt, relation, all_qi, taxonomies, node_keys,
-                           sa_ids, options, qi_aware=not plain, start=start,
+                           interchangeable(), options, qi_aware=not plain, start=start,
                            max_rounds=max_rounds, budget=budget, neighbours=structure,
                            reporter=shown, started=time.perf_counter())
 
@@ -852,16 +872,16 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
             except BaseException as exc:  # stopped (unwanted), or handed to the caller
                 plain_ready.set_exception(exc)
 
-    # Beside XColor's run, the proof of infeasibility comes first (on Adult-sized tables and
-    # up it ends long before XColor's run): where there is one, XColor's run is stopped
-    # (main_stop) and the caller raises it, as if it had been found before the run.
+    # Beside XColor's run, on tables over _PROOF_BESIDE_ROWS rows, the proof of infeasibility
+    # comes first (it ends long before XColor's run): where there is one, XColor's run is
+    # stopped (main_stop) and the caller raises it, as if it had been found before the run.
     proof_ready: Future[str | None] = Future()
     main_stop = _core.StopRequest()
 
     def cut_and_repair(used: int) -> None:
         try:
             try:
-                proof = proof_of_infeasibility(used)
+                proof = proof_of_infeasibility(used) if proof_beside else None
             except BaseException as exc:  # the caller raises it, as it would have
                 proof_ready.set_exception(exc)
                 main_stop.set()
@@ -982,7 +1002,7 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
 
     def settle_proof() -> None:
         """Raises the proof of infeasibility found beside, if any (waiting for it)."""
-        if cut_beside:
+        if proof_beside:
             proof = proof_ready.result()
             if proof is not None:
                 raise proven(proof) from None
@@ -990,6 +1010,7 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
     try:  # the cut's thread, if any, is stopped on any way out
         try:
             with main_stop:
+                interchangeable()  # computed here, once the thread beside has started
                 picked = choose()
         except Exception:
             settle_proof()  # a proof found beside stopped this thread's run

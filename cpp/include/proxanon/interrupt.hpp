@@ -15,16 +15,19 @@ public:
     Interrupted() : std::runtime_error("interrupted") {}
 };
 
-/// Polled from the native loops, between units of work. A poll costs a counter increment;
-/// every 64th reads the clock, and the caller's hook runs at most every 0.1 s (the binding's
-/// hook takes the GIL to check for signals). When the hook returns true, poll() throws
+/// Polled from the native loops, between units of work. A poll runs the caller's `quick`
+/// hook (a few flags' reads: another thread's stop requests) and increments a counter;
+/// every 64th reads the clock, and the caller's `hook` (the binding's takes the GIL to check
+/// for signals) runs at most every 0.1 s. When either returns true, poll() throws
 /// Interrupted, so every loop unwinds. Units of work are at most milliseconds, so a stop
-/// request is honoured within a fraction of a second.
+/// request is honoured within one unit, Ctrl-C within a fraction of a second.
 class Interrupt {
 public:
-    explicit Interrupt(std::function<bool()> hook) : hook_(std::move(hook)) {}
+    explicit Interrupt(std::function<bool()> hook, std::function<bool()> quick = {})
+        : hook_(std::move(hook)), quick_(std::move(quick)) {}
 
     void poll() {
+        if (quick_ && quick_()) throw Interrupted();
         if (++calls_ % 64 != 0) return;
         const auto now = std::chrono::steady_clock::now();
         if (now - last_ < std::chrono::milliseconds(100)) return;
@@ -34,6 +37,7 @@ public:
 
 private:
     std::function<bool()> hook_;
+    std::function<bool()> quick_;
     std::uint64_t calls_ = 0;
     std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
 };
