@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
-from functools import partial
+from dataclasses import dataclass, field, replace
+from functools import cached_property, partial
 from typing import Any
 
 import numpy as np
@@ -142,13 +142,20 @@ class GroupSummary:
     """Per group and QI column: published label, the paper's cost and NCP (SPEC §4).
 
     The methods are the utility measures of the partition (SPEC §4), the one implementation
-    that the report and :mod:`proxanon.evaluate` share.
+    that the report and :mod:`proxanon.evaluate` share. The labels are formatted when first
+    read: a candidate table that is compared by its costs and not published never needs
+    them (0.3 s of text at 3M rows).
     """
 
-    labels: list[NDArray[np.object_]]   # per column, one label per group
     cost: NDArray[np.float64]           # (groups, d): |G.A_i| / |A_i|
     ncp: NDArray[np.float64]            # (groups, d): as cost, but one category costs 0
     sizes: NDArray[np.int64]
+    format_labels: Callable[[], list[NDArray[np.object_]]] = field(repr=False, compare=False)
+
+    @cached_property
+    def labels(self) -> list[NDArray[np.object_]]:
+        """Per column, one published label per group."""
+        return self.format_labels()
 
     def loss(self) -> float:
         """The paper's loss(G) = Σ_i |G.A_i| / |A_i|, averaged over groups."""
@@ -210,7 +217,7 @@ def summarize_groups(columns: list[QIColumn], groups: NDArray[np.int64]) -> Grou
         raise ValueError("group ids must be 0 .. m-1")
     order = _core.order_by_label(groups)
     starts = np.r_[0, np.cumsum(sizes)[:-1]] if sizes.size else np.zeros(0, dtype=np.int64)
-    labels: list[NDArray[np.object_]] = []
+    texts: list[Callable[[], NDArray[np.object_]]] = []  # per column, its labels when asked
     cost = np.zeros((sizes.size, len(columns)))
     ncp = np.zeros((sizes.size, len(columns)))
     for j, col in enumerate(columns):
@@ -221,17 +228,26 @@ def summarize_groups(columns: list[QIColumn], groups: NDArray[np.int64]) -> Grou
             cost[:, j] = span_fraction(lo, hi, float(col.codes.min()), float(col.codes.max()))
             ncp[:, j] = cost[:, j]
             if col.instants is None:
-                text = _pair_labels(lo, hi, lambda v: [format_number(x) for x in v], "-")
+                texts.append(partial(_pair_labels, lo, hi, _format_numbers, "-"))
             else:
                 exact = col.instants[order]
-                text = _pair_labels(np.minimum.reduceat(exact, starts),
-                                    np.maximum.reduceat(exact, starts),
-                                    partial(format_instants, timezone=col.timezone), ", ")
+                texts.append(partial(_pair_labels, np.minimum.reduceat(exact, starts),
+                                     np.maximum.reduceat(exact, starts),
+                                     partial(format_instants, timezone=col.timezone), ", "))
         else:
             tree = col.hierarchy
             nodes = tree.lca(lo.astype(np.int64), hi.astype(np.int64))
             cost[:, j] = np.asarray(tree.leaf_counts)[nodes] / tree.n_leaves
             ncp[:, j] = np.where(lo == hi, 0.0, cost[:, j])
-            text = np.asarray(tree.labels, dtype=object)[nodes]
-        labels.append(text)
-    return GroupSummary(labels=labels, cost=cost, ncp=ncp, sizes=sizes.astype(np.int64))
+            texts.append(partial(_node_labels, tree, nodes))
+    return GroupSummary(cost=cost, ncp=ncp, sizes=sizes.astype(np.int64),
+                        format_labels=lambda: [text() for text in texts])
+
+
+def _format_numbers(values: NDArray[Any]) -> list[str]:
+    return [format_number(x) for x in values]
+
+
+def _node_labels(tree: Hierarchy, nodes: NDArray[np.int64]) -> NDArray[np.object_]:
+    labels: NDArray[np.object_] = np.asarray(tree.labels, dtype=object)[nodes]
+    return labels
