@@ -67,6 +67,22 @@ def test_value_ids_rank_rows_among_the_distinct_rows(case):
     assert ids.max() + 1 == distinct.shape[0]
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(-3, 40), max_size=300), st.sampled_from([1, 7, 2**40, 2**62]))
+def test_order_by_label_is_the_stable_argsort(labels, scale):
+    """``order_by_label`` (group runs, summaries): numpy's stable argsort, both for labels in
+    a range of fewer than 4n (counted) and for wider ones (radix order), negatives too."""
+    values = np.asarray(labels, dtype=np.int64) * scale
+    np.testing.assert_array_equal(_core.order_by_label(values),
+                                  np.argsort(values, kind="stable"))
+
+
+def test_order_by_label_takes_the_whole_int64_range():
+    values = np.array([np.iinfo(np.int64).max, -1, np.iinfo(np.int64).min, 0, -1],
+                      dtype=np.int64)
+    np.testing.assert_array_equal(_core.order_by_label(values), [2, 1, 4, 3, 0])
+
+
 def test_neighbour_graph_tolerance_matches_paper_table_one():
     # |0.7 - 0.8| = 0.10000000000000009 in float64, yet the paper counts it as within 0.1.
     graph = _core.neighbour_graph(np.array([[0.7], [0.8], [0.9000001]]), "l1", [1.0], 0.1)

@@ -19,7 +19,7 @@ from proxanon._display import Summarized
 from proxanon._errors import GraphTooDenseError, InfeasibleError
 from proxanon._progress import ProgressReporter
 from proxanon.advise import infeasibility_proof
-from proxanon.audit import AuditReport, audit_arrays, refuse_duplicate_columns
+from proxanon.audit import AuditReport, audit_owned, refuse_duplicate_columns
 from proxanon.distances import Relation, as_arguments, componentwise, resolve
 from proxanon.engine import (
     CHECK_GRAPH_ENTRIES,
@@ -305,9 +305,10 @@ def _audit_groups(sens: NDArray[np.float64], groups: NDArray[np.int64], relation
                   k: int, eps: float | None, dlt: float | None, threads: int) -> AuditReport:
     """The independent audit of published groups (no distance check without epsilon)."""
     metric_arg, weights_arg = as_arguments(relation)
-    return audit_arrays(sens, groups, k=k, epsilon=0.0 if eps is None else eps,
-                        delta=0.0 if dlt is None else dlt, metric=metric_arg,
-                        weights=weights_arg, n_threads=threads)
+    return audit_owned(np.ascontiguousarray(sens, dtype=np.float64),
+                       np.asarray(groups, dtype=np.int64), k=k,
+                       epsilon=0.0 if eps is None else eps, delta=0.0 if dlt is None else dlt,
+                       metric=metric_arg, weights=weights_arg, n_threads=threads)
 
 
 def _mondrian_table(data: pd.DataFrame, columns: list[QIColumn], cut: _Cut

@@ -329,8 +329,19 @@ def audit_arrays(
     Cost: see the module docstring; memory O(n * s) plus bounded blocks of distances.
     """
     sens = _validate.float_matrix(sensitive, "sensitive")
+    labels = _validate.group_labels(groups, sens.shape[0])
+    return audit_owned(sens, labels, k=k, epsilon=epsilon, delta=delta, metric=metric,
+                       weights=weights, n_threads=n_threads)
+
+
+def audit_owned(sens: NDArray[np.float64], labels: NDArray[np.int64], *, k: int,
+                epsilon: float, delta: float, metric: Any = "l1", weights: Any = None,
+                n_threads: int | None = None) -> AuditReport:
+    """:func:`audit_arrays` on arrays already checked, which it reads without copying:
+    ``sens`` finite float64 of shape (n, s), ``labels`` int64 group ids >= -1 (the
+    package's own arrays: at 3M rows the two copies were 100 MB of fresh memory per
+    audit)."""
     n, s = sens.shape
-    labels = _validate.group_labels(groups, n)
     relation = resolve(metric, weights, s, n)
     threads = _validate.threads(n_threads)
     kept = labels >= 0
@@ -342,8 +353,8 @@ def audit_arrays(
             raise ValueError("groups: every row is suppressed (-1); there is nothing to audit")
         if relation.kind == "graph":
             metric = relation.matrix.tocsr()[rows][:, rows]
-        inner = audit_arrays(sens[rows], labels[rows], k=k, epsilon=epsilon, delta=delta,
-                             metric=metric, weights=weights, n_threads=threads)
+        inner = audit_owned(sens[rows], labels[rows], k=k, epsilon=epsilon, delta=delta,
+                            metric=metric, weights=weights, n_threads=threads)
         counts = np.full(n, -1, dtype=np.int64)
         counts[rows] = inner.neighbour_counts
         return replace(inner, violating_rows=_frozen(rows[inner.violating_rows]),
