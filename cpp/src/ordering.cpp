@@ -54,6 +54,21 @@ void radix_sort(std::vector<std::uint64_t>& keys, std::vector<std::uint64_t>& sp
 }
 
 std::vector<std::int64_t> radix_order(const std::vector<std::uint64_t>& keys) {
+    const std::size_t n = keys.size();
+    if (n >= kRadixFrom) {
+        const auto [lo, hi] = std::minmax_element(keys.begin(), keys.end());
+        if (*hi - *lo < 4 * static_cast<std::uint64_t>(n)) {
+            // Keys spanning fewer than 4n values (group ids): one stable counting pass over
+            // the rows instead of passes over (key, index) pairs (3M group ids: 0.11 s ->
+            // 0.03 s).
+            std::vector<std::size_t> next(static_cast<std::size_t>(*hi - *lo) + 2, 0);
+            for (const std::uint64_t k : keys) ++next[static_cast<std::size_t>(k - *lo) + 1];
+            for (std::size_t v = 0; v + 1 < next.size(); ++v) next[v + 1] += next[v];
+            std::vector<std::int64_t> order(n);
+            for (std::size_t i = 0; i < n; ++i) order[next[static_cast<std::size_t>(keys[i] - *lo)]++] = static_cast<std::int64_t>(i);
+            return order;
+        }
+    }
     using Item = std::pair<std::uint64_t, std::int64_t>;
     std::vector<Item> items(keys.size()), spare;
     for (std::size_t i = 0; i < keys.size(); ++i) items[i] = {keys[i], static_cast<std::int64_t>(i)};

@@ -2,7 +2,8 @@
 //
 // radix_sort: LSD radix sort of 64-bit keys, 11 bits a pass, skipping every pass whose bits
 // are the same in all keys: O(n) per pass, at most 6 passes, usually 2-4 (keys that pack a
-// small value above a row index). radix_order: the same over (key, index) pairs.
+// small value above a row index). radix_order: the same over (key, index) pairs, or one
+// stable counting pass where the keys span fewer than 4n values (group ids).
 // counting_order: stable counting sort of row indices by a key below `range`: O(n + range).
 // dense_ranks: the rank of every key among the distinct keys (equal keys, equal ranks,
 // ascending): O(n) expected through a hash of the distinct keys when they are few, else a
