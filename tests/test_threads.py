@@ -150,6 +150,29 @@ def test_an_error_in_the_proof_beside_is_raised_by_the_caller(monkeypatch):
             anonymize(frame, n_threads=t, **args)
 
 
+def test_mondrian_table_beside_ends_once_the_caller_has():
+    """The cut's thread generalizes Mondrian's table while XColor runs; once the caller has
+    ended (an error, Ctrl-C, XColor's table published) it stops between columns instead of
+    holding the caller's stop for the whole table."""
+    import threading
+    from types import SimpleNamespace
+
+    module = importlib.import_module("proxanon.anonymize")
+    data = pd.DataFrame({"age": [30, 31, 40], "zip": [1, 2, 3], "income": [1.0, 2.0, 3.0]})
+    columns = [SimpleNamespace(name="age"), SimpleNamespace(name="zip")]
+    labels = [np.array(["[30-31]", "40"], dtype=object), np.array(["[1-2]", "3"], dtype=object)]
+    cut = SimpleNamespace(summary=SimpleNamespace(labels=labels),
+                          groups=np.array([0, 0, 1], dtype=np.int64))
+    unwanted = threading.Event()
+    table, _ = module._mondrian_table(data, columns, cut, unwanted)
+    assert table["age"].tolist() == ["[30-31]", "[30-31]", "40"]
+    assert table["income"].tolist() == [1.0, 2.0, 3.0]
+    assert data["age"].tolist() == [30, 31, 40]  # the input is not modified
+    unwanted.set()
+    with pytest.raises(module._Unwanted):
+        module._mondrian_table(data, columns, cut, unwanted)
+
+
 def test_partition_audit_advise_same_for_any_thread_count():
     rng = np.random.default_rng(2)
     values = rng.random((9000, 2))

@@ -311,13 +311,20 @@ def _audit_groups(sens: NDArray[np.float64], groups: NDArray[np.int64], relation
                        metric=metric_arg, weights=weights_arg, n_threads=threads)
 
 
-def _mondrian_table(data: pd.DataFrame, columns: list[QIColumn], cut: _Cut
-                    ) -> tuple[pd.DataFrame, float]:
+class _Unwanted(Exception):
+    """Work beside the caller's that the caller no longer needs (it has ended)."""
+
+
+def _mondrian_table(data: pd.DataFrame, columns: list[QIColumn], cut: _Cut,
+                    unwanted: threading.Event | None = None) -> tuple[pd.DataFrame, float]:
     """The published table of Mondrian's groups (every row, its QIs generalized, the group
-    column added), and the seconds it took."""
+    column added), and the seconds it took. Raises _Unwanted once ``unwanted`` is set
+    (checked between columns: work beside the caller's ends within a column's time)."""
     tic = time.perf_counter()
     table = data.copy()
     for col, labels in zip(columns, cut.summary.labels, strict=True):
+        if unwanted is not None and unwanted.is_set():
+            raise _Unwanted
         table[col.name] = pd.Series(labels[cut.groups], index=table.index, dtype=object)
     table[GROUP_COLUMN] = cut.groups
     return table, time.perf_counter() - tic
@@ -889,6 +896,7 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
     main_stop = _core.StopRequest()
 
     table_ready: Future[tuple[pd.DataFrame, float] | None] = Future()
+    ended = threading.Event()  # set once the caller's work has ended (any way out)
 
     def cut_and_repair(used: int) -> None:
         try:
@@ -920,8 +928,10 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
         # census-like tables): its table is generalized here while XColor's run goes on
         # (0.1 s at 1M rows, off the caller's path).
         try:
-            table_ready.set_result(_mondrian_table(data, all_columns, built[0])
+            table_ready.set_result(_mondrian_table(data, all_columns, built[0], ended)
                                    if built is not None and built[1].satisfied else None)
+        except _Unwanted:
+            table_ready.set_result(None)
         except BaseException:  # the caller generalizes it, if it needs it
             table_ready.set_result(None)
             raise
@@ -1045,6 +1055,7 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
         chosen, candidates = picked
     finally:
         plain_stop.set()
+        ended.set()
         if cut_ahead is not None:
             cut_ahead.stop()
 
