@@ -482,13 +482,6 @@ def _absorb_classes(classes: NDArray[np.int64], columns: list[QIColumn],
     return moved, summarize_groups(columns, moved)
 
 
-#: Rows above which ``anonymize`` on two threads or more seeks the proof of infeasibility
-#: beside XColor's run rather than before it: there the proof takes 25 ms or more (0.1 s at
-#: 1M census rows), more than the thread's start and XColor's stop cost (5-30 ms, which
-#: made proven verdicts on 30k-50k rows take 17-90 ms instead of 12-57 ms).
-_PROOF_BESIDE_ROWS = 1 << 18
-
-
 def _interchangeable_rows(sens: NDArray[np.float64], relation: Relation) -> NDArray[np.int64]:
     """An id per row, equal for rows that are interchangeable between groups: rows with
     identical sensitive values; with a row-indexed neighbour graph, rows whose neighbours
@@ -927,14 +920,14 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
         # A cut that satisfies is published when it costs no more than XColor's table (as on
         # census-like tables): its table is generalized here while XColor's run goes on
         # (0.1 s at 1M rows, off the caller's path).
+        generalized = None  # else the caller generalizes it, if it needs it
         try:
-            table_ready.set_result(_mondrian_table(data, all_columns, built[0], ended)
-                                   if built is not None and built[1].satisfied else None)
+            if built is not None and built[1].satisfied:
+                generalized = _mondrian_table(data, all_columns, built[0], ended)
         except _Unwanted:
-            table_ready.set_result(None)
-        except BaseException:  # the caller generalizes it, if it needs it
-            table_ready.set_result(None)
-            raise
+            pass
+        finally:
+            table_ready.set_result(generalized)
 
     cut_ahead = Beside(cut_and_repair, max(1, threads // 2)) if cut_beside else None
     cut_cache: list[Cut | None] = []
@@ -1122,6 +1115,11 @@ _CUT_REPAIR_SHARE = 0.01
 #: at most 5.4% failed and failed where 30% or more did.
 _HARD_SHARE = 0.2
 _CUT_MERGE_ROUNDS = 8
+#: Rows above which ``anonymize`` on two threads or more seeks the proof of infeasibility
+#: beside XColor's run rather than before it: there the proof takes 25 ms or more (0.1 s at
+#: 1M census rows), more than the thread's start and XColor's stop cost (5-30 ms, which
+#: made proven verdicts on 30k-50k rows take 17-90 ms instead of 12-57 ms).
+_PROOF_BESIDE_ROWS = 1 << 18
 
 
 def _cost(summary: GroupSummary, n_all: int) -> float:
