@@ -4,9 +4,11 @@
 #include <functional>
 #include <queue>
 #include <stdexcept>
+#include <thread>
 #include <utility>
 
 #include "proxanon/ordering.hpp"
+#include "proxanon/parallel.hpp"
 
 namespace proxanon {
 
@@ -60,66 +62,51 @@ std::vector<std::int32_t> initialize(const std::vector<std::int64_t>& degree, st
     return assigned;
 }
 
-std::vector<std::int32_t> qi_order(const LossModel& loss, std::size_t n, std::size_t leaf) {
-    std::vector<std::int32_t> order(n);
-    for (std::size_t r = 0; r < n; ++r) order[r] = static_cast<std::int32_t>(r);
-    const std::size_t d = loss.dimensions();
-    if (d == 0) return order;
-    leaf = std::max<std::size_t>(leaf, 1);
-    // Parts still to split, as [begin, end) ranges of `order`; processed depth first with the
-    // left half on top, so finished parts are in left-to-right order already (in place).
-    std::vector<std::pair<std::size_t, std::size_t>> stack{{0, n}};
-    std::vector<double> lo(d), hi(d);
-    // The QI values kept in the order of `order` (row j of `values` is row order[j]), so that
-    // every pass over a part reads it front to back rather than rows scattered over the table.
-    std::vector<double> values(n * d), moved;
-    for (std::size_t r = 0; r < n; ++r) {
-        const double* x = loss.row(static_cast<std::int32_t>(r));
-        std::copy(x, x + d, values.begin() + static_cast<std::ptrdiff_t>(r * d));
-    }
-    // A part's rows as (value in the split column, row, position in the part): the median
-    // search and the sort compare (value, row) only, as comparing rows by value then index.
-    struct Keyed {
-        double value;
-        std::int32_t row;
-        std::uint32_t at;
-        bool operator<(const Keyed& other) const {
-            return value != other.value ? value < other.value : row < other.row;
-        }
-    };
-    std::vector<Keyed> keyed;
-    while (!stack.empty()) {
-        const auto [begin, end] = stack.back();
-        stack.pop_back();
-        if (end - begin <= leaf) continue;
+namespace {
+
+/// The splits of `qi_order` over [begin, end) ranges of its order, with the buffers one
+/// thread needs. A range's splits read and write only that range of `order` and `values`, so
+/// ranges are split on any thread with the same result.
+class OrderSplitter {
+public:
+    OrderSplitter(const LossModel& loss, std::size_t leaf, std::vector<std::int32_t>& order,
+                  std::vector<double>& values)
+        : loss_(loss), d_(loss.dimensions()), leaf_(leaf), order_(order), values_(values),
+          lo_(d_), hi_(d_) {}
+
+    /// Splits [begin, end) once; returns the middle (`end` when the range is a leaf: at most
+    /// `leaf` rows, or no spread). O(m d) plus a sort (taxonomy) or selection of m rows.
+    std::size_t split(std::size_t begin, std::size_t end) {
+        if (end - begin <= leaf_) return end;
+        const std::size_t d = d_;
         // Every column's extremes in one pass.
-        const double* part = values.data() + begin * d;
-        std::copy(part, part + d, lo.begin());
-        std::copy(part, part + d, hi.begin());
+        const double* part = values_.data() + begin * d;
+        std::copy(part, part + d, lo_.begin());
+        std::copy(part, part + d, hi_.begin());
         for (std::size_t j = 1; j < end - begin; ++j) {
             const double* x = part + j * d;
             for (std::size_t i = 0; i < d; ++i) {
-                lo[i] = std::min(lo[i], x[i]);
-                hi[i] = std::max(hi[i], x[i]);
+                lo_[i] = std::min(lo_[i], x[i]);
+                hi_[i] = std::max(hi_[i], x[i]);
             }
         }
         std::size_t best_dim = d;
         double best_spread = 0.0;
         for (std::size_t i = 0; i < d; ++i) {
-            const double spread = lo[i] < hi[i] ? loss.cost(i, lo[i], hi[i]) : 0.0;
+            const double spread = lo_[i] < hi_[i] ? loss_.cost(i, lo_[i], hi_[i]) : 0.0;
             if (spread > best_spread) { best_spread = spread; best_dim = i; }
         }
-        if (best_dim == d) continue;  // all rows share their QI values
+        if (best_dim == d) return end;  // all rows share their QI values
         std::size_t middle = begin + (end - begin) / 2;
-        keyed.clear();
+        keyed_.clear();
         for (std::size_t j = begin; j < end; ++j) {
-            keyed.push_back({part[(j - begin) * d + best_dim], order[j], static_cast<std::uint32_t>(j - begin)});
+            keyed_.push_back({part[(j - begin) * d + best_dim], order_[j], static_cast<std::uint32_t>(j - begin)});
         }
-        if (const Taxonomy* tax = loss.taxonomy(best_dim)) {
+        if (const Taxonomy* tax = loss_.taxonomy(best_dim)) {
             // Split where a subtree of the part's LCA ends, as near the median as possible,
             // so that parts (and the groups cut from them) generalize below the LCA.
-            std::sort(keyed.begin(), keyed.end());
-            auto leaf_at = [&](std::size_t j) { return static_cast<std::int32_t>(keyed[j - begin].value); };
+            std::sort(keyed_.begin(), keyed_.end());
+            auto leaf_at = [&](std::size_t j) { return static_cast<std::int32_t>(keyed_[j - begin].value); };
             const std::int32_t lo_leaf = leaf_at(begin), hi_leaf = leaf_at(end - 1);
             const auto [child_first, child_last] = tax->child_range(lo_leaf, hi_leaf, leaf_at(middle));
             auto position = [&](std::int32_t boundary) {  // rows with leaf < boundary
@@ -141,17 +128,93 @@ std::vector<std::int32_t> qi_order(const LossModel& loss, std::size_t n, std::si
             }
             if (chosen != end) middle = chosen;
         } else {
-            std::nth_element(keyed.begin(), keyed.begin() + static_cast<std::ptrdiff_t>(middle - begin), keyed.end());
+            std::nth_element(keyed_.begin(), keyed_.begin() + static_cast<std::ptrdiff_t>(middle - begin), keyed_.end());
         }
-        moved.resize((end - begin) * d);
+        moved_.resize((end - begin) * d);
         for (std::size_t j = 0; j < end - begin; ++j) {
-            order[begin + j] = keyed[j].row;
-            std::copy(part + keyed[j].at * d, part + keyed[j].at * d + d, moved.begin() + static_cast<std::ptrdiff_t>(j * d));
+            order_[begin + j] = keyed_[j].row;
+            std::copy(part + keyed_[j].at * d, part + keyed_[j].at * d + d, moved_.begin() + static_cast<std::ptrdiff_t>(j * d));
         }
-        std::copy(moved.begin(), moved.end(), values.begin() + static_cast<std::ptrdiff_t>(begin * d));
-        stack.emplace_back(middle, end);
-        stack.emplace_back(begin, middle);
+        std::copy(moved_.begin(), moved_.end(), values_.begin() + static_cast<std::ptrdiff_t>(begin * d));
+        return middle;
     }
+
+    /// Splits [begin, end) down to its leaves, depth first with the left half on top, so
+    /// finished parts are in left-to-right order already (in place).
+    void split_all(std::size_t begin, std::size_t end) {
+        std::vector<std::pair<std::size_t, std::size_t>> stack{{begin, end}};
+        while (!stack.empty()) {
+            const auto [b, e] = stack.back();
+            stack.pop_back();
+            const std::size_t middle = split(b, e);
+            if (middle == e) continue;
+            stack.emplace_back(middle, e);
+            stack.emplace_back(b, middle);
+        }
+    }
+
+private:
+    // A part's rows as (value in the split column, row, position in the part): the median
+    // search and the sort compare (value, row) only, as comparing rows by value then index.
+    struct Keyed {
+        double value;
+        std::int32_t row;
+        std::uint32_t at;
+        bool operator<(const Keyed& other) const {
+            return value != other.value ? value < other.value : row < other.row;
+        }
+    };
+
+    const LossModel& loss_;
+    std::size_t d_, leaf_;
+    std::vector<std::int32_t>& order_;
+    std::vector<double>& values_;
+    std::vector<double> lo_, hi_, moved_;
+    std::vector<Keyed> keyed_;
+};
+
+}  // namespace
+
+std::vector<std::int32_t> qi_order(const LossModel& loss, std::size_t n, std::size_t leaf, std::size_t threads) {
+    std::vector<std::int32_t> order(n);
+    for (std::size_t r = 0; r < n; ++r) order[r] = static_cast<std::int32_t>(r);
+    const std::size_t d = loss.dimensions();
+    if (d == 0) return order;
+    leaf = std::max<std::size_t>(leaf, 1);
+    // The QI values kept in the order of `order` (row j of `values` is row order[j]), so that
+    // every pass over a part reads it front to back rather than rows scattered over the table.
+    std::vector<double> values(n * d);
+    for (std::size_t r = 0; r < n; ++r) {
+        const double* x = loss.row(static_cast<std::int32_t>(r));
+        std::copy(x, x + d, values.begin() + static_cast<std::ptrdiff_t>(r * d));
+    }
+    threads = n < kParallelOrderRows ? 1 : thread_count(threads);
+    // The top levels split here, breadth first, until there is a part per thread; then each
+    // thread splits its parts to the leaves (median splits keep the parts near equal).
+    std::vector<std::pair<std::size_t, std::size_t>> parts{{0, n}};
+    OrderSplitter here(loss, leaf, order, values);
+    while (parts.size() < threads) {
+        std::vector<std::pair<std::size_t, std::size_t>> next;
+        for (const auto& [begin, end] : parts) {
+            const std::size_t middle = here.split(begin, end);
+            next.emplace_back(begin, middle);
+            if (middle != end) next.emplace_back(middle, end);
+        }
+        if (next.size() == parts.size()) break;  // only leaves left
+        parts = std::move(next);
+    }
+    const auto split_share = [&](OrderSplitter& splitter, std::size_t first) {
+        for (std::size_t p = first; p < parts.size(); p += threads) splitter.split_all(parts[p].first, parts[p].second);
+    };
+    std::vector<std::thread> pool;
+    for (std::size_t t = 1; t < std::min(threads, parts.size()); ++t) {
+        pool.emplace_back([&, t] {
+            OrderSplitter own(loss, leaf, order, values);
+            split_share(own, t);
+        });
+    }
+    split_share(here, 0);
+    for (auto& worker : pool) worker.join();
     return order;
 }
 

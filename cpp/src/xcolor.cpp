@@ -203,7 +203,7 @@ XColorResult run_once(const ValueTable& table, const Neighbours& neighbours,
         initial = *initial_classes;
     } else if (options.init == Init::Qi) {
         if (!loss.active()) throw std::invalid_argument("the QI-aware start needs QI columns");
-        initial = initialize_in_blocks(degree, qi_order(loss, n, options.k), m, options.init_block);
+        initial = initialize_in_blocks(degree, qi_order(loss, n, options.k, options.threads), m, options.init_block);
     } else {
         initial = initialize(degree, m);
     }

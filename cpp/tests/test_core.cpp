@@ -188,6 +188,26 @@ void test_taxonomy_cost() {
     CHECK(ex.departure(model, model.row(1)) == 0.25 - 0.5);
 }
 
+void test_qi_order_is_the_same_for_any_thread_count() {
+    // Above kParallelOrderRows the parts are split on several threads: the order must not
+    // change. A numeric column with ties and a taxonomy column (subtree splits, sorted parts).
+    const std::size_t n = kParallelOrderRows + 4099;
+    std::mt19937_64 rng(11);
+    std::vector<double> qi(2 * n);
+    for (std::size_t r = 0; r < n; ++r) {
+        qi[2 * r] = static_cast<double>(rng() % 97);
+        qi[2 * r + 1] = static_cast<double>(rng() % 4);
+    }
+    std::vector<std::optional<Taxonomy>> taxonomies(2);
+    taxonomies[1].emplace(Taxonomy({4, 4, 5, 5, 6, 6, -1}, 4));
+    const LossModel model(qi.data(), n, 2, taxonomies);
+    const auto one = qi_order(model, n, 10, 1);
+    std::vector<int> seen(n, 0);
+    for (auto r : one) seen[static_cast<std::size_t>(r)] += 1;
+    for (int count : seen) CHECK(count == 1);
+    for (std::size_t threads : {2, 3, 8}) CHECK(qi_order(model, n, 10, threads) == one);
+}
+
 void test_qi_start_is_local_and_equitable() {
     // One numeric QI 0..99 in shuffled row order: the QI order sorts it, and classes cut from
     // it hold consecutive values.
@@ -758,6 +778,7 @@ int main() {
     test_group_extremes();
     test_taxonomy_cost();
     test_qi_start_is_local_and_equitable();
+    test_qi_order_is_the_same_for_any_thread_count();
     test_xcolor_satisfies_and_lowers_potential();
     test_every_part_against_brute_force();
     test_neighbour_count_against_brute_force();

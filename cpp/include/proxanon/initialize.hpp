@@ -25,8 +25,16 @@ std::vector<std::int32_t> initialize(const std::vector<std::int64_t>& degree, st
 /// the median of the QI column whose spread, priced by the loss model, is widest (ties: lower
 /// column, then lower row), until a part has at most `leaf` rows or no spread; parts are
 /// emitted left to right. Cost O(n log n · d): per level of splits one sequential pass over
-/// the QI values, which are kept permuted with the order (memory O(n d) more).
-std::vector<std::int32_t> qi_order(const LossModel& loss, std::size_t n, std::size_t leaf);
+/// the QI values, which are kept permuted with the order (memory O(n d) more). On tables of
+/// at least kParallelOrderRows rows, once the top levels give a part per thread, `threads`
+/// threads (0: one per hardware thread) split the parts: a part's splits depend only on its
+/// rows, so the order is the same for any number of threads.
+std::vector<std::int32_t> qi_order(const LossModel& loss, std::size_t n, std::size_t leaf,
+                                   std::size_t threads = 1);
+
+/// Rows from which `qi_order` splits on several threads (below, a thread's start costs more
+/// than it saves).
+inline constexpr std::size_t kParallelOrderRows = std::size_t{1} << 16;
 
 /// The QI-aware start: cut `order` into runs of `block` consecutive equitable classes and,
 /// inside each run, assign its rows as Algorithm 1 does (descending degree into the class with

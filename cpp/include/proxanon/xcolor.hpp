@@ -50,7 +50,7 @@ struct XColorOptions {
     std::size_t search_limit = 0; ///< classes to examine per violation before settling for the
                                   ///< best partner seen (0 = all classes: the paper's full scan)
     bool trace = false;           ///< keep the initial colouring and every move
-    std::size_t threads = 0;      ///< for the row degrees (0: one per hardware thread); the
+    std::size_t threads = 0;      ///< for the row degrees and the QI order (0: one per hardware thread); the
                                   ///< result is the same for any number
     Progress* progress = nullptr; ///< optional live counters
     Interrupt* interrupt = nullptr; ///< optional stop request, polled between units of work
