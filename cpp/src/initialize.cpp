@@ -105,7 +105,7 @@ public:
         if (const Taxonomy* tax = loss_.taxonomy(best_dim)) {
             // Split where a subtree of the part's LCA ends, as near the median as possible,
             // so that parts (and the groups cut from them) generalize below the LCA.
-            std::sort(keyed_.begin(), keyed_.end());
+            sort_keyed();
             auto leaf_at = [&](std::size_t j) { return static_cast<std::int32_t>(keyed_[j - begin].value); };
             const std::int32_t lo_leaf = leaf_at(begin), hi_leaf = leaf_at(end - 1);
             const auto [child_first, child_last] = tax->child_range(lo_leaf, hi_leaf, leaf_at(middle));
@@ -130,10 +130,14 @@ public:
         } else {
             std::nth_element(keyed_.begin(), keyed_.begin() + static_cast<std::ptrdiff_t>(middle - begin), keyed_.end());
         }
+        // A row's d values moved by a plain loop: std::copy of a runtime length calls memmove
+        // per row (a fifth of the time at 3M rows).
         moved_.resize((end - begin) * d);
-        for (std::size_t j = 0; j < end - begin; ++j) {
+        double* to = moved_.data();
+        for (std::size_t j = 0; j < end - begin; ++j, to += d) {
             order_[begin + j] = keyed_[j].row;
-            std::copy(part + keyed_[j].at * d, part + keyed_[j].at * d + d, moved_.begin() + static_cast<std::ptrdiff_t>(j * d));
+            const double* from = part + keyed_[j].at * d;
+            for (std::size_t i = 0; i < d; ++i) to[i] = from[i];
         }
         std::copy(moved_.begin(), moved_.end(), values_.begin() + static_cast<std::ptrdiff_t>(begin * d));
         return middle;
@@ -154,6 +158,26 @@ public:
     }
 
 private:
+    /// keyed_ sorted by (value, row): a leaf index and a row are distinct for distinct rows,
+    /// so any sort gives this one order; past kRadixRows rows, one radix ordering by the
+    /// packed (leaf, row) (3 passes at 3M rows, a third of std::sort's time).
+    void sort_keyed() {
+        if (keyed_.size() < kRadixRows) {
+            std::sort(keyed_.begin(), keyed_.end());
+            return;
+        }
+        packed_.resize(keyed_.size());
+        for (std::size_t j = 0; j < keyed_.size(); ++j) {
+            packed_[j] = (static_cast<std::uint64_t>(keyed_[j].value) << 32) | static_cast<std::uint32_t>(keyed_[j].row);
+        }
+        const std::vector<std::int64_t> by_key = radix_order(packed_);
+        sorted_.resize(keyed_.size());
+        for (std::size_t j = 0; j < keyed_.size(); ++j) sorted_[j] = keyed_[static_cast<std::size_t>(by_key[j])];
+        keyed_.swap(sorted_);
+    }
+
+    static constexpr std::size_t kRadixRows = 4096;
+
     // A part's rows as (value in the split column, row, position in the part): the median
     // search and the sort compare (value, row) only, as comparing rows by value then index.
     struct Keyed {
@@ -170,7 +194,8 @@ private:
     std::vector<std::int32_t>& order_;
     std::vector<double>& values_;
     std::vector<double> lo_, hi_, moved_;
-    std::vector<Keyed> keyed_;
+    std::vector<Keyed> keyed_, sorted_;
+    std::vector<std::uint64_t> packed_;
 };
 
 }  // namespace

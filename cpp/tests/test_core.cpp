@@ -206,6 +206,21 @@ void test_qi_order_is_the_same_for_any_thread_count() {
     for (auto r : one) seen[static_cast<std::size_t>(r)] += 1;
     for (int count : seen) CHECK(count == 1);
     for (std::size_t threads : {2, 3, 8}) CHECK(qi_order(model, n, 10, threads) == one);
+    // The taxonomy column alone, single-row parts: parts are sorted by (leaf, row) (a radix
+    // ordering past 4096 rows) and split at subtree boundaries until one leaf is left, whose
+    // rows keep that order: the whole order is by (leaf, row).
+    std::vector<double> leaves(n);
+    for (std::size_t r = 0; r < n; ++r) leaves[r] = qi[2 * r + 1];
+    std::vector<std::optional<Taxonomy>> one_taxonomy(1);
+    one_taxonomy[0].emplace(Taxonomy({4, 4, 5, 5, 6, 6, -1}, 4));
+    const LossModel by_leaf(leaves.data(), n, 1, one_taxonomy);
+    std::vector<std::int32_t> expected(n);
+    std::iota(expected.begin(), expected.end(), 0);
+    std::stable_sort(expected.begin(), expected.end(), [&](std::int32_t a, std::int32_t b) {
+        return leaves[static_cast<std::size_t>(a)] < leaves[static_cast<std::size_t>(b)];
+    });
+    CHECK(qi_order(by_leaf, n, 1, 1) == expected);
+    CHECK(qi_order(by_leaf, n, 1, 2) == expected);
 }
 
 void test_qi_start_is_local_and_equitable() {
