@@ -211,3 +211,24 @@ def test_violation_queue_is_amortized_constant():
     assert sorted(popped) == list(range(200_000))
     buckets = [(r * 7919) % 1024 for r in popped]
     assert buckets == sorted(buckets, reverse=True)
+
+
+def test_class_counts_take_runs_of_every_row_once() -> None:
+    """``class_counts`` (the audit's native count) counts classes given as runs of an order of
+    the rows, in that order, and refuses an order or starts that do not describe one."""
+    sens = np.array([[0.0], [0.5], [0.0], [0.04], [0.5]])
+    order = np.array([0, 2, 3, 1, 4], dtype=np.int64)  # classes {0, 2, 3} and {1, 4}
+    starts = np.array([0, 3], dtype=np.int64)
+    counts = _core.class_counts(sens, "l1", [1.0], 0.05, order, starts)
+    assert counts.tolist() == [2, 2, 2, 1, 1]
+    bad = [(np.array([0, 2, 2, 1, 4]), starts, "every row once"),
+           (np.array([0, 2, 3, 1]), starts, "every row once"),
+           (np.array([0, 2, 3, 1, 5]), starts, "every row once"),
+           (order, np.array([1, 3]), "rise from 0"),
+           (order, np.array([0, 3, 3]), "rise from 0"),
+           (order, np.array([0, 5]), "rise from 0"),
+           (order, np.array([], dtype=np.int64), "rise from 0")]
+    for given_order, given_starts, message in bad:
+        with pytest.raises(ValueError, match=message):
+            _core.class_counts(sens, "l1", [1.0], 0.05, given_order.astype(np.int64),
+                               given_starts.astype(np.int64))

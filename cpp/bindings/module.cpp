@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -711,22 +712,48 @@ py::array_t<std::int32_t> initialize_classes(const Int64Array& degree, std::size
     return to_numpy(std::move(classes));
 }
 
-/// D_V(r) per row of a partition (class_counts.hpp), with the GIL released; -1 for rows left out.
+/// D_V(r) per row of a partition given as runs of rows (class_counts.hpp), in the order of
+/// `order`, with the GIL released: `order` lists every row once, grouped by class, and class c
+/// is order[starts[c] .. starts[c + 1]) (the last to the end).
 py::array_t<std::int64_t> class_counts(const DoubleArray& sensitive, const std::string& metric,
                                        const std::vector<double>& weights, double epsilon,
-                                       const Int64Array& labels, std::size_t threads) {
+                                       const Int64Array& order, const Int64Array& starts,
+                                       std::size_t threads) {
     const Matrix sa = as_matrix(sensitive, "sensitive");
-    if (static_cast<std::size_t>(labels.size()) != sa.rows) {
-        throw std::invalid_argument("labels and sensitive differ in rows");
+    const std::size_t n = sa.rows;
+    if (static_cast<std::size_t>(order.size()) != n) throw std::invalid_argument("order must list every row once");
+    if (n >= static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) {
+        throw std::invalid_argument("class_counts takes fewer than 2^31 rows");
     }
-    const std::vector<std::int64_t> given(labels.data(), labels.data() + sa.rows);
+    ClassRuns runs;
+    runs.rows.resize(n);
+    std::vector<std::uint8_t> seen(n, 0);
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::int64_t r = order.data()[i];
+        if (r < 0 || static_cast<std::size_t>(r) >= n || seen[static_cast<std::size_t>(r)]) {
+            throw std::invalid_argument("order must list every row once");
+        }
+        seen[static_cast<std::size_t>(r)] = 1;
+        runs.rows[i] = static_cast<std::int32_t>(r);
+    }
+    const auto classes = static_cast<std::size_t>(starts.size());
+    for (std::size_t c = 0; c < classes; ++c) {
+        const std::int64_t at = starts.data()[c];
+        const std::int64_t before = c == 0 ? -1 : starts.data()[c - 1];
+        if ((c == 0 && at != 0) || at <= before || static_cast<std::size_t>(at) >= n) {
+            throw std::invalid_argument("starts must rise from 0 and stay below the number of rows");
+        }
+        runs.start.push_back(static_cast<std::size_t>(at));
+    }
+    if (classes == 0 && n > 0) throw std::invalid_argument("starts must rise from 0 and stay below the number of rows");
+    runs.start.push_back(n);
     SignalCheck signals;
     std::vector<std::int64_t> out;
     signals.run([&] {
         py::gil_scoped_release release;
         const Distance distance(parse_metric(metric), weights, epsilon);
         const ValueTable table = ValueTable::from_rows(sa.data, sa.rows, sa.cols);
-        out = class_neighbour_counts(table, distance, given, threads, signals.interrupt());
+        out = class_neighbour_counts(table, distance, runs, threads, signals.interrupt());
     });
     return to_numpy(std::move(out));
 }
@@ -870,8 +897,10 @@ PYBIND11_MODULE(_core, mod) {
             "up to its last epsilon-neighbour (the largest clique), and {'degree_row', 'degree'} "
             "of the row with the most epsilon-neighbours.");
     mod.def("class_counts", &class_counts, py::arg("sensitive"), py::arg("metric"),
-            py::arg("weights"), py::arg("epsilon"), py::arg("labels"), py::arg("threads") = 0,
-            "Per row, its epsilon-neighbours among the other rows of its class (-1: left out).");
+            py::arg("weights"), py::arg("epsilon"), py::arg("order"), py::arg("starts"),
+            py::arg("threads") = 0,
+            "Per row of order (every row once, grouped by class; class c starts at starts[c]), "
+            "its epsilon-neighbours among the other rows of its class.");
     py::class_<StopRequest>(mod, "StopRequest",
                             "A request to stop the native calls of the threads that watch it.")
         .def(py::init<>())

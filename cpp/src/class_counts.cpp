@@ -106,44 +106,67 @@ void GraphClassCounter::count(const std::int32_t* rows, std::size_t m, std::int6
     for (const std::int32_t u : distinct_) times_[at(u)] = 0;
 }
 
-namespace {
-
-/// class_neighbour_counts over `graph` (its adjacency lists) when given, else by
-/// count_in_class for `distance`.
-std::vector<std::int64_t> counts_by_class(const ValueTable& table, const NeighbourGraph* graph,
-                                          const Distance* distance, const std::vector<std::int64_t>& labels,
-                                          std::size_t threads, Interrupt* interrupt) {
-    const std::size_t n = labels.size();
-    if (table.row_value.size() != n) throw std::invalid_argument("labels and sensitive values differ in rows");
-    // Rows grouped by class (classes in ascending id, rows ascending inside): a stable radix
-    // order of the kept rows by label, O(n) per 11 bits of the largest label.
+ClassRuns class_runs(const std::vector<std::int64_t>& labels) {
+    // A stable radix order of the kept rows by label, O(n) per 11 bits of the largest label
+    // (one counting pass for group ids).
     std::vector<std::int32_t> kept;
     std::vector<std::uint64_t> keys;
-    kept.reserve(n);
-    keys.reserve(n);
-    for (std::size_t r = 0; r < n; ++r) {
+    kept.reserve(labels.size());
+    keys.reserve(labels.size());
+    for (std::size_t r = 0; r < labels.size(); ++r) {
         if (labels[r] < 0) continue;
         kept.push_back(static_cast<std::int32_t>(r));
         keys.push_back(static_cast<std::uint64_t>(labels[r]));
     }
     const std::vector<std::int64_t> order = radix_order(keys);
-    std::vector<std::int32_t> rows(order.size());
-    std::vector<std::size_t> start;
+    ClassRuns runs;
+    runs.rows.resize(order.size());
     for (std::size_t i = 0; i < order.size(); ++i) {
         const auto o = static_cast<std::size_t>(order[i]);
-        rows[i] = kept[o];
-        if (i == 0 || keys[o] != keys[static_cast<std::size_t>(order[i - 1])]) start.push_back(i);
+        runs.rows[i] = kept[o];
+        if (i == 0 || keys[o] != keys[static_cast<std::size_t>(order[i - 1])]) runs.start.push_back(i);
     }
-    start.push_back(order.size());
-    std::vector<std::int64_t> counts(n, -1);
+    runs.start.push_back(order.size());
+    return runs;
+}
+
+namespace {
+
+/// The counts of `runs`' rows, in their order, over `graph` when given, else by
+/// count_in_class for `distance`.
+std::vector<std::int64_t> counts_of_runs(const ValueTable& table, const NeighbourGraph* graph,
+                                         const Distance* distance, const ClassRuns& runs,
+                                         std::size_t threads, Interrupt* interrupt) {
+    std::vector<std::int64_t> counts(runs.rows.size());
+    const auto& start = runs.start;
     for_each_class_count(
         table, graph, distance, start.size() - 1,
-        [&](std::size_t c) { return std::pair<const std::int32_t*, std::size_t>(rows.data() + start[c], start[c + 1] - start[c]); },
-        [&](std::size_t c, const std::int64_t* got) {
-            for (std::size_t i = start[c]; i < start[c + 1]; ++i) counts[static_cast<std::size_t>(rows[i])] = got[i - start[c]];
-        },
+        [&](std::size_t c) { return std::pair<const std::int32_t*, std::size_t>(runs.rows.data() + start[c], start[c + 1] - start[c]); },
+        [&](std::size_t c, const std::int64_t* got) { std::copy(got, got + (start[c + 1] - start[c]), counts.begin() + static_cast<std::ptrdiff_t>(start[c])); },
         threads, interrupt);
     return counts;
+}
+
+/// counts_of_runs per row of `labels` (-1 for a row left out).
+std::vector<std::int64_t> counts_by_class(const ValueTable& table, const NeighbourGraph* graph,
+                                          const Distance* distance, const std::vector<std::int64_t>& labels,
+                                          std::size_t threads, Interrupt* interrupt) {
+    if (table.row_value.size() != labels.size()) throw std::invalid_argument("labels and sensitive values differ in rows");
+    const ClassRuns runs = class_runs(labels);
+    const std::vector<std::int64_t> in_runs = counts_of_runs(table, graph, distance, runs, threads, interrupt);
+    std::vector<std::int64_t> counts(labels.size(), -1);
+    for (std::size_t i = 0; i < runs.rows.size(); ++i) counts[static_cast<std::size_t>(runs.rows[i])] = in_runs[i];
+    return counts;
+}
+
+/// The values' own graph where it is small (class_counts.hpp), else none (pairwise tests).
+std::optional<NeighbourGraph> graph_for_counts(const ValueTable& table, const Distance& distance, Interrupt* interrupt) {
+    if (distance.dimensions() != table.s) {
+        throw std::invalid_argument("metric weights and sensitive components differ in number");
+    }
+    // Few values: every class is tested pairwise by count_in_class, no graph needed.
+    return table.size() > kPairwiseValues
+        ? small_value_graph(table, distance, std::numeric_limits<std::size_t>::max(), interrupt) : std::nullopt;
 }
 
 }  // namespace
@@ -183,13 +206,15 @@ void for_each_class_count(const ValueTable& table, const NeighbourGraph* graph, 
 std::vector<std::int64_t> class_neighbour_counts(const ValueTable& table, const Distance& distance,
                                                  const std::vector<std::int64_t>& labels,
                                                  std::size_t threads, Interrupt* interrupt) {
-    if (distance.dimensions() != table.s) {
-        throw std::invalid_argument("metric weights and sensitive components differ in number");
-    }
-    // Few values: every class is tested pairwise by count_in_class, no graph needed.
-    const std::optional<NeighbourGraph> graph = table.size() > kPairwiseValues
-        ? small_value_graph(table, distance, std::numeric_limits<std::size_t>::max(), interrupt) : std::nullopt;
+    const std::optional<NeighbourGraph> graph = graph_for_counts(table, distance, interrupt);
     return counts_by_class(table, graph ? &*graph : nullptr, &distance, labels, threads, interrupt);
+}
+
+std::vector<std::int64_t> class_neighbour_counts(const ValueTable& table, const Distance& distance,
+                                                 const ClassRuns& runs, std::size_t threads,
+                                                 Interrupt* interrupt) {
+    const std::optional<NeighbourGraph> graph = graph_for_counts(table, distance, interrupt);
+    return counts_of_runs(table, graph ? &*graph : nullptr, &distance, runs, threads, interrupt);
 }
 
 std::vector<std::int64_t> class_neighbour_counts(const Neighbours& neighbours, const std::vector<std::int64_t>& labels,

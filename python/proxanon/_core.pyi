@@ -172,7 +172,8 @@ def class_counts(
     metric: str,
     weights: list[float],
     epsilon: float,
-    labels: NDArray[np.int64],
+    order: NDArray[np.int64],
+    starts: NDArray[np.int64],
     threads: int = 0,
 ) -> NDArray[np.int64]: ...
 def exchange_rows(

@@ -368,8 +368,8 @@ def audit_owned(sens: NDArray[np.float64], labels: NDArray[np.int64], *, k: int,
 
     order, group_ids, starts, sizes = group_runs(labels)
 
-    sorted_counts = np.zeros(n, dtype=np.int64)
     if relation.weights is None:  # a distance function or a graph
+        sorted_counts = np.zeros(n, dtype=np.int64)
         _count_by_relation(relation, sens[order], starts, sizes, threshold, sorted_counts,
                            order)
     else:
@@ -380,10 +380,10 @@ def audit_owned(sens: NDArray[np.float64], labels: NDArray[np.int64], *, k: int,
         columns = [sens[:, j] for j in used]
         col_weights = [float(w[j]) for j in used]
         _check_no_overflow(columns, col_weights, metric, threshold)
-        counts = _core.class_counts(np.ascontiguousarray(sens), metric,
-                                    [float(x) for x in w], eps, labels.astype(np.int64),
-                                    threads=threads)
-        sorted_counts = counts[order]
+        # Counted in the order of the runs: no second ordering by label, no gather.
+        sorted_counts = _core.class_counts(np.ascontiguousarray(sens), metric,
+                                           [float(x) for x in w], eps, order, starts,
+                                           threads=threads)
 
     neighbour_counts = np.empty(n, dtype=np.int64)
     neighbour_counts[order] = sorted_counts

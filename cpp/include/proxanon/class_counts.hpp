@@ -64,12 +64,30 @@ void for_each_class_count(const ValueTable& table, const NeighbourGraph* graph, 
                           const std::function<void(std::size_t, const std::int64_t*)>& done,
                           std::size_t threads, Interrupt* interrupt);
 
+/// A partition's rows grouped by class: class c's rows are rows[start[c] .. start[c + 1]),
+/// classes in ascending label and rows ascending inside (a stable order by label); start ends
+/// with rows.size().
+struct ClassRuns {
+    std::vector<std::int32_t> rows;
+    std::vector<std::size_t> start;
+};
+
+/// The runs of `labels` (class id per row; rows labelled -1 are left out). O(n) per 11 bits
+/// of the largest label, one counting pass for group ids (ordering.hpp's radix_order).
+ClassRuns class_runs(const std::vector<std::int64_t>& labels);
+
 /// D_V(r) for every row of a partition given as `labels` (class id per row, -1 for a row left
 /// out, whose count is -1). Classes are counted on `threads` threads (0: the hardware's); the
 /// result is the same for any number. Polls `interrupt` between blocks of classes.
 std::vector<std::int64_t> class_neighbour_counts(const ValueTable& table, const Distance& distance,
                                                  const std::vector<std::int64_t>& labels,
                                                  std::size_t threads, Interrupt* interrupt);
+
+/// The same for a partition given as runs (a caller that ordered its rows by class already),
+/// in the order of runs.rows.
+std::vector<std::int64_t> class_neighbour_counts(const ValueTable& table, const Distance& distance,
+                                                 const ClassRuns& runs, std::size_t threads,
+                                                 Interrupt* interrupt);
 
 /// The same over a structure built already (the engine's): over its graph's adjacency lists
 /// when it stores one, else by count_in_class.
