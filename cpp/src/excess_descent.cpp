@@ -22,6 +22,7 @@ std::int64_t over(std::int64_t d, std::int64_t t) { return d > t ? d - t : 0; }
 
 void ExcessDescent::run(XColorResult& result) {
     std::size_t fruitless_left = std::max(col_.rows() / kRowsPerFruitless, kFruitlessFloor);
+    work_left_ = std::max(col_.rows(), kFruitlessFloor) * work_per_row_;
     bool moved = true;
     std::vector<std::int32_t> violating;
     while (moved) {
@@ -32,6 +33,7 @@ void ExcessDescent::run(XColorResult& result) {
         }
         for (std::int32_t v : violating) {
             poll(options_.interrupt);
+            if (work_left_ == 0) return;
             if (!col_.is_violation(v)) continue;
             if (improve(v, result)) {
                 moved = true;
@@ -149,9 +151,11 @@ bool ExcessDescent::improve(std::int32_t v, XColorResult& result) {
         away_.resize(static_cast<std::size_t>(values));
     }
     const std::uint64_t step_stamp = ++stamp_;
+    if (!charge(col_.size(home))) return false;  // transfer_home_change's reads
     const std::int64_t leaving = can_leave ? transfer_home_change(v) : 0;
     for (std::size_t step = 0; step < limit; ++step) {
         const std::size_t c = col_.outward(home, step);
+        if (!charge(2 * col_.size(c))) return false;  // read_away's and the loop's reads
         const std::uint64_t class_stamp = ++stamp_;
         read_away(value[v], c);
         const std::int64_t ta = col_.allowed(c);
@@ -183,10 +187,12 @@ bool ExcessDescent::improve(std::int32_t v, XColorResult& result) {
             }
             const auto b = static_cast<std::size_t>(value[w]);
             if (home_stamp_[b] != step_stamp) {
+                if (!charge(col_.size(home))) return false;
                 home_stamp_[b] = step_stamp;
                 home_[b] = home_change(v, value[w]);
             }
             if (away_stamp_[b] != class_stamp) {
+                if (!charge(pressed_.size())) return false;
                 away_stamp_[b] = class_stamp;
                 away_[b] = away_change(value[v], w);
             }

@@ -12,7 +12,9 @@
 #include <vector>
 
 #include "proxanon/distance.hpp"
+#include "proxanon/colouring.hpp"
 #include "proxanon/exchange.hpp"
+#include "proxanon/excess_descent.hpp"
 #include "proxanon/initialize.hpp"
 #include "proxanon/loss.hpp"
 #include "proxanon/neighbour_graph.hpp"
@@ -130,6 +132,40 @@ void test_stronger_repair_and_suppression() {
         }
         CHECK(count <= allowed_neighbours(static_cast<std::size_t>(size[static_cast<std::size_t>(result.groups[r])]), 0.9));
     }
+}
+
+void test_excess_descent_stops_on_its_work_budget() {
+    // The strong repair's table, its rows dealt round robin into 20 classes: the descent
+    // moves rows until the excess stops falling, unless its budget of rows read runs out.
+    const std::size_t n = 200;
+    std::vector<double> rows = random_levels(n, 1, 50, 13);
+    for (std::size_t r = 0; r < 120; ++r) rows[r] = 0.5;
+    const Distance distance(Metric::L1, {1.0}, 0.01);
+    const ValueTable table = ValueTable::from_rows(rows.data(), n, 1);
+    const NeighbourGraph graph = NeighbourGraph::build(table, distance, 1u << 24);
+    const Neighbours neighbours(table, graph);
+    XColorOptions params;
+    params.k = 10;
+    params.delta = 0.9;
+    params.moves = Moves::Auto;
+    std::vector<std::int32_t> initial(n);
+    for (std::size_t r = 0; r < n; ++r) initial[r] = static_cast<std::int32_t>(r % 20);
+    const auto descend = [&](std::size_t work_per_row) {
+        Colouring colouring(table, neighbours, LossModel(), params.delta, initial, 1);
+        const std::int64_t before = colouring.violations();
+        XColorResult result;
+        ExcessDescent descent(colouring, params, work_per_row);
+        descent.run(result);
+        CHECK(colouring.violations() <= before);
+        for (std::size_t c = 0; c < 20; ++c) CHECK(colouring.size(c) >= 10);  // no class below k
+        return std::make_pair(descent.moves(), colouring.violations());
+    };
+    const auto [full_moves, full_left] = descend(kDescentWorkPerRow);
+    // A budget of 2^12 rows read in all: about six steps of 64 classes of 10 rows each.
+    const auto [cut_moves, cut_left] = descend(1);
+    CHECK(full_moves > cut_moves);
+    CHECK(cut_moves <= 6);
+    CHECK(cut_left >= full_left);
 }
 
 void test_initialize_is_equitable() {
@@ -788,6 +824,7 @@ int main() {
     test_value_table_and_graph_against_brute_force();
     test_min_component_graph_against_brute_force();
     test_stronger_repair_and_suppression();
+    test_excess_descent_stops_on_its_work_budget();
     test_initialize_is_equitable();
     test_queue_order();
     test_group_extremes();

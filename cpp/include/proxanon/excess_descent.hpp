@@ -16,22 +16,32 @@ namespace proxanon {
 /// and, for each, makes the move that lowers E most (ties: least loss change, then lowest
 /// partner row), among swaps with any row of the first min(search_limit, 64) classes examined
 /// outward and transfers of the row alone to one of them when its class keeps >= k rows.
-/// Stops after a pass without a move, or once max(n / 8, 2^12) steps found no move (each
+/// Stops after a pass without a move, once max(n / 8, 2^12) steps found no move (each
 /// pass retries every violating row; where few can move, passes of a few moves each added up
-/// to a minute at 50k rows). Not in the paper: Algorithm 2 only swaps and only when the
-/// potential drops, which can stall with violations left (issue 5).
+/// to a minute at 50k rows), or once it has read `work_per_row` rows (class members and
+/// adjacency tests) per row of the table, counting at least 2^12 rows: the step count is
+/// bounded, but where merged classes hold thousands of rows each step reads millions (a
+/// suppressing run on Adult whose merging gathered a class of 22,000 rows did not end in 10
+/// minutes; with the budget it ends in 18 s). The benchmarks' descents read at most 4,400
+/// rows per row, a quarter of the default budget. Not in the paper: Algorithm 2 only swaps
+/// and only when the potential drops, which can stall with violations left (issue 5).
 ///
 /// Invariant: E drops by at least one per move and every class keeps >= k rows, so it ends
-/// after at most E moves and E + max(n / 8, 2^12) steps. Within a step, a swap's change of E
+/// after at most E moves and E + max(n / 8, 2^12) steps, and after reading at most
+/// work_per_row · max(n, 2^12) rows plus one class. Within a step, a swap's change of E
 /// depends on the partner only through its value (rows of one value in one class have the
 /// same D): the part in V is computed once per partner value, O(|V|) adjacency tests; each
 /// class W examined is read once, O(|W|), and the part in W costs O(|P|) per value of W,
 /// where P are W's rows that a departure could leave over t(W) (D_W(y) + [y ~ v] > t(W)),
 /// usually a few. One step is O(64 · (|W| + d_W · (|V| + |P|))) at most, d_W the values of W.
+/// Rows the descent may read per row of the table (see ExcessDescent).
+inline constexpr std::size_t kDescentWorkPerRow = std::size_t{1} << 14;
+
 class ExcessDescent {
 public:
-    ExcessDescent(Colouring& colouring, const XColorOptions& options)
-        : col_(colouring), options_(options) {}
+    ExcessDescent(Colouring& colouring, const XColorOptions& options,
+                  std::size_t work_per_row = kDescentWorkPerRow)
+        : col_(colouring), options_(options), work_per_row_(work_per_row) {}
 
     void run(XColorResult& result);
 
@@ -52,11 +62,23 @@ private:
     /// Change of E in class W (read by read_away) if v joins it alone (|W| + 1 rows).
     std::int64_t transfer_away_change(std::size_t away) const;
     bool improve(std::int32_t v, XColorResult& result);
+    /// Takes `rows` read from the work left; false once it is spent (the step then ends
+    /// without a move, and the descent stops).
+    bool charge(std::size_t rows) {
+        if (rows >= work_left_) {
+            work_left_ = 0;
+            return false;
+        }
+        work_left_ -= rows;
+        return true;
+    }
 
     Colouring& col_;
     const XColorOptions& options_;
     std::int64_t moves_ = 0;
     std::int64_t transfers_ = 0;
+    std::size_t work_per_row_;
+    std::size_t work_left_ = 0;  ///< rows the descent may still read (run() sets it)
     /// Per value: the step (home_) or the step and class (away_) its cached change is of.
     std::vector<std::uint64_t> home_stamp_, away_stamp_;
     std::vector<std::pair<std::int64_t, std::int64_t>> home_, away_;
