@@ -92,18 +92,38 @@ void test_min_component_graph_against_brute_force() {
     }
 }
 
-void test_stronger_repair_and_suppression() {
-    // 200 rows, 120 of them one value: with delta = 0.9 no equitable grouping can hold them.
-    const std::size_t n = 200;
-    std::vector<double> rows = random_levels(n, 1, 50, 13);
-    for (std::size_t r = 0; r < 120; ++r) rows[r] = 0.5;
-    const Distance distance(Metric::L1, {1.0}, 0.01);
-    const ValueTable table = ValueTable::from_rows(rows.data(), n, 1);
-    const NeighbourGraph graph = NeighbourGraph::build(table, distance, 1u << 24);
+/// 200 rows, 120 of them one value: with delta = 0.9 no equitable grouping into classes of
+/// k = 10 can hold them (the stronger repair's and the descent's test table).
+struct CrowdedTable {
+    static constexpr std::size_t n = 200;
+    std::vector<double> rows;
+    Distance distance{Metric::L1, {1.0}, 0.01};
+    ValueTable table;
+    NeighbourGraph graph;
     XColorOptions params;
-    params.k = 10;
-    params.delta = 0.9;
-    params.moves = Moves::Auto;
+
+    CrowdedTable() : rows(crowded_rows()), table(ValueTable::from_rows(rows.data(), n, 1)),
+                     graph(NeighbourGraph::build(table, distance, 1u << 24)) {
+        params.k = 10;
+        params.delta = 0.9;
+        params.moves = Moves::Auto;
+    }
+
+    static std::vector<double> crowded_rows() {
+        std::vector<double> out = random_levels(n, 1, 50, 13);
+        for (std::size_t r = 0; r < 120; ++r) out[r] = 0.5;
+        return out;
+    }
+};
+
+void test_stronger_repair_and_suppression() {
+    const CrowdedTable crowded;
+    const std::size_t n = CrowdedTable::n;
+    const std::vector<double>& rows = crowded.rows;
+    const Distance& distance = crowded.distance;
+    const ValueTable& table = crowded.table;
+    const NeighbourGraph& graph = crowded.graph;
+    XColorOptions params = crowded.params;
     params.suppress = true;
     const XColorResult result = run_xcolor(table, Neighbours(table, graph), LossModel(), params);
     CHECK(result.stats.remaining_violations == 0);
@@ -137,17 +157,11 @@ void test_stronger_repair_and_suppression() {
 void test_excess_descent_stops_on_its_work_budget() {
     // The strong repair's table, its rows dealt round robin into 20 classes: the descent
     // moves rows until the excess stops falling, unless its budget of rows read runs out.
-    const std::size_t n = 200;
-    std::vector<double> rows = random_levels(n, 1, 50, 13);
-    for (std::size_t r = 0; r < 120; ++r) rows[r] = 0.5;
-    const Distance distance(Metric::L1, {1.0}, 0.01);
-    const ValueTable table = ValueTable::from_rows(rows.data(), n, 1);
-    const NeighbourGraph graph = NeighbourGraph::build(table, distance, 1u << 24);
-    const Neighbours neighbours(table, graph);
-    XColorOptions params;
-    params.k = 10;
-    params.delta = 0.9;
-    params.moves = Moves::Auto;
+    const CrowdedTable crowded;
+    const std::size_t n = CrowdedTable::n;
+    const ValueTable& table = crowded.table;
+    const Neighbours neighbours(table, crowded.graph);
+    const XColorOptions& params = crowded.params;
     std::vector<std::int32_t> initial(n);
     for (std::size_t r = 0; r < n; ++r) initial[r] = static_cast<std::int32_t>(r % 20);
     const auto descend = [&](std::size_t work_per_row) {
