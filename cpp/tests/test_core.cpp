@@ -164,8 +164,9 @@ void test_excess_descent_stops_on_its_work_budget() {
     const XColorOptions& params = crowded.params;
     std::vector<std::int32_t> initial(n);
     for (std::size_t r = 0; r < n; ++r) initial[r] = static_cast<std::int32_t>(r % 20);
+    const LossModel no_loss;  // the colouring keeps a reference: not a temporary
     const auto descend = [&](std::size_t work_per_row) {
-        Colouring colouring(table, neighbours, LossModel(), params.delta, initial, 1);
+        Colouring colouring(table, neighbours, no_loss, params.delta, initial, 1);
         const std::int64_t before = colouring.violations();
         XColorResult result;
         ExcessDescent descent(colouring, params, work_per_row);
@@ -180,6 +181,61 @@ void test_excess_descent_stops_on_its_work_budget() {
     CHECK(full_moves > cut_moves);
     CHECK(cut_moves <= 6);
     CHECK(cut_left >= full_left);
+}
+
+void test_class_tally_is_kept_until_its_class_changes() {
+    // tally_class(c, skip) against a count over the class's rows, for skipped rows of the same
+    // value, of another value and none, after swaps, detaches and attaches (which must drop a
+    // kept tally), over the stored graph (two adds per new value) and an implicit structure.
+    const CrowdedTable crowded;
+    const std::size_t n = CrowdedTable::n;
+    const ValueTable& table = crowded.table;
+    std::vector<std::int32_t> initial(n);
+    for (std::size_t r = 0; r < n; ++r) initial[r] = static_cast<std::int32_t>(r % 10);
+    const LossModel no_loss;  // the colouring keeps a reference: not a temporary
+    for (const bool graph : {true, false}) {
+        const Neighbours neighbours = graph ? Neighbours(table, crowded.graph)
+                                            : Neighbours::build(table, crowded.distance, Structure::Sorted, 1u << 24);
+        Colouring col(table, neighbours, no_loss, 0.9, initial, 1);
+        std::mt19937_64 rng(5);
+        const auto check = [&](std::size_t c, std::int32_t skip) {
+            col.tally_class(c, skip);
+            for (std::int32_t w = 0; w < static_cast<std::int32_t>(table.size()); ++w) {
+                std::int32_t expected = 0;
+                for (const std::int32_t* p = col.begin(c); p != col.end(c); ++p) {
+                    if (*p != skip && col.adjacent(w, col.value_of(*p))) ++expected;
+                }
+                CHECK(col.tally().count(w) == expected);
+            }
+        };
+        for (int round = 0; round < 40; ++round) {
+            const std::size_t c = rng() % 10;
+            const std::int32_t a = col.begin(c)[rng() % col.size(c)];
+            const std::int32_t b = col.begin(c)[rng() % col.size(c)];
+            check(c, a);
+            check(c, b);   // the same class less another row (same value or not)
+            check(c, -1);  // the whole class
+            check(c, a);
+            switch (rng() % 3) {
+            case 0: {  // a swap with a row of the next class
+                const std::size_t other = (c + 1) % 10;
+                const std::int32_t w = col.begin(other)[0];
+                col.detach(a);
+                col.detach(w);
+                col.attach(a, other);
+                col.attach(w, c);
+                break;
+            }
+            case 1:
+                col.detach(a);
+                col.attach(a, (c + 3) % 10);
+                break;
+            default:
+                break;
+            }
+            check(c, b == a ? -1 : b);
+        }
+    }
 }
 
 void test_initialize_is_equitable() {
@@ -839,6 +895,7 @@ int main() {
     test_min_component_graph_against_brute_force();
     test_stronger_repair_and_suppression();
     test_excess_descent_stops_on_its_work_budget();
+    test_class_tally_is_kept_until_its_class_changes();
     test_initialize_is_equitable();
     test_queue_order();
     test_group_extremes();

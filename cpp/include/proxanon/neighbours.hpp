@@ -150,6 +150,9 @@ public:
     explicit NeighbourCount(const Neighbours& neighbours);
     void clear();
     void add(std::int32_t u, std::int32_t times);
+    /// Whether an add costs O(deg(u)) and keeps nothing more (counts stored per value, over a
+    /// graph), so that adds which cancel out may be made freely.
+    bool stored() const { return graph_ != nullptr; }
     std::int32_t count(std::int32_t w) const {
         if (graph_) return count_[static_cast<std::size_t>(w)];
         if (sorted_) return count_sorted(w);
