@@ -143,19 +143,9 @@ bool SwapLoop::try_exchange(std::int32_t v, const std::vector<std::size_t>* only
     const std::int32_t own_v = own[v];
     const bool priced = loss.active();
     double home_loss = 0.0;
-    if (priced) {  // per-column range of V \ {v}
+    if (priced) {  // per-column range of V \ {v}, from V's extremes: O(d), not O(|V| d)
         home_loss = col_.extremes(home).loss();
-        const std::size_t d = loss.dimensions();
-        rest_lo_.assign(d, std::numeric_limits<double>::infinity());
-        rest_hi_.assign(d, -std::numeric_limits<double>::infinity());
-        for (const std::int32_t* p = col_.begin(home); p != col_.end(home); ++p) {
-            if (*p == v) continue;
-            const double* x = loss.row(*p);
-            for (std::size_t i = 0; i < d; ++i) {
-                rest_lo_[i] = std::min(rest_lo_[i], x[i]);
-                rest_hi_[i] = std::max(rest_hi_[i], x[i]);
-            }
-        }
+        col_.extremes(home).without(loss.row(v), rest_lo_, rest_hi_);
     }
 
     std::int32_t best = -1;

@@ -218,6 +218,17 @@ public:
         return after - loss_;
     }
 
+    /// The per-column extremes of G \ {out} for a member `out` into lo and hi (infinite
+    /// when G holds only `out`). O(d).
+    void without(const double* out, std::vector<double>& lo, std::vector<double>& hi) const {
+        lo.resize(lo_.size());
+        hi.resize(hi_.size());
+        for (std::size_t i = 0; i < lo_.size(); ++i) {
+            lo[i] = out[i] == lo_[i] ? lo2_[i] : lo_[i];
+            hi[i] = out[i] == hi_[i] ? hi2_[i] : hi_[i];
+        }
+    }
+
     /// loss(G ∪ {in}) for an outsider `in`.
     double with(const LossModel& model, const double* in) const {
         double after = 0.0;
