@@ -86,6 +86,8 @@ void Colouring::tally_class(std::size_t c, std::int32_t skip) {
 
 void Colouring::class_changed(std::size_t c) {
     if (c == tallied_) tallied_ = static_cast<std::size_t>(-1);
+    if (version_.size() <= c) version_.resize(members_.size(), 0);
+    ++version_[c];
     allowed_[c] = allowed_neighbours(size(c), delta_);
     if (loss_.active()) extremes_of_[c].compute(loss_, begin(c), size(c));
 }

@@ -6,6 +6,9 @@
 namespace proxanon {
 
 namespace {
+/// Classes from this many rows up keep their D_W(v) per value of v between tries (smaller
+/// ones are read again: a table's 10-row groups would fill the map for nothing).
+constexpr std::size_t kCountedClassRows = 256;
 constexpr std::size_t kLossBuckets = 1024;
 constexpr std::uint8_t kNone = 0, kQueued = 1, kAside = 2;
 /// Classes a run may examine speculatively, per row: past search_limit by searches that found
@@ -170,10 +173,21 @@ bool SwapLoop::try_exchange(std::int32_t v, const std::vector<std::size_t>* only
         const std::size_t c = only ? (*only)[step] : col_.outward(home, step);
         if (c == home) continue;
         ++examined;
-        std::int32_t d_c = 0;  // D_V'(v)
         const std::int32_t* first = col_.begin(c);
         const std::int32_t* last = col_.end(c);
-        for (const std::int32_t* p = first; p != last; ++p) d_c += mark_.count(value[*p]);
+        const auto count_v = [&] {  // D_V'(v)
+            std::int32_t d = 0;
+            for (const std::int32_t* p = first; p != last; ++p) d += mark_.count(value[*p]);
+            return d;
+        };
+        std::int32_t d_c = 0;
+        if (col_.size(c) >= kCountedClassRows) {
+            auto& kept = big_counts_[(static_cast<std::uint64_t>(c) << 32) | static_cast<std::uint32_t>(a)];
+            if (kept.first != col_.version(c) + 1) kept = {col_.version(c) + 1, count_v()};  // 0: none yet
+            d_c = kept.second;
+        } else {
+            d_c = count_v();
+        }
         if (d_c > col_.allowed(c)) continue;  // not movable
         for (const std::int32_t* p = first; p != last; ++p) {
             const std::int32_t w = *p;

@@ -72,6 +72,8 @@ public:
     /// class of 20,000 rows that was 42 s of a 45 s run).
     void tally_class(std::size_t c, std::int32_t skip);
     const NeighbourCount& tally() const { return tally_; }
+    /// Changes of class c so far: equal numbers, equal members.
+    std::uint64_t version(std::size_t c) const { return version_[c]; }
 
     /// Swaps v (class V) and w (class V') and updates exactly what changed: the counts of the
     /// members of V and V' and the potential, which changes by `lambda`; `own_v_after` is
@@ -101,6 +103,7 @@ private:
     std::vector<std::int32_t> pos_, class_of_, own_, allowed_;
     NeighbourCount mark_a_, mark_b_;  ///< N[value of v], N[value of w] while swapping
     NeighbourCount tally_;
+    std::vector<std::uint64_t> version_;  ///< per class: how often it changed
     std::size_t tallied_ = static_cast<std::size_t>(-1);  ///< the class tally_ counts (none: -1)
     std::int32_t tallied_skip_ = -1;  ///< the value of the row it leaves out (-1: none)
     std::vector<std::int32_t> value_count_;  ///< scratch for tally_class, all zero between uses

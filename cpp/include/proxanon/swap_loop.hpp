@@ -4,6 +4,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "proxanon/colouring.hpp"
@@ -64,6 +66,10 @@ private:
     std::uint32_t seen_gen_ = 0;
     std::vector<std::size_t> changed_;
     std::vector<double> rest_lo_, rest_hi_;
+    /// D_W(v) by (class W, v's value) for classes of kCountedClassRows rows or more, with the
+    /// class's version it was counted at: a violation's search reads every class it examines,
+    /// and merged classes of thousands of rows were read again at every try.
+    std::unordered_map<std::uint64_t, std::pair<std::uint64_t, std::int32_t>> big_counts_;
     std::int64_t set_aside_count_ = 0;
     std::int64_t aside_now_ = 0;
     std::int64_t classes_examined_ = 0;
