@@ -34,6 +34,7 @@ Colouring::Colouring(const ValueTable& table, const Neighbours& neighbours, cons
     }
     if (loss_.active()) extremes_of_.resize(m);
     allowed_.resize(m);
+    version_.assign(m, 0);
     own_.assign(n, 0);
     // Each class's allowance, extremes and counts are its own: on `threads` threads, the same
     // for any number (at 10M rows the members of a class lie far apart in memory, and two
@@ -86,8 +87,7 @@ void Colouring::tally_class(std::size_t c, std::int32_t skip) {
 
 void Colouring::class_changed(std::size_t c) {
     if (c == tallied_) tallied_ = static_cast<std::size_t>(-1);
-    if (version_.size() <= c) version_.resize(members_.size(), 0);
-    ++version_[c];
+    ++version_[c];  // sized by the constructor: its threads call this for distinct classes
     allowed_[c] = allowed_neighbours(size(c), delta_);
     if (loss_.active()) extremes_of_[c].compute(loss_, begin(c), size(c));
 }
