@@ -1,6 +1,8 @@
 #include "proxanon/suppression.hpp"
 
 #include <algorithm>
+#include <queue>
+#include <tuple>
 #include <vector>
 
 namespace proxanon {
@@ -20,8 +22,10 @@ bool fits(const Colouring& col, std::int32_t v, std::size_t c) {
     return own <= t;
 }
 
-/// Moves the rows of an undersized class where they fit, or leaves them out.
-void dissolve(Colouring& col, std::size_t c, std::size_t k, XColorResult& result) {
+/// Moves the rows of an undersized class where they fit, or leaves them out; the classes
+/// that took a row are added to `changed`.
+void dissolve(Colouring& col, std::size_t c, std::size_t k, XColorResult& result,
+              std::vector<std::size_t>& changed) {
     std::vector<std::int32_t> rows(col.begin(c), col.end(c));
     std::sort(rows.begin(), rows.end());
     for (std::int32_t v : rows) {
@@ -31,6 +35,7 @@ void dissolve(Colouring& col, std::size_t c, std::size_t k, XColorResult& result
             const std::size_t target = col.outward(c, step);
             if (col.size(target) < k || !fits(col, v, target)) continue;
             col.attach(v, target);
+            changed.push_back(target);
             placed = true;
         }
         if (!placed) result.suppressed_rows.push_back(v);
@@ -41,25 +46,48 @@ void dissolve(Colouring& col, std::size_t c, std::size_t k, XColorResult& result
 
 void suppress_violations(Colouring& col, std::size_t k, XColorResult& result,
                          Interrupt* interrupt) {
-    while (true) {
-        poll(interrupt);
-        std::int32_t worst = -1;
-        std::int64_t worst_excess = 0;
-        for (std::size_t r = 0; r < col.rows(); ++r) {
-            const auto row = static_cast<std::int32_t>(r);
-            if (!col.is_violation(row)) continue;
-            const std::int64_t excess = col.own(row) - col.allowed(static_cast<std::size_t>(col.class_of(row)));
-            if (worst < 0 || excess > worst_excess ||
-                (excess == worst_excess && col.own(row) > col.own(worst))) {
-                worst = row;
-                worst_excess = excess;
-            }
+    // Per class, its worst violation by (excess, D, -row): ties to the larger D, then the
+    // lower row. The classes' worst rows wait in a heap, largest first, each with its class's
+    // version; a class that changes gets an entry of now, and an entry of an older version is
+    // dropped when it comes up. So the first entry of its class's version is the worst
+    // violation of the table, as a scan of every row would find it, at the cost of reading
+    // the classes a step changed (a scan per row left out was O(n) each).
+    using Key = std::tuple<std::int64_t, std::int32_t, std::int32_t>;
+    struct Entry {
+        Key key;
+        std::size_t c;
+        std::uint64_t version;
+        bool operator<(const Entry& other) const { return key < other.key; }
+    };
+    std::priority_queue<Entry> worst_first;
+    const auto push_worst = [&](std::size_t c) {
+        const std::int64_t t = col.allowed(c);
+        bool any = false;
+        Key worst{};
+        for (const std::int32_t* p = col.begin(c); p != col.end(c); ++p) {
+            if (col.own(*p) <= t) continue;
+            const Key key{col.own(*p) - t, col.own(*p), -*p};
+            if (!any || worst < key) worst = key;
+            any = true;
         }
-        if (worst < 0) return;
-        const auto home = static_cast<std::size_t>(col.class_of(worst));
+        if (any) worst_first.push(Entry{worst, c, col.version(c)});
+    };
+    for (std::size_t c = 0; c < col.classes(); ++c) push_worst(c);
+    std::vector<std::size_t> changed;
+    while (!worst_first.empty()) {
+        poll(interrupt);
+        const Entry top = worst_first.top();
+        worst_first.pop();
+        if (top.version != col.version(top.c)) continue;  // the class changed since
+        const std::int32_t worst = -std::get<2>(top.key);
+        const std::size_t home = top.c;
         col.detach(worst);
         result.suppressed_rows.push_back(worst);
-        if (col.size(home) < k && col.size(home) > 0) dissolve(col, home, k, result);
+        changed.assign(1, home);
+        if (col.size(home) < k && col.size(home) > 0) dissolve(col, home, k, result, changed);
+        std::sort(changed.begin(), changed.end());
+        changed.erase(std::unique(changed.begin(), changed.end()), changed.end());
+        for (const std::size_t c : changed) push_worst(c);
     }
 }
 

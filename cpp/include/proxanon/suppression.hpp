@@ -17,8 +17,11 @@ namespace proxanon {
 /// exceeding its allowance, or is left out too.
 ///
 /// Invariant: classes keep >= k rows or are empty; the left-out rows are exactly those with
-/// class -1. Each step removes a row or a class, so it ends after at most n steps, each O(n)
-/// to find the worst row plus O(n) adjacency tests to dissolve a class.
+/// class -1. Each step removes a row or a class, so it ends after at most n steps. The worst
+/// row comes from a heap of the classes' worst rows, refreshed for the classes a step
+/// changed: a step costs O(|V| + log n) for the class it leaves plus, when that class is
+/// dissolved, O(n) adjacency tests to place its rows (not a scan of every row per step:
+/// O(n^2) in all where classes are small).
 void suppress_violations(Colouring& colouring, std::size_t k, XColorResult& result,
                          Interrupt* interrupt = nullptr);
 
