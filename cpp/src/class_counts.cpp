@@ -204,13 +204,6 @@ void for_each_class_count(const ValueTable& table, const NeighbourGraph* graph, 
 }
 
 std::vector<std::int64_t> class_neighbour_counts(const ValueTable& table, const Distance& distance,
-                                                 const std::vector<std::int64_t>& labels,
-                                                 std::size_t threads, Interrupt* interrupt) {
-    const std::optional<NeighbourGraph> graph = graph_for_counts(table, distance, interrupt);
-    return counts_by_class(table, graph ? &*graph : nullptr, &distance, labels, threads, interrupt);
-}
-
-std::vector<std::int64_t> class_neighbour_counts(const ValueTable& table, const Distance& distance,
                                                  const ClassRuns& runs, std::size_t threads,
                                                  Interrupt* interrupt) {
     const std::optional<NeighbourGraph> graph = graph_for_counts(table, distance, interrupt);

@@ -60,7 +60,7 @@ std::int64_t Colouring::violations() const {
 
 void Colouring::tally_class(std::size_t c, std::int32_t skip) {
     const std::int32_t skipped = skip >= 0 && class_of(skip) == static_cast<std::int32_t>(c) ? value_of(skip) : -1;
-    if (c == tallied_) {
+    if (c == tallied_ && version_[c] == tallied_version_) {
         if (skipped == tallied_skip_) return;
         if (tally_.stored()) {  // the class less one row of another value: two adds
             if (tallied_skip_ >= 0) tally_.add(tallied_skip_, 1);
@@ -70,6 +70,7 @@ void Colouring::tally_class(std::size_t c, std::int32_t skip) {
         }
     }
     tallied_ = c;
+    tallied_version_ = version_[c];
     tallied_skip_ = skipped;
     tally_.clear();
     distinct_.clear();
@@ -86,7 +87,6 @@ void Colouring::tally_class(std::size_t c, std::int32_t skip) {
 }
 
 void Colouring::class_changed(std::size_t c) {
-    if (c == tallied_) tallied_ = static_cast<std::size_t>(-1);
     ++version_[c];  // sized by the constructor: its threads call this for distinct classes
     allowed_[c] = allowed_neighbours(size(c), delta_);
     if (loss_.active()) extremes_of_[c].compute(loss_, begin(c), size(c));

@@ -869,7 +869,12 @@ void test_class_counts_paths_against_brute_force() {
                 if (b != a && labels[b] == labels[a] && distance.within(&rows[a * s], &rows[b * s])) ++expected[a];
             }
         }
-        CHECK(class_neighbour_counts(table, distance, labels, 2, nullptr) == expected);
+        // The audit's path: the rows grouped by class, counts in that order.
+        const ClassRuns runs = class_runs(labels);
+        const std::vector<std::int64_t> in_runs = class_neighbour_counts(table, distance, runs, 2, nullptr);
+        std::vector<std::int64_t> counts(n, -1);
+        for (std::size_t i = 0; i < runs.rows.size(); ++i) counts[static_cast<std::size_t>(runs.rows[i])] = in_runs[i];
+        CHECK(counts == expected);
         CHECK(small_value_graph(table, distance, std::size_t{1} << 30).has_value() == (eps < 1.0));
         // Each class by both paths.
         const NeighbourGraph graph = NeighbourGraph::build(table, distance, std::size_t{1} << 30);

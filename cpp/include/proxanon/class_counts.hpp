@@ -76,21 +76,17 @@ struct ClassRuns {
 /// of the largest label, one counting pass for group ids (ordering.hpp's radix_order).
 ClassRuns class_runs(const std::vector<std::int64_t>& labels);
 
-/// D_V(r) for every row of a partition given as `labels` (class id per row, -1 for a row left
-/// out, whose count is -1). Classes are counted on `threads` threads (0: the hardware's); the
-/// result is the same for any number. Polls `interrupt` between blocks of classes.
-std::vector<std::int64_t> class_neighbour_counts(const ValueTable& table, const Distance& distance,
-                                                 const std::vector<std::int64_t>& labels,
-                                                 std::size_t threads, Interrupt* interrupt);
-
-/// The same for a partition given as runs (a caller that ordered its rows by class already),
-/// in the order of runs.rows.
+/// D_V(r) for every row of a partition given as `runs` (class_runs, or a caller that ordered
+/// its rows by class already), in the order of runs.rows. Classes are counted on `threads`
+/// threads (0: the hardware's); the result is the same for any number. Polls `interrupt`
+/// between blocks of classes.
 std::vector<std::int64_t> class_neighbour_counts(const ValueTable& table, const Distance& distance,
                                                  const ClassRuns& runs, std::size_t threads,
                                                  Interrupt* interrupt);
 
-/// The same over a structure built already (the engine's): over its graph's adjacency lists
-/// when it stores one, else by count_in_class.
+/// D_V(r) for every row of a partition given as `labels` (class id per row, -1 for a row left
+/// out, whose count is -1), over a structure built already (the engine's): over its graph's
+/// adjacency lists when it stores one, else by count_in_class.
 std::vector<std::int64_t> class_neighbour_counts(const Neighbours& neighbours, const std::vector<std::int64_t>& labels,
                                                  std::size_t threads, Interrupt* interrupt);
 

@@ -105,6 +105,7 @@ private:
     NeighbourCount tally_;
     std::vector<std::uint64_t> version_;  ///< per class: how often it changed
     std::size_t tallied_ = static_cast<std::size_t>(-1);  ///< the class tally_ counts (none: -1)
+    std::uint64_t tallied_version_ = 0;  ///< that class's version when it was counted
     std::int32_t tallied_skip_ = -1;  ///< the value of the row it leaves out (-1: none)
     std::vector<std::int32_t> value_count_;  ///< scratch for tally_class, all zero between uses
     std::vector<std::int32_t> distinct_;
