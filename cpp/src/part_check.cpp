@@ -16,6 +16,7 @@ void PartChecker::count_present(const std::int32_t* begin, const std::int32_t* e
     for (std::int32_t u : present_) count_[at(u)] = degree_[at(u)] = 0;
     present_.clear();
     allowed_ = allowed_neighbours(static_cast<std::size_t>(end - begin), params_.delta);
+    work_ += static_cast<std::size_t>(end - begin);
     const auto& row_value = nb_.table().row_value;
     for (const std::int32_t* p = begin; p != end; ++p) {
         const std::int32_t u = row_value[at(*p)];
@@ -65,6 +66,7 @@ void PartChecker::graph_degrees() {
     if (p > 1 && p * (p - 1) / 2 * kTestsPerEntry < adjacency) {
         // Few values with long adjacency lists (a small part of a dense relation): test the
         // pairs of present values, O(p^2 log degree), instead of reading every list.
+        work_ += p * (p - 1) / 2;
         for (std::size_t i = 0; i < p; ++i) degree_[at(present_[i])] = count_[at(present_[i])] - 1;
         for (std::size_t i = 0; i < p; ++i) {
             const std::int32_t u = present_[i];
@@ -78,6 +80,7 @@ void PartChecker::graph_degrees() {
         }
         return;
     }
+    work_ += adjacency;
     for (std::int32_t u : present_) degree_[at(u)] = graph_degree(u);
 }
 

@@ -53,8 +53,13 @@ struct Split {
 class Specializer {
 public:
     Specializer(const LossModel& qi, const std::vector<std::vector<std::int32_t>>& node_keys,
-                const Neighbours& neighbours, const MondrianParams& params)
-        : qi_(qi), keys_(node_keys), check_(neighbours, params), params_(params), published_(2 * qi.dimensions()) {}
+                const Neighbours& neighbours, const MondrianParams& params, std::size_t budget)
+        : qi_(qi), keys_(node_keys), check_(neighbours, params), params_(params), published_(2 * qi.dimensions()),
+          budget_(budget) {}
+
+    /// Whether the work allowed is spent: no split is then searched any further (the splits
+    /// made stand; a split being searched is dropped).
+    bool spent() const { return work_ + check_.work() > budget_; }
 
     /// The part rows[begin, end): its tuple, loss and, with `checked`, its violating rows
     /// (a class too small to split is never checked: its count stays 0, unread).
@@ -171,6 +176,7 @@ public:
             for (std::size_t p = pieces.size(); p-- > 0;) {
                 if (!peel(pieces[p], rest)) dissolve(p);
             }
+            if (spent()) return std::nullopt;
             // Each kept piece publishes its own tuple, or (when another class publishes that)
             // is split once more into parts that do, up to kMaxDepth levels down.
             std::vector<Split> kept;
@@ -244,7 +250,7 @@ public:
     /// should lose few rows). False when the piece cannot pass (too small, too few distinct
     /// values, or kMaxPeels rounds).
     bool peel(std::vector<std::int32_t>& piece, std::vector<std::int32_t>& rest) {
-        for (std::size_t round = 0; round < kMaxPeels && piece.size() >= params_.k; ++round) {
+        for (std::size_t round = 0; round < kMaxPeels && piece.size() >= params_.k && !spent(); ++round) {
             if (check_.measure(piece.data(), piece.data() + piece.size()) == 0) return true;
             if (check_.present().size() < params_.l || !params_.dissimilarity) return false;
             std::vector<std::pair<std::int64_t, std::int32_t>> violating;
@@ -258,6 +264,7 @@ public:
             std::int64_t removed = 0;
             for (const auto& [minus, w] : violating) {
                 std::int64_t relief = 0;
+                work_ += shed.size();
                 for (const auto& [u, x] : shed) {
                     if (check_.adjacent(u, w)) relief += x;
                 }
@@ -321,6 +328,7 @@ public:
                 auto& far = verdict_[static_cast<std::size_t>(w)];
                 if (far < 0) {
                     far = 1;
+                    work_ += worst.size();
                     for (const auto& [e, u] : worst) {
                         if (check_.adjacent(u, w)) { far = 0; break; }
                     }
@@ -337,7 +345,7 @@ public:
     /// The best split of a class over all columns, if any keeps rows.
     std::optional<Split> best(const std::vector<std::int32_t>& rows, const Part& whole, std::size_t depth) {
         std::optional<Split> chosen;
-        for (std::size_t j = 0; j < qi_.dimensions(); ++j) {
+        for (std::size_t j = 0; j < qi_.dimensions() && !spent(); ++j) {
             poll(params_.interrupt);
             std::optional<Split> split = along(j, rows, whole, depth);
             if (split && (!chosen || split->kept_rows > chosen->kept_rows ||
@@ -359,13 +367,15 @@ private:
     std::vector<std::uint64_t> sort_keys_, sort_spare_;      ///< scratch of order_by_value()
     std::vector<std::int8_t> verdict_;  ///< per value: -1 unknown, 1 far from the worst, 0 not
     std::vector<std::int64_t> quota_;   ///< per value: rows still to shed in a peeling round
+    std::size_t budget_;                ///< work allowed (checks' and the specializer's own)
+    std::size_t work_ = 0;              ///< adjacency tests made here, outside the checks
 };
 
 }  // namespace
 
 SpecializeResult specialize(const LossModel& qi, const std::vector<std::vector<std::int32_t>>& node_keys,
                             const Neighbours& neighbours, const std::vector<std::int32_t>& classes,
-                            const MondrianParams& params) {
+                            const MondrianParams& params, std::size_t work_per_row) {
     const std::size_t n = classes.size();
     if (neighbours.table().row_value.size() != n) throw std::invalid_argument("classes and sensitive values differ in rows");
     if (node_keys.size() != qi.dimensions()) throw std::invalid_argument("node_keys needs one entry per quasi-identifier");
@@ -381,7 +391,7 @@ SpecializeResult specialize(const LossModel& qi, const std::vector<std::vector<s
     }
     std::vector<std::vector<std::int32_t>> members(static_cast<std::size_t>(count));
     for (std::size_t r = 0; r < n; ++r) members[static_cast<std::size_t>(classes[r])].push_back(static_cast<std::int32_t>(r));
-    Specializer specializer(qi, node_keys, neighbours, params);
+    Specializer specializer(qi, node_keys, neighbours, params, work_per_row * std::max<std::size_t>(n, 1 << 12));
     std::vector<Part> wholes;
     for (const auto& rows : members) {
         if (rows.empty()) throw std::invalid_argument("class ids must be 0 .. classes-1, every one used");
@@ -403,7 +413,7 @@ SpecializeResult specialize(const LossModel& qi, const std::vector<std::vector<s
                 stack.pop_back();
                 poll(params.interrupt);
                 std::optional<Split> split;
-                if (rows.size() >= 2 * params.k) split = specializer.best(rows, whole, 0);
+                if (rows.size() >= 2 * params.k && !specializer.spent()) split = specializer.best(rows, whole, 0);
                 if (!split) {
                     done.emplace_back(std::move(rows), std::move(whole));
                     continue;
@@ -424,6 +434,7 @@ SpecializeResult specialize(const LossModel& qi, const std::vector<std::vector<s
         done.clear();
         if (result.splits == before) break;
     }
+    result.stopped = specializer.spent();
     result.classes.assign(n, -1);
     for (std::size_t c = 0; c < open.size(); ++c) {
         for (std::int32_t r : open[c].first) result.classes[static_cast<std::size_t>(r)] = static_cast<std::int32_t>(c);

@@ -615,6 +615,23 @@ void test_quick_stop_needs_no_slow_hook() {
     CHECK(slow == 0);
 }
 
+/// Rows of `classes` with more epsilon-neighbours in their class than t(class), pair by pair.
+std::size_t brute_violating_rows(const std::vector<std::int32_t>& classes, const std::vector<double>& sens,
+                                 std::size_t s, const Distance& distance, double delta) {
+    std::size_t bad = 0;
+    for (std::size_t a = 0; a < classes.size(); ++a) {
+        std::size_t size = 0;
+        std::int32_t near = 0;
+        for (std::size_t b = 0; b < classes.size(); ++b) {
+            if (classes[b] != classes[a]) continue;
+            ++size;
+            near += a != b && distance.within(&sens[a * s], &sens[b * s]);
+        }
+        bad += near > allowed_neighbours(size, delta);
+    }
+    return bad;
+}
+
 void test_specialize_against_brute_force() {
     // Taxonomy over 8 leaves: pairs under 4 nodes (8-11), those under 2 (12, 13), the root 14.
     const std::vector<std::int32_t> parent{8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, -1};
@@ -642,31 +659,39 @@ void test_specialize_against_brute_force() {
         params.k = k;
         params.dissimilarity = true;
         params.delta = 0.7;
-        const SpecializeResult result = specialize(loss, {keys, {}}, nb, std::vector<std::int32_t>(n, 0), params);
+        const std::vector<std::int32_t> whole(n, 0);
+        const SpecializeResult result = specialize(loss, {keys, {}}, nb, whole, params);
         CHECK(result.splits > 0);
-        const std::int32_t classes = *std::max_element(result.classes.begin(), result.classes.end()) + 1;
-        CHECK(classes > 1);
+        CHECK(!result.stopped);
+        // With almost no work allowed it stops early, and what it made keeps every invariant:
+        // classes of k rows at least, distinct tuples, no more violating rows than before.
+        const SpecializeResult hasty = specialize(loss, {keys, {}}, nb, whole, params, 1);
+        CHECK(hasty.stopped);
+        CHECK(hasty.splits < result.splits);
+        CHECK(brute_violating_rows(hasty.classes, sens, s, distance, params.delta) <=
+              brute_violating_rows(whole, sens, s, distance, params.delta));
+        CHECK(brute_violating_rows(result.classes, sens, s, distance, params.delta) == 0);
         const Taxonomy tax(parent, 8);
-        std::vector<std::vector<double>> tuples;
-        for (std::int32_t c = 0; c < classes; ++c) {
-            std::vector<std::size_t> rows;
-            for (std::size_t r = 0; r < n; ++r) {
-                if (result.classes[r] == c) rows.push_back(r);
+        for (const SpecializeResult* made : {&result, &hasty}) {
+            const std::int32_t classes = *std::max_element(made->classes.begin(), made->classes.end()) + 1;
+            CHECK(made == &hasty || classes > 1);
+            std::vector<std::vector<double>> tuples;
+            for (std::int32_t c = 0; c < classes; ++c) {
+                std::vector<std::size_t> rows;
+                for (std::size_t r = 0; r < n; ++r) {
+                    if (made->classes[r] == c) rows.push_back(r);
+                }
+                CHECK(rows.size() >= k);
+                double lo0 = 1e9, hi0 = -1e9, lo1 = 1e9, hi1 = -1e9;
+                for (std::size_t a : rows) {
+                    lo0 = std::min(lo0, qi[2 * a]); hi0 = std::max(hi0, qi[2 * a]);
+                    lo1 = std::min(lo1, qi[2 * a + 1]); hi1 = std::max(hi1, qi[2 * a + 1]);
+                }
+                tuples.push_back({static_cast<double>(tax.lca(static_cast<std::int32_t>(lo0), static_cast<std::int32_t>(hi0))), lo1, hi1});
             }
-            CHECK(rows.size() >= k);
-            const std::int32_t t = allowed_neighbours(rows.size(), params.delta);
-            double lo0 = 1e9, hi0 = -1e9, lo1 = 1e9, hi1 = -1e9;
-            for (std::size_t a : rows) {
-                std::int32_t near = 0;
-                for (std::size_t b : rows) near += a != b && distance.within(&sens[a * s], &sens[b * s]);
-                CHECK(near <= t);
-                lo0 = std::min(lo0, qi[2 * a]); hi0 = std::max(hi0, qi[2 * a]);
-                lo1 = std::min(lo1, qi[2 * a + 1]); hi1 = std::max(hi1, qi[2 * a + 1]);
-            }
-            tuples.push_back({static_cast<double>(tax.lca(static_cast<std::int32_t>(lo0), static_cast<std::int32_t>(hi0))), lo1, hi1});
+            std::sort(tuples.begin(), tuples.end());
+            CHECK(std::adjacent_find(tuples.begin(), tuples.end()) == tuples.end());
         }
-        std::sort(tuples.begin(), tuples.end());
-        CHECK(std::adjacent_find(tuples.begin(), tuples.end()) == tuples.end());
     }
 }
 

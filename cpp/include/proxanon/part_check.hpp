@@ -39,6 +39,9 @@ public:
     /// D of a row of value u in the set when it exceeds allowed(), else at most allowed().
     std::int64_t degree(std::int32_t u) const { return degree_[at(u)]; }
     bool adjacent(std::int32_t a, std::int32_t b) const { return nb_.adjacent(a, b); }
+    /// Work done by the measures so far: rows counted, plus adjacency entries read or pairs
+    /// of values tested (a caller bounds its checks by it).
+    std::size_t work() const { return work_; }
     std::int32_t value_of(std::int32_t row) const { return nb_.table().row_value[at(row)]; }
     std::size_t values() const { return nb_.size(); }
 
@@ -62,6 +65,7 @@ private:
     std::vector<std::int32_t> present_;
     std::vector<std::int64_t> row_counts_;  ///< scratch: D per row of the last set
     std::int64_t allowed_ = 0;
+    std::size_t work_ = 0;
 };
 
 }  // namespace proxanon
