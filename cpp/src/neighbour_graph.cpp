@@ -1,5 +1,6 @@
 #include "proxanon/neighbour_graph.hpp"
 
+#include "proxanon/box_tree.hpp"
 #include "proxanon/parallel.hpp"
 
 #include <algorithm>
@@ -251,6 +252,8 @@ public:
     }
 
     bool grid() const { return distance_.metric() != Metric::MinComponent; }
+    /// The components the grid indexes (at most three).
+    std::size_t grid_dims() const { return dims_.size(); }
 
 private:
     /// Adds to `degree` the neighbour counts of the pairs of a value at positions [from, to)
@@ -445,7 +448,13 @@ std::vector<std::int64_t> implicit_row_degrees(const ValueTable& table, const Di
         throw std::invalid_argument("metric weights and sensitive components differ in number");
     }
     const NeighbourFinder finder(table, distance);
-    if (finder.grid()) return finder.grid_degrees(threads, interrupt);
+    if (finder.grid()) {
+        const std::size_t above = finder.grid_dims() < 3 ? kTreeAbove : 2 * kTreeAbove;
+        if (finder.candidate_bound() > above * table.size()) {
+            return box_tree_degrees(table, distance, threads, interrupt);
+        }
+        return finder.grid_degrees(threads, interrupt);
+    }
     std::vector<std::int64_t> degree(table.size());
     parallel_for(table.size(), threads, interrupt, [&](std::size_t u) {
         degree[u] = table.count[u] - 1 + finder.component_weight(u);

@@ -11,6 +11,7 @@
 #include <random>
 #include <vector>
 
+#include "proxanon/box_tree.hpp"
 #include "proxanon/distance.hpp"
 #include "proxanon/colouring.hpp"
 #include "proxanon/exchange.hpp"
@@ -571,6 +572,50 @@ void test_graph_at_floating_point_extremes() {
     CHECK(refused);
 }
 
+/// The box tree's weights and degrees equal a test of every pair: values on a lattice of step
+/// epsilon / 4 (many pairs exactly at epsilon: the corners' rounding decides), random values,
+/// zero weights, more components than kept on the stack, duplicates; and the degrees equal the
+/// grid's, through implicit_row_degrees whichever it picks.
+void test_box_tree_against_brute_force() {
+    std::mt19937 rng(11);
+    for (Metric metric : {Metric::L1, Metric::L2, Metric::Linf}) {
+        for (std::size_t s : {std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{10}}) {
+            for (const bool lattice : {true, false}) {
+                const std::size_t n = 700;
+                const double eps = 0.1;
+                std::vector<double> rows = lattice ? random_levels(n, s, 40, static_cast<unsigned>(s)) : std::vector<double>(n * s);
+                std::uniform_real_distribution<double> unit(0.0, 1.0);
+                if (!lattice) {
+                    for (double& x : rows) x = unit(rng) * unit(rng);  // crowded near 0
+                }
+                std::vector<double> weights(s, 1.0 / static_cast<double>(s));
+                if (s == 3) weights[1] = 0.0;
+                const Distance distance(metric, weights, eps);
+                const ValueTable table = ValueTable::from_rows(rows.data(), n, s);
+                const BoxTree tree(table, distance);
+                std::vector<std::int64_t> brute(table.size());
+                for (std::size_t u = 0; u < table.size(); ++u) {
+                    std::int64_t weight = 0;
+                    for (std::size_t w = 0; w < table.size(); ++w) {
+                        if (distance.within(table.value(u), table.value(w))) weight += table.count[w];
+                    }
+                    CHECK(tree.weight_within(table.value(u)) == weight);
+                    brute[u] = weight - 1;
+                }
+                CHECK(box_tree_degrees(table, distance, 3, nullptr) == brute);
+                CHECK(implicit_row_degrees(table, distance, 2, nullptr) == brute);
+            }
+        }
+    }
+    bool refused = false;
+    try {
+        BoxTree(ValueTable::from_rows(kTableOne.data(), 1, 1), Distance(Metric::MinComponent, {1.0}, 0.1));
+    } catch (const std::invalid_argument&) {
+        refused = true;
+    }
+    CHECK(refused);
+}
+
 /// A stop request unwinds a run with Interrupted; the hook is consulted at most every 0.1 s.
 void test_interrupt_unwinds_a_run() {
     const std::size_t n = 3000;
@@ -936,6 +981,7 @@ int main() {
     test_every_part_against_brute_force();
     test_neighbour_count_against_brute_force();
     test_graph_at_floating_point_extremes();
+    test_box_tree_against_brute_force();
     test_interrupt_unwinds_a_run();
     test_quick_stop_needs_no_slow_hook();
     test_specialize_against_brute_force();

@@ -114,11 +114,22 @@ std::optional<NeighbourGraph> small_value_graph(const ValueTable& table, const D
 /// i.e. the degree in the abstract graph Psi of any row holding u. O(U + value edges).
 std::vector<std::int64_t> row_degrees(const ValueTable& table, const NeighbourGraph& graph);
 
+/// Candidate pairs per value (the grid's tests) above which implicit_row_degrees weighs each
+/// value's neighbours with a box tree instead (box_tree.hpp), on a grid of one or two
+/// components; twice as many on three, where the tree's boxes along a sphere's boundary are
+/// more. Two components, 200k values: grid 2.8 s, tree 1.7 s at 15,700 candidates a value
+/// (uniform, epsilon 0.05); 6.0 s and 2.2 s at 27,700 (incomes and amounts, lognormal and
+/// gamma scaled to [0, 1], epsilon 0.01); about equal near 6,600. Three (uniform, 300k and
+/// 1M): the grid ahead at 14,300 (20.5 s, 23.8 s), the tree at 19,200 (7.0 s, 5.9 s).
+inline constexpr std::size_t kTreeAbove = 8192;
+
 /// The same degrees for `distance` without storing any edge: neighbours are found by the
 /// graph builder's grid (each pair of values in adjacent cells tested once) or component
-/// windows and weighed on the spot. Memory O(s U), plus one count per value for each of up
-/// to 8 threads on the grid; time that of the candidate search, O(sum of candidates), over
-/// `threads` threads (0: the hardware's; the degrees are the same for any number).
+/// windows and weighed on the spot, or, for an Lp metric past kTreeAbove candidates per value
+/// (twice that on a grid of three components), by a box tree. Memory O(s U), plus one count
+/// per value for each of up to 8 threads on the grid; time that of the candidate search,
+/// O(sum of candidates), or the box tree's queries, over `threads` threads (0: the
+/// hardware's; the degrees are exact, the same for any number and either way).
 std::vector<std::int64_t> implicit_row_degrees(const ValueTable& table, const Distance& distance,
                                                std::size_t threads = 0,
                                                Interrupt* interrupt = nullptr);
