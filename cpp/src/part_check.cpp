@@ -80,8 +80,10 @@ void PartChecker::graph_degrees() {
         }
         return;
     }
-    work_ += adjacency;
-    for (std::int32_t u : present_) degree_[at(u)] = graph_degree(u);
+    for (std::int32_t u : present_) {
+        degree_[at(u)] = graph_degree(u);
+        if (nb_.row_degrees()[at(u)] > allowed_) work_ += graph_->degree(at(u));  // the list read
+    }
 }
 
 void PartChecker::implicit_degrees(const std::int32_t* begin, const std::int32_t* end) {

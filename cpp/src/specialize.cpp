@@ -57,8 +57,9 @@ public:
         : qi_(qi), keys_(node_keys), check_(neighbours, params), params_(params), published_(2 * qi.dimensions()),
           budget_(budget) {}
 
-    /// Whether the work allowed is spent: no split is then searched any further (the splits
-    /// made stand; a split being searched is dropped).
+    /// Whether the work allowed is spent, asked between rounds of a split's search: no split
+    /// is then searched any further (the splits made stand; the split being searched is
+    /// dropped, or kept if its last round completed it).
     bool spent() const { return work_ + check_.work() > budget_; }
 
     /// The part rows[begin, end): its tuple, loss and, with `checked`, its violating rows
@@ -391,7 +392,10 @@ SpecializeResult specialize(const LossModel& qi, const std::vector<std::vector<s
     }
     std::vector<std::vector<std::int32_t>> members(static_cast<std::size_t>(count));
     for (std::size_t r = 0; r < n; ++r) members[static_cast<std::size_t>(classes[r])].push_back(static_cast<std::int32_t>(r));
-    Specializer specializer(qi, node_keys, neighbours, params, work_per_row * std::max<std::size_t>(n, 1 << 12));
+    const std::size_t counted = std::max<std::size_t>(n, 1 << 12);
+    const std::size_t budget = work_per_row > std::numeric_limits<std::size_t>::max() / counted
+                                   ? std::numeric_limits<std::size_t>::max() : work_per_row * counted;
+    Specializer specializer(qi, node_keys, neighbours, params, budget);
     std::vector<Part> wholes;
     for (const auto& rows : members) {
         if (rows.empty()) throw std::invalid_argument("class ids must be 0 .. classes-1, every one used");

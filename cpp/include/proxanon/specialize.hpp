@@ -28,7 +28,7 @@
 // check of p rows costs O(p + sum of the degrees of its distinct values) over a graph and
 // O(p log p) over the sorted one-component structure (part_check.hpp); peeling a piece also
 // tests pairs of its violating values, O(v^2) a round; about O(d n log^2 n) for a table of
-// n rows when splits are balanced, and never more than kSpecializeWorkPerRow per row (below).
+// n rows when splits are balanced, and stopped near kSpecializeWorkPerRow per row (below).
 #pragma once
 
 #include <cstddef>
@@ -42,8 +42,10 @@
 namespace proxanon {
 
 /// Work a specialization may do per row of the table (rows counted by the checks, adjacency
-/// entries read, pairs of values tested): the benchmarks' specializations do at most 6,500
-/// per row (Adult, suppressing at epsilon 0.1), a fifth of it. Peeling rows off pieces of a
+/// entries read and pairs of values tested over a graph, pairs of values tested in peeling
+/// and feeding; over an implicit structure a check counts its rows only): the benchmarks'
+/// specializations do at most 6,500 per row (Adult, suppressing at epsilon 0.1), a fifth of
+/// it. The budget is asked between rounds, so a round in progress may finish past it. Peeling rows off pieces of a
 /// class whose thousands of distinct values are neighbours of one another costs the square
 /// of them per round: Mondrian's uncut table of 20k census rows at epsilon 0.2, delta 0.9
 /// took 31 s of specialization, about a million per row.
