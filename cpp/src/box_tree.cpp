@@ -11,7 +11,7 @@
 namespace proxanon {
 
 BoxTree::BoxTree(const ValueTable& table, const Distance& distance)
-    : table_(table), distance_(distance), s_(table.s) {
+    : distance_(distance), s_(table.s) {
     if (distance.metric() == Metric::MinComponent) throw std::invalid_argument("BoxTree needs an Lp metric");
     if (distance.dimensions() != s_) throw std::invalid_argument("metric weights and sensitive components differ in number");
     for (const double x : table.values) {
@@ -29,7 +29,7 @@ BoxTree::BoxTree(const ValueTable& table, const Distance& distance)
     }
     if (u_count == 0) return;
     nodes_.push_back(Node{0, u_count, 0, 0});
-    depth_.push_back(0);
+    std::vector<std::uint8_t> depth{0};  // each node's level
     // Nodes are made parent first (children adjacent); each is boxed when it is taken.
     for (std::size_t at = 0; at < nodes_.size(); ++at) {
         const std::size_t begin = nodes_[at].begin, end = nodes_[at].end;
@@ -60,7 +60,7 @@ BoxTree::BoxTree(const ValueTable& table, const Distance& distance)
             }
         }
         if (!(widest > 0.0)) continue;  // one point in every weighted component: decided whole
-        if (depth_[at] == kMaxDepth) continue;  // never reached: halving from 2^32 values
+        if (depth[at] == kMaxDepth) continue;  // never reached: halving from 2^32 values
         const std::size_t middle = begin + (end - begin) / 2;
         const auto first = order_.begin() + static_cast<std::ptrdiff_t>(begin);
         std::nth_element(first, order_.begin() + static_cast<std::ptrdiff_t>(middle),
@@ -72,10 +72,9 @@ BoxTree::BoxTree(const ValueTable& table, const Distance& distance)
         nodes_[at].left = nodes_.size();
         nodes_.push_back(Node{begin, middle, 0, 0});
         nodes_.push_back(Node{middle, end, 0, 0});
-        depth_.push_back(depth_[at] + 1);
-        depth_.push_back(depth_[at] + 1);
+        depth.push_back(static_cast<std::uint8_t>(depth[at] + 1));
+        depth.push_back(static_cast<std::uint8_t>(depth[at] + 1));
     }
-    std::vector<std::uint8_t>().swap(depth_);
     // The values again in tree order, so that a leaf's are read in sequence.
     ordered_.resize(u_count * s_);
     weight_.resize(u_count);

@@ -24,11 +24,12 @@ void PartChecker::count_present(const std::int32_t* begin, const std::int32_t* e
     }
 }
 
-std::int64_t PartChecker::graph_degree(std::int32_t u) const {
+std::int64_t PartChecker::graph_degree(std::int32_t u) {
     // D in the whole table bounds D in any of its parts: within the allowance, no need to
     // count (a large part allows many neighbours).
     const std::int64_t whole = nb_.row_degrees()[at(u)];
     if (whole <= allowed_) return whole;
+    work_ += graph_->degree(at(u));  // its adjacency list, read
     std::int64_t d = count_[at(u)] - 1;
     for (const std::int32_t* q = graph_->begin(at(u)); q != graph_->end(at(u)); ++q) d += count_[at(*q)];
     return d;
@@ -80,10 +81,7 @@ void PartChecker::graph_degrees() {
         }
         return;
     }
-    for (std::int32_t u : present_) {
-        degree_[at(u)] = graph_degree(u);
-        if (nb_.row_degrees()[at(u)] > allowed_) work_ += graph_->degree(at(u));  // the list read
-    }
+    for (std::int32_t u : present_) degree_[at(u)] = graph_degree(u);
 }
 
 void PartChecker::implicit_degrees(const std::int32_t* begin, const std::int32_t* end) {

@@ -30,7 +30,7 @@ bool fits(const Colouring& col, std::int32_t v, std::size_t c) {
         own += near;
         if (own > t || (col.own(*p) <= before && col.own(*p) + near > t)) return false;
     }
-    return own <= t;
+    return true;  // own <= t: checked as it grew
 }
 
 /// Moves the rows of an undersized class where they fit, or leaves them out; the classes

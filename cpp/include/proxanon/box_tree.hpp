@@ -35,8 +35,8 @@ public:
     static constexpr std::size_t kLeaf = 8;
     static constexpr std::size_t kMaxDepth = 48;
 
-    /// Over the values of `table` (finite: throws std::invalid_argument otherwise) for an
-    /// Lp `distance` (not MinComponent); both must outlive the tree.
+    /// Over the values of `table` (finite: throws std::invalid_argument otherwise; they are
+    /// copied) for an Lp `distance` (not MinComponent), which must outlive the tree.
     BoxTree(const ValueTable& table, const Distance& distance);
 
     /// The sum of count over the values within epsilon of x (s components), x's own value
@@ -55,7 +55,6 @@ private:
     const double* lo(std::size_t node) const { return box_.data() + node * 2 * s_; }
     const double* hi(std::size_t node) const { return lo(node) + s_; }
 
-    const ValueTable& table_;
     const Distance& distance_;
     std::size_t s_;
     std::vector<Node> nodes_;
@@ -63,7 +62,6 @@ private:
     std::vector<std::int32_t> order_;      ///< value ids, each node's a contiguous range
     std::vector<double> ordered_;          ///< their components in that order
     std::vector<std::int64_t> weight_;     ///< their counts in that order
-    std::vector<std::uint8_t> depth_;      ///< while building: each node's level
 };
 
 /// The row degree of every value of `table` (count - 1 plus the counts of its neighbours),

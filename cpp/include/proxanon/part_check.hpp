@@ -53,7 +53,7 @@ private:
     /// D of a row of value u in the set (present values counted), over the graph, exact when
     /// over allowed(), else at most allowed(); O(degree), O(1) when the whole table's D is
     /// within allowed().
-    std::int64_t graph_degree(std::int32_t u) const;
+    std::int64_t graph_degree(std::int32_t u);
     void count_present(const std::int32_t* begin, const std::int32_t* end);
     void implicit_degrees(const std::int32_t* begin, const std::int32_t* end);
 
