@@ -184,6 +184,23 @@ def test_one_class_splits_down_the_taxonomy_to_its_leaves() -> None:
     assert np.bincount(classes).tolist() == [10, 10, 10, 10]
 
 
+def test_native_call_takes_row_arrays_and_names_a_misshapen_one() -> None:
+    frame, tree = two_level_table()
+    sens = scaled_sensitive(frame)
+    codes = tree.leaf_index(frame["q"].to_numpy()).astype(float)[:, None]
+    common: dict[str, Any] = dict(
+        quasi_identifiers=codes, qi_taxonomies=[(np.asarray(tree.parent, np.int32),
+                                                 tree.n_leaves)],
+        node_keys=[list(range(len(tree.labels)))], sensitive=sens, metric="l1",
+        weights=[0.5, 0.5], epsilon=0.01, k=10, l=0, delta=0.8)
+    classes = np.zeros(len(frame), dtype=np.int32)
+    as_array = proxanon._core.specialize(classes=classes, **common)["classes"]
+    as_list = proxanon._core.specialize(classes=classes.tolist(), **common)["classes"]
+    assert np.array_equal(as_array, as_list) and len(np.unique(as_array)) == 4
+    with pytest.raises(ValueError, match="classes must be 1-D"):
+        proxanon._core.specialize(classes=classes.reshape(2, -1), **common)
+
+
 def test_a_class_that_would_fail_is_not_split() -> None:
     frame, tree = two_level_table()
     frame["s1"] = np.where(frame["q"].str.startswith("a"), 0.0, np.arange(len(frame)))

@@ -38,6 +38,23 @@ namespace {
 
 using DoubleArray = py::array_t<double, py::array::c_style | py::array::forcecast>;
 using Int64Array = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>;
+using Int32Array = py::array_t<std::int32_t, py::array::c_style | py::array::forcecast>;
+
+/// A 1-D integer array (one entry per row, value or edge) as a vector, in one copy: such inputs
+/// come as numpy arrays, not lists (at 3M rows, `tolist()` and the list's conversion took
+/// 0.25 s a call, and a list of 10M ints holds 360 MB of int objects).
+template <typename T>
+std::vector<T> to_vector(const py::array_t<T, py::array::c_style | py::array::forcecast>& array,
+                         const char* name) {
+    if (array.ndim() != 1) throw std::invalid_argument(std::string(name) + " must be 1-D");
+    return std::vector<T>(array.data(), array.data() + array.shape(0));
+}
+
+/// The same for an optional argument.
+std::optional<std::vector<std::int32_t>> to_vector(const std::optional<Int32Array>& array, const char* name) {
+    if (!array) return std::nullopt;
+    return to_vector(*array, name);
+}
 
 /// Hands a vector's buffer to numpy without copying it.
 template <typename T>
@@ -421,7 +438,7 @@ py::dict run_partition(const DoubleArray& sensitive, const std::string& metric,
                        const std::vector<double>& weights, double epsilon,
                        const py::handle& options, const std::optional<DoubleArray>& quasi_identifiers,
                        const std::vector<TaxonomySpec>& qi_taxonomies,
-                       const std::optional<std::vector<std::int32_t>>& initial_groups,
+                       const std::optional<Int32Array>& initial_groups,
                        std::size_t max_graph_entries, const std::string& neighbours) {
     const Matrix sa = as_matrix(sensitive, "sensitive");
     const Metric kind = parse_metric(metric);
@@ -431,7 +448,8 @@ py::dict run_partition(const DoubleArray& sensitive, const std::string& metric,
         table = ValueTable::from_rows(sa.data, sa.rows, sa.cols);
         return Neighbours::build(table, distance, asked, max_graph_entries, threads, interrupt);
     };
-    return run_engine(build, sa.rows, options, quasi_identifiers, qi_taxonomies, initial_groups);
+    return run_engine(build, sa.rows, options, quasi_identifiers, qi_taxonomies,
+                      to_vector(initial_groups, "initial_groups"));
 }
 
 /// The relation given as value ids per row and a CSR adjacency between the values; the
@@ -450,14 +468,18 @@ RelationBuilder csr_relation(std::vector<std::int32_t>& row_value, std::vector<s
 
 /// The same run over a relation given as value ids per row and a CSR adjacency between the
 /// values (a user's distance evaluated in Python, or a precomputed neighbour graph).
-py::dict run_partition_graph(std::vector<std::int32_t> row_value, std::vector<std::int64_t> offsets,
-                             std::vector<std::int32_t> targets, const py::handle& options,
+py::dict run_partition_graph(const Int32Array& row_values, const Int64Array& offset_array,
+                             const Int32Array& target_array, const py::handle& options,
                              const std::optional<DoubleArray>& quasi_identifiers,
                              const std::vector<TaxonomySpec>& qi_taxonomies,
-                             const std::optional<std::vector<std::int32_t>>& initial_groups) {
+                             const std::optional<Int32Array>& initial_groups) {
+    std::vector<std::int32_t> row_value = to_vector(row_values, "row_value");
+    std::vector<std::int64_t> offsets = to_vector(offset_array, "offsets");
+    std::vector<std::int32_t> targets = to_vector(target_array, "targets");
     const std::size_t n = row_value.size();
     const RelationBuilder build = csr_relation(row_value, offsets, targets);
-    return run_engine(build, n, options, quasi_identifiers, qi_taxonomies, initial_groups);
+    return run_engine(build, n, options, quasi_identifiers, qi_taxonomies,
+                      to_vector(initial_groups, "initial_groups"));
 }
 
 /// A session's relation over any rows of a matrix of sensitive values (the arrays outlive it).
@@ -562,24 +584,27 @@ py::dict run_session_rows(const DoubleArray& sensitive, const std::string& metri
                           const DoubleArray& quasi_identifiers, const std::vector<TaxonomySpec>& qi_taxonomies,
                           const std::vector<std::vector<std::int32_t>>& node_keys, const Int64Array& sensitive_ids,
                           bool qi_aware, std::optional<std::size_t> max_rounds, double budget,
-                          const std::optional<std::vector<std::int32_t>>& start,
+                          const std::optional<Int32Array>& start,
                           std::size_t max_graph_entries, const std::string& neighbours) {
     const Matrix sa = as_matrix(sensitive, "sensitive");
     const RowsRelation relation = matrix_rows(sa, parse_metric(metric), weights, epsilon,
                                               parse_structure(neighbours), max_graph_entries);
     return session_with(relation, sa.rows, options, quasi_identifiers, qi_taxonomies, node_keys, sensitive_ids,
-                        qi_aware, max_rounds, budget, start);
+                        qi_aware, max_rounds, budget, to_vector(start, "start"));
 }
 
-py::dict run_session_graph(const std::vector<std::int32_t>& row_value, const std::vector<std::int64_t>& offsets,
-                           const std::vector<std::int32_t>& targets, const py::handle& options,
+py::dict run_session_graph(const Int32Array& row_values, const Int64Array& offset_array,
+                           const Int32Array& target_array, const py::handle& options,
                            const DoubleArray& quasi_identifiers, const std::vector<TaxonomySpec>& qi_taxonomies,
                            const std::vector<std::vector<std::int32_t>>& node_keys, const Int64Array& sensitive_ids,
                            bool qi_aware, std::optional<std::size_t> max_rounds, double budget,
-                           const std::optional<std::vector<std::int32_t>>& start) {
+                           const std::optional<Int32Array>& start) {
+    const std::vector<std::int32_t> row_value = to_vector(row_values, "row_value");
+    const std::vector<std::int64_t> offsets = to_vector(offset_array, "offsets");
+    const std::vector<std::int32_t> targets = to_vector(target_array, "targets");
     const RowsRelation relation = csr_rows(row_value, offsets, targets);
     return session_with(relation, row_value.size(), options, quasi_identifiers, qi_taxonomies, node_keys,
-                        sensitive_ids, qi_aware, max_rounds, budget, start);
+                        sensitive_ids, qi_aware, max_rounds, budget, to_vector(start, "start"));
 }
 
 /// The checks of a Mondrian part (and of a specialized class).
@@ -665,7 +690,7 @@ py::dict specialize_with(const RelationBuilder& build, std::size_t n, std::vecto
     return out;
 }
 
-py::dict run_specialize(std::vector<std::int32_t> classes, const DoubleArray& quasi_identifiers,
+py::dict run_specialize(const Int32Array& classes, const DoubleArray& quasi_identifiers,
                         const std::vector<TaxonomySpec>& qi_taxonomies,
                         const std::vector<std::vector<std::int32_t>>& node_keys,
                         const DoubleArray& sensitive, const std::string& metric,
@@ -685,19 +710,22 @@ py::dict run_specialize(std::vector<std::int32_t> classes, const DoubleArray& qu
         return Neighbours::for_checks(table, Distance(kind, weights, *epsilon), max_graph_entries,
                                       interrupt);
     };
-    return specialize_with(build, sa.rows, std::move(classes), quasi_identifiers, qi_taxonomies,
+    return specialize_with(build, sa.rows, to_vector(classes, "classes"), quasi_identifiers, qi_taxonomies,
                            node_keys, k, l, epsilon.has_value(), delta, absorb_rows);
 }
 
-py::dict run_specialize_graph(std::vector<std::int32_t> classes, const DoubleArray& quasi_identifiers,
+py::dict run_specialize_graph(const Int32Array& classes, const DoubleArray& quasi_identifiers,
                               const std::vector<TaxonomySpec>& qi_taxonomies,
                               const std::vector<std::vector<std::int32_t>>& node_keys,
-                              std::vector<std::int32_t> row_value, std::vector<std::int64_t> offsets,
-                              std::vector<std::int32_t> targets, std::size_t k, double delta,
+                              const Int32Array& row_values, const Int64Array& offset_array,
+                              const Int32Array& target_array, std::size_t k, double delta,
                               bool absorb_rows) {
+    std::vector<std::int32_t> row_value = to_vector(row_values, "row_value");
+    std::vector<std::int64_t> offsets = to_vector(offset_array, "offsets");
+    std::vector<std::int32_t> targets = to_vector(target_array, "targets");
     const std::size_t n = row_value.size();
     const RelationBuilder build = csr_relation(row_value, offsets, targets);
-    return specialize_with(build, n, std::move(classes), quasi_identifiers, qi_taxonomies, node_keys,
+    return specialize_with(build, n, to_vector(classes, "classes"), quasi_identifiers, qi_taxonomies, node_keys,
                            k, 0, true, delta, absorb_rows);
 }
 

@@ -5,6 +5,9 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+# One entry per row, value or edge: a 1-D integer array (a list converts too, slowly).
+_Ints = NDArray[np.integer[Any]] | list[int]
+
 class _Options(Protocol):
     """proxanon.engine.EngineOptions, as the binding reads it."""
 
@@ -37,18 +40,18 @@ def partition(
     options: _Options,
     quasi_identifiers: NDArray[np.float64] | None = None,
     qi_taxonomies: list[tuple[NDArray[np.int32], int] | None] = ...,
-    initial_groups: list[int] | None = None,
+    initial_groups: _Ints | None = None,
     max_graph_entries: int = ...,
     neighbours: str = "auto",
 ) -> dict[str, Any]: ...
 def partition_graph(
-    row_value: list[int],
-    offsets: list[int],
-    targets: list[int],
+    row_value: _Ints,
+    offsets: _Ints,
+    targets: _Ints,
     options: _Options,
     quasi_identifiers: NDArray[np.float64] | None = None,
     qi_taxonomies: list[tuple[NDArray[np.int32], int] | None] = ...,
-    initial_groups: list[int] | None = None,
+    initial_groups: _Ints | None = None,
 ) -> dict[str, Any]: ...
 def mondrian(
     sensitive: NDArray[np.float64],
@@ -77,14 +80,14 @@ def session(
     qi_aware: bool,
     max_rounds: int | None,
     budget: float,
-    start: list[int] | None = ...,
+    start: _Ints | None = ...,
     max_graph_entries: int = ...,
     neighbours: str = ...,
 ) -> dict[str, Any]: ...
 def session_graph(
-    row_value: list[int],
-    offsets: list[int],
-    targets: list[int],
+    row_value: _Ints,
+    offsets: _Ints,
+    targets: _Ints,
     options: Any,
     quasi_identifiers: NDArray[np.float64],
     qi_taxonomies: list[tuple[NDArray[np.int32], int] | None],
@@ -93,10 +96,10 @@ def session_graph(
     qi_aware: bool,
     max_rounds: int | None,
     budget: float,
-    start: list[int] | None = ...,
+    start: _Ints | None = ...,
 ) -> dict[str, Any]: ...
 def specialize(
-    classes: list[int],
+    classes: _Ints,
     quasi_identifiers: NDArray[np.float64],
     qi_taxonomies: list[tuple[NDArray[np.int32], int] | None],
     node_keys: list[list[int]],
@@ -111,13 +114,13 @@ def specialize(
     absorb_rows: bool = ...,
 ) -> dict[str, Any]: ...
 def specialize_graph(
-    classes: list[int],
+    classes: _Ints,
     quasi_identifiers: NDArray[np.float64],
     qi_taxonomies: list[tuple[NDArray[np.int32], int] | None],
     node_keys: list[list[int]],
-    row_value: list[int],
-    offsets: list[int],
-    targets: list[int],
+    row_value: _Ints,
+    offsets: _Ints,
+    targets: _Ints,
     k: int,
     delta: float,
     absorb_rows: bool = ...,

@@ -344,7 +344,7 @@ def run_specialize(classes: NDArray[np.int64], sens: NDArray[np.float64], k: int
     second number is the rows moved."""
     keys = [[] if key is None else key.tolist() for key in node_keys]
     common: dict[str, Any] = dict(
-        classes=classes.astype(np.int32).tolist(), quasi_identifiers=qi,
+        classes=classes.astype(np.int32), quasi_identifiers=qi,
         qi_taxonomies=qi_taxonomies, node_keys=keys, k=k, delta=0.0 if delta is None else delta,
         absorb_rows=absorb_rows)
     try:
@@ -359,8 +359,8 @@ def run_specialize(classes: NDArray[np.int64], sens: NDArray[np.float64], k: int
                 row_value, offsets, targets, _ = value_graph(relation, sens, epsilon)
             else:
                 row_value, offsets, targets = row_graph(relation, sens.shape[0])
-            raw = _core.specialize_graph(row_value=row_value.tolist(), offsets=offsets.tolist(),
-                                         targets=targets.tolist(), **common)
+            raw = _core.specialize_graph(row_value=row_value, offsets=offsets, targets=targets,
+                                         **common)
     except GraphTooDenseError:
         return classes, 0
     return (np.asarray(raw["classes"], dtype=np.int64),
@@ -454,7 +454,7 @@ def run_engine(
         progress=reporter.counters if reporter is not None else None)
     data: dict[str, Any] = dict(
         quasi_identifiers=qi, qi_taxonomies=qi_taxonomies or [],
-        initial_groups=None if initial_groups is None else initial_groups.tolist())
+        initial_groups=initial_groups)
     raw, calls = _call_native(
         relation, sens, eps, reporter,
         lambda name, weights: _core.partition(sens, name, weights, eps, options,
@@ -484,7 +484,8 @@ def run_engine(
 def _call_native(relation: Relation, sens: NDArray[np.float64], eps: float,
                  reporter: ProgressReporter | None,
                  builtin: Callable[[str, list[float]], dict[str, Any]],
-                 graph: Callable[[list[int], list[int], list[int]], dict[str, Any]]
+                 graph: Callable[[NDArray[np.int32], NDArray[np.int64], NDArray[np.int32]],
+                                 dict[str, Any]]
                  ) -> tuple[dict[str, Any], int]:
     """One native run (``builtin`` with a built-in metric's name and weights, else ``graph``
     with the value ids per row and the CSR between values, evaluated here) and the distance
@@ -502,7 +503,7 @@ def _call_native(relation: Relation, sens: NDArray[np.float64], eps: float,
         else:
             row_value, offsets, targets = row_graph(relation, sens.shape[0])
         built = time.perf_counter() - tic
-        raw = graph(row_value.tolist(), offsets.tolist(), targets.tolist())
+        raw = graph(row_value, offsets, targets)
         (raw["last"] if "last" in raw else raw)["seconds_graph"] += built
         return raw, calls
     except GraphTooDenseError as exc:
@@ -582,7 +583,7 @@ def run_session(sens: NDArray[np.float64], k: int, eps: float, dlt: float, relat
         options=options, quasi_identifiers=qi, qi_taxonomies=qi_taxonomies, node_keys=keys,
         sensitive_ids=np.ascontiguousarray(sensitive_ids, dtype=np.int64), qi_aware=qi_aware,
         max_rounds=max_rounds, budget=budget,
-        start=None if start is None else start.astype(np.int32).tolist())
+        start=None if start is None else start.astype(np.int32))
     raw, calls = _call_native(
         relation, sens, eps, reporter,
         lambda name, weights: _core.session(sens, name, weights, eps,
