@@ -964,7 +964,33 @@ void test_class_counts_paths_against_brute_force() {
     }
 }
 
+void test_one_component_class_counts_against_brute_force() {
+    // One component on a 400-level lattice: classes of ~200 rows hold far more distinct
+    // values than the pairwise path takes, so count_in_class sweeps its window over them;
+    // epsilon a whole number of lattice steps puts neighbours exactly epsilon apart.
+    const std::size_t n = 2000;
+    const std::vector<double> rows = random_levels(n, 1, 400, 21);
+    const ValueTable table = ValueTable::from_rows(rows.data(), n, 1);
+    for (const double eps : {0.0, 3.0 / 400, 0.05, 0.6}) {
+        const Distance distance(Metric::L1, {1.0}, eps);
+        for (std::size_t c = 0; c < 10; ++c) {
+            std::vector<std::int32_t> members;
+            for (std::size_t r = c; r < n; r += 10) members.push_back(static_cast<std::int32_t>(r));
+            std::vector<std::int64_t> got(members.size()), want(members.size(), 0);
+            count_in_class(table, distance, members.data(), members.size(), got.data());
+            for (std::size_t a = 0; a < members.size(); ++a) {
+                for (std::size_t b = 0; b < members.size(); ++b) {
+                    const auto ra = static_cast<std::size_t>(members[a]), rb = static_cast<std::size_t>(members[b]);
+                    if (a != b && distance.within(&rows[ra], &rows[rb])) ++want[a];
+                }
+            }
+            CHECK(got == want);
+        }
+    }
+}
+
 int main() {
+    test_one_component_class_counts_against_brute_force();
     test_distance_tolerance();
     test_value_table_and_graph_against_brute_force();
     test_min_component_graph_against_brute_force();

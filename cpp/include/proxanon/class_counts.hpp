@@ -5,7 +5,7 @@
 //
 // A class is taken by its distinct values with their multiplicities: up to kPairwiseValues
 // distinct values are tested pairwise (O(u^2) tests, u <= kPairwiseValues); more, with one
-// component, by two binary searches per value over the class's sorted values (O(u log u));
+// component, by one sweep of a window over the class's sorted values (O(u) tests);
 // with several, indexed like a table of their own (a grid of cell size the neighbour box over
 // up to three components, or sorted components for min_component; neighbour_graph.hpp),
 // O(u log u + candidate pairs in adjacent cells), never a test of every pair of rows.
