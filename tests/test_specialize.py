@@ -201,6 +201,34 @@ def test_native_call_takes_row_arrays_and_names_a_misshapen_one() -> None:
         proxanon._core.specialize(classes=classes.reshape(2, -1), **common)
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_peeling_on_a_line_splits_as_the_same_relation_given_as_a_graph(seed: int) -> None:
+    # One continuous component (incomes): peeling finds the relief of its many violating
+    # values from runs of neighbours on the line; given as a graph, by pair tests. Both
+    # must make the same splits, and what they publish passes by brute force.
+    rng = np.random.default_rng(seed)
+    n, k, eps, delta = 1200, 10, 0.02, 0.8
+    values = np.round(rng.lognormal(0.0, 0.6, n), 3)
+    sens = ((values - values.min()) / (values.max() - values.min()))[:, None]
+    qi = rng.integers(0, 40, n).astype(float)[:, None]
+    start = np.zeros(n, dtype=np.int32)
+    common: dict[str, Any] = dict(quasi_identifiers=qi, qi_taxonomies=[None], node_keys=[[]],
+                                  k=k, delta=delta)
+    on_line = proxanon._core.specialize(classes=start, sensitive=sens, metric="l1",
+                                        weights=[1.0], epsilon=eps, l=0, **common)
+    graph = proxanon._core.neighbour_graph(sens, "l1", [1.0], eps, 1 << 30)
+    as_graph = proxanon._core.specialize_graph(
+        classes=start, row_value=graph["row_value"], offsets=graph["offsets"],
+        targets=graph["targets"], **common)
+    assert on_line["splits"] > 0
+    assert np.array_equal(on_line["classes"], as_graph["classes"])
+    classes = np.asarray(on_line["classes"])
+    before, _ = brute_violations(np.repeat(sens, 2, axis=1), np.zeros(n, dtype=np.int64), k,
+                                 eps, delta)
+    after, sized = brute_violations(np.repeat(sens, 2, axis=1), classes, k, eps, delta)
+    assert sized and after <= before
+
+
 def test_a_class_that_would_fail_is_not_split() -> None:
     frame, tree = two_level_table()
     frame["s1"] = np.where(frame["q"].str.startswith("a"), 0.0, np.arange(len(frame)))

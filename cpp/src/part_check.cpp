@@ -91,4 +91,75 @@ void PartChecker::implicit_degrees(const std::int32_t* begin, const std::int32_t
     for (std::size_t i = 0; i < size; ++i) degree_[at(value_of(begin[i]))] = row_counts_[i];
 }
 
+
+Relief::Relief(const PartChecker& check, const std::vector<std::pair<std::int64_t, std::int32_t>>& violating,
+               std::size_t tests, std::vector<std::int64_t>& shed_rows)
+    : check_(check), tests_(tests), shed_rows_(shed_rows) {
+    if (check.graph() != nullptr) shed_rows_.resize(check.values(), 0);
+    if (!check.on_a_line() || violating.size() < 2) return;
+    for (const auto& entry : violating) ids_.push_back(entry.second);
+    std::sort(ids_.begin(), ids_.end());
+    const std::size_t v = ids_.size();
+    first_.resize(v);
+    last_.resize(v);
+    std::size_t first = 0, last = 0;
+    for (std::size_t i = 0; i < v; ++i) {  // both ends only move up (class_counts.cpp)
+        while (!check.adjacent(ids_[first], ids_[i])) ++first;
+        last = std::max(last, i + 1);
+        while (last < v && check.adjacent(ids_[i], ids_[last])) ++last;
+        first_[i] = first;
+        last_[i] = last;
+    }
+    work_ = 3 * v;
+    tree_.assign(v + 1, 0);
+}
+
+Relief::~Relief() {
+    if (check_.graph() == nullptr) return;
+    for (const auto& entry : shed_) shed_rows_[static_cast<std::size_t>(entry.first)] = 0;
+}
+
+std::int64_t Relief::of(std::int32_t w) {
+    if (!tree_.empty()) {
+        const std::size_t r = rank(w);
+        work_ += 1;
+        return below(last_[r]) - below(first_[r]);
+    }
+    std::int64_t relief = 0;
+    const NeighbourGraph* graph = check_.graph();
+    const auto at = static_cast<std::size_t>(w);
+    if (graph != nullptr && graph->degree(at) < shed_.size()) {
+        work_ += graph->degree(at);
+        for (const std::int32_t* u = graph->begin(at); u != graph->end(at); ++u) {
+            relief += shed_rows_[static_cast<std::size_t>(*u)];
+        }
+    } else if (graph != nullptr || shed_.size() <= tests_) {
+        if (graph == nullptr) tests_ -= shed_.size();
+        work_ += shed_.size();
+        for (const auto& [u, x] : shed_) {
+            if (check_.adjacent(u, w)) relief += x;
+        }
+    }
+    return relief;
+}
+
+void Relief::shed(std::int32_t w, std::int64_t x) {
+    if (tree_.empty()) {
+        shed_.emplace_back(w, x);
+        if (check_.graph() != nullptr) shed_rows_[static_cast<std::size_t>(w)] = x;
+        return;
+    }
+    for (std::size_t i = rank(w) + 1; i < tree_.size(); i += i & (~i + 1)) tree_[i] += x;
+}
+
+std::size_t Relief::rank(std::int32_t w) const {
+    return static_cast<std::size_t>(std::lower_bound(ids_.begin(), ids_.end(), w) - ids_.begin());
+}
+
+std::int64_t Relief::below(std::size_t r) const {
+    std::int64_t sum = 0;
+    for (std::size_t i = r; i > 0; i -= i & (~i + 1)) sum += tree_[i];
+    return sum;
+}
+
 }  // namespace proxanon

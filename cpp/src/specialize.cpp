@@ -26,6 +26,10 @@ constexpr std::size_t kMaxPeels = 24;
 constexpr std::size_t kGentlePeels = 8;
 /// The remainder's worst values whose neighbours are kept out of what feeds it.
 constexpr std::size_t kFeedValues = 32;
+/// Pair tests per row of a piece, at most, that one peeling round spends on the relief of
+/// violating values over an implicit structure of several components (Relief; past it, a
+/// value's relief counts as none and the round sheds more rows than it needs).
+constexpr std::size_t kReliefTestsPerRow = 64;
 /// Levels a passing piece whose tuple another class publishes may be split further to find
 /// tuples of its own, within one split.
 constexpr std::size_t kMaxDepth = 2;
@@ -263,26 +267,28 @@ public:
             if (round < kGentlePeels) violating.resize(1);
             std::vector<std::pair<std::int32_t, std::int64_t>> shed;
             std::int64_t removed = 0;
+            Relief relief_of(check_, violating, kReliefTestsPerRow * piece.size(), shed_rows_);
             for (const auto& [minus, w] : violating) {
-                std::int64_t relief = 0;
-                work_ += shed.size();
-                for (const auto& [u, x] : shed) {
-                    if (check_.adjacent(u, w)) relief += x;
-                }
+                const std::int64_t relief = relief_of.of(w);
                 const double left = static_cast<double>(-minus - relief) +
                                     std::ceil((1.0 - params_.delta) * static_cast<double>(removed));
                 if (left <= 0.0) continue;
                 const auto x = std::min(check_.count(w),
                                         static_cast<std::int64_t>(std::ceil(left / std::max(params_.delta, 1e-9))));
                 shed.emplace_back(w, x);
+                relief_of.shed(w, x);
                 removed += x;
             }
-            quota_.assign(check_.values(), 0);
+            work_ += relief_of.work();
+            // quota_ is all zero between rounds: only the shed values' entries are set (a
+            // round on a small piece costs no pass over every value of the table).
+            quota_.resize(check_.values(), 0);
             for (const auto& [u, x] : shed) quota_[static_cast<std::size_t>(u)] = x;
             move_rows(piece, rest, [&](std::int32_t row) {
                 auto& q = quota_[static_cast<std::size_t>(check_.value_of(row))];
                 return q > 0 && q-- > 0;
             });
+            for (const auto& [u, x] : shed) quota_[static_cast<std::size_t>(u)] = 0;
         }
         return false;
     }
@@ -319,7 +325,8 @@ public:
         const auto need = static_cast<std::size_t>(std::max(1.0, std::ceil(wanted)));
         std::size_t total = 0;
         for (const auto& piece : pieces) total += piece.size();
-        verdict_.assign(check_.values(), -1);
+        verdict_.resize(check_.values(), -1);  // all -1 between calls, as quota_ is 0
+        std::vector<std::int32_t> decided;
         std::size_t moved = 0;
         for (auto& piece : pieces) {
             std::size_t share = std::min((need * piece.size() + total - 1) / total, piece.size() - params_.k);
@@ -329,6 +336,7 @@ public:
                 auto& far = verdict_[static_cast<std::size_t>(w)];
                 if (far < 0) {
                     far = 1;
+                    decided.push_back(w);
                     work_ += worst.size();
                     for (const auto& [e, u] : worst) {
                         if (check_.adjacent(u, w)) { far = 0; break; }
@@ -340,6 +348,7 @@ public:
                 return true;
             });
         }
+        for (const std::int32_t w : decided) verdict_[static_cast<std::size_t>(w)] = -1;
         return moved > 0;
     }
 
@@ -368,6 +377,7 @@ private:
     std::vector<std::uint64_t> sort_keys_, sort_spare_;      ///< scratch of order_by_value()
     std::vector<std::int8_t> verdict_;  ///< per value: -1 unknown, 1 far from the worst, 0 not
     std::vector<std::int64_t> quota_;   ///< per value: rows still to shed in a peeling round
+    std::vector<std::int64_t> shed_rows_;  ///< per value: rows shed so far in a round (Relief)
     std::size_t budget_;                ///< work allowed (checks' and the specializer's own)
     std::size_t work_ = 0;              ///< adjacency tests made here, outside the checks
 };

@@ -22,6 +22,7 @@
 #include "proxanon/neighbours.hpp"
 #include "proxanon/ordering.hpp"
 #include "proxanon/absorb.hpp"
+#include "proxanon/part_check.hpp"
 #include "proxanon/class_counts.hpp"
 #include "proxanon/specialize.hpp"
 #include "proxanon/tuple_counts.hpp"
@@ -989,7 +990,50 @@ void test_one_component_class_counts_against_brute_force() {
     }
 }
 
+void test_relief_against_brute_force() {
+    // A peeling round's relief (part_check.hpp) on a line (sorted, and a graph over the same
+    // one component), over a graph off a line and by pair tests in two components: the rows
+    // shed before each violating value among its neighbours, as brute force counts them.
+    for (const std::size_t s : {std::size_t{1}, std::size_t{2}}) {
+        const std::size_t n = 900;
+        const std::vector<double> rows = random_levels(n, s, 300, static_cast<unsigned>(31 + s));
+        const ValueTable table = ValueTable::from_rows(rows.data(), n, s);
+        const std::vector<double> weights(s, 1.0 / static_cast<double>(s));
+        const Distance distance(Metric::L1, weights, 4.0 / 300);  // neighbours exactly epsilon apart
+        for (const Structure structure : {Structure::Sorted, Structure::Graph, Structure::Grid}) {
+            if (s == 1 && structure == Structure::Grid) continue;
+            if (s == 2 && structure == Structure::Sorted) continue;
+            const Neighbours nb = Neighbours::build(table, distance, structure, kMaxGraphEntries);
+            MondrianParams params;
+            const PartChecker check(nb, params);
+            CHECK(check.on_a_line() == (structure == Structure::Sorted) || structure == Structure::Graph);
+            std::mt19937 rng(3);
+            std::vector<std::pair<std::int64_t, std::int32_t>> violating;
+            for (std::size_t u = 0; u < table.size(); ++u) {
+                if (rng() % 3 == 0) violating.emplace_back(-static_cast<std::int64_t>(rng() % 50), static_cast<std::int32_t>(u));
+            }
+            std::sort(violating.begin(), violating.end());
+            std::vector<std::int64_t> shed_rows;
+            Relief relief(check, violating, std::size_t{1} << 30, shed_rows);
+            std::vector<std::pair<std::int32_t, std::int64_t>> shed;
+            for (const auto& [minus, w] : violating) {
+                std::int64_t want = 0;
+                for (const auto& [u, x] : shed) {
+                    if (distance.within(table.value(static_cast<std::size_t>(u)), table.value(static_cast<std::size_t>(w)))) want += x;
+                }
+                CHECK(relief.of(w) == want);
+                if (rng() % 2 == 0) {
+                    const auto x = static_cast<std::int64_t>(1 + rng() % 4);
+                    shed.emplace_back(w, x);
+                    relief.shed(w, x);
+                }
+            }
+        }
+    }
+}
+
 int main() {
+    test_relief_against_brute_force();
     test_one_component_class_counts_against_brute_force();
     test_distance_tolerance();
     test_value_table_and_graph_against_brute_force();

@@ -25,11 +25,13 @@
 // kBundle rows below).
 //
 // Cost: per class touched, its distinct values counted once over the neighbour structure
-// (NeighbourCount, O(p + sum of their degrees) over a graph); per row of a giving class, at
-// most kMaxCovers covering tuples looked up in a hash index, at most kScan classes read per
-// tuple, and a check of O(p) adjacency tests for each class read (p: its distinct values,
-// p <= cap); so O(rows in giving classes * kMaxCovers * kScan * cap) at worst, independent of
-// the other classes' sizes. Bundles: per pass (at most kBundlePasses) at most
+// (NeighbourCount, O(p + sum of their degrees) over a graph); per row of a giving class, a
+// test that the class spares it, O(1) unless t(G) falls with the row while a member is at
+// it (then O(p_giver)), at most kMaxCovers covering tuples looked up in a hash index, at most
+// kScan classes read per tuple, and a check of O(p) adjacency tests for each class read (p:
+// its distinct values, p <= cap); per row moved, O(p_giver) to update the giver's counts; so
+// O(rows in giving classes * kMaxCovers * kScan * cap) plus O(p_giver) per row moved or
+// spared under a falling t(G), independent of the other classes' sizes. Bundles: per pass (at most kBundlePasses) at most
 // kBundleTriesPerRow bundles per row of the giving class, each reading at most
 // kCompanionCombos of its QI combinations (O(d) each) and moving at most kBundle rows at O(p)
 // each; each QI combination's covering classes looked up once. Memory O(n + classes * d).

@@ -27,7 +27,9 @@
 // O(d r (m log m + c)) for a class of m rows and r rounds (bounded by constants), where a
 // check of p rows costs O(p + sum of the degrees of its distinct values) over a graph and
 // O(p log p) over the sorted one-component structure (part_check.hpp); peeling a piece also
-// tests pairs of its violating values, O(v^2) a round; about O(d n log^2 n) for a table of
+// finds each violating value's relief by the rows shed before it (part_check.hpp's Relief:
+// O(v log v) a round on a line, adjacency reads over a graph, else at most
+// kReliefTestsPerRow pair tests per row); about O(d n log^2 n) for a table of
 // n rows when splits are balanced, and stopped near kSpecializeWorkPerRow per row (below).
 #pragma once
 
