@@ -50,6 +50,17 @@ std::vector<T> to_vector(const py::array_t<T, py::array::c_style | py::array::fo
     return std::vector<T>(array.data(), array.data() + array.shape(0));
 }
 
+/// A relation given as value ids per row and a CSR adjacency between the values.
+struct Csr {
+    std::vector<std::int32_t> row_value;
+    std::vector<std::int64_t> offsets;
+    std::vector<std::int32_t> targets;
+};
+
+Csr to_csr(const Int32Array& row_value, const Int64Array& offsets, const Int32Array& targets) {
+    return {to_vector(row_value, "row_value"), to_vector(offsets, "offsets"), to_vector(targets, "targets")};
+}
+
 /// The same for an optional argument.
 std::optional<std::vector<std::int32_t>> to_vector(const std::optional<Int32Array>& array, const char* name) {
     if (!array) return std::nullopt;
@@ -473,11 +484,9 @@ py::dict run_partition_graph(const Int32Array& row_values, const Int64Array& off
                              const std::optional<DoubleArray>& quasi_identifiers,
                              const std::vector<TaxonomySpec>& qi_taxonomies,
                              const std::optional<Int32Array>& initial_groups) {
-    std::vector<std::int32_t> row_value = to_vector(row_values, "row_value");
-    std::vector<std::int64_t> offsets = to_vector(offset_array, "offsets");
-    std::vector<std::int32_t> targets = to_vector(target_array, "targets");
-    const std::size_t n = row_value.size();
-    const RelationBuilder build = csr_relation(row_value, offsets, targets);
+    Csr csr = to_csr(row_values, offset_array, target_array);
+    const std::size_t n = csr.row_value.size();
+    const RelationBuilder build = csr_relation(csr.row_value, csr.offsets, csr.targets);
     return run_engine(build, n, options, quasi_identifiers, qi_taxonomies,
                       to_vector(initial_groups, "initial_groups"));
 }
@@ -599,11 +608,9 @@ py::dict run_session_graph(const Int32Array& row_values, const Int64Array& offse
                            const std::vector<std::vector<std::int32_t>>& node_keys, const Int64Array& sensitive_ids,
                            bool qi_aware, std::optional<std::size_t> max_rounds, double budget,
                            const std::optional<Int32Array>& start) {
-    const std::vector<std::int32_t> row_value = to_vector(row_values, "row_value");
-    const std::vector<std::int64_t> offsets = to_vector(offset_array, "offsets");
-    const std::vector<std::int32_t> targets = to_vector(target_array, "targets");
-    const RowsRelation relation = csr_rows(row_value, offsets, targets);
-    return session_with(relation, row_value.size(), options, quasi_identifiers, qi_taxonomies, node_keys,
+    const Csr csr = to_csr(row_values, offset_array, target_array);
+    const RowsRelation relation = csr_rows(csr.row_value, csr.offsets, csr.targets);
+    return session_with(relation, csr.row_value.size(), options, quasi_identifiers, qi_taxonomies, node_keys,
                         sensitive_ids, qi_aware, max_rounds, budget, to_vector(start, "start"));
 }
 
@@ -720,11 +727,9 @@ py::dict run_specialize_graph(const Int32Array& classes, const DoubleArray& quas
                               const Int32Array& row_values, const Int64Array& offset_array,
                               const Int32Array& target_array, std::size_t k, double delta,
                               bool absorb_rows) {
-    std::vector<std::int32_t> row_value = to_vector(row_values, "row_value");
-    std::vector<std::int64_t> offsets = to_vector(offset_array, "offsets");
-    std::vector<std::int32_t> targets = to_vector(target_array, "targets");
-    const std::size_t n = row_value.size();
-    const RelationBuilder build = csr_relation(row_value, offsets, targets);
+    Csr csr = to_csr(row_values, offset_array, target_array);
+    const std::size_t n = csr.row_value.size();
+    const RelationBuilder build = csr_relation(csr.row_value, csr.offsets, csr.targets);
     return specialize_with(build, n, to_vector(classes, "classes"), quasi_identifiers, qi_taxonomies, node_keys,
                            k, 0, true, delta, absorb_rows);
 }

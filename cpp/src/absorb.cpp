@@ -204,12 +204,11 @@ private:
         return true;
     }
 
-    /// Whether a class passes as its counts now stand. O(p).
+    /// Whether a class passes as its counts now stand. O(1).
     bool holds(const Class& cls) const {
         if (cls.size < params_.k || cls.values.size() < params_.l) return false;
         if (!params_.dissimilarity) return true;
-        const std::int64_t allowed = allowed_neighbours(cls.size, params_.delta);
-        return std::all_of(cls.closed.begin(), cls.closed.end(), [&](std::int64_t c) { return c - 1 <= allowed; });
+        return cls.worst <= allowed_neighbours(cls.size, params_.delta);
     }
 
     /// Whether row r (QI values x) holds one of class cls's extremes alone.

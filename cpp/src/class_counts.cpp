@@ -45,24 +45,17 @@ void count_in_class(const ValueTable& table, const Distance& distance, const std
             count[a] = c;
         }
     } else if (table.s == 1) {
-        // One component: value ids ascend with the value (ValueTable::from_rows), and the
-        // distance to u grows monotonically away from u on either side, so u's neighbours
-        // among the class's values are a run around it [first, last), and both ends only
-        // move up as u does: one sweep, O(u) distance tests (binary searches for each end
-        // took 2u log u, most of specialization's time on 100k continuous values).
+        // One component: value ids ascend with the value (ValueTable::from_rows), so the
+        // class's values in order lie on a line.
         std::vector<std::int64_t> before(u + 1, 0);
         for (std::size_t i = 0; i < u; ++i) before[i + 1] = before[i] + times[i];
         const auto near = [&](std::size_t a, std::size_t b) {
             return distance.within(table.value(static_cast<std::size_t>(value[a])),
                                    table.value(static_cast<std::size_t>(value[b])));
         };
-        std::size_t first = 0, last = 0;
-        for (std::size_t i = 0; i < u; ++i) {
-            while (!near(i, first)) ++first;  // stops at i at the latest
-            last = std::max(last, i + 1);
-            while (last < u && near(i, last)) ++last;
+        for_each_line_run(u, near, [&](std::size_t i, std::size_t first, std::size_t last) {
             count[i] = before[last] - before[first] - 1;
-        }
+        });
     } else {
         // The class's values as a table of their own, multiplicities as counts: the row
         // degree of a value there is D_V of every member holding it.

@@ -102,14 +102,11 @@ Relief::Relief(const PartChecker& check, const std::vector<std::pair<std::int64_
     const std::size_t v = ids_.size();
     first_.resize(v);
     last_.resize(v);
-    std::size_t first = 0, last = 0;
-    for (std::size_t i = 0; i < v; ++i) {  // both ends only move up (class_counts.cpp)
-        while (!check.adjacent(ids_[first], ids_[i])) ++first;
-        last = std::max(last, i + 1);
-        while (last < v && check.adjacent(ids_[i], ids_[last])) ++last;
+    const auto near = [&](std::size_t a, std::size_t b) { return check.adjacent(ids_[a], ids_[b]); };
+    for_each_line_run(v, near, [&](std::size_t i, std::size_t first, std::size_t last) {
         first_[i] = first;
         last_[i] = last;
-    }
+    });
     work_ = 3 * v;
     tree_.assign(v + 1, 0);
 }

@@ -5,7 +5,8 @@
 //
 // A class is taken by its distinct values with their multiplicities: up to kPairwiseValues
 // distinct values are tested pairwise (O(u^2) tests, u <= kPairwiseValues); more, with one
-// component, by one sweep of a window over the class's sorted values (O(u) tests);
+// component, by one sweep of a window over the class's sorted values (for_each_line_run,
+// O(u) tests);
 // with several, indexed like a table of their own (a grid of cell size the neighbour box over
 // up to three components, or sorted components for min_component; neighbour_graph.hpp),
 // O(u log u + candidate pairs in adjacent cells), never a test of every pair of rows.
@@ -32,6 +33,22 @@ namespace proxanon {
 
 /// Distinct values in a class up to which its counts come from pairwise tests.
 inline constexpr std::size_t kPairwiseValues = 48;
+
+/// Values on a line (one component, in order, the distance growing away from each value on
+/// either side): calls run(i, first, last) for i = 0 .. u-1, where [first, last) are the
+/// indices of i's neighbours (i included), `near(a, b)` telling whether a and b are. Both
+/// ends only move up as i does: one sweep, O(u) tests (binary searches for each end took
+/// 2u log u, most of specialization's time on 100k continuous values).
+template <typename Near, typename Run>
+void for_each_line_run(std::size_t u, Near near, Run run) {
+    std::size_t first = 0, last = 0;
+    for (std::size_t i = 0; i < u; ++i) {
+        while (!near(i, first)) ++first;  // stops at i at the latest
+        last = last > i + 1 ? last : i + 1;
+        while (last < u && near(i, last)) ++last;
+        run(i, first, last);
+    }
+}
 
 /// D_V(rows[i]) into out[i] for the m rows of one class (value ids from `table`).
 /// Cost O(m log m) plus the tests described above; thread-safe (no shared scratch).
