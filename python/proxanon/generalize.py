@@ -207,9 +207,14 @@ def _pair_labels(lo: NDArray[Any], hi: NDArray[Any],
     return out
 
 
-def summarize_groups(columns: list[QIColumn], groups: NDArray[np.int64]) -> GroupSummary:
-    """Published labels and costs of every group, from each column's per-group extremes."""
+def summarize_groups(columns: list[QIColumn], groups: NDArray[np.int64],
+                     rows: NDArray[np.int64] | None = None) -> GroupSummary:
+    """Published labels and costs of every group, from each column's per-group extremes.
+    ``rows``: the groups are those of these rows only (``groups`` gives one per entry),
+    costed against the whole columns' ranges."""
     groups = np.asarray(groups)
+    if rows is not None and len(rows) != groups.size:
+        raise ValueError(f"{groups.size} group ids for {len(rows)} rows")
     if groups.size and groups.min() < 0:
         raise ValueError("group ids must be 0 .. m-1")
     sizes = np.bincount(groups) if groups.size else np.zeros(0, dtype=np.int64)
@@ -220,12 +225,14 @@ def summarize_groups(columns: list[QIColumn], groups: NDArray[np.int64]) -> Grou
     texts: list[Callable[[], NDArray[np.object_]]] = []  # per column, its labels when asked
     cost = np.zeros((sizes.size, len(columns)))
     ncp = np.zeros((sizes.size, len(columns)))
-    for j, col in enumerate(columns):
+    for j, whole in enumerate(columns):
+        col = whole if rows is None else whole.subset(rows)
         ordered = col.codes[order]
         lo = np.minimum.reduceat(ordered, starts) if sizes.size else ordered
         hi = np.maximum.reduceat(ordered, starts) if sizes.size else ordered
         if col.hierarchy is None:
-            cost[:, j] = span_fraction(lo, hi, float(col.codes.min()), float(col.codes.max()))
+            cost[:, j] = span_fraction(lo, hi, float(whole.codes.min()),
+                                       float(whole.codes.max()))
             ncp[:, j] = cost[:, j]
             if col.instants is None:
                 texts.append(partial(_pair_labels, lo, hi, _format_numbers, "-"))

@@ -1,0 +1,134 @@
+"""The default ``anonymize`` publishes the Mondrian-(ε, δ) cut without finishing XColor's table
+(specialization, absorption, summary) when a lower bound of that table's cost already exceeds
+the cut's: the bound must hold for every table those steps can make, and skipping them must
+publish the very table the full comparison publishes."""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from proxanon import anonymize, audit
+from proxanon.anonymize import (
+    _absorb_classes,
+    _cost,
+    _cost_floor,
+    _specialize_classes,
+    encode_sensitive,
+)
+from proxanon.generalize import encode_qi, summarize_groups
+
+#: The module (``proxanon.anonymize`` as an attribute is the function of that name).
+anonymize_module = importlib.import_module("proxanon.anonymize")
+
+QI = ["age", "sex", "race"]
+SA = ["education", "income"]
+
+
+def census(n: int, seed: int) -> pd.DataFrame:
+    """Census-like rows: few QI combinations, each shared by many rows."""
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({
+        "age": np.clip(np.rint(rng.normal(40, 12, n)), 17, 90).astype(np.int64),
+        "sex": rng.choice(["F", "M"], n),
+        "race": rng.choice(["a", "b", "c", "d"], n, p=[0.7, 0.15, 0.1, 0.05]),
+        "education": rng.integers(0, 16, n),
+        "income": rng.integers(0, 40, n),
+    })
+
+
+COMMON = dict(quasi_identifiers=QI, sensitive=SA, k=10, epsilon=0.05, delta=0.8)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_cut_published_without_finishing_xcolor_is_the_table_of_the_full_comparison(
+        monkeypatch: pytest.MonkeyPatch, threads: int) -> None:
+    frame = census(4000, seed=3)
+    before = frame.copy()
+    early = anonymize(frame, n_threads=threads, **COMMON)
+    report = early.report
+    assert report.method == "mondrian" and set(report.candidates) == {"xcolor (at least)",
+                                                                      "mondrian"}
+    assert report.candidates["xcolor (at least)"] > report.candidates["mondrian"]
+    assert "xcolor (at least)" in str(report)
+    # The same run with the bound disabled finishes XColor's table and compares exact costs.
+    monkeypatch.setattr(anonymize_module, "_cost_floor", lambda *args: 0.0)
+    full = anonymize(frame, n_threads=threads, **COMMON)
+    assert full.report.method == "mondrian" and "xcolor" in full.report.candidates
+    assert full.report.candidates["xcolor"] >= report.candidates["xcolor (at least)"]
+    assert full.report.candidates["mondrian"] == report.candidates["mondrian"]
+    pd.testing.assert_frame_equal(early.table, full.table)
+    np.testing.assert_array_equal(early.groups, full.groups)
+    assert early.satisfied and report.gcp == full.report.gcp
+    pd.testing.assert_frame_equal(frame, before)
+    check = audit(early.table, quasi_identifiers=QI, sensitive=SA, k=10, epsilon=0.05,
+                  delta=0.8)
+    assert check.satisfied and check.n_groups == report.groups
+
+
+def test_the_choice_is_the_same_on_any_thread_count() -> None:
+    frame = census(3000, seed=8)
+    one, two = (anonymize(frame, n_threads=threads, **COMMON) for threads in (1, 2))
+    assert one.report.candidates == two.report.candidates
+    pd.testing.assert_frame_equal(one.table, two.table)
+
+
+@st.composite
+def classed_tables(draw: st.DrawFn) -> tuple[pd.DataFrame, np.ndarray, int]:
+    """A small census-like table and classes of at least k rows each."""
+    n = draw(st.integers(8, 120))
+    frame = census(n, seed=draw(st.integers(0, 2**32 - 1)))
+    k = draw(st.integers(1, 4))
+    count = draw(st.integers(1, n // k))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    classes = np.r_[np.repeat(np.arange(count), k),
+                    rng.integers(0, count, n - count * k)]
+    if draw(st.booleans()):  # classes along the QI order gather equal tuples
+        order = np.lexsort([frame[c].rank(method="dense").to_numpy() for c in QI])
+        classes = np.sort(classes)[np.argsort(order)]
+    else:
+        rng.shuffle(classes)
+    return frame, classes.astype(np.int64), k
+
+
+@settings(max_examples=60, deadline=None)
+@given(case=classed_tables(), sample=st.sampled_from([1, 2, 3, 1 << 14]),
+       left_out=st.integers(0, 5), epsilon=st.sampled_from([0.0, 0.1, 0.3]))
+def test_the_floor_bounds_every_finished_table(case, sample: int, left_out: int,
+                                               epsilon: float) -> None:
+    """``_cost_floor`` (over every class, or a sample of them) never exceeds the cost of the
+    classes as given, nor of what specialization and absorption make of them."""
+    frame, classes, k = case
+    n_all = len(frame) + left_out  # rows left out count as fully generalized
+    columns = [encode_qi(frame, c, None) for c in QI]
+    sens, relation = encode_sensitive(frame, SA, {}, "l1", None)
+    original = anonymize_module._FLOOR_CLASSES
+    anonymize_module._FLOOR_CLASSES = sample
+    try:
+        floor = _cost_floor(columns, classes, k, n_all)
+    finally:
+        anonymize_module._FLOOR_CLASSES = original
+    assert floor <= _cost(summarize_groups(columns, classes), n_all) + 1e-12
+    split, summary, _ = _specialize_classes(classes, np.ones(classes.max() + 1, np.int64),
+                                            columns, sens, relation, k, epsilon, 0.5, None)
+    absorbed = _absorb_classes(split, columns, sens, relation, k, epsilon, 0.5, None)
+    if absorbed is not None:
+        summary = absorbed[1]
+    assert floor <= _cost(summary, n_all) + 1e-12
+    assert floor >= left_out / n_all - 1e-12
+
+
+def test_a_summary_of_some_rows_costs_them_against_the_whole_columns() -> None:
+    frame = pd.DataFrame({"age": [20, 30, 40, 60], "sex": ["F", "M", "F", "M"]})
+    columns = [encode_qi(frame, c, None) for c in ("age", "sex")]
+    part = summarize_groups(columns, np.array([0, 0]), rows=np.array([1, 2]))
+    whole = summarize_groups(columns, np.array([1, 0, 0, 2]))
+    np.testing.assert_allclose(part.ncp[0], whole.ncp[0])
+    assert part.ncp[0, 0] == pytest.approx(0.25)  # ages 30-40 of a 20-60 range
+    with pytest.raises(ValueError, match="2 group ids for 3 rows"):
+        summarize_groups(columns, np.array([0, 0]), rows=np.array([0, 1, 2]))
