@@ -157,7 +157,7 @@ def absorbed(frame: pd.DataFrame, tree: Hierarchy, classes: np.ndarray, k: int
     spec = (np.asarray(tree.parent, dtype=np.int32), tree.n_leaves)
     relation = resolve("l1", None, 2, len(frame))
     return run_specialize(classes, scaled_sensitive(frame), k, 0.001, 0.8, relation, None,
-                          codes[:, None], [spec], keys, absorb_rows=True)
+                          codes[:, None], [spec], keys, step="absorb")
 
 
 def test_rows_of_a_giant_class_move_to_the_finer_classes_that_cover_them() -> None:

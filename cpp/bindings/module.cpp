@@ -662,13 +662,18 @@ py::dict run_mondrian(const DoubleArray& sensitive, const std::string& metric,
 }
 
 /// Top-down specialization of published classes over the relation `build` makes (the checks
-/// of Mondrian: k, distinct l, and (epsilon, delta)^k-dissimilarity when `dissimilarity`), or
-/// with `absorb_rows` the absorption of giant classes' rows instead (absorb.hpp).
+/// of Mondrian: k, distinct l, and (epsilon, delta)^k-dissimilarity when `dissimilarity`):
+/// `step` "split" splits every class (SpecializeTarget::Passing), "split_failing" only the
+/// failing ones (SpecializeTarget::Failing), "absorb" moves giant classes' rows instead
+/// (absorb.hpp).
 py::dict specialize_with(const RelationBuilder& build, std::size_t n, std::vector<std::int32_t> classes,
                          const DoubleArray& quasi_identifiers,
                          const std::vector<TaxonomySpec>& qi_taxonomies,
                          const std::vector<std::vector<std::int32_t>>& node_keys, std::size_t k,
-                         std::size_t l, bool dissimilarity, double delta, bool absorb_rows) {
+                         std::size_t l, bool dissimilarity, double delta, const std::string& step) {
+    if (step != "split" && step != "split_failing" && step != "absorb") {
+        throw std::invalid_argument("step must be 'split', 'split_failing' or 'absorb', not '" + step + "'");
+    }
     const Matrix qi = as_matrix(quasi_identifiers, "quasi_identifiers");
     if (qi.rows != n || classes.size() != n) throw std::invalid_argument("classes, quasi_identifiers and the relation differ in rows");
     check_node_keys(qi_taxonomies, node_keys, qi.cols);
@@ -683,11 +688,12 @@ py::dict specialize_with(const RelationBuilder& build, std::size_t n, std::vecto
         ValueTable table;
         const Neighbours neighbours = build(table, 1, params.interrupt);
         const LossModel loss(qi.data, qi.rows, qi.cols, std::move(taxonomies));
-        if (absorb_rows) {
+        if (step == "absorb") {
             absorbed = absorb(loss, node_keys, neighbours, classes, params, absorb_cap(n, k));
             result.classes = std::move(classes);
         } else {
-            result = specialize(loss, node_keys, neighbours, classes, params);
+            result = specialize(loss, node_keys, neighbours, classes, params,
+                                step == "split" ? SpecializeTarget::Passing : SpecializeTarget::Failing);
         }
     });
     py::dict out;
@@ -703,7 +709,7 @@ py::dict run_specialize(const Int32Array& classes, const DoubleArray& quasi_iden
                         const DoubleArray& sensitive, const std::string& metric,
                         const std::vector<double>& weights, std::optional<double> epsilon,
                         std::size_t k, std::size_t l, double delta, std::size_t max_graph_entries,
-                        bool absorb_rows) {
+                        const std::string& step) {
     const Matrix sa = as_matrix(sensitive, "sensitive");
     const Metric kind = parse_metric(metric);
     // The structure `Auto` picks, as the engine's, for checks only (no grid degrees): a set's
@@ -718,7 +724,7 @@ py::dict run_specialize(const Int32Array& classes, const DoubleArray& quasi_iden
                                       interrupt);
     };
     return specialize_with(build, sa.rows, to_vector(classes, "classes"), quasi_identifiers, qi_taxonomies,
-                           node_keys, k, l, epsilon.has_value(), delta, absorb_rows);
+                           node_keys, k, l, epsilon.has_value(), delta, step);
 }
 
 py::dict run_specialize_graph(const Int32Array& classes, const DoubleArray& quasi_identifiers,
@@ -726,12 +732,12 @@ py::dict run_specialize_graph(const Int32Array& classes, const DoubleArray& quas
                               const std::vector<std::vector<std::int32_t>>& node_keys,
                               const Int32Array& row_values, const Int64Array& offset_array,
                               const Int32Array& target_array, std::size_t k, double delta,
-                              bool absorb_rows) {
+                              const std::string& step) {
     Csr csr = to_csr(row_values, offset_array, target_array);
     const std::size_t n = csr.row_value.size();
     const RelationBuilder build = csr_relation(csr.row_value, csr.offsets, csr.targets);
     return specialize_with(build, n, to_vector(classes, "classes"), quasi_identifiers, qi_taxonomies, node_keys,
-                           k, 0, true, delta, absorb_rows);
+                           k, 0, true, delta, step);
 }
 
 py::array_t<std::int32_t> initialize_classes(const Int64Array& degree, std::size_t m) {
@@ -892,15 +898,16 @@ PYBIND11_MODULE(_core, mod) {
     mod.def("specialize", &run_specialize, py::arg("classes"), py::arg("quasi_identifiers"),
             py::arg("qi_taxonomies"), py::arg("node_keys"), py::arg("sensitive"), py::arg("metric"),
             py::arg("weights"), py::arg("epsilon"), py::arg("k"), py::arg("l"), py::arg("delta"),
-            py::arg("max_graph_entries") = kMaxGraphEntries, py::arg("absorb_rows") = false,
+            py::arg("max_graph_entries") = kMaxGraphEntries, py::arg("step") = "split",
             "Split every class of at least 2k rows into checked parts publishing distinct finer "
             "tuples; the checks keep the epsilon graph where it holds at most max_graph_entries "
-            "entries, else search a grid. absorb_rows: instead move rows of classes above the "
-            "cap into passing classes that cover them (absorb.hpp).");
+            "entries, else search a grid. step 'split_failing': split only failing classes, "
+            "into parts with no more violating rows in all; 'absorb': instead move rows of "
+            "classes above the cap into passing classes that cover them (absorb.hpp).");
     mod.def("specialize_graph", &run_specialize_graph, py::arg("classes"),
             py::arg("quasi_identifiers"), py::arg("qi_taxonomies"), py::arg("node_keys"),
             py::arg("row_value"), py::arg("offsets"), py::arg("targets"), py::arg("k"),
-            py::arg("delta"), py::arg("absorb_rows") = false,
+            py::arg("delta"), py::arg("step") = "split",
             "The same over a given relation: value id per row and CSR between values.");
     mod.def("neighbour_graph", &neighbour_graph, py::arg("sensitive"), py::arg("metric"),
             py::arg("weights"), py::arg("epsilon"),

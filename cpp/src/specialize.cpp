@@ -41,9 +41,22 @@ constexpr std::size_t kPasses = 2;
 struct Part {
     std::size_t begin = 0, end = 0;
     std::int64_t violations = 0;
+    std::int64_t worst = 0;  ///< the largest D of a row, exact where it exceeds t(G) (if checked)
     Key key;
     double loss = 0.0;  ///< rows times loss(part), the paper's per-group loss
     std::size_t size() const { return end - begin; }
+    /// Whether its risk (SPEC §2: largest D over size - 1, 1 for one row) is at most
+    /// `other`'s; exact where either fails (a passing part's risk is within 1 - delta, below
+    /// a failing one's).
+    bool no_riskier_than(const Part& other) const {
+        const auto risk = [](const Part& p) {
+            return p.size() <= 1 ? std::pair<std::int64_t, std::int64_t>{1, 1}
+                                 : std::pair<std::int64_t, std::int64_t>{p.worst, static_cast<std::int64_t>(p.size()) - 1};
+        };
+        const auto [a, b] = risk(*this);
+        const auto [c, e] = risk(other);
+        return a * e <= c * b;
+    }
 };
 
 /// One way of splitting a class: `rows` holds the kept parts, then the remainder.
@@ -52,6 +65,7 @@ struct Split {
     std::vector<Part> parts;
     std::size_t kept_rows = 0;
     double loss = 0.0;
+    std::int64_t violations = 0;  ///< of all parts (read by the failing split only)
 };
 
 class Specializer {
@@ -86,7 +100,10 @@ public:
             std::tie(part.key[2 * i], part.key[2 * i + 1]) = published_pair(qi_.taxonomy(i), keys_[i], lo, hi);
         }
         part.loss = loss * static_cast<double>(end - begin);
-        if (checked) part.violations = check_.measure(rows.data() + begin, rows.data() + end);
+        if (checked) {
+            part.violations = check_.measure(rows.data() + begin, rows.data() + end);
+            for (const std::int32_t u : check_.present()) part.worst = std::max(part.worst, check_.degree(u));
+        }
         return part;
     }
 
@@ -132,15 +149,16 @@ public:
         for (std::size_t i = 0; i < m; ++i) scratch_[i] = static_cast<std::int32_t>(sort_keys_[i] & 0xffffffffULL);
     }
 
-    /// The split of class `whole` (rows, its part record) along column j, if any part is kept.
-    /// At `depth` > 0 the class's own tuple is published by another class: no part may keep it.
-    std::optional<Split> along(std::size_t j, const std::vector<std::int32_t>& rows, const Part& whole,
-                               std::size_t depth) {
+    /// `rows` ordered by column j into scratch_, and the bounds of its pieces there: a
+    /// taxonomy column by the child of the rows' common node that holds each row's leaf, a
+    /// numeric one at its median value (between distinct values). 0, the piece ends, m; empty
+    /// when every row has one value. O(m log m) at most (order_by_value).
+    std::vector<std::size_t> cut_along(std::size_t j, const std::vector<std::int32_t>& rows) {
         order_by_value(rows, j);
         const std::size_t m = scratch_.size();
         const auto x = [&](std::size_t r) { return qi_.row(scratch_[r])[j]; };
+        if (m == 0 || x(0) == x(m - 1)) return {};
         const double lo = x(0), hi = x(m - 1);
-        if (lo == hi) return std::nullopt;
         std::vector<std::size_t> cuts{0};
         if (const Taxonomy* tax = qi_.taxonomy(j)) {
             const auto first = static_cast<std::int32_t>(lo), last = static_cast<std::int32_t>(hi);
@@ -161,14 +179,48 @@ public:
             cuts.push_back(boundary);
             cuts.push_back(m);
         }
-        std::vector<std::vector<std::int32_t>> pieces;  // kept candidates; the rest pooled
-        std::vector<std::int32_t> rest;
+        return cuts;
+    }
+
+    /// The rows cut_along ordered into scratch_, between `cuts`: pieces of at least k rows
+    /// into `pieces`, the others pooled into `rest`. O(m).
+    void pieces_of(const std::vector<std::size_t>& cuts, std::vector<std::vector<std::int32_t>>& pieces,
+                   std::vector<std::int32_t>& rest) const {
         for (std::size_t p = 0; p + 1 < cuts.size(); ++p) {
             const auto b = scratch_.begin() + static_cast<std::ptrdiff_t>(cuts[p]);
             const auto e = scratch_.begin() + static_cast<std::ptrdiff_t>(cuts[p + 1]);
             if (cuts[p + 1] - cuts[p] >= params_.k) pieces.emplace_back(b, e);
             else rest.insert(rest.end(), b, e);
         }
+    }
+
+    /// The kept pieces' own splits as one: their rows in order, their parts (bounds shifted),
+    /// kept rows and violating rows summed. The splits' parts are moved out.
+    static Split joined(std::vector<Split>& kept) {
+        Split split;
+        for (Split& own : kept) {
+            const std::size_t offset = split.rows.size();
+            split.rows.insert(split.rows.end(), own.rows.begin(), own.rows.end());
+            for (Part& q : own.parts) {
+                q.begin += offset;
+                q.end += offset;
+                split.violations += q.violations;
+                split.parts.push_back(std::move(q));
+            }
+            split.kept_rows += own.rows.size();
+        }
+        return split;
+    }
+
+    /// The split of class `whole` (rows, its part record) along column j, if any part is kept.
+    /// At `depth` > 0 the class's own tuple is published by another class: no part may keep it.
+    std::optional<Split> along(std::size_t j, const std::vector<std::int32_t>& rows, const Part& whole,
+                               std::size_t depth) {
+        const std::vector<std::size_t> cuts = cut_along(j, rows);
+        if (cuts.empty()) return std::nullopt;
+        std::vector<std::vector<std::int32_t>> pieces;  // kept candidates; the rest pooled
+        std::vector<std::int32_t> rest;
+        pieces_of(cuts, pieces, rest);
         // Per piece, its further split and the size it was found for: pieces only lose rows,
         // so an unchanged size means unchanged rows and the split is not searched again.
         std::vector<std::pair<std::size_t, std::optional<Split>>> further(pieces.size());
@@ -210,17 +262,7 @@ public:
                 ++p;
             }
             if (pieces.empty()) break;
-            Split split;
-            for (Split& own : kept) {
-                const std::size_t offset = split.rows.size();
-                split.rows.insert(split.rows.end(), own.rows.begin(), own.rows.end());
-                for (Part& q : own.parts) {
-                    q.begin += offset;
-                    q.end += offset;
-                    split.parts.push_back(std::move(q));
-                }
-                split.kept_rows += own.rows.size();
-            }
+            Split split = joined(kept);
             bool fits = rest.empty();
             bool feedable = false;
             if (!fits) {
@@ -366,6 +408,82 @@ public:
         return chosen;
     }
 
+    /// A failing class split along column j into parts that need not pass (best effort):
+    /// the pieces of cut_along of at least k rows, each publishing its own tuple, or (where
+    /// another class publishes it, or it is riskier than `top`, the class being split, up to
+    /// kMaxDepth levels down) split again the same way; the other rows pooled into one
+    /// remainder (the smallest pieces join it while it has fewer than k rows) that publishes
+    /// a tuple no class publishes, or at depth 0 the class's own. Every part is no riskier
+    /// than `top`, and at depth 0 the parts' violating rows together are no more than the
+    /// class's. O(d^depth m log m + checks of the parts) for m rows.
+    std::optional<Split> failing_along(std::size_t j, const std::vector<std::int32_t>& rows, const Part& top,
+                                       std::size_t depth) {
+        const std::vector<std::size_t> cuts = cut_along(j, rows);
+        if (cuts.empty()) return std::nullopt;
+        std::vector<std::vector<std::int32_t>> pieces;
+        std::vector<std::int32_t> rest;
+        pieces_of(cuts, pieces, rest);
+        // Each piece as the parts it publishes (itself, or its own failing split).
+        std::vector<Split> kept;
+        std::unordered_set<Key, KeyHash> keys;
+        for (auto& piece : pieces) {
+            Part part = describe(piece, 0, piece.size());
+            std::optional<Split> own;
+            if (!taken(part.key) && part.no_riskier_than(top)) {
+                own = Split{piece, {part}, piece.size(), part.loss, part.violations};
+            } else if (depth < kMaxDepth && piece.size() >= 2 * params_.k) {
+                own = best_failing(piece, top, depth + 1);
+            }
+            if (own && std::none_of(own->parts.begin(), own->parts.end(),
+                                    [&](const Part& q) { return keys.count(q.key) != 0; })) {
+                for (const Part& q : own->parts) keys.insert(q.key);
+                kept.push_back(std::move(*own));
+            } else {
+                rest.insert(rest.end(), piece.begin(), piece.end());
+            }
+        }
+        while (!rest.empty() && rest.size() < params_.k && !kept.empty()) {
+            const auto smallest = std::min_element(kept.begin(), kept.end(), [](const Split& a, const Split& b) {
+                return a.rows.size() < b.rows.size();
+            });
+            rest.insert(rest.end(), smallest->rows.begin(), smallest->rows.end());
+            for (const Part& q : smallest->parts) keys.erase(q.key);
+            kept.erase(smallest);
+        }
+        if (kept.empty() || (!rest.empty() && rest.size() < params_.k) ||
+            (depth == 0 && rest.empty() && kept.size() == 1 && kept[0].parts.size() == 1)) {
+            return std::nullopt;
+        }
+        Split split = joined(kept);
+        if (!rest.empty()) {
+            const std::size_t offset = split.rows.size();
+            split.rows.insert(split.rows.end(), rest.begin(), rest.end());
+            Part remainder = describe(split.rows, offset, split.rows.size());
+            const bool owned = (depth == 0 && remainder.key == top.key) || !taken(remainder.key);
+            if (!owned || keys.count(remainder.key) != 0 || !remainder.no_riskier_than(top)) return std::nullopt;
+            split.violations += remainder.violations;
+            split.parts.push_back(std::move(remainder));
+        }
+        if (depth == 0 && split.violations > top.violations) return std::nullopt;
+        for (const Part& part : split.parts) split.loss += part.loss;
+        return split;
+    }
+
+    /// The failing split (see failing_along) of `rows`, `top` or a piece of it, over all
+    /// columns with the fewest violating rows (ties: the least loss, then the lower column).
+    std::optional<Split> best_failing(const std::vector<std::int32_t>& rows, const Part& top, std::size_t depth) {
+        std::optional<Split> chosen;
+        for (std::size_t j = 0; j < qi_.dimensions() && !spent(); ++j) {
+            poll(params_.interrupt);
+            std::optional<Split> split = failing_along(j, rows, top, depth);
+            if (split && (!chosen || split->violations < chosen->violations ||
+                          (split->violations == chosen->violations && split->loss < chosen->loss))) {
+                chosen = std::move(split);
+            }
+        }
+        return chosen;
+    }
+
 private:
     const LossModel& qi_;
     const std::vector<std::vector<std::int32_t>>& keys_;
@@ -386,7 +504,7 @@ private:
 
 SpecializeResult specialize(const LossModel& qi, const std::vector<std::vector<std::int32_t>>& node_keys,
                             const Neighbours& neighbours, const std::vector<std::int32_t>& classes,
-                            const MondrianParams& params, std::size_t work_per_row) {
+                            const MondrianParams& params, SpecializeTarget target, std::size_t work_per_row) {
     const std::size_t n = classes.size();
     if (neighbours.table().row_value.size() != n) throw std::invalid_argument("classes and sensitive values differ in rows");
     if (node_keys.size() != qi.dimensions()) throw std::invalid_argument("node_keys needs one entry per quasi-identifier");
@@ -415,21 +533,28 @@ SpecializeResult specialize(const LossModel& qi, const std::vector<std::vector<s
 
     // A split frees its class's tuple for classes tried later, so passes repeat while any
     // class splits (at most kPasses).
+    // Per class: its rows, its record, and whether a split made it (here, not by the caller).
     SpecializeResult result;
-    std::vector<std::pair<std::vector<std::int32_t>, Part>> open, done, stack;
-    for (std::size_t c = 0; c < members.size(); ++c) open.emplace_back(std::move(members[c]), std::move(wholes[c]));
+    std::vector<std::tuple<std::vector<std::int32_t>, Part, bool>> open, done, stack;
+    for (std::size_t c = 0; c < members.size(); ++c) open.emplace_back(std::move(members[c]), std::move(wholes[c]), false);
     for (std::size_t pass = 0; pass < kPasses && !open.empty(); ++pass) {
         const std::int64_t before = result.splits;
         for (auto& entry : open) {
             stack.push_back(std::move(entry));
             while (!stack.empty()) {
-                auto [rows, whole] = std::move(stack.back());
+                auto [rows, whole, made] = std::move(stack.back());
                 stack.pop_back();
                 poll(params.interrupt);
                 std::optional<Split> split;
-                if (rows.size() >= 2 * params.k && !specializer.spent()) split = specializer.best(rows, whole, 0);
+                if (rows.size() >= 2 * params.k && !specializer.spent()) {
+                    if (target == SpecializeTarget::Failing && whole.violations > 0) {
+                        split = specializer.best_failing(rows, whole, 0);
+                    } else if (target == SpecializeTarget::Passing || made) {
+                        split = specializer.best(rows, whole, 0);
+                    }
+                }
                 if (!split) {
-                    done.emplace_back(std::move(rows), std::move(whole));
+                    done.emplace_back(std::move(rows), std::move(whole), made);
                     continue;
                 }
                 ++result.splits;
@@ -440,7 +565,7 @@ SpecializeResult specialize(const LossModel& qi, const std::vector<std::vector<s
                     Part part = *it;
                     part.begin = 0;
                     part.end = part_rows.size();
-                    stack.emplace_back(std::move(part_rows), std::move(part));
+                    stack.emplace_back(std::move(part_rows), std::move(part), true);
                 }
             }
         }
@@ -451,7 +576,7 @@ SpecializeResult specialize(const LossModel& qi, const std::vector<std::vector<s
     result.stopped = specializer.spent();
     result.classes.assign(n, -1);
     for (std::size_t c = 0; c < open.size(); ++c) {
-        for (std::int32_t r : open[c].first) result.classes[static_cast<std::size_t>(r)] = static_cast<std::int32_t>(c);
+        for (std::int32_t r : std::get<0>(open[c])) result.classes[static_cast<std::size_t>(r)] = static_cast<std::int32_t>(c);
     }
     return result;
 }

@@ -711,7 +711,7 @@ void test_specialize_against_brute_force() {
         CHECK(!result.stopped);
         // With almost no work allowed it stops early, and what it made keeps every invariant:
         // classes of k rows at least, distinct tuples, no more violating rows than before.
-        const SpecializeResult hasty = specialize(loss, {keys, {}}, nb, whole, params, 1);
+        const SpecializeResult hasty = specialize(loss, {keys, {}}, nb, whole, params, SpecializeTarget::Passing, 1);
         CHECK(hasty.stopped);
         CHECK(hasty.splits < result.splits);
         CHECK(brute_violating_rows(hasty.classes, sens, s, distance, params.delta) <=

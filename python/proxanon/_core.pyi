@@ -1,9 +1,12 @@
 """Type stubs for the native module (cpp/bindings/module.cpp)."""
 
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
+
+#: What ``specialize`` does to the classes (specialize.hpp's SpecializeTarget, or absorb.hpp).
+SpecializeStep = Literal["split", "split_failing", "absorb"]
 
 # One entry per row, value or edge: a 1-D integer array (a list converts too, slowly).
 _Ints = NDArray[np.integer[Any]] | list[int]
@@ -111,7 +114,7 @@ def specialize(
     l: int,  # noqa: E741
     delta: float,
     max_graph_entries: int = ...,
-    absorb_rows: bool = ...,
+    step: SpecializeStep = ...,
 ) -> dict[str, Any]: ...
 def specialize_graph(
     classes: _Ints,
@@ -123,7 +126,7 @@ def specialize_graph(
     targets: _Ints,
     k: int,
     delta: float,
-    absorb_rows: bool = ...,
+    step: SpecializeStep = ...,
 ) -> dict[str, Any]: ...
 def neighbour_graph(
     sensitive: NDArray[np.float64],

@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -51,6 +51,9 @@ from proxanon.generalize import (
 )
 from proxanon.hierarchy import Hierarchy
 from proxanon.tables import role_columns, scale_column
+
+if TYPE_CHECKING:
+    from proxanon._core import SpecializeStep
 
 GROUP_COLUMN = "group"
 
@@ -434,16 +437,17 @@ KeyInputs = tuple[NDArray[np.float64], list[tuple[NDArray[np.int32], int] | None
 def _specialize_classes(classes: NDArray[np.int64], formed_from: NDArray[np.int64],
                         columns: list[QIColumn], sens: NDArray[np.float64], relation: Relation,
                         k: int, eps: float | None, dlt: float | None, ell: int | None,
-                        inputs: KeyInputs | None = None
+                        inputs: KeyInputs | None = None, step: SpecializeStep = "split"
                         ) -> tuple[NDArray[np.int64], GroupSummary, NDArray[np.int64]]:
     """The published classes with every class of at least 2k rows split top-down into parts
     that pass the same checks and publish finer tuples no other class publishes (a taxonomy
-    of several levels otherwise gathers many groups under one coarse node); see
-    :func:`proxanon.engine.run_specialize`. Returns the classes, their summary, and per class
-    the ``formed_from`` of the class it came from. ``inputs``: ``_published_key_inputs``
-    of ``columns`` where the caller has them."""
+    of several levels otherwise gathers many groups under one coarse node); with
+    ``step="split_failing"``, only the failing classes, into parts that may fail but hold no
+    more violating rows in all. See :func:`proxanon.engine.run_specialize`. Returns the
+    classes, their summary, and per class the ``formed_from`` of the class it came from.
+    ``inputs``: ``_published_key_inputs`` of ``columns`` where the caller has them."""
     split, _ = run_specialize(classes, sens, k, eps, dlt, relation, ell,
-                              *(inputs or _published_key_inputs(columns)))
+                              *(inputs or _published_key_inputs(columns)), step=step)
     carried = np.zeros(int(split.max()) + 1, dtype=np.int64)
     carried[split] = formed_from[classes]
     return split, summarize_groups(columns, split), carried
@@ -478,7 +482,7 @@ def _absorb_classes(classes: NDArray[np.int64], columns: list[QIColumn],
         return None
     moved, count = run_specialize(classes, sens, k, eps, dlt, relation, ell,
                                   *(inputs or _published_key_inputs(columns)),
-                                  absorb_rows=True)
+                                  step="absorb")
     if count == 0:
         return None
     return moved, summarize_groups(columns, moved)
@@ -580,9 +584,13 @@ def anonymize(
     violations, the plain partition's groups (as :func:`proxanon.partition` builds them by
     default) are tried the same way and published if they do better (``report.fallback``):
     where the QIs tell the rows apart, ``anonymize`` then succeeds wherever ``partition``
-    does. Whatever ``on_infeasible`` is, the ``group`` column, ``satisfied`` and the report
-    describe the published equivalence classes (rows that share the published QI values).
-    A datetime64 QI is published as its group's date range ``[first, last]``.
+    does. A table published as ``"best_effort"`` that still fails has its failing classes
+    split the same way into parts that may fail but are each no riskier than their class and
+    hold no more violating rows in all (the rows no table protects otherwise gather in a
+    few classes publishing coarse values; a class whose every cut would leave a part riskier
+    stays whole). Whatever ``on_infeasible`` is, the ``group`` column, ``satisfied`` and the
+    report describe the published equivalence classes (rows that share the published QI
+    values). A datetime64 QI is published as its group's date range ``[first, last]``.
 
     Threads: with ``n_threads`` of 2 or more, the default path builds the Mondrian-(ε, δ)
     cut on a thread of its own while XColor runs (the two candidates are independent and
@@ -803,6 +811,25 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
         return _Published(session.last, released, classes, columns, summary, formed_from,
                           session.rounds, session.swaps, session.initial_violations, times,
                           check, plain)
+
+    def split_failing(result: _Published) -> _Published:
+        """A table published as best effort with its failing classes split into parts of at
+        least k rows that publish finer tuples of their own and hold no more violating rows
+        in all (the rows no table protects otherwise gather in a few giant classes publishing
+        coarse tuples), audited again; the same table when no class splits."""
+        tic = time.perf_counter()
+        sens, rel = published_sensitive(result.released)
+        inputs = ((all_qi, taxonomies, node_keys) if result.released.size == n_all
+                  else _published_key_inputs(result.columns))
+        classes, summary, formed_from = _specialize_classes(
+            result.classes, result.merged, result.columns, sens, rel, k, eps, dlt, None, inputs,
+            step="split_failing")
+        if summary.sizes.size == result.summary.sizes.size:
+            return result
+        check = audit_classes(sens, rel, classes)
+        seconds["specialize"] = seconds.get("specialize", 0.0) + time.perf_counter() - tic
+        return replace(result, classes=classes, summary=summary, merged=formed_from,
+                       check=check)
 
     def acceptable(result: _Published) -> bool:
         return passes(result.check, result.released)
@@ -1129,6 +1156,8 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
         if cut_ahead is not None:
             cut_ahead.stop()
 
+    if not chosen.check.satisfied and on_infeasible == "best_effort":
+        chosen = split_failing(chosen)
     released, classes, summary, check = (chosen.released, chosen.classes, chosen.summary,
                                          chosen.check)
     left_out = np.ones(n_all, dtype=bool)

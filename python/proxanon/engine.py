@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -14,6 +14,9 @@ from proxanon import _core, _validate
 from proxanon._errors import GraphTooDenseError, InfeasibleError
 from proxanon._progress import ProgressReporter
 from proxanon.distances import Relation, resolve, row_graph, value_graph
+
+if TYPE_CHECKING:
+    from proxanon._core import SpecializeStep
 
 #: Adjacency entries the value-level neighbour graph may hold (4 bytes each) before
 #: ``partition`` refuses epsilon as too large for the data; the C++ core owns the number.
@@ -330,7 +333,7 @@ def run_specialize(classes: NDArray[np.int64], sens: NDArray[np.float64], k: int
                    epsilon: float | None, delta: float | None, relation: Relation,
                    ell: int | None, qi: NDArray[np.float64],
                    qi_taxonomies: list[tuple[NDArray[np.int32], int] | None],
-                   node_keys: list[NDArray[np.int32] | None], absorb_rows: bool = False
+                   node_keys: list[NDArray[np.int32] | None], step: SpecializeStep = "split"
                    ) -> tuple[NDArray[np.int64], int]:
     """Published classes (ids 0 .. C-1, pairwise distinct published tuples) with every class
     of at least 2k rows split top-down into parts that publish finer, distinct tuples and pass
@@ -338,15 +341,18 @@ def run_specialize(classes: NDArray[np.int64], sens: NDArray[np.float64], k: int
     epsilon is None); see cpp/include/proxanon/specialize.hpp. ``node_keys[i]`` names the
     nodes of taxonomy column i by published label (None for a numeric column).
     Returns (class per row, classes split); the classes unchanged when the relation is too
-    dense to hold as a graph. With ``absorb_rows``, instead of splitting: rows of classes
-    above the cap (the larger of 2k rows and 1/200 of the table) move into passing classes
-    whose finer tuples cover them (cpp/include/proxanon/absorb.hpp; every id kept), and the
-    second number is the rows moved."""
+    dense to hold as a graph. ``step="split_failing"`` (a table published as best effort):
+    only failing classes are split, into parts of at least k rows that may fail but hold no
+    more violating rows in all than the class (``SpecializeTarget::Failing``), and parts
+    that pass as above. ``step="absorb"``, instead of splitting: rows of classes above the
+    cap (the larger of 2k rows and 1/200 of the table) move into passing classes whose finer
+    tuples cover them (cpp/include/proxanon/absorb.hpp; every id kept), and the second
+    number is the rows moved."""
     keys = [[] if key is None else key.tolist() for key in node_keys]
     common: dict[str, Any] = dict(
         classes=classes.astype(np.int32), quasi_identifiers=qi,
         qi_taxonomies=qi_taxonomies, node_keys=keys, k=k, delta=0.0 if delta is None else delta,
-        absorb_rows=absorb_rows)
+        step=step)
     try:
         if relation.weights is not None or epsilon is None:  # a built-in metric, or no distance
             raw = _core.specialize(
@@ -364,7 +370,7 @@ def run_specialize(classes: NDArray[np.int64], sens: NDArray[np.float64], k: int
     except GraphTooDenseError:
         return classes, 0
     return (np.asarray(raw["classes"], dtype=np.int64),
-            int(raw["absorbed"] if absorb_rows else raw["splits"]))
+            int(raw["absorbed"] if step == "absorb" else raw["splits"]))
 
 
 def checked_epsilon(epsilon: Any, relation: Relation) -> float:

@@ -6,8 +6,24 @@
 // Invariant kept at every step: the published tuples of all classes are pairwise distinct,
 // every class has at least k rows (if it had before), a class that passed the checks of
 // `MondrianParams` is replaced only by parts that pass them, and a failing class only by
-// passing parts plus one remainder with no more violating rows than the class had; so the
-// table's violating rows never grow and no class grows.
+// passing parts plus one remainder with no more violating rows than the class had, or (the
+// failing target, for a table published as best effort) by parts no riskier than the class
+// whose violating rows together are no more than the class had; so the table's violating
+// rows never grow, no row's class becomes riskier, and no class grows.
+//
+// The failing target: where no table satisfies, the rows that cannot be protected gather in
+// a few classes publishing coarse tuples. Such a class is split like any other (the pieces
+// of one column; a piece whose tuple another class publishes, or that is riskier than the
+// class, split again up to two levels down; what is left pooled into a remainder that keeps
+// the class's tuple), but its parts need not pass: the split with the fewest violating rows
+// is taken if they are no more than the class's and no part's risk (SPEC §2: largest D over
+// size - 1) exceeds the class's, and its parts are split again. Parts that pass are
+// specialized as above; classes that passed before are not tried. Adult, ARX taxonomies on
+// the four QIs, epsilon 0.1, delta 0.7: the largest class 3,228 -> 1,208 rows, violating rows
+// 3,134 -> 3,128. A class that is the table's worst mix of neighbours (at delta 0.8 one of
+// 8,061 rows publishing "*" on every QI, 7,923 of them violating, risk 0.76) cannot be split
+// this way: a part of it with a larger share of the crowd would expose its rows more, and
+// parts that all share it equally are not found along QI cuts.
 //
 // One split of a class C (tuple T) along QI j: a taxonomy column is partitioned by the child
 // of T_j's node that holds each row's leaf, a numeric column is cut at its median (between
@@ -53,13 +69,18 @@ namespace proxanon {
 /// took 31 s of specialization, about a million per row.
 inline constexpr std::size_t kSpecializeWorkPerRow = std::size_t{1} << 15;
 
+/// Which classes specialize() splits: every class of at least 2k rows, each into passing
+/// parts and at most one remainder (Passing); or, for a table published as best effort, only
+/// its failing classes, into parts that may fail (Failing; see above).
+enum class SpecializeTarget { Passing, Failing };
+
 struct SpecializeResult {
     std::vector<std::int32_t> classes;  ///< class of each row, 0 .. classes-1, in split order
     std::int64_t splits = 0;            ///< classes that were split
     bool stopped = false;               ///< the work allowed was spent: splits may remain
 };
 
-/// Splits every class of at least 2k rows as above. `classes` gives a class id per row
+/// Splits the classes of at least 2k rows that `target` names, as above. `classes` gives a class id per row
 /// (0 .. C-1, every id used) whose tuples are pairwise distinct; `node_keys[i]`, for a
 /// taxonomy column i, names every node of its taxonomy so that nodes with one published label
 /// share a key (empty for a numeric column). `neighbours` is any structure (a set's counts on an
@@ -71,6 +92,7 @@ struct SpecializeResult {
 SpecializeResult specialize(const LossModel& qi, const std::vector<std::vector<std::int32_t>>& node_keys,
                             const Neighbours& neighbours, const std::vector<std::int32_t>& classes,
                             const MondrianParams& params,
+                            SpecializeTarget target = SpecializeTarget::Passing,
                             std::size_t work_per_row = kSpecializeWorkPerRow);
 
 }  // namespace proxanon
