@@ -365,6 +365,77 @@ def test_a_failing_split_never_adds_violating_rows() -> None:
     assert sized and bad == 24
 
 
+def test_a_failing_split_leaves_other_classes_and_their_tuples_alone() -> None:
+    # The mixed class of test_a_failing_class_splits_into_parts_no_riskier, beside a passing
+    # class of 20 more rows under a1 that publishes "a1". The failing class splits into A and
+    # B; B into its leaves; A's part under a1 would publish "a1" too, and what is left of A
+    # cannot have a tuple of its own, so A stays whole. The passing class is not tried.
+    frame, tree = mixed_crowds(together=True)
+    extra = pd.DataFrame({"q": ["a1"] * 20, "s1": np.linspace(0.1, 0.9, 20), "s2": 0.0})
+    frame = pd.concat([frame, extra], ignore_index=True)
+    sens = scaled_sensitive(frame)
+    codes = tree.leaf_index(frame["q"].to_numpy()).astype(float)
+    keys = [pd.factorize(np.asarray(tree.labels, dtype=object))[0].astype(np.int32)]
+    spec = (np.asarray(tree.parent, dtype=np.int32), tree.n_leaves)
+    relation = resolve("l1", None, 2, len(frame))
+    start = np.r_[np.zeros(40), np.ones(20)].astype(np.int64)
+    classes, splits = run_specialize(start, sens, 10, 0.01, 0.8, relation, None,
+                                     codes[:, None], [spec], keys, step="split_failing")
+    assert splits == 2
+    assert np.unique(classes[40:]).size == 1 and not np.isin(classes[40:], classes[:40]).any()
+    leaves = pd.DataFrame({"c": classes[:40], "q": frame["q"][:40]})
+    published = leaves.groupby("c")["q"].apply(lambda q: "".join(sorted(set(q))))
+    assert sorted(published) == ["a1a2", "b1", "b2"]
+    bad, sized = brute_violations(sens, classes, 10, 0.01, 0.8)
+    assert sized and bad == 40
+
+
+def test_failing_split_refuses_checks_it_cannot_weigh() -> None:
+    frame, tree = mixed_crowds(together=True)
+    common: dict[str, Any] = dict(
+        classes=np.zeros(len(frame), dtype=np.int32),
+        quasi_identifiers=tree.leaf_index(frame["q"].to_numpy()).astype(float)[:, None],
+        qi_taxonomies=[(np.asarray(tree.parent, np.int32), tree.n_leaves)],
+        node_keys=[list(range(len(tree.labels)))], sensitive=scaled_sensitive(frame),
+        metric="l1", weights=[0.5, 0.5], k=10, delta=0.8, step="split_failing")
+    with pytest.raises(ValueError, match="needs epsilon and no l"):
+        proxanon._core.specialize(epsilon=0.01, l=2, **common)
+    with pytest.raises(ValueError, match="needs epsilon and no l"):
+        proxanon._core.specialize(epsilon=None, l=0, **common)
+    with pytest.raises(ValueError, match="step must be"):
+        proxanon._core.specialize(epsilon=0.01, l=0, **{**common, "step": "split_all"})
+
+
+def test_best_effort_on_adult_splits_a_failing_class() -> None:
+    """The first 2,000 rows of the bundled Adult table with its taxonomies, at a setting no
+    table satisfies: the failing split makes more classes than the same run without it, each
+    inside one of that run's classes and no riskier, with no more violating rows (brute
+    force over the classes by published tuple)."""
+    adult = proxanon.datasets.load_adult()
+    quasi = ["age", "sex", "race", "marital-status"]
+    sensitive = ["education", "occupation", "workclass"]
+    frame = adult.data.iloc[:2000]
+    kwargs: dict[str, Any] = dict(quasi_identifiers=quasi, sensitive=sensitive, k=10,
+                                  epsilon=0.1, delta=0.7, on_infeasible="best_effort",
+                                  hierarchies={c: adult.hierarchies[c] for c in quasi})
+    result = anonymize(frame, **kwargs)
+    with pytest.MonkeyPatch.context() as patch:
+        without_failing_split(patch)
+        baseline = anonymize(frame, **kwargs)
+    assert not result.satisfied and not baseline.satisfied
+    assert result.report.groups > baseline.report.groups
+    sens = proxanon.scale_sensitive(frame, sensitive)
+    classes = tuple_classes(result, quasi)
+    bad, sized = brute_violations(sens, classes, 10, 0.1, 0.7)
+    base_bad, _ = brute_violations(sens, tuple_classes(baseline, quasi), 10, 0.1, 0.7)
+    assert sized and bad <= base_bad and result.report.remaining_violations == bad
+    inside = pd.DataFrame({"new": result.groups, "old": baseline.groups}).drop_duplicates()
+    assert inside["new"].is_unique
+    for new, old in inside.itertuples(index=False):
+        assert (brute_risk(sens, np.flatnonzero(result.groups == new), 0.1)
+                <= brute_risk(sens, np.flatnonzero(baseline.groups == old), 0.1) + 1e-12)
+
+
 def without_failing_split(monkeypatch: pytest.MonkeyPatch) -> None:
     specialize_classes = anonymize_module._specialize_classes
 

@@ -508,6 +508,11 @@ SpecializeResult specialize(const LossModel& qi, const std::vector<std::vector<s
     const std::size_t n = classes.size();
     if (neighbours.table().row_value.size() != n) throw std::invalid_argument("classes and sensitive values differ in rows");
     if (node_keys.size() != qi.dimensions()) throw std::invalid_argument("node_keys needs one entry per quasi-identifier");
+    // A part's largest D is exact only where it exceeds t(G) (PartChecker): where a class fails
+    // by k and (epsilon, delta) alone, that bounds its risk; a class failing by l would not.
+    if (target == SpecializeTarget::Failing && (!params.dissimilarity || params.l > 1)) {
+        throw std::invalid_argument("the failing target compares (epsilon, delta) risks: it needs epsilon and no l");
+    }
     for (std::size_t i = 0; i < qi.dimensions(); ++i) {
         if ((qi.taxonomy(i) != nullptr) == node_keys[i].empty()) {
             throw std::invalid_argument("node_keys must name the nodes of exactly the taxonomy columns");

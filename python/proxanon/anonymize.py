@@ -584,13 +584,14 @@ def anonymize(
     violations, the plain partition's groups (as :func:`proxanon.partition` builds them by
     default) are tried the same way and published if they do better (``report.fallback``):
     where the QIs tell the rows apart, ``anonymize`` then succeeds wherever ``partition``
-    does. A table published as ``"best_effort"`` that still fails has its failing classes
-    split the same way into parts that may fail but are each no riskier than their class and
-    hold no more violating rows in all (the rows no table protects otherwise gather in a
-    few classes publishing coarse values; a class whose every cut would leave a part riskier
-    stays whole). Whatever ``on_infeasible`` is, the ``group`` column, ``satisfied`` and the
-    report describe the published equivalence classes (rows that share the published QI
-    values). A datetime64 QI is published as its group's date range ``[first, last]``.
+    does. With the default ``method="xcolor"``, a table published as ``"best_effort"`` that
+    still fails has its failing classes split the same way into parts that may fail but are
+    each no riskier than their class and hold no more violating rows in all (the rows no
+    table protects otherwise gather in a few classes publishing coarse values; a class whose
+    every cut would leave a part riskier stays whole). Whatever ``on_infeasible`` is, the
+    ``group`` column, ``satisfied`` and the report describe the published equivalence
+    classes (rows that share the published QI values). A datetime64 QI is published as its
+    group's date range ``[first, last]``.
 
     Threads: with ``n_threads`` of 2 or more, the default path builds the Mondrian-(ε, δ)
     cut on a thread of its own while XColor runs (the two candidates are independent and
@@ -824,10 +825,12 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
         classes, summary, formed_from = _specialize_classes(
             result.classes, result.merged, result.columns, sens, rel, k, eps, dlt, None, inputs,
             step="split_failing")
+        seconds["specialize"] = seconds.get("specialize", 0.0) + time.perf_counter() - tic
         if summary.sizes.size == result.summary.sizes.size:
             return result
+        tic = time.perf_counter()
         check = audit_classes(sens, rel, classes)
-        seconds["specialize"] = seconds.get("specialize", 0.0) + time.perf_counter() - tic
+        seconds["audit"] = seconds.get("audit", 0.0) + time.perf_counter() - tic
         return replace(result, classes=classes, summary=summary, merged=formed_from,
                        check=check)
 

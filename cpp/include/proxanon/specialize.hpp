@@ -71,7 +71,8 @@ inline constexpr std::size_t kSpecializeWorkPerRow = std::size_t{1} << 15;
 
 /// Which classes specialize() splits: every class of at least 2k rows, each into passing
 /// parts and at most one remainder (Passing); or, for a table published as best effort, only
-/// its failing classes, into parts that may fail (Failing; see above).
+/// its failing classes, into parts that may fail (Failing; see above: it needs the
+/// (epsilon, delta) check and no l, whose failures a part's risk does not measure).
 enum class SpecializeTarget { Passing, Failing };
 
 struct SpecializeResult {
