@@ -113,7 +113,7 @@ def brute_both(result: proxanon.Anonymization, baseline: proxanon.Anonymization,
 
 
 def without_step(monkeypatch: pytest.MonkeyPatch) -> None:
-    def unchanged(classes, formed_from, columns, *args, **kwargs):  # type: ignore[no-untyped-def]
+    def unchanged(classes, formed_from, columns, *args):  # type: ignore[no-untyped-def]
         return classes, summarize_groups(columns, classes), formed_from
 
     monkeypatch.setattr(anonymize_module, "_specialize_classes", unchanged)
@@ -131,6 +131,7 @@ def check_against_baseline(frame: pd.DataFrame, hierarchies: dict[str, Hierarchy
         patch.setattr(anonymize_module, "_absorb_classes", lambda *args: None)
         result = anonymize(frame, **kwargs)
         without_step(patch)
+        without_failing_split(patch)
         baseline = anonymize(frame, **kwargs)
     (bad, sized), (base_bad, base_sized) = brute_both(result, baseline, frame, quasi, k,
                                                       epsilon, delta)
@@ -437,15 +438,15 @@ def test_best_effort_on_adult_splits_a_failing_class() -> None:
 
 
 def without_failing_split(monkeypatch: pytest.MonkeyPatch) -> None:
-    specialize_classes = anonymize_module._specialize_classes
+    """``anonymize`` as if the failing split found nothing to split."""
+    specialize = anonymize_module.run_specialize
 
-    def passing_only(*args, step="split", **kwargs):  # type: ignore[no-untyped-def]
+    def passing_only(classes, *args, step="split", **kwargs):  # type: ignore[no-untyped-def]
         if step == "split_failing":
-            classes, _, formed_from, columns = args[0], None, args[1], args[2]
-            return classes, summarize_groups(columns, classes), formed_from
-        return specialize_classes(*args, step=step, **kwargs)
+            return classes, 0
+        return specialize(classes, *args, step=step, **kwargs)
 
-    monkeypatch.setattr(anonymize_module, "_specialize_classes", passing_only)
+    monkeypatch.setattr(anonymize_module, "run_specialize", passing_only)
 
 
 @settings(max_examples=30, deadline=None)

@@ -661,6 +661,14 @@ py::dict run_mondrian(const DoubleArray& sensitive, const std::string& metric,
     return out;
 }
 
+/// What a specialize call's `step` asks for: a target of specialize(), or none (absorb).
+std::optional<SpecializeTarget> specialize_target(const std::string& step) {
+    if (step == "split") return SpecializeTarget::Passing;
+    if (step == "split_failing") return SpecializeTarget::Failing;
+    if (step == "absorb") return std::nullopt;
+    throw std::invalid_argument("step must be 'split', 'split_failing' or 'absorb', not '" + step + "'");
+}
+
 /// Top-down specialization of published classes over the relation `build` makes (the checks
 /// of Mondrian: k, distinct l, and (epsilon, delta)^k-dissimilarity when `dissimilarity`):
 /// `step` "split" splits every class (SpecializeTarget::Passing), "split_failing" only the
@@ -671,9 +679,7 @@ py::dict specialize_with(const RelationBuilder& build, std::size_t n, std::vecto
                          const std::vector<TaxonomySpec>& qi_taxonomies,
                          const std::vector<std::vector<std::int32_t>>& node_keys, std::size_t k,
                          std::size_t l, bool dissimilarity, double delta, const std::string& step) {
-    if (step != "split" && step != "split_failing" && step != "absorb") {
-        throw std::invalid_argument("step must be 'split', 'split_failing' or 'absorb', not '" + step + "'");
-    }
+    const std::optional<SpecializeTarget> target = specialize_target(step);
     const Matrix qi = as_matrix(quasi_identifiers, "quasi_identifiers");
     if (qi.rows != n || classes.size() != n) throw std::invalid_argument("classes, quasi_identifiers and the relation differ in rows");
     check_node_keys(qi_taxonomies, node_keys, qi.cols);
@@ -688,12 +694,11 @@ py::dict specialize_with(const RelationBuilder& build, std::size_t n, std::vecto
         ValueTable table;
         const Neighbours neighbours = build(table, 1, params.interrupt);
         const LossModel loss(qi.data, qi.rows, qi.cols, std::move(taxonomies));
-        if (step == "absorb") {
+        if (!target) {
             absorbed = absorb(loss, node_keys, neighbours, classes, params, absorb_cap(n, k));
             result.classes = std::move(classes);
         } else {
-            result = specialize(loss, node_keys, neighbours, classes, params,
-                                step == "split" ? SpecializeTarget::Passing : SpecializeTarget::Failing);
+            result = specialize(loss, node_keys, neighbours, classes, params, *target);
         }
     });
     py::dict out;

@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -51,9 +51,6 @@ from proxanon.generalize import (
 )
 from proxanon.hierarchy import Hierarchy
 from proxanon.tables import role_columns, scale_column
-
-if TYPE_CHECKING:
-    from proxanon._core import SpecializeStep
 
 GROUP_COLUMN = "group"
 
@@ -437,20 +434,26 @@ KeyInputs = tuple[NDArray[np.float64], list[tuple[NDArray[np.int32], int] | None
 def _specialize_classes(classes: NDArray[np.int64], formed_from: NDArray[np.int64],
                         columns: list[QIColumn], sens: NDArray[np.float64], relation: Relation,
                         k: int, eps: float | None, dlt: float | None, ell: int | None,
-                        inputs: KeyInputs | None = None, step: SpecializeStep = "split"
+                        inputs: KeyInputs | None = None
                         ) -> tuple[NDArray[np.int64], GroupSummary, NDArray[np.int64]]:
     """The published classes with every class of at least 2k rows split top-down into parts
     that pass the same checks and publish finer tuples no other class publishes (a taxonomy
-    of several levels otherwise gathers many groups under one coarse node); with
-    ``step="split_failing"``, only the failing classes, into parts that may fail but hold no
-    more violating rows in all. See :func:`proxanon.engine.run_specialize`. Returns the
-    classes, their summary, and per class the ``formed_from`` of the class it came from.
-    ``inputs``: ``_published_key_inputs`` of ``columns`` where the caller has them."""
+    of several levels otherwise gathers many groups under one coarse node); see
+    :func:`proxanon.engine.run_specialize`. Returns the classes, their summary, and per class
+    the ``formed_from`` of the class it came from. ``inputs``: ``_published_key_inputs``
+    of ``columns`` where the caller has them."""
     split, _ = run_specialize(classes, sens, k, eps, dlt, relation, ell,
-                              *(inputs or _published_key_inputs(columns)), step=step)
+                              *(inputs or _published_key_inputs(columns)))
+    return split, summarize_groups(columns, split), _carried(formed_from, classes, split)
+
+
+def _carried(formed_from: NDArray[np.int64], classes: NDArray[np.int64],
+             split: NDArray[np.int64]) -> NDArray[np.int64]:
+    """Per class of ``split`` (each inside one class of ``classes``), the ``formed_from``
+    of the class it came from."""
     carried = np.zeros(int(split.max()) + 1, dtype=np.int64)
     carried[split] = formed_from[classes]
-    return split, summarize_groups(columns, split), carried
+    return carried
 
 
 def _published_key_inputs(columns: list[QIColumn]) -> KeyInputs:
@@ -822,17 +825,17 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
         sens, rel = published_sensitive(result.released)
         inputs = ((all_qi, taxonomies, node_keys) if result.released.size == n_all
                   else _published_key_inputs(result.columns))
-        classes, summary, formed_from = _specialize_classes(
-            result.classes, result.merged, result.columns, sens, rel, k, eps, dlt, None, inputs,
-            step="split_failing")
+        classes, splits = run_specialize(result.classes, sens, k, eps, dlt, rel, None, *inputs,
+                                         step="split_failing")
+        summary = summarize_groups(result.columns, classes) if splits else result.summary
         seconds["specialize"] = seconds.get("specialize", 0.0) + time.perf_counter() - tic
-        if summary.sizes.size == result.summary.sizes.size:
+        if not splits:
             return result
         tic = time.perf_counter()
         check = audit_classes(sens, rel, classes)
         seconds["audit"] = seconds.get("audit", 0.0) + time.perf_counter() - tic
-        return replace(result, classes=classes, summary=summary, merged=formed_from,
-                       check=check)
+        return replace(result, classes=classes, summary=summary, check=check,
+                       merged=_carried(result.merged, result.classes, classes))
 
     def acceptable(result: _Published) -> bool:
         return passes(result.check, result.released)
