@@ -52,21 +52,48 @@ std::int64_t ExcessDescent::class_excess(std::size_t c) const {
     return total;
 }
 
-/// Change of E over V \ {v} if v (value a, class V) is replaced by a row of value b, and the
-/// number of such rows' neighbours in V \ {v}; t(V) does not change.
-std::pair<std::int64_t, std::int64_t> ExcessDescent::home_change(std::int32_t v, std::int32_t b) const {
+void ExcessDescent::read_home(std::int32_t v) {
     const std::int32_t* own = col_.own_counts();
     const std::int32_t* value = col_.row_values();
     const auto home = static_cast<std::size_t>(col_.class_of(v));
-    const std::int32_t a = value[v];
+    const AdjacentTo near_a(col_.neighbours(), value[v]);
     const std::int64_t th = col_.allowed(home);
-    std::int64_t change = 0, own_w = 0;
+    home_values_.clear();
+    home_base_ = 0;
     for (const std::int32_t* p = col_.begin(home); p != col_.end(home); ++p) {
         const std::int32_t y = *p;
         if (y == v) continue;
-        const std::int64_t nb = col_.adjacent(b, value[y]);
-        own_w += nb;
-        change += over(own[y] - col_.adjacent(a, value[y]) + nb, th) - over(own[y], th);
+        const auto u = static_cast<std::size_t>(value[y]);
+        if (value_slot_[u] < 0) {
+            value_slot_[u] = static_cast<std::int32_t>(home_values_.size());
+            // D_V(y) less [y ~ v]: the same for every row of value u (rows of one value in one
+            // class have the same D); pressed when it is at least t(V).
+            const std::int64_t base = own[y] - near_a(value[y]);
+            home_values_.push_back({value[y], 0, base >= th ? base - th : -1});
+        }
+        HomeValue& entry = home_values_[static_cast<std::size_t>(value_slot_[u])];
+        ++entry.rows;
+        home_base_ -= over(own[y], th);
+    }
+    for (HomeValue& entry : home_values_) {
+        value_slot_[static_cast<std::size_t>(entry.value)] = -1;
+        if (entry.pressed >= 0) home_base_ += entry.rows * entry.pressed;
+    }
+}
+
+/// Change of E over V \ {v} if v (value a, class V, read by read_home) is replaced by a row
+/// of value b, and the number of such rows' neighbours in V \ {v}; t(V) does not change.
+/// A row y of V \ {v} with base D_V(y) - [y ~ v] below t(V) is over t(V) neither with
+/// [y ~ b] added nor now unless D_V(y) > t(V), which home_base_ counts; one at t(V) or above
+/// is over by base - t(V) + [y ~ b]. So the change is home_base_ plus the pressed rows that
+/// are b's neighbours: one adjacency test per distinct value of V, not per row.
+std::pair<std::int64_t, std::int64_t> ExcessDescent::home_change(std::int32_t b) const {
+    const AdjacentTo near_b(col_.neighbours(), b);
+    std::int64_t change = home_base_, own_w = 0;
+    for (const HomeValue& entry : home_values_) {
+        if (!near_b(entry.value)) continue;
+        own_w += entry.rows;
+        if (entry.pressed >= 0) change += entry.rows;
     }
     return {change, own_w};
 }
@@ -149,10 +176,12 @@ bool ExcessDescent::improve(std::int32_t v, XColorResult& result) {
         away_stamp_.assign(static_cast<std::size_t>(values), 0);
         home_.resize(static_cast<std::size_t>(values));
         away_.resize(static_cast<std::size_t>(values));
+        value_slot_.assign(static_cast<std::size_t>(values), -1);
     }
     const std::uint64_t step_stamp = ++stamp_;
     if (!charge(col_.size(home))) return false;  // transfer_home_change's reads
     const std::int64_t leaving = can_leave ? transfer_home_change(v) : 0;
+    read_home(v);
     for (std::size_t step = 0; step < limit; ++step) {
         const std::size_t c = col_.outward(home, step);
         if (!charge(2 * col_.size(c))) return false;  // read_away's and the loop's reads
@@ -189,7 +218,7 @@ bool ExcessDescent::improve(std::int32_t v, XColorResult& result) {
             if (home_stamp_[b] != step_stamp) {
                 if (!charge(col_.size(home))) return false;
                 home_stamp_[b] = step_stamp;
-                home_[b] = home_change(v, value[w]);
+                home_[b] = home_change(value[w]);
             }
             if (away_stamp_[b] != class_stamp) {
                 if (!charge(pressed_.size())) return false;

@@ -30,10 +30,14 @@ namespace proxanon {
 /// after at most E moves and E + max(n / 8, 2^12) steps, and after reading at most
 /// work_per_row · max(n, 2^12) rows plus one class. Within a step, a swap's change of E
 /// depends on the partner only through its value (rows of one value in one class have the
-/// same D): the part in V is computed once per partner value, O(|V|) adjacency tests; each
-/// class W examined is read once, O(|W|), and the part in W costs O(|P|) per value of W,
-/// where P are W's rows that a departure could leave over t(W) (D_W(y) + [y ~ v] > t(W)),
-/// usually a few. One step is O(64 · (|W| + d_W · (|V| + |P|))) at most, d_W the values of W.
+/// same D): V is read once per step, O(|V|), and the part in V costs one adjacency test per
+/// distinct value of V (d_V) per partner value; each class W examined is read once, O(|W|),
+/// and the part in W costs O(|P|) per value of W, where P are W's rows that a departure
+/// could leave over t(W) (D_W(y) + [y ~ v] > t(W)), usually a few. One step is
+/// O(|V| + 64 · (|W| + d_W · (d_V + |P|))) at most, d_W the values of W. The work budget
+/// still counts |V| rows per partner value, as when the part in V read every row of V, so
+/// the descent stops where it did and makes the same moves (the part in V was 43% of a
+/// best-effort Adult run whose merged classes hold thousands of rows of a few hundred values).
 /// Rows the descent may read per row of the table (see ExcessDescent).
 inline constexpr std::size_t kDescentWorkPerRow = std::size_t{1} << 14;
 
@@ -50,8 +54,12 @@ public:
 
 private:
     std::int64_t class_excess(std::size_t c) const;
-    /// Change of E in v's class V if v leaves for a row of value b, and D of that row in V.
-    std::pair<std::int64_t, std::int64_t> home_change(std::int32_t v, std::int32_t b) const;
+    /// Reads v's class V for violation v: its distinct values other than v's row, with their
+    /// rows and whether they are pressed (see home_change), and home_base_.
+    void read_home(std::int32_t v);
+    /// Change of E in v's class V (read by read_home) if v leaves for a row of value b, and D
+    /// of that row in V. O(distinct values of V) adjacency tests.
+    std::pair<std::int64_t, std::int64_t> home_change(std::int32_t b) const;
     /// Reads class W for violation v (value a): v's neighbours there, each row's neighbour
     /// indicator, and the rows whose excess can depend on who leaves W for v.
     void read_away(std::int32_t a, std::size_t away);
@@ -91,6 +99,17 @@ private:
     };
     std::vector<Pressed> pressed_;
     std::vector<std::uint8_t> near_v_;  ///< [y ~ v] per row of W, in W's order
+    /// A value of v's class V other than v's row (read_home): its rows there, and how far
+    /// D_V(y) - [y ~ v] is over t(V) for them (-1: below it).
+    struct HomeValue {
+        std::int32_t value;
+        std::int64_t rows, pressed;
+    };
+    std::vector<HomeValue> home_values_;
+    std::vector<std::int32_t> value_slot_;  ///< per value: its place in home_values_, else -1
+    /// The part of home_change that does not depend on b: over the pressed rows of V \ {v},
+    /// D_V(y) - [y ~ v] - t(V), less max(0, D_V(y) - t(V)) over all of V \ {v}.
+    std::int64_t home_base_ = 0;
     std::int64_t v_in_away_ = 0;        ///< v's neighbours in W
 };
 

@@ -1,0 +1,114 @@
+// C++ unit tests of the excess descent (excess_descent.hpp), with no Python: run by ctest.
+// Every move it makes is replayed on a colouring of its own, and the change of the total
+// excess E it recorded is checked against E counted by brute force before and after.
+#include <cstdint>
+#include <cstdio>
+#include <random>
+#include <vector>
+
+#include "proxanon/colouring.hpp"
+#include "proxanon/excess_descent.hpp"
+#include "proxanon/neighbour_graph.hpp"
+#include "proxanon/neighbours.hpp"
+#include "check.hpp"
+
+namespace {
+
+using namespace proxanon;
+
+/// E = sum over rows of max(0, D - t) of a class assignment (-1: left out), every D counted
+/// by testing every pair of rows of a class; t from the class's size.
+std::int64_t brute_excess(const ValueTable& table, const Distance& distance,
+                          const std::vector<std::int32_t>& classes, double delta) {
+    const std::size_t n = classes.size();
+    std::vector<std::size_t> size;
+    for (const std::int32_t c : classes) {
+        if (c < 0) continue;
+        if (static_cast<std::size_t>(c) >= size.size()) size.resize(static_cast<std::size_t>(c) + 1, 0);
+        ++size[static_cast<std::size_t>(c)];
+    }
+    std::int64_t excess = 0;
+    for (std::size_t r = 0; r < n; ++r) {
+        if (classes[r] < 0) continue;
+        const double* x = table.value(static_cast<std::size_t>(table.row_value[r]));
+        std::int64_t d = 0;
+        for (std::size_t q = 0; q < n; ++q) {
+            if (q != r && classes[q] == classes[r] &&
+                distance.within(x, table.value(static_cast<std::size_t>(table.row_value[q])))) {
+                ++d;
+            }
+        }
+        const std::int64_t t = allowed_neighbours(size[static_cast<std::size_t>(classes[r])], delta);
+        if (d > t) excess += d - t;
+    }
+    return excess;
+}
+
+/// 360 rows on 30 levels of [0, 1] (a level's neighbours are the levels next to it), 150 of
+/// them on three crowded levels, dealt into classes of 40 to 120 rows: large classes whose
+/// values repeat, many rows over their allowance. The descent runs over the stored graph and
+/// over the sorted structure, its moves traced; each move replayed must change E by what it
+/// recorded, lower it, and leave every class at k rows or more.
+void test_descent_moves_change_the_excess_as_recorded() {
+    const std::size_t n = 360;
+    const Distance distance(Metric::L1, {1.0}, 0.04);
+    std::mt19937 rng(21);
+    for (const int layout : {0, 1, 2}) {
+        std::vector<double> rows(n);
+        std::uniform_int_distribution<int> level(0, 29);
+        for (std::size_t r = 0; r < n; ++r) {
+            const int at = r < 150 ? static_cast<int>(10 + 3 * (r % 3)) : level(rng);
+            rows[r] = at / 29.0;
+        }
+        const ValueTable table = ValueTable::from_rows(rows.data(), n, 1);
+        std::vector<std::int32_t> initial(n);
+        const std::size_t classes = layout == 0 ? 3 : layout == 1 ? 6 : 9;
+        for (std::size_t r = 0; r < n; ++r) {
+            initial[r] = static_cast<std::int32_t>(layout == 2 ? (r * 7 + r / 11) % classes : r % classes);
+        }
+        for (const bool graph : {true, false}) {
+            const Neighbours neighbours = graph
+                ? Neighbours(table, NeighbourGraph::build(table, distance, 1u << 24))
+                : Neighbours::build(table, distance, Structure::Sorted, 1u << 24);
+            XColorOptions params;
+            params.k = 10;
+            params.delta = 0.8;
+            params.trace = true;
+            const LossModel no_loss;  // the colouring keeps a reference: not a temporary
+            Colouring colouring(table, neighbours, no_loss, params.delta, initial, 1);
+            XColorResult result;
+            ExcessDescent descent(colouring, params);
+            descent.run(result);
+            CHECK(descent.moves() > 0);
+            CHECK(result.move_log.size() == 4 * static_cast<std::size_t>(descent.moves()));
+            // Replay: a swap sends v to the class recorded and its partner to v's class; a
+            // transfer (partner -1) moves v alone.
+            std::vector<std::int32_t> now = initial;
+            std::int64_t excess = brute_excess(table, distance, now, params.delta);
+            for (std::size_t i = 0; i < result.move_log.size(); i += 4) {
+                const auto v = static_cast<std::size_t>(result.move_log[i]);
+                const std::int64_t partner = result.move_log[i + 1];
+                const auto to = static_cast<std::int32_t>(result.move_log[i + 2]);
+                const std::int64_t change = result.move_log[i + 3];
+                if (partner >= 0) now[static_cast<std::size_t>(partner)] = now[v];
+                now[v] = to;
+                const std::int64_t after = brute_excess(table, distance, now, params.delta);
+                CHECK(after - excess == change);
+                CHECK(change < 0);
+                excess = after;
+            }
+            CHECK(now == colouring.class_ids());
+            std::vector<std::size_t> size(classes, 0);
+            for (const std::int32_t c : now) ++size[static_cast<std::size_t>(c)];
+            for (const std::size_t s : size) CHECK(s >= params.k);
+        }
+    }
+}
+
+}  // namespace
+
+int main() {
+    test_descent_moves_change_the_excess_as_recorded();
+    if (failures == 0) std::puts("all C++ descent tests passed");
+    return failures == 0 ? 0 : 1;
+}
