@@ -103,6 +103,7 @@ void ExcessDescent::read_away(std::int32_t a, std::size_t away) {
     const std::int32_t* value = col_.row_values();
     const std::int64_t ta = col_.allowed(away);
     pressed_.clear();
+    pressed_rows_ = 0;
     near_v_.clear();
     v_in_away_ = 0;
     for (const std::int32_t* p = col_.begin(away); p != col_.end(away); ++p) {
@@ -110,19 +111,31 @@ void ExcessDescent::read_away(std::int32_t a, std::size_t away) {
         const bool near = col_.adjacent(a, value[y]);
         near_v_.push_back(near);
         v_in_away_ += near;
-        if (own[y] + near > ta) pressed_.push_back({y, value[y], own[y] + near, over(own[y], ta)});
+        if (own[y] + near <= ta) continue;
+        // Pressed: the same for every row of its value (their D and [y ~ v] are equal).
+        const auto u = static_cast<std::size_t>(value[y]);
+        if (value_slot_[u] < 0) {
+            value_slot_[u] = static_cast<std::int32_t>(pressed_.size());
+            pressed_.push_back({value[y], 0, own[y] + near, over(own[y], ta)});
+        }
+        ++pressed_[static_cast<std::size_t>(value_slot_[u])].rows;
+        ++pressed_rows_;
     }
+    for (const Pressed& entry : pressed_) value_slot_[static_cast<std::size_t>(entry.value)] = -1;
 }
 
-/// Change of E over W \ {w} if w (class W) is replaced by v, and v's neighbours in W \ {w};
-/// the same for every row of w's value in W (their D are equal). A row y of W not pressed
-/// has D_W(y) + [y ~ v] <= t(W), so it is over t(W) neither now nor after: it adds nothing.
-std::pair<std::int64_t, std::int64_t> ExcessDescent::away_change(std::int32_t a, std::int32_t w) const {
-    const std::int32_t b = col_.row_values()[w];
-    const std::int64_t ta = col_.allowed(static_cast<std::size_t>(col_.class_of(w)));
+/// Change of E over W \ {w} if w (value b, class W) is replaced by v, and v's neighbours in
+/// W \ {w}; the same for every row of w's value in W (their D are equal). A row y of W not
+/// pressed has D_W(y) + [y ~ v] <= t(W), so it is over t(W) neither now nor after: it adds
+/// nothing. The pressed rows are read by value: w itself is one of b's rows when b is pressed.
+std::pair<std::int64_t, std::int64_t> ExcessDescent::away_change(std::int32_t a, std::int32_t b,
+                                                                 std::size_t away) const {
+    const AdjacentTo near_b(col_.neighbours(), b);
+    const std::int64_t ta = col_.allowed(away);
     std::int64_t change = 0;
     for (const Pressed& y : pressed_) {
-        if (y.row != w) change += over(y.with_v - col_.adjacent(b, y.value), ta) - y.over_now;
+        const std::int64_t rows = y.rows - (y.value == b);
+        change += rows * (over(y.with_v - near_b(y.value), ta) - y.over_now);
     }
     return {change, v_in_away_ - col_.adjacent(a, b)};
 }
@@ -207,13 +220,6 @@ bool ExcessDescent::improve(std::int32_t v, XColorResult& result) {
         }
         for (const std::int32_t* p = col_.begin(c); p != col_.end(c); ++p) {
             const std::int32_t w = *p;
-            double loss_change = 0.0;
-            if (xv) {
-                const double* xw = loss.row(w);
-                loss_change = col_.extremes(home).exchange(loss, xv, xw) +
-                              col_.extremes(c).exchange(loss, xw, xv) -
-                              col_.extremes(home).loss() - col_.extremes(c).loss();
-            }
             const auto b = static_cast<std::size_t>(value[w]);
             if (home_stamp_[b] != step_stamp) {
                 if (!charge(col_.size(home))) return false;
@@ -221,14 +227,25 @@ bool ExcessDescent::improve(std::int32_t v, XColorResult& result) {
                 home_[b] = home_change(value[w]);
             }
             if (away_stamp_[b] != class_stamp) {
-                if (!charge(pressed_.size())) return false;
+                if (!charge(pressed_rows_)) return false;
                 away_stamp_[b] = class_stamp;
-                away_[b] = away_change(value[v], w);
+                away_[b] = away_change(value[v], value[w], c);
             }
             const auto [in_home, own_w] = home_[b];
             const auto [in_away, own_v] = away_[b];
             const std::int64_t change = in_home + in_away + over(own_w, th) - over(own[v], th) +
                                         over(own_v, ta) - over(own[w], ta);
+            // The loss change only decides among moves of the best change of E: not priced
+            // for a move that cannot be chosen (the same choice, at a fraction of the cost
+            // where classes hold thousands of rows).
+            if (change >= 0 || (best_partner != -2 && change > best_change)) continue;
+            double loss_change = 0.0;
+            if (xv) {
+                const double* xw = loss.row(w);
+                loss_change = col_.extremes(home).exchange(loss, xv, xw) +
+                              col_.extremes(c).exchange(loss, xw, xv) -
+                              col_.extremes(home).loss() - col_.extremes(c).loss();
+            }
             consider(change, loss_change, w);
         }
     }

@@ -47,8 +47,10 @@ std::int64_t brute_excess(const ValueTable& table, const Distance& distance,
 /// 360 rows on 30 levels of [0, 1] (a level's neighbours are the levels next to it), 150 of
 /// them on three crowded levels, dealt into classes of 40 to 120 rows: large classes whose
 /// values repeat, many rows over their allowance. The descent runs over the stored graph and
-/// over the sorted structure, its moves traced; each move replayed must change E by what it
-/// recorded, lower it, and leave every class at k rows or more.
+/// over the sorted structure, without a loss model and with one over two QIs of few values
+/// (its swaps then are chosen among equal changes of E by their loss), its moves traced;
+/// each move replayed must change E by what it recorded, lower it, and leave every class at
+/// k rows or more.
 void test_descent_moves_change_the_excess_as_recorded() {
     const std::size_t n = 360;
     const Distance distance(Metric::L1, {1.0}, 0.04);
@@ -66,7 +68,14 @@ void test_descent_moves_change_the_excess_as_recorded() {
         for (std::size_t r = 0; r < n; ++r) {
             initial[r] = static_cast<std::int32_t>(layout == 2 ? (r * 7 + r / 11) % classes : r % classes);
         }
-        for (const bool graph : {true, false}) {
+        std::vector<double> qi(2 * n);
+        std::uniform_int_distribution<int> code(0, 4);
+        for (double& x : qi) x = code(rng);
+        const LossModel qi_loss(qi.data(), n, 2);
+        const LossModel no_loss;  // the colouring keeps a reference: not a temporary
+        for (const int structure : {0, 1, 2}) {
+            const bool graph = structure != 1;
+            const LossModel& loss = structure == 2 ? qi_loss : no_loss;
             const Neighbours neighbours = graph
                 ? Neighbours(table, NeighbourGraph::build(table, distance, 1u << 24))
                 : Neighbours::build(table, distance, Structure::Sorted, 1u << 24);
@@ -74,8 +83,7 @@ void test_descent_moves_change_the_excess_as_recorded() {
             params.k = 10;
             params.delta = 0.8;
             params.trace = true;
-            const LossModel no_loss;  // the colouring keeps a reference: not a temporary
-            Colouring colouring(table, neighbours, no_loss, params.delta, initial, 1);
+            Colouring colouring(table, neighbours, loss, params.delta, initial, 1);
             XColorResult result;
             ExcessDescent descent(colouring, params);
             descent.run(result);

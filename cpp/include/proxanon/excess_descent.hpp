@@ -32,12 +32,14 @@ namespace proxanon {
 /// depends on the partner only through its value (rows of one value in one class have the
 /// same D): V is read once per step, O(|V|), and the part in V costs one adjacency test per
 /// distinct value of V (d_V) per partner value; each class W examined is read once, O(|W|),
-/// and the part in W costs O(|P|) per value of W, where P are W's rows that a departure
-/// could leave over t(W) (D_W(y) + [y ~ v] > t(W)), usually a few. One step is
-/// O(|V| + 64 · (|W| + d_W · (d_V + |P|))) at most, d_W the values of W. The work budget
-/// still counts |V| rows per partner value, as when the part in V read every row of V, so
-/// the descent stops where it did and makes the same moves (the part in V was 43% of a
-/// best-effort Adult run whose merged classes hold thousands of rows of a few hundred values).
+/// and the part in W costs one test per distinct value of P per value of W, where P are W's
+/// rows that a departure could leave over t(W) (D_W(y) + [y ~ v] > t(W)). The loss change of
+/// a swap, O(QIs), is priced only for swaps whose change of E is the best so far or ties it.
+/// One step is O(|V| + 64 · (|W| + d_W · (d_V + d_P))) at most, d_W the values of W. The work
+/// budget still counts |V| rows per partner value and |P| rows per value of W, as when each
+/// part read every row, so the descent stops where it did and makes the same moves (the part
+/// in V was 43% of a best-effort Adult run whose merged classes hold thousands of rows of a
+/// few hundred values).
 /// Rows the descent may read per row of the table (see ExcessDescent).
 inline constexpr std::size_t kDescentWorkPerRow = std::size_t{1} << 14;
 
@@ -63,8 +65,9 @@ private:
     /// Reads class W for violation v (value a): v's neighbours there, each row's neighbour
     /// indicator, and the rows whose excess can depend on who leaves W for v.
     void read_away(std::int32_t a, std::size_t away);
-    /// Change of E in w's class W (read by read_away) if w leaves for v, and D of v in W.
-    std::pair<std::int64_t, std::int64_t> away_change(std::int32_t a, std::int32_t w) const;
+    /// Change of E in class W (`away`, read by read_away) if a row of value b leaves it for
+    /// v (value a), and D of v in W. O(distinct values of W's pressed rows).
+    std::pair<std::int64_t, std::int64_t> away_change(std::int32_t a, std::int32_t b, std::size_t away) const;
     /// Change of E in v's class V if v leaves it alone (|V| - 1 rows).
     std::int64_t transfer_home_change(std::int32_t v) const;
     /// Change of E in class W (read by read_away) if v joins it alone (|W| + 1 rows).
@@ -91,13 +94,16 @@ private:
     std::vector<std::uint64_t> home_stamp_, away_stamp_;
     std::vector<std::pair<std::int64_t, std::int64_t>> home_, away_;
     std::uint64_t stamp_ = 0;
-    /// A row y of the class W read_away last read with D_W(y) + [y ~ v] > t(W): only such
-    /// rows can be over t(W) after a row of W leaves for v, since a departure lowers D.
+    /// A value of the rows y of the class W read_away last read with D_W(y) + [y ~ v] > t(W)
+    /// (pressed): only such rows can be over t(W) after a row of W leaves for v, since a
+    /// departure lowers D. Rows of one value in W are all pressed or none.
     struct Pressed {
-        std::int32_t row, value;
+        std::int32_t value;
+        std::int64_t rows;              ///< W's rows of the value
         std::int64_t with_v, over_now;  ///< D_W(y) + [y ~ v], and max(0, D_W(y) - t(W))
     };
     std::vector<Pressed> pressed_;
+    std::size_t pressed_rows_ = 0;      ///< their rows in all
     std::vector<std::uint8_t> near_v_;  ///< [y ~ v] per row of W, in W's order
     /// A value of v's class V other than v's row (read_home): its rows there, and how far
     /// D_V(y) - [y ~ v] is over t(V) for them (-1: below it).
@@ -106,7 +112,9 @@ private:
         std::int64_t rows, pressed;
     };
     std::vector<HomeValue> home_values_;
-    std::vector<std::int32_t> value_slot_;  ///< per value: its place in home_values_, else -1
+    /// Per value: its place in home_values_ or pressed_ while read_home or read_away reads
+    /// a class, else -1.
+    std::vector<std::int32_t> value_slot_;
     /// The part of home_change that does not depend on b: over the pressed rows of V \ {v},
     /// D_V(y) - [y ~ v] - t(V), less max(0, D_V(y) - t(V)) over all of V \ {v}.
     std::int64_t home_base_ = 0;
