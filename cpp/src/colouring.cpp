@@ -33,6 +33,7 @@ Colouring::Colouring(const ValueTable& table, const Neighbours& neighbours, cons
         list.push_back(static_cast<std::int32_t>(r));
     }
     if (loss_.active()) extremes_of_.resize(m);
+    stale_.assign(m, 0);
     allowed_.resize(m);
     version_.assign(m, 0);
     own_.assign(n, 0);
@@ -44,6 +45,7 @@ Colouring::Colouring(const ValueTable& table, const Neighbours& neighbours, cons
         [&](std::size_t c) { return std::pair<const std::int32_t*, std::size_t>(begin(c), size(c)); },
         [&](std::size_t c, const std::int64_t* counts) {
             class_changed(c);
+            if (loss_.active()) extremes(c);  // on this class's thread
             for (std::size_t i = 0; i < size(c); ++i) own_[at(members_[c][i])] = static_cast<std::int32_t>(counts[i]);
         },
         threads, nullptr);
@@ -89,7 +91,7 @@ void Colouring::tally_class(std::size_t c, std::int32_t skip) {
 void Colouring::class_changed(std::size_t c) {
     ++version_[c];  // sized by the constructor: its threads call this for distinct classes
     allowed_[c] = allowed_neighbours(size(c), delta_);
-    if (loss_.active()) extremes_of_[c].compute(loss_, begin(c), size(c));
+    if (loss_.active()) stale_[c] = 1;  // computed when next read (extremes)
 }
 
 void Colouring::swap(std::int32_t v, std::int32_t w, std::int64_t lambda, std::int32_t own_v_after) {

@@ -1,12 +1,14 @@
-// C++ unit tests of the excess descent (excess_descent.hpp), with no Python: run by ctest.
-// Every move it makes is replayed on a colouring of its own, and the change of the total
-// excess E it recorded is checked against E counted by brute force before and after.
+// C++ unit tests of the excess descent (excess_descent.hpp) and of the colouring state its
+// moves keep, with no Python: run by ctest. Every move the descent makes is replayed on a
+// colouring of its own, and the change of the total excess E it recorded is checked against
+// E counted by brute force before and after.
 #include <cstdint>
 #include <cstdio>
 #include <random>
 #include <vector>
 
 #include "proxanon/colouring.hpp"
+#include "proxanon/loss.hpp"
 #include "proxanon/excess_descent.hpp"
 #include "proxanon/neighbour_graph.hpp"
 #include "proxanon/neighbours.hpp"
@@ -113,10 +115,56 @@ void test_descent_moves_change_the_excess_as_recorded() {
     }
 }
 
+
+/// The colouring's extremes are computed when read after a change: through detaches and
+/// attaches (the descent's and suppression's moves) and swaps, read at random moments, each
+/// class's extremes give the loss, and each member's departure, of extremes computed afresh
+/// from its members.
+void test_extremes_are_current_when_read() {
+    const std::size_t n = 240;
+    std::mt19937 rng(8);
+    std::vector<double> rows(n), qi(3 * n);
+    std::uniform_int_distribution<int> level(0, 19), code(0, 9);
+    for (double& x : rows) x = level(rng) / 19.0;
+    for (double& x : qi) x = code(rng);
+    const ValueTable table = ValueTable::from_rows(rows.data(), n, 1);
+    const Distance distance(Metric::L1, {1.0}, 0.06);
+    const Neighbours neighbours(table, NeighbourGraph::build(table, distance, 1u << 24));
+    const LossModel loss(qi.data(), n, 3);
+    std::vector<std::int32_t> initial(n);
+    for (std::size_t r = 0; r < n; ++r) initial[r] = static_cast<std::int32_t>(r % 12);
+    Colouring col(table, neighbours, loss, 0.8, initial, 2);
+    const auto check = [&](std::size_t c) {
+        GroupExtremes fresh;
+        fresh.compute(loss, col.begin(c), col.size(c));
+        CHECK(col.extremes(c).loss() == fresh.loss());
+        for (const std::int32_t* p = col.begin(c); p != col.end(c); ++p) {
+            CHECK(col.extremes(c).departure(loss, loss.row(*p)) == fresh.departure(loss, loss.row(*p)));
+        }
+    };
+    for (std::size_t c = 0; c < 12; ++c) check(c);
+    for (int move = 0; move < 300; ++move) {
+        const std::size_t c = rng() % 12, other = (c + 1 + rng() % 11) % 12;
+        const std::int32_t v = col.begin(c)[rng() % col.size(c)];
+        const std::int32_t w = col.begin(other)[rng() % col.size(other)];
+        if (rng() % 2 == 0) {
+            col.detach(v);
+            col.detach(w);
+            col.attach(v, other);
+            col.attach(w, c);
+        } else if (col.size(c) > 12) {
+            col.detach(v);
+            col.attach(v, other);
+        }
+        if (rng() % 3 == 0) check(rng() % 2 == 0 ? c : other);
+    }
+    for (std::size_t c = 0; c < 12; ++c) check(c);
+}
 }  // namespace
 
 int main() {
     test_descent_moves_change_the_excess_as_recorded();
+    test_extremes_are_current_when_read();
     if (failures == 0) std::puts("all C++ descent tests passed");
     return failures == 0 ? 0 : 1;
 }

@@ -19,8 +19,8 @@ std::int32_t allowed_neighbours(std::size_t size, double delta);
 ///
 /// Invariants between operations: members(c) lists the rows of class c and class_of(r) is r's
 /// class (-1 for a row left out); own(r) = D_V(r) for r's class V; allowed(c) = t(|c|);
-/// potential() = sum(own) / 2, the monochromatic edges; extremes(c) is current when the loss
-/// model is active.
+/// potential() = sum(own) / 2, the monochromatic edges; extremes(c), when the loss model is
+/// active, is current whenever it is read.
 /// Cost, with the counts of neighbours.hpp: construction O(n + sum over classes of the cost
 /// of counting a class against itself); swap O(|V| + |V'|) adjacency tests (plus the degree
 /// of the two values on the graph); detach and attach O(|class|) adjacency tests.
@@ -49,8 +49,17 @@ public:
     double delta() const { return delta_; }
     const Neighbours& neighbours() const { return nb_; }
     const LossModel& loss() const { return loss_; }
-    /// Per-column extremes of class c; only when loss().active().
-    const GroupExtremes& extremes(std::size_t c) const { return extremes_of_[c]; }
+    /// Per-column extremes of class c; only when loss().active(). Computed when first read
+    /// after the class changed, O(|c| QIs), not at every change: suppression leaves rows of a
+    /// merged class out one by one and never reads them, and a move of the descent changes
+    /// each class twice. Not for concurrent readers.
+    const GroupExtremes& extremes(std::size_t c) const {
+        if (stale_[c]) {
+            extremes_of_[c].compute(loss_, begin(c), size(c));
+            stale_[c] = 0;
+        }
+        return extremes_of_[c];
+    }
 
     bool is_violation(std::int32_t r) const {
         const std::int32_t c = class_of_[at(r)];
@@ -109,7 +118,8 @@ private:
     std::int32_t tallied_skip_ = -1;  ///< the value of the row it leaves out (-1: none)
     std::vector<std::int32_t> value_count_;  ///< scratch for tally_class, all zero between uses
     std::vector<std::int32_t> distinct_;
-    std::vector<GroupExtremes> extremes_of_;
+    mutable std::vector<GroupExtremes> extremes_of_;
+    mutable std::vector<char> stale_;  ///< per class: its extremes are not computed since it changed
     std::int64_t potential_ = 0;
 };
 
