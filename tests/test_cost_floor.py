@@ -6,6 +6,8 @@ publish the very table the full comparison publishes."""
 from __future__ import annotations
 
 import importlib
+import threading
+import time
 
 import numpy as np
 import pandas as pd
@@ -76,6 +78,36 @@ def test_the_choice_is_the_same_on_any_thread_count() -> None:
     one, two = (anonymize(frame, n_threads=threads, **COMMON) for threads in (1, 2))
     assert one.report.candidates == two.report.candidates
     pd.testing.assert_frame_equal(one.table, two.table)
+
+
+def test_the_bound_and_audit_taken_while_the_cut_is_built_choose_the_same_table(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """On two threads, where the cut's thread is still at work when XColor's session ends,
+    the caller takes the bound and the audit of XColor's classes meanwhile (on its thread
+    alone): the same choice and table as when the cut is ready first."""
+    frame = census(4000, seed=3)
+    ready = anonymize(frame, n_threads=2, **COMMON)
+    build_cut = anonymize_module._mondrian_cut
+    audit_groups = anonymize_module._audit_groups
+    caller_audits: list[int] = []
+
+    def late_cut(*args, **kwargs):
+        time.sleep(1.0)  # the session ends long before
+        return build_cut(*args, **kwargs)
+
+    def watched_audit(*args):
+        if threading.current_thread() is threading.main_thread():
+            caller_audits.append(args[-1])
+        return audit_groups(*args)
+
+    monkeypatch.setattr(anonymize_module, "_mondrian_cut", late_cut)
+    monkeypatch.setattr(anonymize_module, "_audit_groups", watched_audit)
+    late = anonymize(frame, n_threads=2, **COMMON)
+    assert caller_audits == [1]  # taken early, on one thread, and not again
+    assert late.report.method == ready.report.method == "mondrian"
+    assert late.report.candidates == ready.report.candidates
+    pd.testing.assert_frame_equal(late.table, ready.table)
+    np.testing.assert_array_equal(late.groups, ready.groups)
 
 
 @st.composite
