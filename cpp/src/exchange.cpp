@@ -350,6 +350,16 @@ std::vector<std::int64_t> spread_equal_tuples(const std::vector<std::int64_t>& g
         bool done = false;
         for (std::size_t i = first[g]; i < first[g + 1] && !done; ++i) {
             const std::size_t x = member[i];
+            // The next row's run and its neighbours, fetched while this row is tried: where
+            // the groups' tuples fill most of the QI space, a group that finds no exchange
+            // reads the runs of all its rows, and each first read of a run waited on memory
+            // (3M census rows: the loop 1.3-1.6 s -> 1.1-1.3 s, the same groups).
+            if (i + 1 < first[g + 1]) {
+                const std::size_t next_run = line.run_of_row[member[i + 1]];
+                __builtin_prefetch(&line.run[next_run > 0 ? next_run - 1 : 0]);
+                __builtin_prefetch(&line.run[next_run]);
+                __builtin_prefetch(&line.run[next_run + 1]);
+            }
             candidates(x);
             const std::uint64_t key = exchange.remainder_key(bounds_of(g), static_cast<std::int64_t>(x));
             if (key != owner_key) {  // owner_memo is always owner_key's set (or kNone)
@@ -364,6 +374,7 @@ std::vector<std::int64_t> spread_equal_tuples(const std::vector<std::int64_t>& g
                 const std::size_t end = std::min<std::size_t>(line.run[run + 1].start, begin + params.rows_per_cell);
                 for (std::size_t pos = begin; pos < end; ++pos) {
                     const std::size_t y = line.rows[pos];
+                    if (pos + 1 < end) __builtin_prefetch(&owner[line.rows[pos + 1]]);  // likewise
                     const std::size_t h = owner[y];
                     if (h == g) continue;
                     if (tries == 0) return given_rows();
