@@ -31,7 +31,10 @@ namespace proxanon {
 /// so the loop makes at most |E| swaps (Theorem 3); each examines at most every class once,
 /// O(n), and costs O(|V| + |V'| + degrees) to apply. With a search_limit L, all searches
 /// together examine at most 80 n classes plus L per search that finds a partner and 16 per
-/// search once the second budget is spent.
+/// search once the second budget is spent. Examining class W for v costs O(|W|) to count
+/// D_W(v), unless the count for (W, v's value) is kept from an earlier search and W has not
+/// changed since: then O(1) (a table of at most 2^20 slots of 16 bytes; classes of 256 rows
+/// or more keep theirs in a map).
 class SwapLoop {
 public:
     SwapLoop(Colouring& colouring, const XColorOptions& options);
@@ -70,6 +73,17 @@ private:
     /// class's version it was counted at: a violation's search reads every class it examines,
     /// and merged classes of thousands of rows were read again at every try.
     std::unordered_map<std::uint64_t, std::pair<std::uint64_t, std::int32_t>> big_counts_;
+    /// The same for smaller classes, in a direct-mapped table (a pair's slot holds the last
+    /// pair counted there): the count is read again only once the class changed or another
+    /// pair took its slot.
+    struct SmallCount {
+        std::uint32_t cls = 0;
+        std::int32_t value = -1;
+        std::uint32_t stamp = 0;  ///< the class's version + 1 when counted (0: none)
+        std::int32_t count = 0;
+    };
+    std::vector<SmallCount> small_counts_;  ///< a power of two in size
+    std::size_t small_slot(std::size_t c, std::int32_t a) const;
     std::int64_t set_aside_count_ = 0;
     std::int64_t aside_now_ = 0;
     std::int64_t classes_examined_ = 0;
