@@ -33,7 +33,7 @@ namespace proxanon {
 /// together examine at most 80 n classes plus L per search that finds a partner and 16 per
 /// search once the second budget is spent. Examining class W for v costs O(|W|) to count
 /// D_W(v), unless the count for (W, v's value) is kept from an earlier search and W has not
-/// changed since: then O(1) (a table of at most 2^20 slots of 16 bytes; classes of 256 rows
+/// changed since: then O(1) (a table of at most 2^21 slots of 16 bytes; classes of 256 rows
 /// or more keep theirs in a map).
 class SwapLoop {
 public:
