@@ -41,17 +41,19 @@ SwapLoop::SwapLoop(Colouring& colouring, const XColorOptions& options)
     for (std::size_t r = 0; r < colouring.rows(); ++r) {
         values = std::max(values, static_cast<std::size_t>(colouring.row_values()[r]) + 1);
     }
-    // One slot per (class, value) pair up to kSmallCountSlots, a power of two.
+    // One slot per (class, value) pair up to kSmallCountSlots, a power of two; the table is
+    // made only once the loop has counted a quarter as many classes (small_counts_ empty
+    // until then): zeroing it cost more than it saved in runs whose searches end quickly
+    // (a run and merging rounds make several loops per anonymize call).
     const std::size_t pairs = std::max<std::size_t>(1, values) * std::max<std::size_t>(1, colouring.classes());
-    std::size_t slots = 1;
-    while (slots < pairs && slots < kSmallCountSlots) slots <<= 1;
-    small_counts_.resize(slots);
+    small_slots_ = 1;
+    while (small_slots_ < pairs && small_slots_ < kSmallCountSlots) small_slots_ <<= 1;
 }
 
 std::size_t SwapLoop::small_slot(std::size_t c, std::int32_t a) const {
     // Value-major: the classes a search examines lie around its own, so their slots for one
     // value share cache lines (hashed slots made every read a miss in a table of 16 MiB).
-    return (static_cast<std::size_t>(a) * col_.classes() + c) & (small_counts_.size() - 1);
+    return (static_cast<std::size_t>(a) * col_.classes() + c) & (small_slots_ - 1);
 }
 
 void SwapLoop::run(XColorResult& result) {
@@ -206,6 +208,9 @@ bool SwapLoop::try_exchange(std::int32_t v, const std::vector<std::size_t>* only
             auto& kept = big_counts_[(static_cast<std::uint64_t>(c) << 32) | static_cast<std::uint32_t>(a)];
             if (kept.first != col_.version(c) + 1) kept = {col_.version(c) + 1, count_v()};  // 0: none yet
             d_c = kept.second;
+        } else if (small_counts_.empty()) {
+            d_c = count_v();
+            if (++small_counted_ >= small_slots_ / 4) small_counts_.resize(small_slots_);
         } else {
             SmallCount& kept = small_counts_[small_slot(c, a)];
             const auto stamp = static_cast<std::uint32_t>(col_.version(c) + 1);  // 0: none yet

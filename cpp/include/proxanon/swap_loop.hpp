@@ -33,8 +33,8 @@ namespace proxanon {
 /// together examine at most 80 n classes plus L per search that finds a partner and 16 per
 /// search once the second budget is spent. Examining class W for v costs O(|W|) to count
 /// D_W(v), unless the count for (W, v's value) is kept from an earlier search and W has not
-/// changed since: then O(1) (a table of at most 2^21 slots of 16 bytes; classes of 256 rows
-/// or more keep theirs in a map).
+/// changed since: then O(1) (a table of at most 2^21 slots of 16 bytes, made once a quarter
+/// as many classes were counted; classes of 256 rows or more keep theirs in a map).
 class SwapLoop {
 public:
     SwapLoop(Colouring& colouring, const XColorOptions& options);
@@ -82,7 +82,9 @@ private:
         std::uint32_t stamp = 0;  ///< the class's version + 1 when counted (0: none)
         std::int32_t count = 0;
     };
-    std::vector<SmallCount> small_counts_;  ///< a power of two in size
+    std::vector<SmallCount> small_counts_;  ///< small_slots_ of them, once made
+    std::size_t small_slots_ = 1;           ///< a power of two
+    std::size_t small_counted_ = 0;         ///< small classes counted before the table was made
     std::size_t small_slot(std::size_t c, std::int32_t a) const;
     std::int64_t set_aside_count_ = 0;
     std::int64_t aside_now_ = 0;
