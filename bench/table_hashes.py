@@ -37,7 +37,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "bench"), str(ROOT)]
 
-from test_bench_adult import ADULT_QIS, ADULT_SENSITIVE  # noqa: E402
+from _common import ADULT_QIS, ADULT_SENSITIVE  # noqa: E402
 from test_bench_scaling_suite import QI_COLUMNS, SENSITIVE_COLUMNS, census_frame  # noqa: E402
 
 import proxanon  # noqa: E402

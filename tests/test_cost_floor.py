@@ -23,6 +23,7 @@ from proxanon.anonymize import (
     _specialize_classes,
     encode_sensitive,
 )
+from proxanon.datasets import load_adult
 from proxanon.generalize import encode_qi, summarize_groups
 
 #: The module (``proxanon.anonymize`` as an attribute is the function of that name).
@@ -80,13 +81,27 @@ def test_the_choice_is_the_same_on_any_thread_count() -> None:
     pd.testing.assert_frame_equal(one.table, two.table)
 
 
+def _table_and_arguments(case: str) -> tuple[pd.DataFrame, dict]:
+    """The census table (its cut satisfies and wins), or Adult's first 3,000 rows with the
+    ARX hierarchies on its four QIs (its cut fails)."""
+    if case == "census":
+        return census(4000, seed=3), COMMON
+    adult = load_adult()
+    qis = ["age", "sex", "race", "marital-status"]
+    return adult.data.iloc[:3000].reset_index(drop=True), dict(
+        quasi_identifiers=qis, sensitive=["education", "occupation", "workclass"], k=10,
+        epsilon=0.05, delta=0.8, hierarchies={c: adult.hierarchies[c] for c in qis})
+
+
+@pytest.mark.parametrize("case", ["census", "adult"])
 def test_the_bound_and_audit_taken_while_the_cut_is_built_choose_the_same_table(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch: pytest.MonkeyPatch, case: str) -> None:
     """On two threads, where the cut's thread is still at work when XColor's session ends,
-    the caller takes the bound and the audit of XColor's classes meanwhile (on its thread
-    alone): the same choice and table as when the cut is ready first."""
-    frame = census(4000, seed=3)
-    ready = anonymize(frame, n_threads=2, **COMMON)
+    the caller takes the bound and the audit of XColor's classes meanwhile: the same choice
+    and table as on one thread, where the cut is built first and XColor's classes are
+    audited after it, whether the cut then wins (census) or fails (Adult's rows)."""
+    frame, arguments = _table_and_arguments(case)
+    first = anonymize(frame, n_threads=1, **arguments)
     build_cut = anonymize_module._mondrian_cut
     audit_groups = anonymize_module._audit_groups
     caller_audits: list[int] = []
@@ -102,12 +117,16 @@ def test_the_bound_and_audit_taken_while_the_cut_is_built_choose_the_same_table(
 
     monkeypatch.setattr(anonymize_module, "_mondrian_cut", late_cut)
     monkeypatch.setattr(anonymize_module, "_audit_groups", watched_audit)
-    late = anonymize(frame, n_threads=2, **COMMON)
-    assert caller_audits == [1]  # taken early, on one thread, and not again
-    assert late.report.method == ready.report.method == "mondrian"
-    assert late.report.candidates == ready.report.candidates
-    pd.testing.assert_frame_equal(late.table, ready.table)
-    np.testing.assert_array_equal(late.groups, ready.groups)
+    late = anonymize(frame, n_threads=2, **arguments)
+    assert caller_audits[0] == 1  # taken early, on the thread the cut's thread leaves
+    if case == "census":
+        assert caller_audits == [1]  # and not again
+        assert late.report.method == "mondrian"
+    else:
+        assert late.report.method == "xcolor" and "mondrian" not in late.report.candidates
+    assert late.report.candidates == first.report.candidates
+    pd.testing.assert_frame_equal(late.table, first.table)
+    np.testing.assert_array_equal(late.groups, first.groups)
 
 
 @st.composite

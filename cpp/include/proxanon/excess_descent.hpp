@@ -28,7 +28,7 @@ namespace proxanon {
 ///
 /// Invariant: E drops by at least one per move and every class keeps >= k rows, so it ends
 /// after at most E moves and E + max(n / 8, 2^12) steps, and after reading at most
-/// work_per_row · max(n, 2^12) rows plus one class. Within a step, a swap's change of E
+/// work_per_row · max(n, 2^12) rows plus two classes. Within a step, a swap's change of E
 /// depends on the partner only through its value (rows of one value in one class have the
 /// same D): V is read once per step, O(|V|), and the part in V costs one adjacency test per
 /// distinct value of V (d_V) per partner value; each class W examined is read once, O(|W|),
