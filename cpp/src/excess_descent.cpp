@@ -44,22 +44,15 @@ void ExcessDescent::run(XColorResult& result) {
     }
 }
 
-std::int64_t ExcessDescent::class_excess(std::size_t c) const {
-    std::int64_t total = 0;
-    for (const std::int32_t* p = col_.begin(c); p != col_.end(c); ++p) {
-        total += over(col_.own(*p), col_.allowed(c));
-    }
-    return total;
-}
-
 void ExcessDescent::read_home(std::int32_t v) {
     const std::int32_t* own = col_.own_counts();
     const std::int32_t* value = col_.row_values();
     const auto home = static_cast<std::size_t>(col_.class_of(v));
     const AdjacentTo near_a(col_.neighbours(), value[v]);
     const std::int64_t th = col_.allowed(home);
+    const std::int64_t th_less = allowed_neighbours(col_.size(home) - 1, col_.delta());
     home_values_.clear();
-    home_base_ = 0;
+    std::int64_t over_now = 0;  // sum over V \ {v} of max(0, D_V(y) - t(V))
     for (const std::int32_t* p = col_.begin(home); p != col_.end(home); ++p) {
         const std::int32_t y = *p;
         if (y == v) continue;
@@ -67,17 +60,18 @@ void ExcessDescent::read_home(std::int32_t v) {
         if (value_slot_[u] < 0) {
             value_slot_[u] = static_cast<std::int32_t>(home_values_.size());
             // D_V(y) less [y ~ v]: the same for every row of value u (rows of one value in one
-            // class have the same D); pressed when it is at least t(V).
-            const std::int64_t base = own[y] - near_a(value[y]);
-            home_values_.push_back({value[y], 0, base >= th ? base - th : -1});
+            // class have the same D).
+            home_values_.push_back({value[y], 0, own[y] - near_a(value[y])});
         }
-        HomeValue& entry = home_values_[static_cast<std::size_t>(value_slot_[u])];
-        ++entry.rows;
-        home_base_ -= over(own[y], th);
+        ++home_values_[static_cast<std::size_t>(value_slot_[u])].rows;
+        over_now += over(own[y], th);
     }
-    for (HomeValue& entry : home_values_) {
+    home_base_ = -over_now;
+    leaving_ = -over_now - over(own[v], th);  // less E(V), plus E(V \ {v}) below
+    for (const HomeValue& entry : home_values_) {
         value_slot_[static_cast<std::size_t>(entry.value)] = -1;
-        if (entry.pressed >= 0) home_base_ += entry.rows * entry.pressed;
+        if (entry.base >= th) home_base_ += entry.rows * (entry.base - th);
+        leaving_ += entry.rows * over(entry.base, th_less);
     }
 }
 
@@ -87,13 +81,13 @@ void ExcessDescent::read_home(std::int32_t v) {
 /// [y ~ b] added nor now unless D_V(y) > t(V), which home_base_ counts; one at t(V) or above
 /// is over by base - t(V) + [y ~ b]. So the change is home_base_ plus the pressed rows that
 /// are b's neighbours: one adjacency test per distinct value of V, not per row.
-std::pair<std::int64_t, std::int64_t> ExcessDescent::home_change(std::int32_t b) const {
+std::pair<std::int64_t, std::int64_t> ExcessDescent::home_change(std::int32_t b, std::int64_t th) const {
     const AdjacentTo near_b(col_.neighbours(), b);
     std::int64_t change = home_base_, own_w = 0;
     for (const HomeValue& entry : home_values_) {
         if (!near_b(entry.value)) continue;
         own_w += entry.rows;
-        if (entry.pressed >= 0) change += entry.rows;
+        if (entry.base >= th) change += entry.rows;
     }
     return {change, own_w};
 }
@@ -102,15 +96,16 @@ void ExcessDescent::read_away(std::int32_t a, std::size_t away) {
     const std::int32_t* own = col_.own_counts();
     const std::int32_t* value = col_.row_values();
     const std::int64_t ta = col_.allowed(away);
+    const std::int64_t ta_more = allowed_neighbours(col_.size(away) + 1, col_.delta());
     pressed_.clear();
     pressed_rows_ = 0;
-    near_v_.clear();
     v_in_away_ = 0;
+    joining_ = 0;
     for (const std::int32_t* p = col_.begin(away); p != col_.end(away); ++p) {
         const std::int32_t y = *p;
         const bool near = col_.adjacent(a, value[y]);
-        near_v_.push_back(near);
         v_in_away_ += near;
+        joining_ += over(own[y] + near, ta_more) - over(own[y], ta);
         if (own[y] + near <= ta) continue;
         // Pressed: the same for every row of its value (their D and [y ~ v] are equal).
         const auto u = static_cast<std::size_t>(value[y]);
@@ -121,6 +116,7 @@ void ExcessDescent::read_away(std::int32_t a, std::size_t away) {
         ++pressed_[static_cast<std::size_t>(value_slot_[u])].rows;
         ++pressed_rows_;
     }
+    joining_ += over(v_in_away_, ta_more);
     for (const Pressed& entry : pressed_) value_slot_[static_cast<std::size_t>(entry.value)] = -1;
 }
 
@@ -138,32 +134,6 @@ std::pair<std::int64_t, std::int64_t> ExcessDescent::away_change(std::int32_t a,
         change += rows * (over(y.with_v - near_b(y.value), ta) - y.over_now);
     }
     return {change, v_in_away_ - col_.adjacent(a, b)};
-}
-
-/// Change of E over V if v leaves its class V alone (|V| - 1 rows); the same for every W.
-std::int64_t ExcessDescent::transfer_home_change(std::int32_t v) const {
-    const std::int32_t* own = col_.own_counts();
-    const std::int32_t* value = col_.row_values();
-    const auto home = static_cast<std::size_t>(col_.class_of(v));
-    const std::int32_t a = value[v];
-    const std::int64_t th = allowed_neighbours(col_.size(home) - 1, col_.delta());
-    std::int64_t change = -class_excess(home);
-    for (const std::int32_t* p = col_.begin(home); p != col_.end(home); ++p) {
-        if (*p != v) change += over(own[*p] - col_.adjacent(a, value[*p]), th);
-    }
-    return change;
-}
-
-/// Change of E over W (read by read_away) if v joins it alone (|W| + 1 rows).
-std::int64_t ExcessDescent::transfer_away_change(std::size_t away) const {
-    const std::int32_t* own = col_.own_counts();
-    const std::int64_t ta = allowed_neighbours(col_.size(away) + 1, col_.delta());
-    std::int64_t change = -class_excess(away);
-    const std::uint8_t* near = near_v_.data();
-    for (const std::int32_t* p = col_.begin(away); p != col_.end(away); ++p, ++near) {
-        change += over(own[*p] + *near, ta);
-    }
-    return change + over(v_in_away_, ta);
 }
 
 /// One step for violation v; returns true when it made a move.
@@ -192,8 +162,7 @@ bool ExcessDescent::improve(std::int32_t v, XColorResult& result) {
         value_slot_.assign(static_cast<std::size_t>(values), -1);
     }
     const std::uint64_t step_stamp = ++stamp_;
-    if (!charge(col_.size(home))) return false;  // transfer_home_change's reads
-    const std::int64_t leaving = can_leave ? transfer_home_change(v) : 0;
+    if (!charge(col_.size(home))) return false;  // read_home's reads
     read_home(v);
     for (std::size_t step = 0; step < limit; ++step) {
         const std::size_t c = col_.outward(home, step);
@@ -216,7 +185,7 @@ bool ExcessDescent::improve(std::int32_t v, XColorResult& result) {
                 loss_change = col_.extremes(home).departure(loss, xv) +
                               col_.extremes(c).with(loss, xv) - col_.extremes(c).loss();
             }
-            consider(leaving + transfer_away_change(c), loss_change, -1);
+            consider(leaving_ + joining_, loss_change, -1);
         }
         for (const std::int32_t* p = col_.begin(c); p != col_.end(c); ++p) {
             const std::int32_t w = *p;
@@ -224,7 +193,7 @@ bool ExcessDescent::improve(std::int32_t v, XColorResult& result) {
             if (home_stamp_[b] != step_stamp) {
                 if (!charge(col_.size(home))) return false;
                 home_stamp_[b] = step_stamp;
-                home_[b] = home_change(value[w]);
+                home_[b] = home_change(value[w], th);
             }
             if (away_stamp_[b] != class_stamp) {
                 if (!charge(pressed_rows_)) return false;

@@ -18,31 +18,35 @@ namespace {
 
 using namespace proxanon;
 
-/// E = sum over rows of max(0, D - t) of a class assignment (-1: left out), every D counted
-/// by testing every pair of rows of a class; t from the class's size.
-std::int64_t brute_excess(const ValueTable& table, const Distance& distance,
-                          const std::vector<std::int32_t>& classes, double delta) {
-    const std::size_t n = classes.size();
-    std::vector<std::size_t> size;
-    for (const std::int32_t c : classes) {
-        if (c < 0) continue;
-        if (static_cast<std::size_t>(c) >= size.size()) size.resize(static_cast<std::size_t>(c) + 1, 0);
-        ++size[static_cast<std::size_t>(c)];
-    }
+/// E over the members of one class: sum of max(0, D - t), every D counted by testing every
+/// pair of its rows with the distance itself; t from its size.
+std::int64_t class_excess(const ValueTable& table, const Distance& distance,
+                          const std::vector<std::int32_t>& members, double delta) {
+    const std::int64_t t = allowed_neighbours(members.size(), delta);
+    const auto value = [&](std::int32_t row) {
+        return table.value(static_cast<std::size_t>(table.row_value[static_cast<std::size_t>(row)]));
+    };
     std::int64_t excess = 0;
-    for (std::size_t r = 0; r < n; ++r) {
-        if (classes[r] < 0) continue;
-        const double* x = table.value(static_cast<std::size_t>(table.row_value[r]));
+    for (const std::int32_t y : members) {
         std::int64_t d = 0;
-        for (std::size_t q = 0; q < n; ++q) {
-            if (q != r && classes[q] == classes[r] &&
-                distance.within(x, table.value(static_cast<std::size_t>(table.row_value[q])))) {
-                ++d;
-            }
-        }
-        const std::int64_t t = allowed_neighbours(size[static_cast<std::size_t>(classes[r])], delta);
+        for (const std::int32_t x : members) d += x != y && distance.within(value(x), value(y));
         if (d > t) excess += d - t;
     }
+    return excess;
+}
+
+/// E of a class assignment (-1: left out): class_excess summed over its classes.
+std::int64_t brute_excess(const ValueTable& table, const Distance& distance,
+                          const std::vector<std::int32_t>& classes, double delta) {
+    std::vector<std::vector<std::int32_t>> members;
+    for (std::size_t r = 0; r < classes.size(); ++r) {
+        if (classes[r] < 0) continue;
+        const auto c = static_cast<std::size_t>(classes[r]);
+        if (c >= members.size()) members.resize(c + 1);
+        members[c].push_back(static_cast<std::int32_t>(r));
+    }
+    std::int64_t excess = 0;
+    for (const auto& rows : members) excess += class_excess(table, distance, rows, delta);
     return excess;
 }
 
@@ -133,24 +137,6 @@ void test_descent_moves_change_the_excess_as_recorded() {
 }
 
 
-/// E over the members of one class (brute force): sum of max(0, D - t), t from its size.
-std::int64_t class_excess(const Neighbours& nb, const ValueTable& table, const std::vector<std::int32_t>& members,
-                          double delta) {
-    const std::int64_t t = allowed_neighbours(members.size(), delta);
-    std::int64_t excess = 0;
-    for (const std::int32_t y : members) {
-        std::int64_t d = 0;
-        for (const std::int32_t x : members) {
-            if (x != y && nb.adjacent(table.row_value[static_cast<std::size_t>(x)],
-                                      table.row_value[static_cast<std::size_t>(y)])) {
-                ++d;
-            }
-        }
-        if (d > t) excess += d - t;
-    }
-    return excess;
-}
-
 /// Every move the descent makes is the best of its step: over 9 classes of 40 rows (so that
 /// a step examines every other class), each move replayed is checked against every swap of
 /// its violation with a row of another class and every transfer of it (its class keeping k
@@ -192,7 +178,7 @@ void test_descent_moves_are_the_best_of_their_step() {
         const auto to = static_cast<std::size_t>(result.move_log[i + 2]);
         const auto home = static_cast<std::size_t>(now[static_cast<std::size_t>(v)]);
         const std::vector<std::int32_t> home_rows = members_of(home);
-        const std::int64_t home_e = class_excess(nb, table, home_rows, params.delta);
+        const std::int64_t home_e = class_excess(table, distance, home_rows, params.delta);
         const double home_loss = loss_of(home_rows);
         std::int64_t best = 0;
         double best_loss = 0.0, chosen_loss = 0.0;
@@ -212,20 +198,20 @@ void test_descent_moves_are_the_best_of_their_step() {
         for (std::size_t c = 0; c < m; ++c) {
             if (c == home) continue;
             const std::vector<std::int32_t> away_rows = members_of(c);
-            const std::int64_t away_e = class_excess(nb, table, away_rows, params.delta);
+            const std::int64_t away_e = class_excess(table, distance, away_rows, params.delta);
             const double away_loss = loss_of(away_rows);
             if (home_rows.size() > params.k) {  // v alone to c
                 std::vector<std::int32_t> h, a = away_rows;
                 for (const std::int32_t y : home_rows) if (y != v) h.push_back(y);
                 a.push_back(v);
-                consider(class_excess(nb, table, h, params.delta) + class_excess(nb, table, a, params.delta) - home_e - away_e,
+                consider(class_excess(table, distance, h, params.delta) + class_excess(table, distance, a, params.delta) - home_e - away_e,
                          loss_of(h) + loss_of(a) - home_loss - away_loss, partner == -1 && to == c);
             }
             for (const std::int32_t w : away_rows) {  // v and w trade places
                 std::vector<std::int32_t> h, a;
                 for (const std::int32_t y : home_rows) h.push_back(y == v ? w : y);
                 for (const std::int32_t y : away_rows) a.push_back(y == w ? v : y);
-                consider(class_excess(nb, table, h, params.delta) + class_excess(nb, table, a, params.delta) - home_e - away_e,
+                consider(class_excess(table, distance, h, params.delta) + class_excess(table, distance, a, params.delta) - home_e - away_e,
                          loss_of(h) + loss_of(a) - home_loss - away_loss, partner == w);
             }
         }

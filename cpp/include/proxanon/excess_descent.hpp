@@ -28,10 +28,11 @@ namespace proxanon {
 ///
 /// Invariant: E drops by at least one per move and every class keeps >= k rows, so it ends
 /// after at most E moves and E + max(n / 8, 2^12) steps, and after reading at most
-/// work_per_row · max(n, 2^12) rows plus two classes. Within a step, a swap's change of E
+/// work_per_row · max(n, 2^12) rows plus one class. Within a step, a swap's change of E
 /// depends on the partner only through its value (rows of one value in one class have the
-/// same D): V is read once per step, O(|V|), and the part in V costs one adjacency test per
-/// distinct value of V (d_V) per partner value; each class W examined is read once, O(|W|),
+/// same D): V is read once per step, O(|V|) (which also prices v's transfer out of it), and
+/// the part in V costs one adjacency test per distinct value of V (d_V) per partner value;
+/// each class W examined is read once, O(|W|) (which also prices v's transfer into it),
 /// and the part in W costs one test per distinct value of P per value of W, where P are W's
 /// rows that a departure could leave over t(W) (D_W(y) + [y ~ v] > t(W)). The loss change of
 /// a swap, O(QIs), is priced only for swaps whose change of E is the best so far or ties it.
@@ -55,23 +56,18 @@ public:
     std::int64_t transfers() const { return transfers_; }
 
 private:
-    std::int64_t class_excess(std::size_t c) const;
     /// Reads v's class V for violation v: its distinct values other than v's row, with their
-    /// rows and whether they are pressed (see home_change), and home_base_.
+    /// rows and D less [y ~ v], home_base_ (see home_change) and leaving_.
     void read_home(std::int32_t v);
-    /// Change of E in v's class V (read by read_home) if v leaves for a row of value b, and D
-    /// of that row in V. O(distinct values of V) adjacency tests.
-    std::pair<std::int64_t, std::int64_t> home_change(std::int32_t b) const;
-    /// Reads class W for violation v (value a): v's neighbours there, each row's neighbour
-    /// indicator, and the rows whose excess can depend on who leaves W for v.
+    /// Change of E in v's class V (read by read_home, t(V) = th) if v leaves for a row of
+    /// value b, and D of that row in V. O(distinct values of V) adjacency tests.
+    std::pair<std::int64_t, std::int64_t> home_change(std::int32_t b, std::int64_t th) const;
+    /// Reads class W for violation v (value a): v's neighbours there, the rows whose excess
+    /// can depend on who leaves W for v, and joining_.
     void read_away(std::int32_t a, std::size_t away);
     /// Change of E in class W (`away`, read by read_away) if a row of value b leaves it for
     /// v (value a), and D of v in W. O(distinct values of W's pressed rows).
     std::pair<std::int64_t, std::int64_t> away_change(std::int32_t a, std::int32_t b, std::size_t away) const;
-    /// Change of E in v's class V if v leaves it alone (|V| - 1 rows).
-    std::int64_t transfer_home_change(std::int32_t v) const;
-    /// Change of E in class W (read by read_away) if v joins it alone (|W| + 1 rows).
-    std::int64_t transfer_away_change(std::size_t away) const;
     bool improve(std::int32_t v, XColorResult& result);
     /// Takes `rows` read from the work left; false once it is spent (the step then ends
     /// without a move, and the descent stops).
@@ -104,12 +100,13 @@ private:
     };
     std::vector<Pressed> pressed_;
     std::size_t pressed_rows_ = 0;      ///< their rows in all
-    std::vector<std::uint8_t> near_v_;  ///< [y ~ v] per row of W, in W's order
-    /// A value of v's class V other than v's row (read_home): its rows there, and how far
-    /// D_V(y) - [y ~ v] is over t(V) for them (-1: below it).
+    /// Change of E in W (read by read_away) if v joins it alone (|W| + 1 rows).
+    std::int64_t joining_ = 0;
+    /// A value of v's class V other than v's row (read_home): its rows there, and their
+    /// D_V(y) - [y ~ v] ("pressed" where at least t(V)).
     struct HomeValue {
         std::int32_t value;
-        std::int64_t rows, pressed;
+        std::int64_t rows, base;
     };
     std::vector<HomeValue> home_values_;
     /// Per value: its place in home_values_ or pressed_ while read_home or read_away reads
@@ -118,6 +115,8 @@ private:
     /// The part of home_change that does not depend on b: over the pressed rows of V \ {v},
     /// D_V(y) - [y ~ v] - t(V), less max(0, D_V(y) - t(V)) over all of V \ {v}.
     std::int64_t home_base_ = 0;
+    /// Change of E in V (read by read_home) if v leaves it alone (|V| - 1 rows).
+    std::int64_t leaving_ = 0;
     std::int64_t v_in_away_ = 0;        ///< v's neighbours in W
 };
 
