@@ -1,6 +1,7 @@
 #include "proxanon/part_check.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "proxanon/class_counts.hpp"
 #include "proxanon/colouring.hpp"
@@ -50,8 +51,12 @@ std::int64_t PartChecker::measure(const std::int32_t* begin, const std::int32_t*
     count_present(begin, end);
     const auto size = static_cast<std::size_t>(end - begin);
     if (params_.dissimilarity) {
-        if (graph_) graph_degrees(); else implicit_degrees(begin, end);
+        if (graph_) pairs_ = graph_degrees(); else implicit_degrees(begin, end);
     }
+    return violating(size);
+}
+
+std::int64_t PartChecker::violating(std::size_t size) const {
     if (size < params_.k || present_.size() < params_.l) return static_cast<std::int64_t>(size);
     std::int64_t bad = 0;
     for (std::int32_t u : present_) {
@@ -60,11 +65,49 @@ std::int64_t PartChecker::measure(const std::int32_t* begin, const std::int32_t*
     return bad;
 }
 
-void PartChecker::graph_degrees() {
+std::int64_t PartChecker::measure_shed(const std::vector<std::pair<std::int32_t, std::int64_t>>& shed,
+                                       std::size_t size) {
+    if (!graph_ || !params_.dissimilarity) throw std::logic_error("measure_shed needs a graph and epsilon");
+    const std::int64_t before = allowed_;
+    const auto& whole = nb_.row_degrees();
+    allowed_ = allowed_neighbours(size, params_.delta);
+    work_ += size;  // as count_present would count
+    // D was exact before where the table's D exceeded t(G) (or everywhere, pairs tested):
+    // it drops by the rows shed that are its neighbours or its own value's.
+    for (const auto& [w, x] : shed) count_[at(w)] -= x;
+    std::size_t kept = 0;
+    for (const std::int32_t u : present_) {
+        if (count_[at(u)] > 0) present_[kept++] = u; else degree_[at(u)] = 0;
+    }
+    present_.resize(kept);
+    if (pairs_ || pairs_cheaper()) {
+        pairs_ = graph_degrees();
+        return violating(size);
+    }
+    for (const auto& [w, x] : shed) {
+        if (count_[at(w)] > 0 && whole[at(w)] > before) degree_[at(w)] -= x;
+        for (const std::int32_t* q = graph_->begin(at(w)); q != graph_->end(at(w)); ++q) {
+            if (count_[at(*q)] > 0 && whole[at(*q)] > before) degree_[at(*q)] -= x;
+        }
+    }
+    for (const std::int32_t u : present_) {
+        if (whole[at(u)] <= allowed_) continue;  // the table's D, held since: within t(G)
+        if (whole[at(u)] > before) work_ += graph_->degree(at(u));  // exact, kept above
+        else degree_[at(u)] = graph_degree(u);  // counted now, as measure() counts it
+    }
+    return violating(size);
+}
+
+bool PartChecker::pairs_cheaper() const {
     std::size_t adjacency = 0;
     for (std::int32_t u : present_) adjacency += graph_->degree(at(u));
     const std::size_t p = present_.size();
-    if (p > 1 && p * (p - 1) / 2 * kTestsPerEntry < adjacency) {
+    return p > 1 && p * (p - 1) / 2 * kTestsPerEntry < adjacency;
+}
+
+bool PartChecker::graph_degrees() {
+    const std::size_t p = present_.size();
+    if (pairs_cheaper()) {
         // Few values with long adjacency lists (a small part of a dense relation): test the
         // pairs of present values, O(p^2 log degree), instead of reading every list.
         work_ += p * (p - 1) / 2;
@@ -79,9 +122,10 @@ void PartChecker::graph_degrees() {
                 }
             }
         }
-        return;
+        return true;
     }
     for (std::int32_t u : present_) degree_[at(u)] = graph_degree(u);
+    return false;
 }
 
 void PartChecker::implicit_degrees(const std::int32_t* begin, const std::int32_t* end) {

@@ -102,9 +102,16 @@ public:
         part.loss = loss * static_cast<double>(end - begin);
         if (checked) {
             part.violations = check_.measure(rows.data() + begin, rows.data() + end);
-            for (const std::int32_t u : check_.present()) part.worst = std::max(part.worst, check_.degree(u));
+            part.worst = measured_worst();
         }
         return part;
+    }
+
+    /// The largest D of a row in the set last measured (exact where it exceeds t(G)).
+    std::int64_t measured_worst() const {
+        std::int64_t worst = 0;
+        for (const std::int32_t u : check_.present()) worst = std::max(worst, check_.degree(u));
+        return worst;
     }
 
     void publish(const Key& key) { published_.add(key, 1); }
@@ -118,19 +125,21 @@ public:
     }
 
     /// `rows` ordered by (value in column j, row) into scratch_. Codes that are integers in a
-    /// range below 2^31 (taxonomy leaves, ages, any integer column) are packed with the row
-    /// into one 64-bit key and radix sorted, O(m) per 11 bits of key; other values are sorted
-    /// as (value, row) pairs, O(m log m).
+    /// range below 2^31 (taxonomy leaves, ages, any integer column) are packed above the row
+    /// (in as many bits as the largest row needs) into one 64-bit key and radix sorted, O(m)
+    /// per 11 bits of key; other values are sorted as (value, row) pairs, O(m log m).
     void order_by_value(const std::vector<std::int32_t>& rows, std::size_t j) {
         const std::size_t m = rows.size();
         scratch_.resize(m);
         double lo = std::numeric_limits<double>::infinity(), hi = -lo;
         bool integral = true;
+        std::uint32_t row_bits = 0;  // of every row: rows are below 2^row_bits
         for (const std::int32_t r : rows) {
             const double x = qi_.row(r)[j];
             lo = std::min(lo, x);
             hi = std::max(hi, x);
             integral = integral && x == std::floor(x);
+            row_bits |= static_cast<std::uint32_t>(r);
         }
         if (m == 0) return;
         if (!integral || hi - lo >= 2147483648.0) {
@@ -140,13 +149,18 @@ public:
             for (std::size_t i = 0; i < m; ++i) scratch_[i] = by_value_[i].second;
             return;
         }
+        // The value's offset right above the row's bits: keys use fewer bits, so fewer
+        // 11-bit passes (a 15-bit row and a 7-bit offset: 2, where 32 bits for the row made 4).
+        unsigned shift = 0;
+        while (shift < 32 && (row_bits >> shift) != 0) ++shift;
+        const std::uint64_t row_mask = (std::uint64_t{1} << shift) - 1;
         sort_keys_.resize(m);
         for (std::size_t i = 0; i < m; ++i) {
             const auto offset = static_cast<std::uint64_t>(qi_.row(rows[i])[j] - lo);
-            sort_keys_[i] = offset << 32 | static_cast<std::uint32_t>(rows[i]);
+            sort_keys_[i] = offset << shift | static_cast<std::uint32_t>(rows[i]);
         }
         radix_sort(sort_keys_, sort_spare_);  // passes only over the bits in use
-        for (std::size_t i = 0; i < m; ++i) scratch_[i] = static_cast<std::int32_t>(sort_keys_[i] & 0xffffffffULL);
+        for (std::size_t i = 0; i < m; ++i) scratch_[i] = static_cast<std::int32_t>(sort_keys_[i] & row_mask);
     }
 
     /// `rows` ordered by column j into scratch_, and the bounds of its pieces there: a
@@ -224,24 +238,33 @@ public:
         // Per piece, its further split and the size it was found for: pieces only lose rows,
         // so an unchanged size means unchanged rows and the split is not searched again.
         std::vector<std::pair<std::size_t, std::optional<Split>>> further(pieces.size());
+        // Per piece peeled: its largest D, and the work of its last measure, charged again
+        // where that measure is read instead of repeated (the budget stops where it did).
+        std::vector<std::pair<std::int64_t, std::size_t>> peeled(pieces.size());
         const auto dissolve = [&](std::size_t p) {
             rest.insert(rest.end(), pieces[p].begin(), pieces[p].end());
             pieces.erase(pieces.begin() + static_cast<std::ptrdiff_t>(p));
             further.erase(further.begin() + static_cast<std::ptrdiff_t>(p));
+            peeled.erase(peeled.begin() + static_cast<std::ptrdiff_t>(p));
         };
         for (std::size_t round = 0; round < kMaxRounds && !pieces.empty(); ++round) {
             for (std::size_t p = pieces.size(); p-- > 0;) {
-                if (!peel(pieces[p], rest)) dissolve(p);
+                std::size_t measured = 0;
+                if (peel(pieces[p], rest, measured)) peeled[p] = {measured_worst(), measured};
+                else dissolve(p);
             }
             if (spent()) return std::nullopt;
             // Each kept piece publishes its own tuple, or (when another class publishes that)
-            // is split once more into parts that do, up to kMaxDepth levels down.
+            // is split once more into parts that do, up to kMaxDepth levels down. Peeling
+            // measured it last, passing: it is not measured again.
             std::vector<Split> kept;
             std::unordered_set<Key, KeyHash> keys;
             for (std::size_t p = 0; p < pieces.size();) {
-                Part part = describe(pieces[p], 0, pieces[p].size());
+                Part part = describe(pieces[p], 0, pieces[p].size(), false);
+                part.worst = peeled[p].first;
+                work_ += peeled[p].second;
                 std::optional<Split> own;
-                if (part.size() >= params_.k && part.violations == 0) {
+                if (part.size() >= params_.k) {
                     if (!taken(part.key)) {
                         own = Split{pieces[p], {part}, pieces[p].size(), part.loss};
                     } else if (depth < kMaxDepth) {
@@ -295,10 +318,21 @@ public:
     /// needs once the rows shed before it in the round (its neighbours) are counted; the
     /// first kGentlePeels rounds shed the worst value only (a piece that nearly passes
     /// should lose few rows). False when the piece cannot pass (too small, too few distinct
-    /// values, or kMaxPeels rounds).
-    bool peel(std::vector<std::int32_t>& piece, std::vector<std::int32_t>& rest) {
+    /// values, or kMaxPeels rounds). True: the passing piece was measured last (its measure
+    /// stays readable), at the cost `measured` of the checks' work.
+    bool peel(std::vector<std::int32_t>& piece, std::vector<std::int32_t>& rest, std::size_t& measured) {
+        // Rows shed in the last round: over a graph, the piece is measured again from what
+        // the last measure held (PartChecker::measure_shed), not from its rows.
+        std::vector<std::pair<std::int32_t, std::int64_t>> shed;
         for (std::size_t round = 0; round < kMaxPeels && piece.size() >= params_.k && !spent(); ++round) {
-            if (check_.measure(piece.data(), piece.data() + piece.size()) == 0) return true;
+            const std::size_t before = check_.work();
+            const std::int64_t bad = round > 0 && check_.graph() != nullptr
+                                         ? check_.measure_shed(shed, piece.size())
+                                         : check_.measure(piece.data(), piece.data() + piece.size());
+            if (bad == 0) {
+                measured = check_.work() - before;
+                return true;
+            }
             if (check_.present().size() < params_.l || !params_.dissimilarity) return false;
             std::vector<std::pair<std::int64_t, std::int32_t>> violating;
             for (std::int32_t u : check_.present()) {
@@ -307,7 +341,7 @@ public:
             }
             std::sort(violating.begin(), violating.end());
             if (round < kGentlePeels) violating.resize(1);
-            std::vector<std::pair<std::int32_t, std::int64_t>> shed;
+            shed.clear();
             std::int64_t removed = 0;
             Relief relief_of(check_, violating, kReliefTestsPerRow * piece.size(), shed_rows_);
             for (const auto& [minus, w] : violating) {

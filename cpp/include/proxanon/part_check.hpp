@@ -30,6 +30,14 @@ public:
     PartChecker(const Neighbours& neighbours, const MondrianParams& params);
 
     std::int64_t measure(const std::int32_t* begin, const std::int32_t* end);
+    /// Over a graph with the dissimilarity check: the set last measured after `shed` (value,
+    /// rows) rows leave it, `size` rows left, measured without its rows: what measure() of
+    /// the rows left returns and leaves readable (the same values present, counts and D,
+    /// and the same work counted). Counts drop by the rows shed, and D, where it was exact,
+    /// by the shed rows among a value's neighbours: O(p + the shed values' degrees) instead
+    /// of O(size + the present values' degrees); values whose D must become exact (t(G)
+    /// shrank below their degree in the table) are counted as measure() counts them.
+    std::int64_t measure_shed(const std::vector<std::pair<std::int32_t, std::int64_t>>& shed, std::size_t size);
     /// Whether the set passes (measure(...) == 0 and at least k rows), stopping at the first
     /// value over t(G) over a graph; afterwards only present() and allowed() are readable.
     bool passes(const std::int32_t* begin, const std::int32_t* end);
@@ -57,7 +65,13 @@ private:
     /// Adjacency entries read per pair test (a binary search) when choosing between them.
     static constexpr std::size_t kTestsPerEntry = 8;
     static std::size_t at(std::int32_t v) { return static_cast<std::size_t>(v); }
-    void graph_degrees();
+    /// Per present value, D over the graph (graph_degree), or with every pair of present
+    /// values tested where that reads less; returns whether it tested pairs.
+    bool graph_degrees();
+    /// Whether graph_degrees() would test pairs: few present values with long adjacency.
+    bool pairs_cheaper() const;
+    /// measure()'s verdict from the counts and D now held.
+    std::int64_t violating(std::size_t size) const;
     /// D of a row of value u in the set (present values counted), over the graph, exact when
     /// over allowed(), else at most allowed(); O(degree), O(1) when the whole table's D is
     /// within allowed().
@@ -74,6 +88,7 @@ private:
     std::vector<std::int64_t> row_counts_;  ///< scratch: D per row of the last set
     std::int64_t allowed_ = 0;
     std::size_t work_ = 0;
+    bool pairs_ = false;  ///< whether the last measure over a graph tested pairs (all D exact)
 };
 
 /// The relief of the violating values of a peeling round (specialize.cpp), asked in the

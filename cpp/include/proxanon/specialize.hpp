@@ -42,7 +42,10 @@
 // Cost: per class tried, d sorts of its rows and per round the checks of its parts,
 // O(d r (m log m + c)) for a class of m rows and r rounds (bounded by constants), where a
 // check of p rows costs O(p + sum of the degrees of its distinct values) over a graph and
-// O(p log p) over the sorted one-component structure (part_check.hpp); peeling a piece also
+// O(p log p) over the sorted one-component structure (part_check.hpp), and after a peeling
+// round over a graph O(p + the shed values' degrees) (PartChecker::measure_shed: the rows
+// left are not counted again), with the same work charged to the budget as a check of the
+// rows would be; a piece that peeling left passing is not checked again. Peeling also
 // finds each violating value's relief by the rows shed before it (part_check.hpp's Relief:
 // O(v log v) a round on a line, adjacency reads over a graph, else at most
 // kReliefTestsPerRow pair tests per row); about O(d n log^2 n) for a table of
