@@ -47,9 +47,7 @@ struct Class {
     std::vector<std::int64_t> at_lo, at_hi;  ///< members holding them now
     double loss = 0.0;                   ///< loss of the published tuple (per row)
     int passing = -1;                    ///< -1 not yet measured, 0 fails, 1 passes
-    std::vector<std::int32_t> values;
-    std::vector<std::int64_t> count, closed;
-    std::int64_t worst = 0;              ///< the largest D of a member (closed - 1), kept exact
+    HeldValues held;                     ///< built by passes(), then kept exact
 };
 
 /// A giving class's rows by QI combination, each combination's rows fewest neighbours first
@@ -143,21 +141,9 @@ private:
         held.reserve(cls.rows.size());
         for (const std::int32_t r : cls.rows) held.push_back(nb_.table().row_value[static_cast<std::size_t>(r)]);
         std::sort(held.begin(), held.end());
-        counter_.clear();
-        for (std::size_t i = 0; i < held.size();) {
-            std::size_t j = i;
-            while (j < held.size() && held[j] == held[i]) ++j;
-            cls.values.push_back(held[i]);
-            cls.count.push_back(static_cast<std::int64_t>(j - i));
-            counter_.add(held[i], static_cast<std::int32_t>(j - i));
-            i = j;
-        }
-        for (const std::int32_t u : cls.values) {
-            cls.closed.push_back(counter_.count(u));
-            cls.worst = std::max(cls.worst, cls.closed.back() - 1);
-        }
-        const bool ok = cls.size >= params_.k && cls.values.size() >= params_.l &&
-                        (!params_.dissimilarity || cls.worst <= allowed_neighbours(cls.size, params_.delta));
+        cls.held.build(held, counter_);
+        const bool ok = cls.size >= params_.k && cls.held.values().size() >= params_.l &&
+                        (!params_.dissimilarity || cls.held.worst() <= allowed_neighbours(cls.size, params_.delta));
         cls.passing = ok ? 1 : 0;
         return ok;
     }
@@ -171,10 +157,11 @@ private:
         const std::int64_t allowed = allowed_neighbours(cls.size + 1, params_.delta);
         std::int64_t near = 0;  // D of the new row
         const AdjacentTo near_v(nb_, v);
-        for (std::size_t i = 0; i < cls.values.size(); ++i) {
-            if (!near_v(cls.values[i])) continue;
-            if (cls.closed[i] > allowed) return false;  // its D grows by one
-            near += cls.count[i];
+        const HeldValues& held = cls.held;
+        for (std::size_t i = 0; i < held.values().size(); ++i) {
+            if (!near_v(held.values()[i])) continue;
+            if (held.closed(i) > allowed) return false;  // its D grows by one
+            near += held.count(i);
         }
         return near <= allowed;
     }
@@ -185,20 +172,22 @@ private:
     /// as many as its rows (continuous values: a class of 44k rows took 6 s).
     bool spares(const Class& cls, std::int32_t v) const {
         if (cls.size - 1 < params_.k) return false;
-        if (cls.values.size() <= params_.l) {  // only then can losing v's value matter
-            std::size_t distinct = cls.values.size();
-            for (std::size_t i = 0; i < cls.values.size(); ++i) {
-                if (cls.values[i] == v && cls.count[i] == 1) --distinct;
+        const HeldValues& held = cls.held;
+        const std::vector<std::int32_t>& values = held.values();
+        if (values.size() <= params_.l) {  // only then can losing v's value matter
+            std::size_t distinct = values.size();
+            for (std::size_t i = 0; i < values.size(); ++i) {
+                if (values[i] == v && held.count(i) == 1) --distinct;
             }
             if (distinct < params_.l) return false;
         }
         if (!params_.dissimilarity) return true;
         const std::int64_t allowed = allowed_neighbours(cls.size - 1, params_.delta);
-        if (cls.worst <= allowed) return true;
+        if (held.worst() <= allowed) return true;
         const AdjacentTo near_v(nb_, v);
-        for (std::size_t i = 0; i < cls.values.size(); ++i) {
-            if (cls.values[i] == v && cls.count[i] == 1) continue;
-            const std::int64_t after = cls.closed[i] - 1 - (near_v(cls.values[i]) ? 1 : 0);
+        for (std::size_t i = 0; i < values.size(); ++i) {
+            if (values[i] == v && held.count(i) == 1) continue;
+            const std::int64_t after = held.closed(i) - 1 - (near_v(values[i]) ? 1 : 0);
             if (after > allowed) return false;
         }
         return true;
@@ -206,9 +195,9 @@ private:
 
     /// Whether a class passes as its counts now stand. O(1).
     bool holds(const Class& cls) const {
-        if (cls.size < params_.k || cls.values.size() < params_.l) return false;
+        if (cls.size < params_.k || cls.held.values().size() < params_.l) return false;
         if (!params_.dissimilarity) return true;
-        return cls.worst <= allowed_neighbours(cls.size, params_.delta);
+        return cls.held.worst() <= allowed_neighbours(cls.size, params_.delta);
     }
 
     /// Whether row r (QI values x) holds one of class cls's extremes alone.
@@ -230,39 +219,11 @@ private:
         change(cls, nb_.table().row_value[static_cast<std::size_t>(r)], sign);
     }
 
-    /// One row of value v leaves (sign -1) or joins (+1) a class; its counts kept exact.
+    /// One row of value v leaves (sign -1) or joins (+1) a class; its counts kept exact (the
+    /// giving class's by its values' adjacency lists, slot_).
     void change(Class& cls, std::int32_t v, int sign) {
-        const AdjacentTo near_v(nb_, v);
-        const std::size_t p = cls.values.size();
-        const std::int32_t* values = cls.values.data();
-        const std::int64_t* count = cls.count.data();
-        std::int64_t* closed = cls.closed.data();
-        std::int64_t near = 0;
-        std::size_t at = p;
-        std::int64_t worst = 0;  // over the values that stay
-        for (std::size_t i = 0; i < p; ++i) {
-            if (near_v(values[i])) {  // v itself is adjacent
-                if (values[i] == v) at = i;
-                near += count[i];
-                closed[i] += sign;
-            }
-            if (values[i] != v || count[i] + sign > 0) worst = std::max(worst, closed[i] - 1);
-        }
         cls.size = static_cast<std::size_t>(static_cast<std::int64_t>(cls.size) + sign);
-        cls.worst = worst;
-        if (at == p) {  // a value new to the class
-            cls.values.push_back(v);
-            cls.count.push_back(1);
-            cls.closed.push_back(near + 1);
-            cls.worst = std::max(cls.worst, near);
-            return;
-        }
-        cls.count[at] += sign;
-        if (cls.count[at] == 0) {
-            cls.values.erase(cls.values.begin() + static_cast<std::ptrdiff_t>(at));
-            cls.count.erase(cls.count.begin() + static_cast<std::ptrdiff_t>(at));
-            cls.closed.erase(cls.closed.begin() + static_cast<std::ptrdiff_t>(at));
-        }
+        cls.held.change(nb_, v, sign, &cls == giver_ ? &slot_ : nullptr);
     }
 
     /// Calls f(classes) for each class list of the covering index whose taxonomy part covers
@@ -452,11 +413,25 @@ private:
     /// cap or no row can move, one at a time and then in bundles. Returns the rows moved.
     std::int64_t give(std::size_t c, std::vector<std::int32_t>& classes) {
         if (!passes(c)) return 0;
+        giver_ = &classes_[c];
+        slot_.resize(nb_.size(), -1);  // all -1 between givers
+        const std::vector<std::int32_t>& values = giver_->held.values();
+        for (std::size_t i = 0; i < values.size(); ++i) slot_[static_cast<std::size_t>(values[i])] = static_cast<std::int64_t>(i);
+        const std::int64_t moved = give_rows(c, classes);
+        for (const std::int32_t u : giver_->held.values()) slot_[static_cast<std::size_t>(u)] = -1;
+        giver_ = nullptr;
+        return moved;
+    }
+
+    /// give() for class c, whose values slot_ indexes.
+    std::int64_t give_rows(std::size_t c, std::vector<std::int32_t>& classes) {
         Class& cls = classes_[c];
         const auto& row_value = nb_.table().row_value;
         // A class that took rows before it gives lists its new values last (out of order).
         closed_of_.resize(nb_.size());
-        for (std::size_t i = 0; i < cls.values.size(); ++i) closed_of_[static_cast<std::size_t>(cls.values[i])] = cls.closed[i];
+        for (std::size_t i = 0; i < cls.held.values().size(); ++i) {
+            closed_of_[static_cast<std::size_t>(cls.held.values()[i])] = cls.held.closed(i);
+        }
         std::vector<std::pair<std::int64_t, std::int32_t>> order;
         for (const std::int32_t r : cls.rows) {
             order.emplace_back(-closed_of_[static_cast<std::size_t>(row_value[static_cast<std::size_t>(r)])], r);
@@ -512,10 +487,96 @@ private:
     std::vector<Class> classes_;
     std::unordered_map<Key, std::vector<std::int32_t>, KeyHash> index_;
     std::vector<std::vector<double>> ladders_;  ///< scratch of receiver()
+    /// The class giving rows now, and per value its place in that class's values (-1: not
+    /// held, and for every value between givers).
+    const Class* giver_ = nullptr;
+    std::vector<std::int64_t> slot_;
     std::vector<std::int64_t> closed_of_;       ///< scratch of give(): closed count per value
 };
 
 }  // namespace
+
+void HeldValues::build(const std::vector<std::int32_t>& sorted, NeighbourCount& counter) {
+    counter.clear();
+    for (std::size_t i = 0; i < sorted.size();) {
+        std::size_t j = i;
+        while (j < sorted.size() && sorted[j] == sorted[i]) ++j;
+        values_.push_back(sorted[i]);
+        count_.push_back(static_cast<std::int64_t>(j - i));
+        counter.add(sorted[i], static_cast<std::int32_t>(j - i));
+        i = j;
+    }
+    for (const std::int32_t u : values_) {
+        closed_.push_back(counter.count(u));
+        hold(closed_.back(), +1);
+    }
+    settle();
+}
+
+void HeldValues::change(const Neighbours& nb, std::int32_t v, int sign, std::vector<std::int64_t>* slot) {
+    const NeighbourGraph* graph = slot != nullptr ? nb.graph() : nullptr;
+    const std::size_t p = values_.size();
+    std::int64_t near = 0;
+    std::size_t at = p;
+    const auto bump = [&](std::size_t i) {  // a value adjacent to v (v itself included)
+        near += count_[i];
+        hold(closed_[i], -1);
+        closed_[i] += sign;
+        hold(closed_[i], +1);
+    };
+    const auto vi = static_cast<std::size_t>(v);
+    if (graph != nullptr && graph->degree(vi) < p) {
+        const std::vector<std::int64_t>& place = *slot;
+        if (place[vi] >= 0) {
+            at = static_cast<std::size_t>(place[vi]);
+            bump(at);
+        }
+        for (const std::int32_t* q = graph->begin(vi); q != graph->end(vi); ++q) {
+            const std::int64_t i = place[static_cast<std::size_t>(*q)];
+            if (i >= 0) bump(static_cast<std::size_t>(i));
+        }
+    } else {
+        const AdjacentTo near_v(nb, v);
+        for (std::size_t i = 0; i < p; ++i) {
+            if (!near_v(values_[i])) continue;
+            if (values_[i] == v) at = i;
+            bump(i);
+        }
+    }
+    if (at == p) {  // a value new to the class
+        values_.push_back(v);
+        count_.push_back(1);
+        closed_.push_back(near + 1);
+        hold(near + 1, +1);
+        if (slot != nullptr) (*slot)[vi] = static_cast<std::int64_t>(at);
+    } else if ((count_[at] += sign) == 0) {  // the value leaves: the last takes its place
+        hold(closed_[at], -1);
+        const std::size_t last = p - 1;
+        if (slot != nullptr) {
+            (*slot)[vi] = -1;
+            if (at != last) (*slot)[static_cast<std::size_t>(values_[last])] = static_cast<std::int64_t>(at);
+        }
+        values_[at] = values_[last];
+        count_[at] = count_[last];
+        closed_[at] = closed_[last];
+        values_.pop_back();
+        count_.pop_back();
+        closed_.pop_back();
+    }
+    settle();
+}
+
+void HeldValues::hold(std::int64_t closed, int sign) {
+    const auto i = static_cast<std::size_t>(closed);
+    if (i >= at_closed_.size()) at_closed_.resize(2 * i + 2, 0);
+    at_closed_[i] += sign;
+    if (sign > 0) top_ = std::max(top_, closed);
+}
+
+void HeldValues::settle() {
+    while (top_ > 0 && at_closed_[static_cast<std::size_t>(top_)] == 0) --top_;
+    worst_ = std::max<std::int64_t>(0, top_ - 1);
+}
 
 std::int64_t absorb(const LossModel& qi, const std::vector<std::vector<std::int32_t>>& node_keys,
                     const Neighbours& neighbours, std::vector<std::int32_t>& classes,

@@ -873,6 +873,108 @@ void test_absorb_moves_rows_to_covering_classes() {
 
 }  // namespace
 
+void test_held_values_against_brute_force() {
+    // HeldValues (absorb.hpp) through random joins and leaves, with and without the slot
+    // index (adjacency lists read where shorter), against counts made by brute force: the
+    // values held, their rows, the rows in their closed neighbourhoods, and the largest D.
+    const std::size_t n = 500;
+    const std::vector<double> rows = random_levels(n, 1, 200, 77);
+    const ValueTable table = ValueTable::from_rows(rows.data(), n, 1);
+    const Distance distance(Metric::L1, {1.0}, 3.0 / 200);
+    for (const Structure structure : {Structure::Graph, Structure::Sorted}) {
+        const Neighbours nb = Neighbours::build(table, distance, structure, kMaxGraphEntries);
+        for (const bool indexed : {false, true}) {
+            std::mt19937 rng(indexed ? 5 : 6);
+            std::vector<std::int32_t> members;  // rows held
+            for (std::size_t r = 0; r < n; ++r) {
+                if (rng() % 3 == 0) members.push_back(static_cast<std::int32_t>(r));
+            }
+            std::vector<std::int32_t> sorted;
+            for (const std::int32_t r : members) sorted.push_back(table.row_value[static_cast<std::size_t>(r)]);
+            std::sort(sorted.begin(), sorted.end());
+            HeldValues held;
+            NeighbourCount counter(nb);
+            held.build(sorted, counter);
+            std::vector<std::int64_t> slot(table.size(), -1);
+            for (std::size_t i = 0; i < held.values().size(); ++i) slot[static_cast<std::size_t>(held.values()[i])] = static_cast<std::int64_t>(i);
+            for (int step = 0; step < 2000; ++step) {
+                // Leave more often than join while the class is large, so that D falls far.
+                const bool leave = !members.empty() && rng() % 100 < (members.size() > 40 ? 70u : 40u);
+                std::int32_t r;
+                if (leave) {
+                    const std::size_t i = rng() % members.size();
+                    r = members[i];
+                    members.erase(members.begin() + static_cast<std::ptrdiff_t>(i));
+                } else {
+                    r = static_cast<std::int32_t>(rng() % n);
+                    members.push_back(r);
+                }
+                held.change(nb, table.row_value[static_cast<std::size_t>(r)], leave ? -1 : +1, indexed ? &slot : nullptr);
+                std::map<std::int32_t, std::int64_t> count;
+                for (const std::int32_t m : members) ++count[table.row_value[static_cast<std::size_t>(m)]];
+                CHECK(held.values().size() == count.size());
+                std::int64_t worst = 0;
+                for (std::size_t i = 0; i < held.values().size(); ++i) {
+                    const std::int32_t u = held.values()[i];
+                    std::int64_t closed = 0;
+                    for (const auto& [w, c] : count) {
+                        if (distance.within(table.value(static_cast<std::size_t>(u)), table.value(static_cast<std::size_t>(w)))) closed += c;
+                    }
+                    CHECK(count.count(u) == 1 && held.count(i) == count[u]);
+                    CHECK(held.closed(i) == closed);
+                    worst = std::max(worst, closed - 1);
+                    if (indexed) CHECK(slot[static_cast<std::size_t>(u)] == static_cast<std::int64_t>(i));
+                }
+                CHECK(held.worst() == worst);
+            }
+            if (indexed) {
+                std::size_t marked = 0;
+                for (const std::int64_t i : slot) marked += i >= 0;
+                CHECK(marked == held.values().size());
+            }
+        }
+    }
+}
+
+void test_absorb_is_the_same_over_any_structure() {
+    // The giving class's counts change by its values' adjacency lists over a graph, and by
+    // adjacency tests over the values it holds elsewhere: the same rows move, over a graph
+    // and over the sorted values of one column, and no class it leaves fails. A coarse class
+    // of 360 rows (the root tuple) over four leaf classes of 3 rows; 120 value levels with
+    // neighbours 2 levels apart, so values repeat and the coarse class holds more values
+    // than one has neighbours.
+    const std::vector<std::int32_t> parent{4, 4, 5, 5, 6, 6, -1};
+    const std::size_t n = 372;
+    std::vector<double> qi(n);
+    std::vector<std::int32_t> classes(n);
+    for (std::size_t r = 0; r < n; ++r) {
+        const bool small = r < 12;
+        qi[r] = static_cast<double>(small ? r / 3 : r % 4);
+        classes[r] = small ? static_cast<std::int32_t>(r / 3 + 1) : 0;
+    }
+    const std::vector<double> sens = random_levels(n, 1, 120, 57);
+    const Distance distance(Metric::L1, {1.0}, 2.0 / 120);
+    const ValueTable table = ValueTable::from_rows(sens.data(), n, 1);
+    std::vector<std::optional<Taxonomy>> taxonomies;
+    taxonomies.emplace_back(Taxonomy(parent, 4));
+    const LossModel loss(qi.data(), n, 1, std::move(taxonomies));
+    std::vector<std::int32_t> keys(parent.size());
+    for (std::size_t v = 0; v < keys.size(); ++v) keys[v] = static_cast<std::int32_t>(v);
+    const MondrianParams params = dissimilarity_checks(3, 0.9);
+    CHECK(brute_violating_rows(classes, sens, 1, distance, params.delta) == 0);
+    std::vector<std::vector<std::int32_t>> made;
+    std::vector<std::int64_t> moved;
+    for (const Structure structure : {Structure::Graph, Structure::Sorted}) {
+        const Neighbours nb = Neighbours::build(table, distance, structure, kMaxGraphEntries);
+        made.push_back(classes);
+        moved.push_back(absorb(loss, {keys}, nb, made.back(), params, absorb_cap(n, params.k)));
+        CHECK(brute_violating_rows(made.back(), sens, 1, distance, params.delta) == 0);
+    }
+    CHECK(moved[0] > 12);
+    CHECK(moved[0] == moved[1]);
+    CHECK(made[0] == made[1]);
+}
+
 void test_exchange_keeps_sensitive_multisets() {
     // 60 rows, one numeric QI and one deep-taxonomy QI, 3 sensitive values, groups of 5 in a
     // random order: the exchange keeps every group's size and multiset of sensitive ids.
@@ -1187,6 +1289,8 @@ int main() {
     test_specialize_against_brute_force();
     test_failing_specialize_against_brute_force();
     test_absorb_moves_rows_to_covering_classes();
+    test_absorb_is_the_same_over_any_structure();
+    test_held_values_against_brute_force();
     test_exchange_keeps_sensitive_multisets();
     test_orderings_against_sorting();
     test_tuple_counts_and_key_set_against_std_maps();

@@ -29,7 +29,8 @@
 // test that the class spares it, O(1) unless t(G) falls with the row while a member is at
 // it (then O(p_giver)), at most kMaxCovers covering tuples looked up in a hash index, at most
 // kScan classes read per tuple, and a check of O(p) adjacency tests for each class read (p:
-// its distinct values, p <= cap); per row moved, O(p_giver) to update the giver's counts; so
+// its distinct values, p <= cap); per row moved, O(min(p_giver, degree)) to update the giver's
+// counts (HeldValues: its value's adjacency list over a graph, where that is shorter); so
 // O(rows in giving classes * kMaxCovers * kScan * cap) plus O(p_giver) per row moved or
 // spared under a falling t(G), independent of the other classes' sizes. Bundles: per pass (at most kBundlePasses) at most
 // kBundleTriesPerRow bundles per row of the giving class, each reading at most
@@ -53,6 +54,39 @@ namespace proxanon {
 inline std::size_t absorb_cap(std::size_t n, std::size_t k) {
     return n / 200 > 2 * k ? (n + 199) / 200 : 2 * k;
 }
+
+/// The distinct sensitive values a class holds, with per value its rows and the rows in its
+/// closed epsilon-neighbourhood (D of a row of value u is closed - 1), and the largest D,
+/// kept exact as rows join and leave. A change reads, over a graph where `slot` is given and
+/// v has fewer neighbours than the class holds values, v's adjacency list: O(degree(v));
+/// else it tests v against every value held: O(p). The largest D follows from the values
+/// held per closed count: a change moves each count by one, so the largest is found again
+/// by a short walk down. Memory O(p + the largest closed count).
+class HeldValues {
+public:
+    /// From the rows' values, ascending, counted in each value's neighbourhood by `counter`
+    /// (cleared first).
+    void build(const std::vector<std::int32_t>& sorted, NeighbourCount& counter);
+    /// One row of value v joins (sign +1) or leaves (-1). `slot`, if given: per value of the
+    /// table its place in values() (-1 where not held), read and kept so.
+    void change(const Neighbours& nb, std::int32_t v, int sign, std::vector<std::int64_t>* slot);
+
+    const std::vector<std::int32_t>& values() const { return values_; }
+    std::int64_t count(std::size_t i) const { return count_[i]; }
+    std::int64_t closed(std::size_t i) const { return closed_[i]; }
+    /// The largest D of a row held (0 when none).
+    std::int64_t worst() const { return worst_; }
+
+private:
+    void hold(std::int64_t closed, int sign);
+    void settle();
+
+    std::vector<std::int32_t> values_;
+    std::vector<std::int64_t> count_, closed_;
+    std::vector<std::int64_t> at_closed_;  ///< values held per closed count
+    std::int64_t top_ = 0;                 ///< the largest closed count held
+    std::int64_t worst_ = 0;
+};
 
 /// Moves rows of classes above `cap` rows into covering classes as above; `classes` (class
 /// id per row, 0 .. C-1, pairwise distinct published tuples) is updated in place and keeps
