@@ -88,10 +88,18 @@ void Colouring::tally_class(std::size_t c, std::int32_t skip) {
     }
 }
 
-void Colouring::class_changed(std::size_t c) {
+void Colouring::class_changed(std::size_t c, std::int32_t out, std::int32_t in) {
     ++version_[c];  // sized by the constructor: its threads call this for distinct classes
     allowed_[c] = allowed_neighbours(size(c), delta_);
-    if (loss_.active()) stale_[c] = 1;  // computed when next read (extremes)
+    if (!loss_.active() || stale_[c]) return;
+    // The extremes follow the member that left and the one that came where they can (a
+    // class of thousands of rows rarely loses an extreme it holds once or twice); else
+    // they are computed when next read (extremes).
+    if ((out < 0 && in < 0) || (out >= 0 && !extremes_of_[c].remove(loss_.row(out)))) {
+        stale_[c] = 1;
+        return;
+    }
+    if (in >= 0) extremes_of_[c].add(loss_, loss_.row(in));
 }
 
 void Colouring::swap(std::int32_t v, std::int32_t w, std::int64_t lambda, std::int32_t own_v_after) {
@@ -120,8 +128,8 @@ void Colouring::swap(std::int32_t v, std::int32_t w, std::int64_t lambda, std::i
     std::swap(pos_[at(v)], pos_[at(w)]);
     std::swap(class_of_[at(v)], class_of_[at(w)]);
     potential_ += lambda;
-    class_changed(home);
-    class_changed(away);
+    class_changed(home, v, w);
+    class_changed(away, w, v);
 }
 
 void Colouring::detach(std::int32_t v) {
@@ -136,7 +144,7 @@ void Colouring::detach(std::int32_t v) {
         if (adjacent(a, value_of(y))) { own_[at(y)] -= 1; potential_ -= 1; }
     }
     class_of_[at(v)] = -1;
-    class_changed(home);
+    class_changed(home, v, -1);
 }
 
 void Colouring::attach(std::int32_t v, std::size_t c) {
@@ -150,7 +158,7 @@ void Colouring::attach(std::int32_t v, std::size_t c) {
     pos_[at(v)] = static_cast<std::int32_t>(members_[c].size());
     members_[c].push_back(v);
     class_of_[at(v)] = static_cast<std::int32_t>(c);
-    class_changed(c);
+    class_changed(c, -1, v);
 }
 
 std::size_t Colouring::outward(std::size_t home, std::size_t step) const {

@@ -33,7 +33,8 @@ constexpr std::size_t kSpentLimit = 16;
 SwapLoop::SwapLoop(Colouring& colouring, const XColorOptions& options)
     : col_(colouring), options_(options), mark_(colouring.neighbours()),
       queue_(colouring.rows(), colouring.loss().active() ? kLossBuckets : 1),
-      state_(colouring.rows(), kNone), aside_epoch_(colouring.rows(), 0),
+      state_(colouring.rows(), kNone), priced_(colouring.loss().active() ? colouring.classes() : 0),
+      priced_known_(priced_.size(), 0), priced_in_(priced_.empty() ? 0 : colouring.rows(), -1), aside_epoch_(colouring.rows(), 0),
       in_aside_list_(colouring.rows(), 0), class_seen_(colouring.classes(), 0),
       speculative_left_(std::max(kSpeculativePerRow * colouring.rows(), kSpeculativeFloor)),
       in_vain_left_(std::max(kInVainPerRow * colouring.rows(), kSpeculativeFloor)) {
@@ -90,14 +91,34 @@ std::size_t SwapLoop::priority(std::int32_t r, std::size_t c) const {
     return static_cast<std::size_t>(std::clamp(scaled, 0.0, double(kLossBuckets - 1)));
 }
 
-/// Brings the queue in line with the violations of class c after its members changed.
+/// Brings the queue in line with the violations of class c after its members changed. A row
+/// that c priced and queued keeps its place while c's extremes are those it was priced by
+/// (update() to the same bucket would keep it too): in a class of thousands of rows a swap
+/// rarely moves an extreme, and pricing every violation again read every row's QI values.
 void SwapLoop::refresh_class(std::size_t c) {
+    // Whether c's queued rows keep their price: asked at its first violation (a class without
+    // any needs no extremes), -1 until then.
+    int kept = priced_.empty() ? 0 : -1;
+    const auto keeps = [&] {
+        if (kept < 0) {
+            const GroupExtremes& now = col_.extremes(c);
+            kept = priced_known_[c] != 0 && priced_[c].same_as(now) ? 1 : 0;
+            if (kept == 0) {
+                priced_[c] = now;
+                priced_known_[c] = 1;
+            }
+        }
+        return kept == 1;
+    };
+    const auto cls = static_cast<std::int32_t>(c);
     for (const std::int32_t* p = col_.begin(c); p != col_.end(c); ++p) {
         const std::int32_t r = *p;
         auto& state = state_[at(r)];
         if (state == kAside) --aside_now_;
         if (col_.is_violation(r)) {
+            if (keeps() && state == kQueued && priced_in_[at(r)] == cls) continue;
             const std::size_t key = priority(r, c);
+            if (!priced_in_.empty()) priced_in_[at(r)] = cls;
             if (state == kQueued) queue_.update(r, key);
             else { queue_.push(r, key); state = kQueued; }
         } else {

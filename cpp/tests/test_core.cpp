@@ -273,6 +273,46 @@ void test_group_extremes() {
     CHECK(ex.departure(model, model.row(0)) == -1.0 / 3.0);  // the unique minimum leaves
     CHECK(ex.departure(model, model.row(1)) == 0.0);         // the maximum is held twice
     CHECK(std::fabs(ex.exchange(model, model.row(0), model.row(3)) - 2.0 / 3.0) < 1e-12);
+
+    // Kept through random arrivals and departures (add, remove where it can, else computed
+    // again): the same extremes, loss and prices as computed from the members, on three
+    // columns of few codes (extremes held by many members) and one of many.
+    const std::size_t n = 300, d = 4;
+    std::mt19937 rng(12);
+    std::vector<double> codes(n * d);
+    for (std::size_t r = 0; r < n; ++r) {
+        for (std::size_t i = 0; i < d; ++i) codes[r * d + i] = static_cast<double>(rng() % (i == 3 ? 200 : 4));
+    }
+    const LossModel four(codes.data(), n, d);
+    std::vector<std::int32_t> in, out;
+    for (std::size_t r = 0; r < n; ++r) (r % 2 == 0 ? in : out).push_back(static_cast<std::int32_t>(r));
+    GroupExtremes kept;
+    kept.compute(four, in.data(), in.size());
+    std::size_t removed = 0, recomputed = 0;
+    for (int step = 0; step < 3000; ++step) {
+        if (rng() % 2 == 0 && in.size() > 1) {
+            const std::size_t i = rng() % in.size();
+            const std::int32_t r = in[i];
+            in.erase(in.begin() + static_cast<std::ptrdiff_t>(i));
+            out.push_back(r);
+            if (kept.remove(four.row(r))) ++removed;
+            else { kept.compute(four, in.data(), in.size()); ++recomputed; }
+        } else if (!out.empty()) {
+            const std::size_t i = rng() % out.size();
+            const std::int32_t r = out[i];
+            out.erase(out.begin() + static_cast<std::ptrdiff_t>(i));
+            in.push_back(r);
+            kept.add(four, four.row(r));
+        }
+        GroupExtremes fresh;
+        fresh.compute(four, in.data(), in.size());
+        CHECK(kept.same_as(fresh));
+        CHECK(kept.loss() == fresh.loss());
+        const std::int32_t probe = static_cast<std::int32_t>(rng() % n);
+        CHECK(kept.departure(four, four.row(probe)) == fresh.departure(four, four.row(probe)));
+        CHECK(kept.with(four, four.row(probe)) == fresh.with(four, four.row(probe)));
+    }
+    CHECK(removed > 10 * recomputed && recomputed > 0);  // both ways taken
 }
 
 void test_taxonomy_cost() {

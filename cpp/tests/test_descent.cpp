@@ -248,6 +248,7 @@ void test_extremes_are_current_when_read() {
     const auto check = [&](std::size_t c) {
         GroupExtremes fresh;
         fresh.compute(loss, col.begin(c), col.size(c));
+        CHECK(col.extremes(c).same_as(fresh));
         CHECK(col.extremes(c).loss() == fresh.loss());
         for (const std::int32_t* p = col.begin(c); p != col.end(c); ++p) {
             CHECK(col.extremes(c).departure(loss, loss.row(*p)) == fresh.departure(loss, loss.row(*p)));

@@ -102,7 +102,9 @@ private:
     static std::size_t at(std::int32_t r) { return static_cast<std::size_t>(r); }
     /// own(r) for every member of class c: on the graph from the class tally, O(sum of the
     /// degrees of its values); on an implicit structure by class_counts.hpp.
-    void class_changed(std::size_t c);
+    /// After class c changed (member `out` left, `in` came, -1: none; both -1: made anew):
+    /// its version, allowance and extremes (kept, or marked stale).
+    void class_changed(std::size_t c, std::int32_t out = -1, std::int32_t in = -1);
 
     const ValueTable& table_;
     const Neighbours& nb_;
@@ -119,7 +121,7 @@ private:
     std::vector<std::int32_t> value_count_;  ///< scratch for tally_class, all zero between uses
     std::vector<std::int32_t> distinct_;
     mutable std::vector<GroupExtremes> extremes_of_;
-    mutable std::vector<char> stale_;  ///< per class: its extremes are not computed since it changed
+    mutable std::vector<char> stale_;  ///< per class: its extremes are not kept since it changed
     std::int64_t potential_ = 0;
 };
 

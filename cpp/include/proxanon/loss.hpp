@@ -190,22 +190,41 @@ public:
         const std::size_t d = model.dimensions();
         const double inf = std::numeric_limits<double>::infinity();
         lo_.assign(d, inf); lo2_.assign(d, inf); hi_.assign(d, -inf); hi2_.assign(d, -inf);
-        for (std::size_t j = 0; j < size; ++j) {
-            const double* x = model.row(members[j]);
-            for (std::size_t i = 0; i < d; ++i) {
-                if (x[i] < lo_[i]) { lo2_[i] = lo_[i]; lo_[i] = x[i]; }
-                else if (x[i] < lo2_[i]) { lo2_[i] = x[i]; }
-                if (x[i] > hi_[i]) { hi2_[i] = hi_[i]; hi_[i] = x[i]; }
-                else if (x[i] > hi2_[i]) { hi2_[i] = x[i]; }
+        at_lo_.assign(d, 0); at_hi_.assign(d, 0);
+        for (std::size_t j = 0; j < size; ++j) hold(model.row(members[j]));
+        price(model);
+    }
+
+    /// One member more: the same extremes as compute() over the members with it. O(d), and
+    /// O(d) cost evaluations where a lowest or highest value changes.
+    void add(const LossModel& model, const double* x) {
+        if (hold(x)) price(model);
+    }
+
+    /// One member `x` fewer: the same extremes as compute() over the members left, and true;
+    /// false (nothing known: compute again) where x held a lowest or highest value with at
+    /// most one other member, or a second one alone (the next value is not kept). O(d).
+    bool remove(const double* x) {
+        const std::size_t d = lo_.size();
+        for (std::size_t i = 0; i < d; ++i) {
+            if ((x[i] == lo_[i] ? at_lo_[i] < 3 : x[i] == lo2_[i]) ||
+                (x[i] == hi_[i] ? at_hi_[i] < 3 : x[i] == hi2_[i])) {
+                return false;
             }
         }
-        loss_ = 0.0;  // an empty group (dissolved by suppression) costs nothing
         for (std::size_t i = 0; i < d; ++i) {
-            if (lo_[i] <= hi_[i]) loss_ += model.cost(i, lo_[i], hi_[i]);
+            at_lo_[i] -= x[i] == lo_[i] ? 1 : 0;
+            at_hi_[i] -= x[i] == hi_[i] ? 1 : 0;
         }
+        return true;  // no lowest or highest value changed: the loss stands
     }
 
     double loss() const { return loss_; }
+
+    /// Whether `other` holds the same extremes (so prices every removal and arrival alike).
+    bool same_as(const GroupExtremes& other) const {
+        return lo_ == other.lo_ && lo2_ == other.lo2_ && hi_ == other.hi_ && hi2_ == other.hi2_;
+    }
 
     /// loss(G \ {x}) - loss(G) for a member x: negative when x alone holds an extreme.
     double departure(const LossModel& model, const double* x) const {
@@ -250,7 +269,34 @@ public:
     }
 
 private:
+    /// One member more, per column: lo, lo2 (the second lowest, equal to lo when lo is held
+    /// twice), the members at lo; hi likewise. Returns whether some lo or hi moved.
+    bool hold(const double* x) {
+        bool moved = false;
+        for (std::size_t i = 0; i < lo_.size(); ++i) {
+            if (x[i] < lo_[i]) { lo2_[i] = lo_[i]; lo_[i] = x[i]; at_lo_[i] = 1; moved = true; }
+            else {
+                if (x[i] == lo_[i]) ++at_lo_[i];
+                if (x[i] < lo2_[i]) lo2_[i] = x[i];
+            }
+            if (x[i] > hi_[i]) { hi2_[i] = hi_[i]; hi_[i] = x[i]; at_hi_[i] = 1; moved = true; }
+            else {
+                if (x[i] == hi_[i]) ++at_hi_[i];
+                if (x[i] > hi2_[i]) hi2_[i] = x[i];
+            }
+        }
+        return moved;
+    }
+
+    void price(const LossModel& model) {
+        loss_ = 0.0;  // an empty group (dissolved by suppression) costs nothing
+        for (std::size_t i = 0; i < lo_.size(); ++i) {
+            if (lo_[i] <= hi_[i]) loss_ += model.cost(i, lo_[i], hi_[i]);
+        }
+    }
+
     std::vector<double> lo_, lo2_, hi_, hi2_;
+    std::vector<std::int64_t> at_lo_, at_hi_;  ///< members holding lo, hi
     double loss_ = 0.0;
 };
 
