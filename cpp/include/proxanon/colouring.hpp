@@ -23,7 +23,10 @@ std::int32_t allowed_neighbours(std::size_t size, double delta);
 /// active, is current whenever it is read.
 /// Cost, with the counts of neighbours.hpp: construction O(n + sum over classes of the cost
 /// of counting a class against itself); swap O(|V| + |V'|) adjacency tests (plus the degree
-/// of the two values on the graph); detach and attach O(|class|) adjacency tests.
+/// of the two values on the graph); detach and attach O(|class|) adjacency tests. The
+/// extremes follow each change in O(d) (GroupExtremes::add, remove), and are computed again,
+/// O(|class| d) when next read, only where the member leaving held a lowest or highest value
+/// with at most one other, or a second one alone.
 class Colouring {
 public:
     /// `initial` gives a class id 0..m-1 per row, every id used, or -1 for a row left out.
