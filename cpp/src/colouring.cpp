@@ -34,6 +34,7 @@ Colouring::Colouring(const ValueTable& table, const Neighbours& neighbours, cons
     }
     if (loss_.active()) extremes_of_.resize(m);
     stale_.assign(m, 0);
+    extremes_moved_.assign(m, 0);
     allowed_.resize(m);
     version_.assign(m, 0);
     own_.assign(n, 0);
@@ -97,9 +98,10 @@ void Colouring::class_changed(std::size_t c, std::int32_t out, std::int32_t in) 
     // they are computed when next read (extremes).
     if ((out < 0 && in < 0) || (out >= 0 && !extremes_of_[c].remove(loss_.row(out)))) {
         stale_[c] = 1;
+        ++extremes_moved_[c];
         return;
     }
-    if (in >= 0) extremes_of_[c].add(loss_, loss_.row(in));
+    if (in >= 0 && extremes_of_[c].add(loss_, loss_.row(in))) ++extremes_moved_[c];
 }
 
 void Colouring::swap(std::int32_t v, std::int32_t w, std::int64_t lambda, std::int32_t own_v_after) {

@@ -33,8 +33,8 @@ constexpr std::size_t kSpentLimit = 16;
 SwapLoop::SwapLoop(Colouring& colouring, const XColorOptions& options)
     : col_(colouring), options_(options), mark_(colouring.neighbours()),
       queue_(colouring.rows(), colouring.loss().active() ? kLossBuckets : 1),
-      state_(colouring.rows(), kNone), priced_(colouring.loss().active() ? colouring.classes() : 0),
-      priced_known_(priced_.size(), 0), priced_in_(priced_.empty() ? 0 : colouring.rows(), -1), aside_epoch_(colouring.rows(), 0),
+      state_(colouring.rows(), kNone), priced_(colouring.loss().active() ? colouring.classes() : 0, 0),
+      priced_in_(priced_.empty() ? 0 : colouring.rows(), -1), aside_epoch_(colouring.rows(), 0),
       in_aside_list_(colouring.rows(), 0), class_seen_(colouring.classes(), 0),
       speculative_left_(std::max(kSpeculativePerRow * colouring.rows(), kSpeculativeFloor)),
       in_vain_left_(std::max(kInVainPerRow * colouring.rows(), kSpeculativeFloor)) {
@@ -96,17 +96,14 @@ std::size_t SwapLoop::priority(std::int32_t r, std::size_t c) const {
 /// (update() to the same bucket would keep it too): in a class of thousands of rows a swap
 /// rarely moves an extreme, and pricing every violation again read every row's QI values.
 void SwapLoop::refresh_class(std::size_t c) {
-    // Whether c's queued rows keep their price: asked at its first violation (a class without
-    // any needs no extremes), -1 until then.
+    // Whether c's queued rows keep their price: asked at its first violation (a class
+    // without any prices nothing), -1 until then.
     int kept = priced_.empty() ? 0 : -1;
     const auto keeps = [&] {
         if (kept < 0) {
-            const GroupExtremes& now = col_.extremes(c);
-            kept = priced_known_[c] != 0 && priced_[c].same_as(now) ? 1 : 0;
-            if (kept == 0) {
-                priced_[c] = now;
-                priced_known_[c] = 1;
-            }
+            const std::uint64_t now = col_.extremes_moved(c) + 1;
+            kept = priced_[c] == now ? 1 : 0;
+            priced_[c] = now;
         }
         return kept == 1;
     };

@@ -86,6 +86,8 @@ public:
     const NeighbourCount& tally() const { return tally_; }
     /// Changes of class c so far: equal numbers, equal members.
     std::uint64_t version(std::size_t c) const { return version_[c]; }
+    /// How often class c's extremes may have moved (unchanged: the same extremes).
+    std::uint64_t extremes_moved(std::size_t c) const { return extremes_moved_[c]; }
 
     /// Swaps v (class V) and w (class V') and updates exactly what changed: the counts of the
     /// members of V and V' and the potential, which changes by `lambda`; `own_v_after` is
@@ -124,6 +126,7 @@ private:
     std::vector<std::int32_t> value_count_;  ///< scratch for tally_class, all zero between uses
     std::vector<std::int32_t> distinct_;
     mutable std::vector<GroupExtremes> extremes_of_;
+    std::vector<std::uint64_t> extremes_moved_;  ///< per class: see extremes_moved()
     mutable std::vector<char> stale_;  ///< per class: its extremes are not kept since it changed
     std::int64_t potential_ = 0;
 };

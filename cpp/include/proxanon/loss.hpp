@@ -8,6 +8,7 @@
 #include <limits>
 #include <optional>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 namespace proxanon {
@@ -196,12 +197,16 @@ public:
     }
 
     /// One member more: the same extremes as compute() over the members with it. O(d), and
-    /// O(d) cost evaluations where a lowest or highest value changes.
-    void add(const LossModel& model, const double* x) {
-        if (hold(x)) price(model);
+    /// O(d) cost evaluations where a lowest or highest value changes. Returns whether any
+    /// extreme (lo, lo2, hi, hi2 of a column) moved.
+    bool add(const LossModel& model, const double* x) {
+        const auto [outer, any] = hold(x);
+        if (outer) price(model);
+        return any;
     }
 
-    /// One member `x` fewer: the same extremes as compute() over the members left, and true;
+    /// One member `x` fewer: the same extremes as compute() over the members left (none of
+    /// lo, lo2, hi, hi2 moves), and true;
     /// false (nothing known: compute again) where x held a lowest or highest value with at
     /// most one other member, or a second one alone (the next value is not kept). O(d).
     bool remove(const double* x) {
@@ -270,22 +275,23 @@ public:
 
 private:
     /// One member more, per column: lo, lo2 (the second lowest, equal to lo when lo is held
-    /// twice), the members at lo; hi likewise. Returns whether some lo or hi moved.
-    bool hold(const double* x) {
-        bool moved = false;
+    /// twice), the members at lo; hi likewise. Returns whether some lo or hi moved, and
+    /// whether any of lo, lo2, hi, hi2 did.
+    std::pair<bool, bool> hold(const double* x) {
+        bool outer = false, any = false;
         for (std::size_t i = 0; i < lo_.size(); ++i) {
-            if (x[i] < lo_[i]) { lo2_[i] = lo_[i]; lo_[i] = x[i]; at_lo_[i] = 1; moved = true; }
+            if (x[i] < lo_[i]) { lo2_[i] = lo_[i]; lo_[i] = x[i]; at_lo_[i] = 1; outer = true; }
             else {
                 if (x[i] == lo_[i]) ++at_lo_[i];
-                if (x[i] < lo2_[i]) lo2_[i] = x[i];
+                if (x[i] < lo2_[i]) { lo2_[i] = x[i]; any = true; }
             }
-            if (x[i] > hi_[i]) { hi2_[i] = hi_[i]; hi_[i] = x[i]; at_hi_[i] = 1; moved = true; }
+            if (x[i] > hi_[i]) { hi2_[i] = hi_[i]; hi_[i] = x[i]; at_hi_[i] = 1; outer = true; }
             else {
                 if (x[i] == hi_[i]) ++at_hi_[i];
-                if (x[i] > hi2_[i]) hi2_[i] = x[i];
+                if (x[i] > hi2_[i]) { hi2_[i] = x[i]; any = true; }
             }
         }
-        return moved;
+        return {outer, outer || any};
     }
 
     void price(const LossModel& model) {
