@@ -187,9 +187,17 @@ bool SwapLoop::try_exchange(std::int32_t v, const std::vector<std::size_t>* only
     const std::int32_t own_v = own[v];
     const bool priced = loss.active();
     double home_loss = 0.0;
+    // A floor of home_after over every partner: the cost of V \ {v}'s own ranges (a column
+    // it leaves empty costs at least 0). Summed in home_after's order, as exchange_floor()
+    // is in exchange()'s: a class whose floor exceeds the best change priced so far holds no
+    // better partner, in floating point too, and its rows are not priced.
+    double home_floor = 0.0;
     if (priced) {  // per-column range of V \ {v}, from V's extremes: O(d), not O(|V| d)
         home_loss = col_.extremes(home).loss();
         col_.extremes(home).without(loss.row(v), rest_lo_, rest_hi_);
+        for (std::size_t i = 0; i < rest_lo_.size(); ++i) {
+            home_floor += rest_lo_[i] <= rest_hi_[i] ? loss.cost(i, rest_lo_[i], rest_hi_[i]) : 0.0;
+        }
     }
 
     std::int32_t best = -1;
@@ -238,6 +246,10 @@ bool SwapLoop::try_exchange(std::int32_t v, const std::vector<std::size_t>* only
             d_c = kept.count;
         }
         if (d_c > col_.allowed(c)) continue;  // not movable
+        // A floor of V''s loss after any exchange bringing v: the class is skipped, or a row's
+        // exchange() not priced, where a floor of the change exceeds the best one so far.
+        const double away_floor = priced ? col_.extremes(c).exchange_floor(loss, loss.row(v)) : 0.0;
+        if (priced && best >= 0 && home_floor + away_floor - home_loss - col_.extremes(c).loss() > best_loss) continue;
         for (const std::int32_t* p = first; p != last; ++p) {
             const std::int32_t w = *p;
             const std::int32_t b = value[w];
@@ -257,6 +269,7 @@ bool SwapLoop::try_exchange(std::int32_t v, const std::vector<std::size_t>* only
                 for (std::size_t i = 0; i < rest_lo_.size(); ++i) {
                     home_after += loss.cost(i, std::min(rest_lo_[i], xw[i]), std::max(rest_hi_[i], xw[i]));
                 }
+                if (best >= 0 && home_after + away_floor - home_loss - away.loss() > best_loss) continue;
                 loss_change = home_after + away.exchange(loss, xw, xv) - home_loss - away.loss();
             }
             const bool better = best < 0 || loss_change < best_loss ||

@@ -7,6 +7,7 @@
 #include <map>
 #include <numeric>
 #include <set>
+#include <tuple>
 #include <optional>
 #include <random>
 #include <vector>
@@ -334,6 +335,58 @@ void test_taxonomy_cost() {
     CHECK(ex.loss() == 0.5);
     CHECK(ex.exchange(model, model.row(1), model.row(2)) == 1.0);
     CHECK(ex.departure(model, model.row(1)) == 0.25 - 0.5);
+}
+
+/// A random taxonomy over `leaves` leaves (ids 0..leaves-1 in DFS order, internal nodes after
+/// them): each node's leaf range is cut into 1-4 consecutive children. `ranges` receives each
+/// internal node's leaf range [first, last], and `parent` the parent array.
+void random_taxonomy(std::mt19937& rng, std::size_t leaves, std::vector<std::int32_t>& parent,
+                     std::vector<std::pair<std::int32_t, std::int32_t>>& ranges) {
+    parent.assign(leaves, -1);
+    ranges.clear();
+    std::vector<std::tuple<std::int32_t, std::int32_t, std::int32_t>> open{{0, static_cast<std::int32_t>(leaves) - 1, -1}};
+    while (!open.empty()) {
+        const auto [first, last, above] = open.back();
+        open.pop_back();
+        const auto node = static_cast<std::int32_t>(parent.size());
+        parent.push_back(above);
+        ranges.emplace_back(first, last);
+        std::int32_t begin = first;
+        while (begin <= last) {
+            const std::int32_t width = last - begin + 1;
+            const std::int32_t take = begin == first && width > 1
+                ? 1 + static_cast<std::int32_t>(rng() % static_cast<std::uint32_t>(width - 1))
+                : 1 + static_cast<std::int32_t>(rng() % static_cast<std::uint32_t>(width));
+            if (take == 1) parent[static_cast<std::size_t>(begin)] = node;
+            else open.emplace_back(begin, begin + take - 1, node);
+            begin += take;
+        }
+    }
+}
+
+void test_taxonomy_cost_of_every_range() {
+    // Against the leaf ranges themselves: the cost of [lo, hi] is the share of leaves of the
+    // narrowest node covering both, with the table of ranges (few leaves) and without it.
+    std::mt19937 rng(11);
+    for (const std::size_t leaves : {std::size_t{1}, std::size_t{7}, std::size_t{100}, kCostTableLeaves,
+                                     kCostTableLeaves + 1, std::size_t{400}}) {
+        std::vector<std::int32_t> parent;
+        std::vector<std::pair<std::int32_t, std::int32_t>> ranges;
+        random_taxonomy(rng, leaves, parent, ranges);
+        const Taxonomy tax(parent, leaves);
+        for (std::int32_t lo = 0; lo < static_cast<std::int32_t>(leaves); ++lo) {
+            for (std::int32_t hi = lo; hi < static_cast<std::int32_t>(leaves); ++hi) {
+                std::int32_t width = lo == hi ? 1 : static_cast<std::int32_t>(leaves);
+                for (const auto& [first, last] : ranges) {
+                    if (first <= lo && hi <= last) width = std::min(width, last - first + 1);
+                }
+                const double expected = static_cast<double>(width) / static_cast<double>(leaves);
+                CHECK(tax.cost(lo, hi) == expected);
+                CHECK(tax.cost(hi, lo) == expected);
+                CHECK(tax.cost(lo, hi) == tax.share(tax.lca(lo, hi)));
+            }
+        }
+    }
 }
 
 void test_qi_order_is_the_same_for_any_thread_count() {
@@ -779,6 +832,91 @@ void check_classes_apart(const std::vector<std::int32_t>& classes, const std::ve
     }
     std::sort(tuples.begin(), tuples.end());
     CHECK(std::adjacent_find(tuples.begin(), tuples.end()) == tuples.end());
+}
+
+/// Every swap of the loss-aware swap loop (search_limit 0: every class examined) replayed: its
+/// partner is, by brute force over every row of every other class, an exchangeable one
+/// (movable class, Lambda < 0) with the least change of loss (losses computed from the
+/// members), then the least Lambda, then the lower row; its Lambda is the one logged. QI
+/// codes make every cost a multiple of 1/8, so the sums are exact and ties are real.
+void test_swap_loop_takes_the_least_loss_partner() {
+    const std::size_t n = 400, k = 10;
+    const std::vector<double> sa = random_levels(n, 1, 12, 21);
+    const Distance distance{Metric::L1, {1.0}, 1.0 / 12.0};
+    const ValueTable table = ValueTable::from_rows(sa.data(), n, 1);
+    const NeighbourGraph graph = NeighbourGraph::build(table, distance, 1u << 24);
+    std::mt19937 rng(22);
+    std::vector<double> qi(n * 2);
+    for (std::size_t r = 0; r < n; ++r) {
+        qi[2 * r] = static_cast<double>(rng() % 8);                 // a leaf of kEightLeaves
+        qi[2 * r + 1] = static_cast<double>(r < 2 ? 8 * r : rng() % 9);  // 0 .. 8: eighths
+    }
+    std::vector<std::optional<Taxonomy>> taxonomies;
+    taxonomies.emplace_back(Taxonomy(kEightLeaves, 8));
+    taxonomies.emplace_back(std::nullopt);
+    const LossModel loss(qi.data(), n, 2, std::move(taxonomies));
+    for (const double delta : {0.7, 0.8}) {
+        XColorOptions options;
+        options.k = k;
+        options.delta = delta;
+        options.trace = true;
+        options.threads = 1;
+        const XColorResult result = run_xcolor(table, Neighbours(table, graph), loss, options);
+        CHECK(result.swap_log.size() >= 3 * 20);  // enough swaps to mean something
+        std::vector<std::int32_t> groups = result.initial_groups;
+        const auto near = [&](std::size_t a, std::size_t b) { return distance.within(&sa[a], &sa[b]); };
+        const auto count_in = [&](std::size_t row, std::int32_t c, std::size_t skip) {  // rows of c near row
+            std::int64_t d = 0;
+            for (std::size_t q = 0; q < n; ++q) d += groups[q] == c && q != row && q != skip && near(row, q);
+            return d;
+        };
+        const auto class_loss = [&](std::int32_t c, std::size_t out, std::size_t in) {
+            double total = 0.0;
+            for (std::size_t i = 0; i < 2; ++i) {
+                double lo = 1e300, hi = -1e300;
+                for (std::size_t q = 0; q < n; ++q) {
+                    if ((groups[q] != c || q == out) && q != in) continue;
+                    lo = std::min(lo, loss.row(static_cast<std::int32_t>(q))[i]);
+                    hi = std::max(hi, loss.row(static_cast<std::int32_t>(q))[i]);
+                }
+                total += loss.cost(i, lo, hi);
+            }
+            return total;
+        };
+        const std::size_t none = n;
+        for (std::size_t e = 0; e < result.swap_log.size(); e += 3) {
+            const auto v = static_cast<std::size_t>(result.swap_log[e]);
+            const auto w = static_cast<std::size_t>(result.swap_log[e + 1]);
+            const std::int32_t home = groups[v];
+            std::vector<std::int64_t> size(n / k, 0);
+            for (const std::int32_t g : groups) ++size[static_cast<std::size_t>(g)];
+            const auto allowed = [&](std::int32_t c) {
+                return static_cast<std::int64_t>(allowed_neighbours(static_cast<std::size_t>(size[static_cast<std::size_t>(c)]), delta));
+            };
+            const std::int64_t own_v = count_in(v, home, none);
+            std::int64_t best = -1, best_lambda = 0;
+            double best_change = 0.0;
+            for (std::size_t x = 0; x < n; ++x) {
+                const std::int32_t away = groups[x];
+                if (away == home) continue;
+                const std::int64_t d_away = count_in(v, away, none);
+                if (d_away > allowed(away)) continue;  // not movable
+                const std::int64_t lambda = d_away - own_v + count_in(x, home, none) - count_in(x, away, none) -
+                                            2 * (near(v, x) ? 1 : 0);
+                if (lambda >= 0) continue;
+                const double change = class_loss(home, v, x) + class_loss(away, x, v) -
+                                      class_loss(home, none, none) - class_loss(away, none, none);
+                if (best < 0 || change < best_change || (change == best_change && lambda < best_lambda)) {
+                    best = static_cast<std::int64_t>(x);
+                    best_change = change;
+                    best_lambda = lambda;
+                }
+            }
+            CHECK(best == static_cast<std::int64_t>(w));
+            CHECK(best_lambda == result.swap_log[e + 2]);
+            std::swap(groups[v], groups[w]);
+        }
+    }
 }
 
 void test_specialize_against_brute_force() {
@@ -1317,6 +1455,7 @@ int main() {
     test_queue_order();
     test_group_extremes();
     test_taxonomy_cost();
+    test_taxonomy_cost_of_every_range();
     test_qi_start_is_local_and_equitable();
     test_qi_order_is_the_same_for_any_thread_count();
     test_xcolor_satisfies_and_lowers_potential();
@@ -1326,6 +1465,7 @@ int main() {
     test_box_tree_against_brute_force();
     test_interrupt_unwinds_a_run();
     test_quick_stop_needs_no_slow_hook();
+    test_swap_loop_takes_the_least_loss_partner();
     test_specialize_against_brute_force();
     test_failing_specialize_against_brute_force();
     test_absorb_moves_rows_to_covering_classes();

@@ -13,11 +13,18 @@
 
 namespace proxanon {
 
+/// Taxonomies of at most this many leaves keep the share of every leaf range's LCA in a
+/// table (512 KiB at most): the swap loop and the descent price each candidate row by
+/// cost() per column, and a walk to the LCA was a tenth of a merging session's time (Adult's
+/// ARX hierarchies: at most 100 leaves).
+inline constexpr std::size_t kCostTableLeaves = 256;
+
 /// A generalization taxonomy in the form the loss needs. Nodes 0..L-1 are the leaves in
 /// depth-first order, so every node covers a contiguous range of leaf indices and the lowest
 /// common ancestor of a set of leaves is the LCA of its smallest and largest index.
 /// Invariant: exactly one root, parent[root] = -1, every node reaches it; depth[root] = 0.
-/// Cost: lca O(depth).
+/// Cost: lca O(depth); cost() of a leaf range O(1) with at most kCostTableLeaves leaves (a
+/// table of every range's share, O(L^2 depth) time and L^2 doubles once), else O(depth).
 class Taxonomy {
 public:
     /// `parent` over all nodes; the first `leaves` nodes are the leaves in DFS order.
@@ -50,6 +57,15 @@ public:
                 last_[at(v)] = std::max(last_[at(v)], static_cast<std::int32_t>(leaf));
             }
         }
+        if (leaves <= kCostTableLeaves) {
+            range_cost_.resize(leaves * leaves);
+            for (std::size_t lo = 0; lo < leaves; ++lo) {
+                for (std::size_t hi = 0; hi < leaves; ++hi) {
+                    range_cost_[lo * leaves + hi] =
+                        fraction_[at(lca(static_cast<std::int32_t>(lo), static_cast<std::int32_t>(hi)))];
+                }
+            }
+        }
     }
 
     std::size_t leaves() const { return leaves_; }
@@ -72,7 +88,10 @@ public:
     }
 
     /// |G.A| / |A|: leaves under the LCA of the leaf range [lo, hi] over all leaves.
-    double cost(std::int32_t lo, std::int32_t hi) const { return fraction_[at(lca(lo, hi))]; }
+    double cost(std::int32_t lo, std::int32_t hi) const {
+        if (!range_cost_.empty() && at(lo) < leaves_ && at(hi) < leaves_) return range_cost_[at(lo) * leaves_ + at(hi)];
+        return fraction_[at(lca(lo, hi))];
+    }
 
     /// The parent of `node`, -1 for the root.
     std::int32_t parent(std::int32_t node) const { return parent_[at(node)]; }
@@ -110,6 +129,7 @@ private:
     std::vector<double> fraction_;
     std::vector<std::int32_t> first_, last_;  ///< leaf-index range under each node
     std::size_t leaves_;
+    std::vector<double> range_cost_;  ///< share of LCA(lo, hi) at lo * leaves + hi (few leaves)
 };
 
 /// loss(G) = sum_i |G.A_i| / |A_i|. A numeric QI costs the width of the group's interval over
@@ -258,6 +278,17 @@ public:
         double after = 0.0;
         for (std::size_t i = 0; i < lo_.size(); ++i) {
             after += model.cost(i, std::min(lo_[i], in[i]), std::max(hi_[i], in[i]));
+        }
+        return after;
+    }
+
+    /// A floor of exchange(model, out, in) over every member `out`: the cost of a range holding
+    /// `in` and [lo2, hi2] per column (what stays whoever leaves), summed in exchange()'s
+    /// order, so that exchange() is at least this in floating point too. O(d).
+    double exchange_floor(const LossModel& model, const double* in) const {
+        double after = 0.0;
+        for (std::size_t i = 0; i < lo_.size(); ++i) {
+            after += model.cost(i, std::min(lo2_[i], in[i]), std::max(hi2_[i], in[i]));
         }
         return after;
     }

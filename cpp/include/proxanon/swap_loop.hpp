@@ -34,7 +34,11 @@ namespace proxanon {
 /// search once the second budget is spent. Examining class W for v costs O(|W|) to count
 /// D_W(v), unless the count for (W, v's value) is kept from an earlier search and W has not
 /// changed since: then O(1) (a table of at most 2^21 slots of 16 bytes, made once a quarter
-/// as many classes were counted; classes of 256 rows or more keep theirs in a map).
+/// as many classes were counted; classes of 256 rows or more keep theirs in a map). Once a
+/// partner is found, a movable class is read only where a floor of its exchanges' loss
+/// change (V \ {v}'s ranges, and V''s second extremes with v: O(d)) does not exceed the best
+/// change so far, and a row's exchange is priced only where that floor with the row's own
+/// home price does not: exact, since every term of the floor is at most its price's.
 class SwapLoop {
 public:
     SwapLoop(Colouring& colouring, const XColorOptions& options);
