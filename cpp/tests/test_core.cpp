@@ -241,6 +241,34 @@ void test_class_tally_is_kept_until_its_class_changes() {
     }
 }
 
+void test_outward_covers_every_other_class_near_home_first() {
+    // Colouring::outward against its definition: home+1, home-1, home+2, home-2, ... modulo
+    // m, and once more upward where m - 1 is odd; every other class exactly once.
+    const CrowdedTable crowded;
+    const ValueTable& table = crowded.table;
+    const Neighbours neighbours(table, crowded.graph);
+    const LossModel no_loss;
+    for (std::size_t m = 1; m <= 41; ++m) {
+        std::vector<std::int32_t> initial(CrowdedTable::n);
+        for (std::size_t r = 0; r < initial.size(); ++r) initial[r] = static_cast<std::int32_t>(r % m);
+        const Colouring col(table, neighbours, no_loss, 0.9, initial, 1);
+        for (std::size_t home = 0; home < m; ++home) {
+            std::vector<int> seen(m, 0);
+            for (std::size_t step = 0; step + 1 < m; ++step) {
+                const std::size_t distance = step / 2 + 1;
+                const std::size_t expected = distance > (m - 1) / 2 ? (home + (m - 1) / 2 + 1) % m
+                                             : step % 2 == 0       ? (home + distance) % m
+                                                                   : (home + m - distance) % m;
+                const std::size_t c = col.outward(home, step);
+                CHECK(c == expected);
+                CHECK(c < m && c != home);
+                if (c < m) ++seen[c];
+            }
+            for (std::size_t c = 0; c < m; ++c) CHECK(seen[c] == (c == home ? 0 : 1));
+        }
+    }
+}
+
 void test_initialize_is_equitable() {
     std::vector<std::int64_t> degree(103);
     for (std::size_t i = 0; i < degree.size(); ++i) degree[i] = static_cast<std::int64_t>((i * 37) % 11);
@@ -1451,6 +1479,7 @@ int main() {
     test_stronger_repair_and_suppression();
     test_excess_descent_stops_on_its_work_budget();
     test_class_tally_is_kept_until_its_class_changes();
+    test_outward_covers_every_other_class_near_home_first();
     test_initialize_is_equitable();
     test_queue_order();
     test_group_extremes();
