@@ -6,6 +6,7 @@ XColor's run; the published table must not depend on which finished first."""
 from __future__ import annotations
 
 import importlib
+import threading
 import time
 from collections.abc import Callable
 
@@ -314,3 +315,34 @@ def test_plain_session_beside_changes_no_table(adult_taxonomies, monkeypatch):
     assert plain_sessions == [None]  # started beside, not needed
     assert stopped.satisfied
     same_anonymization(expected, stopped)
+
+
+def test_plain_session_beside_with_suppression(adult_taxonomies, monkeypatch):
+    """With suppression too, where Mondrian's groups fail widely the plain partition's session
+    runs on the thread beside once the cut is finished. Adult at epsilon 0.1 with at most 30%
+    left out: at delta 0.8 both paths leave out too many rows, and one thread and two give
+    the same verdict, the plain session computed once, beside on two; at delta 0.7 the
+    QI-aware path succeeds, and the table is the one thread's."""
+    module = importlib.import_module("proxanon.anonymize")
+    data, common = adult_taxonomies
+    sessions = module.run_session
+    plain_on_caller: list[bool] = []
+
+    def recorded(*args, **kwargs):
+        if not kwargs["qi_aware"]:
+            plain_on_caller.append(threading.current_thread() is threading.main_thread())
+        return sessions(*args, **kwargs)
+
+    monkeypatch.setattr(module, "run_session", recorded)
+    suppress = dict(on_infeasible="suppress", max_suppression=0.3, epsilon=0.1, **common)
+    verdicts = []
+    for threads in (1, 2):
+        plain_on_caller.clear()
+        with pytest.raises(InfeasibleError, match="more than max_suppression=0.3") as info:
+            anonymize(data, delta=0.8, n_threads=threads, **suppress)
+        verdicts.append(str(info.value))
+        assert plain_on_caller == [threads == 1]
+    assert verdicts[0] == verdicts[1]
+    satisfied = [anonymize(data, delta=0.7, n_threads=threads, **suppress) for threads in (1, 2)]
+    assert satisfied[0].satisfied and satisfied[0].report.suppressed_rows
+    same_anonymization(satisfied[0], satisfied[1])
