@@ -392,6 +392,20 @@ void random_taxonomy(std::mt19937& rng, std::size_t leaves, std::vector<std::int
     }
 }
 
+/// Leaves not numbered depth-first (0 and 2 under one node, 1 and 3 under another): refused,
+/// since a range's LCA would not be that of its extremes.
+void test_taxonomy_refuses_leaves_out_of_order() {
+    bool refused = false;
+    try {
+        const Taxonomy tax({4, 5, 4, 5, 6, 6, -1}, 4);
+    } catch (const std::invalid_argument&) {
+        refused = true;
+    }
+    CHECK(refused);
+    const Taxonomy fine({4, 4, 5, 5, 6, 6, -1}, 4);  // the same shape numbered depth-first
+    CHECK(fine.cost(0, 1) == 0.5);
+}
+
 void test_taxonomy_cost_of_every_range() {
     // Against the leaf ranges themselves: the cost of [lo, hi] is the share of leaves of the
     // narrowest node covering both, with the table of ranges (few leaves) and without it.
@@ -1485,6 +1499,7 @@ int main() {
     test_group_extremes();
     test_taxonomy_cost();
     test_taxonomy_cost_of_every_range();
+    test_taxonomy_refuses_leaves_out_of_order();
     test_qi_start_is_local_and_equitable();
     test_qi_order_is_the_same_for_any_thread_count();
     test_xcolor_satisfies_and_lowers_potential();

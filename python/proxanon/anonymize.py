@@ -907,10 +907,11 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
 
     # Beside XColor's run (two threads or more): the cut and its repair where one is wanted.
     # Where Mondrian's groups fail in many rows (_HARD_SHARE), the QI-aware path usually fails
-    # too and then needs the plain partition's session: that thread runs it first, unless
-    # the caller's thread asked for it already; the caller stops it when it is not needed.
-    # Only the order of work changes, never a table (Adult, ARX taxonomies, eps 0.1: 0.67 s
-    # instead of 0.88 s).
+    # too and then needs the plain partition's session: that thread runs it before finishing
+    # the cut (after it, with suppression, where the caller compares with the cut as soon as
+    # its session ends), unless the caller's thread asked for it already; the caller stops it
+    # when it is not needed. Only the order of work changes, never a table (Adult, ARX
+    # taxonomies, eps 0.1: 0.67 s instead of 0.88 s).
     cut_ready: Future[tuple[Cut | None, _Published | None]] = Future()
     plain_ready: Future[Session] = Future()
     plain_stop = _core.StopRequest()
@@ -1020,9 +1021,10 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
 
     def easy_cut() -> Cut | None:
         """The Mondrian-(ε, δ) cut and its audit (from its thread, or built here once), None
-        where Mondrian's groups fail widely: the thread beside then computes the plain session
-        first, and waiting for its cut would keep this thread idle (not waited for, and not
-        taken on one thread either, so that the choice is the same on any thread count)."""
+        where Mondrian's groups fail widely (never with suppression): the thread beside then
+        computes the plain session before the cut, and waiting for its cut would keep this
+        thread idle (not waited for, and not taken on one thread either, so that the choice
+        is the same on any thread count)."""
         if cut_ahead is not None:
             return None if hard_ready.result() else built_ready.result()
         built = mondrian_cut()

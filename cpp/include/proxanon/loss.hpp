@@ -57,6 +57,14 @@ public:
                 last_[at(v)] = std::max(last_[at(v)], static_cast<std::int32_t>(leaf));
             }
         }
+        // Leaves numbered depth-first: every node's leaves are the contiguous range between
+        // its first and last (the LCA of a set of leaves is then that of its extremes, and a
+        // wider range's LCA an ancestor of a narrower one's, which pricing relies on).
+        for (std::size_t v = 0; v < nodes; ++v) {
+            if (below[v] != static_cast<std::int64_t>(last_[v]) - first_[v] + 1) {
+                throw std::invalid_argument("taxonomy leaves must be numbered depth-first");
+            }
+        }
         if (leaves <= kCostTableLeaves) {
             range_cost_.resize(leaves * leaves);
             for (std::size_t lo = 0; lo < leaves; ++lo) {
