@@ -327,10 +327,19 @@ def test_plain_session_beside_with_suppression(adult_taxonomies, monkeypatch):
     data, common = adult_taxonomies
     sessions = module.run_session
     plain_on_caller: list[bool] = []
+    # On two threads the caller's own session waits until the plain one has started beside
+    # (at most a minute): the order then depends on no thread's speed.
+    started_beside = threading.Event()
+    wait_for_beside = [False]
 
     def recorded(*args, **kwargs):
+        on_caller = threading.current_thread() is threading.main_thread()
         if not kwargs["qi_aware"]:
-            plain_on_caller.append(threading.current_thread() is threading.main_thread())
+            plain_on_caller.append(on_caller)
+            if not on_caller:
+                started_beside.set()
+        elif on_caller and wait_for_beside[0]:
+            started_beside.wait(timeout=60)
         return sessions(*args, **kwargs)
 
     monkeypatch.setattr(module, "run_session", recorded)
@@ -338,11 +347,13 @@ def test_plain_session_beside_with_suppression(adult_taxonomies, monkeypatch):
     verdicts = []
     for threads in (1, 2):
         plain_on_caller.clear()
+        wait_for_beside[0] = threads == 2
         with pytest.raises(InfeasibleError, match="more than max_suppression=0.3") as info:
             anonymize(data, delta=0.8, n_threads=threads, **suppress)
         verdicts.append(str(info.value))
         assert plain_on_caller == [threads == 1]
     assert verdicts[0] == verdicts[1]
+    wait_for_beside[0] = False
     satisfied = [anonymize(data, delta=0.7, n_threads=threads, **suppress) for threads in (1, 2)]
     assert satisfied[0].satisfied and satisfied[0].report.suppressed_rows
     same_anonymization(satisfied[0], satisfied[1])
