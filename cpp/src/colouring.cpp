@@ -68,17 +68,18 @@ void Colouring::tally_class(std::size_t c, std::int32_t skip) {
         if (tally_.stored()) {  // the class less one row of another value: two adds
             if (tallied_skip_ >= 0) tally_.add(tallied_skip_, 1);
             if (skipped >= 0) tally_.add(skipped, -1);
-            tallied_skip_ = skipped;
-            return;
         }
+        tallied_skip_ = skipped;  // implicit: the whole class, the row off in tally_count
+        return;
     }
     tallied_ = c;
     tallied_version_ = version_[c];
     tallied_skip_ = skipped;
     tally_.clear();
     distinct_.clear();
+    const bool leave_out = tally_.stored();  // implicit: the whole class
     for (const std::int32_t* p = begin(c); p != end(c); ++p) {
-        if (*p == skip) continue;
+        if (leave_out && *p == skip) continue;
         auto& k = value_count_[static_cast<std::size_t>(value_of(*p))];
         if (k++ == 0) distinct_.push_back(value_of(*p));
     }

@@ -181,9 +181,8 @@ bool SwapLoop::try_exchange(std::int32_t v, const std::vector<std::size_t>* only
     const auto home = static_cast<std::size_t>(col_.class_of(v));
     mark_.clear();
     mark_.add(a, 1);
-    // tally[w]: members of V \ {v} in the closed neighbourhood of w, i.e. D_V(v') - [v~v'].
+    // tally_count(w): members of V \ {v} in the closed neighbourhood of w, i.e. D_V(v') - [v~v'].
     col_.tally_class(home, v);
-    const NeighbourCount& tally = col_.tally();
     const std::int32_t own_v = own[v];
     const bool priced = loss.active();
     double home_loss = 0.0;
@@ -258,7 +257,7 @@ bool SwapLoop::try_exchange(std::int32_t v, const std::vector<std::size_t>* only
             // out (or, unpriced, cannot beat the best), the tally is never counted.
             const std::int64_t floor = std::int64_t{d_c} - own_v - own[w] - adjacent;
             if (floor >= 0 || (!priced && best >= 0 && floor > best_lambda)) continue;
-            const std::int64_t lambda = floor + tally.count(b);
+            const std::int64_t lambda = floor + col_.tally_count(b);
             if (lambda >= 0) continue;
             double loss_change = 0.0;
             if (priced) {

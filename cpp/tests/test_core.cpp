@@ -208,7 +208,7 @@ void test_class_tally_is_kept_until_its_class_changes() {
                 for (const std::int32_t* p = col.begin(c); p != col.end(c); ++p) {
                     if (*p != skip && col.adjacent(w, col.value_of(*p))) ++expected;
                 }
-                CHECK(col.tally().count(w) == expected);
+                CHECK(col.tally_count(w) == expected);
             }
         };
         for (int round = 0; round < 40; ++round) {

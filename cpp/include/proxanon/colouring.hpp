@@ -75,15 +75,21 @@ public:
     /// and suppression call it per pair of rows they examine.
     bool adjacent(std::int32_t a, std::int32_t b) const { return nb_.adjacent(a, b); }
 
-    /// tally().count(w) := the rows of class c other than `skip` in N[w]. The class's rows are
+    /// tally_count(w) := the rows of class c other than `skip` in N[w]. The class's rows are
     /// first counted per distinct value, so the cost is that of adding its distinct values,
     /// not its rows: merged classes can be large. The tally is kept until class c changes: it
     /// depends on `skip` only through its value, so another skipped row of the same value
-    /// costs nothing, and over a graph one of another value O(degree) (two adds), not a pass
-    /// over the class (the swap loop tallies a violation's class at every try: on a merged
-    /// class of 20,000 rows that was 42 s of a 45 s run).
+    /// costs nothing, and one of another value O(degree) over a graph (two adds) or nothing
+    /// on an implicit structure, whose tally holds the whole class and tally_count takes the
+    /// skipped row off with one adjacency test (the swap loop tallies a violation's class at
+    /// every try: on a merged class of 20,000 rows that was 42 s of a 45 s run; on the sorted
+    /// structure, whose classes' values are mostly distinct, every try counted and sorted its
+    /// class again).
     void tally_class(std::size_t c, std::int32_t skip);
-    const NeighbourCount& tally() const { return tally_; }
+    std::int32_t tally_count(std::int32_t w) const {
+        const std::int32_t all = tally_.count(w);
+        return tally_.stored() || tallied_skip_ < 0 ? all : all - adjacent(tallied_skip_, w);
+    }
     /// Changes of class c so far: equal numbers, equal members.
     std::uint64_t version(std::size_t c) const { return version_[c]; }
     /// How often class c's extremes may have moved (unchanged: the same extremes).
@@ -122,7 +128,9 @@ private:
     std::vector<std::uint64_t> version_;  ///< per class: how often it changed
     std::size_t tallied_ = static_cast<std::size_t>(-1);  ///< the class tally_ counts (none: -1)
     std::uint64_t tallied_version_ = 0;  ///< that class's version when it was counted
-    std::int32_t tallied_skip_ = -1;  ///< the value of the row it leaves out (-1: none)
+    /// The value of the row it leaves out (-1: none): on a graph left out of tally_, else
+    /// taken off by tally_count.
+    std::int32_t tallied_skip_ = -1;
     std::vector<std::int32_t> value_count_;  ///< scratch for tally_class, all zero between uses
     std::vector<std::int32_t> distinct_;
     mutable std::vector<GroupExtremes> extremes_of_;
