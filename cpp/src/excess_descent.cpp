@@ -73,6 +73,19 @@ void ExcessDescent::read_home(std::int32_t v) {
         if (entry.base >= th) home_base_ += entry.rows * (entry.base - th);
         leaving_ += entry.rows * over(entry.base, th_less);
     }
+    // On the sorted structure a value's neighbours are an interval of value ids: V's values
+    // in order with running sums answer home_change by two binary searches.
+    home_sorted_ = col_.neighbours().structure() == Structure::Sorted;
+    if (!home_sorted_) return;
+    std::sort(home_values_.begin(), home_values_.end(),
+              [](const HomeValue& x, const HomeValue& y) { return x.value < y.value; });
+    home_rows_before_.assign(home_values_.size() + 1, 0);
+    home_pressed_before_.assign(home_values_.size() + 1, 0);
+    for (std::size_t i = 0; i < home_values_.size(); ++i) {
+        const HomeValue& entry = home_values_[i];
+        home_rows_before_[i + 1] = home_rows_before_[i] + entry.rows;
+        home_pressed_before_[i + 1] = home_pressed_before_[i] + (entry.base >= th ? entry.rows : 0);
+    }
 }
 
 /// Change of E over V \ {v} if v (value a, class V, read by read_home) is replaced by a row
@@ -82,6 +95,17 @@ void ExcessDescent::read_home(std::int32_t v) {
 /// is over by base - t(V) + [y ~ b]. So the change is home_base_ plus the pressed rows that
 /// are b's neighbours: one adjacency test per distinct value of V, not per row.
 std::pair<std::int64_t, std::int64_t> ExcessDescent::home_change(std::int32_t b, std::int64_t th) const {
+    if (home_sorted_) {  // th is t(V), by which read_home marked the pressed values
+        const auto [first, last] = col_.neighbours().interval(b);
+        const auto below = [](const HomeValue& x, std::int32_t id) { return x.value < id; };
+        const auto lo = static_cast<std::size_t>(
+            std::lower_bound(home_values_.begin(), home_values_.end(), first, below) - home_values_.begin());
+        const auto hi = static_cast<std::size_t>(
+            std::lower_bound(home_values_.begin() + static_cast<std::ptrdiff_t>(lo), home_values_.end(), last, below) -
+            home_values_.begin());
+        return {home_base_ + home_pressed_before_[hi] - home_pressed_before_[lo],
+                home_rows_before_[hi] - home_rows_before_[lo]};
+    }
     const AdjacentTo near_b(col_.neighbours(), b);
     std::int64_t change = home_base_, own_w = 0;
     for (const HomeValue& entry : home_values_) {

@@ -141,7 +141,8 @@ void test_descent_moves_change_the_excess_as_recorded() {
 /// a step examines every other class), each move replayed is checked against every swap of
 /// its violation with a row of another class and every transfer of it (its class keeping k
 /// rows), priced by brute force: the move's change of E is the least, and among the moves of
-/// that change its loss change (QI extremes computed afresh) is the least, up to rounding.
+/// that change its loss change (QI extremes computed afresh) is the least, up to rounding;
+/// over a graph and over the sorted structure.
 void test_descent_moves_are_the_best_of_their_step() {
     const std::size_t n = 360, m = 9;
     const Distance distance(Metric::L1, {1.0}, 0.04);
@@ -151,79 +152,83 @@ void test_descent_moves_are_the_best_of_their_step() {
     for (std::size_t r = 0; r < n; ++r) rows[r] = (r < 150 ? static_cast<int>(10 + 3 * (r % 3)) : level(rng)) / 29.0;
     for (double& x : qi) x = code(rng);
     const ValueTable table = ValueTable::from_rows(rows.data(), n, 1);
-    const Neighbours nb(table, NeighbourGraph::build(table, distance, 1u << 24));
     const LossModel loss(qi.data(), n, 2);
-    std::vector<std::int32_t> initial(n);
-    for (std::size_t r = 0; r < n; ++r) initial[r] = static_cast<std::int32_t>((r * 7 + r / 11) % m);
-    const XColorOptions params = traced_options();
-    std::vector<std::int32_t> left;
-    const XColorResult result = traced_descent(table, nb, loss, initial, left);
-    std::vector<std::int32_t> now = initial;
-    const auto members_of = [&](std::size_t c) {
-        std::vector<std::int32_t> out;
-        for (std::size_t r = 0; r < n; ++r) {
-            if (now[r] == static_cast<std::int32_t>(c)) out.push_back(static_cast<std::int32_t>(r));
-        }
-        return out;
-    };
-    const auto loss_of = [&](const std::vector<std::int32_t>& members) {
-        GroupExtremes e;
-        e.compute(loss, members.data(), members.size());
-        return e.loss();
-    };
-    std::size_t ties_broken_by_loss = 0;
-    for (std::size_t i = 0; i < result.move_log.size(); i += 4) {
-        const auto v = static_cast<std::int32_t>(result.move_log[i]);
-        const std::int64_t partner = result.move_log[i + 1];
-        const auto to = static_cast<std::size_t>(result.move_log[i + 2]);
-        const auto home = static_cast<std::size_t>(now[static_cast<std::size_t>(v)]);
-        const std::vector<std::int32_t> home_rows = members_of(home);
-        const std::int64_t home_e = class_excess(table, distance, home_rows, params.delta);
-        const double home_loss = loss_of(home_rows);
-        std::int64_t best = 0;
-        double best_loss = 0.0, chosen_loss = 0.0;
-        std::int64_t chosen = 1;
-        std::size_t at_best = 0;
-        const auto consider = [&](std::int64_t change, double loss_change, bool is_chosen) {
-            if (is_chosen) { chosen = change; chosen_loss = loss_change; }
-            if (change < best || (change == best && at_best == 0)) {
-                if (change < best) at_best = 0;
-                best = change;
-                best_loss = loss_change;
-            } else if (change == best) {
-                best_loss = std::min(best_loss, loss_change);
+    // Over the stored graph and over the sorted structure (home_change by running sums).
+    for (const bool sorted : {false, true}) {
+        const Neighbours nb = sorted ? Neighbours::build(table, distance, Structure::Sorted, 1u << 24)
+                                     : Neighbours(table, NeighbourGraph::build(table, distance, 1u << 24));
+        std::vector<std::int32_t> initial(n);
+        for (std::size_t r = 0; r < n; ++r) initial[r] = static_cast<std::int32_t>((r * 7 + r / 11) % m);
+        const XColorOptions params = traced_options();
+        std::vector<std::int32_t> left;
+        const XColorResult result = traced_descent(table, nb, loss, initial, left);
+        std::vector<std::int32_t> now = initial;
+        const auto members_of = [&](std::size_t c) {
+            std::vector<std::int32_t> out;
+            for (std::size_t r = 0; r < n; ++r) {
+                if (now[r] == static_cast<std::int32_t>(c)) out.push_back(static_cast<std::int32_t>(r));
             }
-            if (change == best) ++at_best;
+            return out;
         };
-        for (std::size_t c = 0; c < m; ++c) {
-            if (c == home) continue;
-            const std::vector<std::int32_t> away_rows = members_of(c);
-            const std::int64_t away_e = class_excess(table, distance, away_rows, params.delta);
-            const double away_loss = loss_of(away_rows);
-            if (home_rows.size() > params.k) {  // v alone to c
-                std::vector<std::int32_t> h, a = away_rows;
-                for (const std::int32_t y : home_rows) if (y != v) h.push_back(y);
-                a.push_back(v);
-                consider(class_excess(table, distance, h, params.delta) + class_excess(table, distance, a, params.delta) - home_e - away_e,
-                         loss_of(h) + loss_of(a) - home_loss - away_loss, partner == -1 && to == c);
+        const auto loss_of = [&](const std::vector<std::int32_t>& members) {
+            GroupExtremes e;
+            e.compute(loss, members.data(), members.size());
+            return e.loss();
+        };
+        std::size_t ties_broken_by_loss = 0;
+        for (std::size_t i = 0; i < result.move_log.size(); i += 4) {
+            const auto v = static_cast<std::int32_t>(result.move_log[i]);
+            const std::int64_t partner = result.move_log[i + 1];
+            const auto to = static_cast<std::size_t>(result.move_log[i + 2]);
+            const auto home = static_cast<std::size_t>(now[static_cast<std::size_t>(v)]);
+            const std::vector<std::int32_t> home_rows = members_of(home);
+            const std::int64_t home_e = class_excess(table, distance, home_rows, params.delta);
+            const double home_loss = loss_of(home_rows);
+            std::int64_t best = 0;
+            double best_loss = 0.0, chosen_loss = 0.0;
+            std::int64_t chosen = 1;
+            std::size_t at_best = 0;
+            const auto consider = [&](std::int64_t change, double loss_change, bool is_chosen) {
+                if (is_chosen) { chosen = change; chosen_loss = loss_change; }
+                if (change < best || (change == best && at_best == 0)) {
+                    if (change < best) at_best = 0;
+                    best = change;
+                    best_loss = loss_change;
+                } else if (change == best) {
+                    best_loss = std::min(best_loss, loss_change);
+                }
+                if (change == best) ++at_best;
+            };
+            for (std::size_t c = 0; c < m; ++c) {
+                if (c == home) continue;
+                const std::vector<std::int32_t> away_rows = members_of(c);
+                const std::int64_t away_e = class_excess(table, distance, away_rows, params.delta);
+                const double away_loss = loss_of(away_rows);
+                if (home_rows.size() > params.k) {  // v alone to c
+                    std::vector<std::int32_t> h, a = away_rows;
+                    for (const std::int32_t y : home_rows) if (y != v) h.push_back(y);
+                    a.push_back(v);
+                    consider(class_excess(table, distance, h, params.delta) + class_excess(table, distance, a, params.delta) - home_e - away_e,
+                             loss_of(h) + loss_of(a) - home_loss - away_loss, partner == -1 && to == c);
+                }
+                for (const std::int32_t w : away_rows) {  // v and w trade places
+                    std::vector<std::int32_t> h, a;
+                    for (const std::int32_t y : home_rows) h.push_back(y == v ? w : y);
+                    for (const std::int32_t y : away_rows) a.push_back(y == w ? v : y);
+                    consider(class_excess(table, distance, h, params.delta) + class_excess(table, distance, a, params.delta) - home_e - away_e,
+                             loss_of(h) + loss_of(a) - home_loss - away_loss, partner == w);
+                }
             }
-            for (const std::int32_t w : away_rows) {  // v and w trade places
-                std::vector<std::int32_t> h, a;
-                for (const std::int32_t y : home_rows) h.push_back(y == v ? w : y);
-                for (const std::int32_t y : away_rows) a.push_back(y == w ? v : y);
-                consider(class_excess(table, distance, h, params.delta) + class_excess(table, distance, a, params.delta) - home_e - away_e,
-                         loss_of(h) + loss_of(a) - home_loss - away_loss, partner == w);
-            }
+            CHECK(chosen == result.move_log[i + 3]);
+            CHECK(chosen == best);
+            CHECK(chosen_loss <= best_loss + 1e-9);
+            if (at_best > 1 && chosen_loss < best_loss + 1e-9) ++ties_broken_by_loss;
+            if (partner >= 0) now[static_cast<std::size_t>(partner)] = now[static_cast<std::size_t>(v)];
+            now[static_cast<std::size_t>(v)] = static_cast<std::int32_t>(to);
         }
-        CHECK(chosen == result.move_log[i + 3]);
-        CHECK(chosen == best);
-        CHECK(chosen_loss <= best_loss + 1e-9);
-        if (at_best > 1 && chosen_loss < best_loss + 1e-9) ++ties_broken_by_loss;
-        if (partner >= 0) now[static_cast<std::size_t>(partner)] = now[static_cast<std::size_t>(v)];
-        now[static_cast<std::size_t>(v)] = static_cast<std::int32_t>(to);
+        CHECK(now == left);
+        CHECK(ties_broken_by_loss > 0);  // the loss decided some steps
     }
-    CHECK(now == left);
-    CHECK(ties_broken_by_loss > 0);  // the loss decided some steps
 }
 
 /// The colouring's extremes are computed when read after a change: through swaps (the swap

@@ -60,7 +60,8 @@ private:
     /// rows and D less [y ~ v], home_base_ (see home_change) and leaving_.
     void read_home(std::int32_t v);
     /// Change of E in v's class V (read by read_home, t(V) = th) if v leaves for a row of
-    /// value b, and D of that row in V. O(distinct values of V) adjacency tests.
+    /// value b, and D of that row in V. O(distinct values of V) adjacency tests; on the
+    /// sorted structure O(log of them).
     std::pair<std::int64_t, std::int64_t> home_change(std::int32_t b, std::int64_t th) const;
     /// Reads class W for violation v (value a): v's neighbours there, the rows whose excess
     /// can depend on who leaves W for v, and joining_.
@@ -109,6 +110,10 @@ private:
         std::int64_t rows, base;
     };
     std::vector<HomeValue> home_values_;
+    /// On the sorted structure (home_sorted_): home_values_ in value order, and before each
+    /// its running sums of rows and of pressed rows (base >= t(V)).
+    bool home_sorted_ = false;
+    std::vector<std::int64_t> home_rows_before_, home_pressed_before_;
     /// Per value: its place in home_values_ or pressed_ while read_home or read_away reads
     /// a class, else -1.
     std::vector<std::int32_t> value_slot_;
