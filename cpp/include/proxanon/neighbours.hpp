@@ -142,7 +142,8 @@ private:
 /// count(w) = sum over added (u, times) with u ~ w of times.
 /// Cost: Graph: add O(degree(u)), count O(1), clear O(what was touched), memory O(U) once;
 /// Sorted: add O(1), the first count after adds sorts the d values added (O(d log d)), then
-/// count O(log d) (two binary searches for the neighbourhood interval); Grid: add O(1),
+/// count O(log d) (two binary searches for the neighbourhood interval), O(1) inline where
+/// one add was made (the swap loop counts one value's neighbours in every row it reads); Grid: add O(1),
 /// count O(d) distance tests (sets are classes: small). Not for concurrent use: a count may
 /// sort what was added.
 class NeighbourCount {
@@ -155,6 +156,11 @@ public:
     bool stored() const { return graph_ != nullptr; }
     std::int32_t count(std::int32_t w) const {
         if (graph_) return count_[static_cast<std::size_t>(w)];
+        if (sorted_ && added_.size() == 1) {  // one value (the swap loop's marks): no search
+            const auto [first, last] = nb_.interval(w);
+            const std::int32_t u = added_.front().first;
+            return first <= u && u < last ? added_.front().second : 0;
+        }
         if (sorted_) return count_sorted(w);
         std::int32_t total = 0;
         for (const auto& [u, times] : added_) {
