@@ -20,6 +20,10 @@ Colouring::Colouring(const ValueTable& table, const Neighbours& neighbours, cons
     : table_(table), nb_(neighbours), loss_(loss), delta_(delta), mark_a_(neighbours),
       mark_b_(neighbours), tally_(neighbours), value_count_(table.size(), 0) {
     if (neighbours.size() != table.size()) throw std::invalid_argument("neighbours and value table differ in size");
+    if (!tally_.stored()) {
+        kept_stamp_.assign(table.size(), 0);
+        kept_count_.assign(table.size(), 0);
+    }
     const std::size_t n = initial.size();
     std::size_t m = 0;
     for (std::int32_t c : initial) if (c >= 0) m = std::max(m, static_cast<std::size_t>(c) + 1);
@@ -75,6 +79,10 @@ void Colouring::tally_class(std::size_t c, std::int32_t skip) {
     tallied_ = c;
     tallied_version_ = version_[c];
     tallied_skip_ = skipped;
+    if (!tally_.stored() && ++tally_epoch_ == 0) {  // wrapped: no stamp may match
+        std::fill(kept_stamp_.begin(), kept_stamp_.end(), 0);
+        tally_epoch_ = 1;
+    }
     tally_.clear();
     distinct_.clear();
     const bool leave_out = tally_.stored();  // implicit: the whole class

@@ -86,9 +86,18 @@ public:
     /// structure, whose classes' values are mostly distinct, every try counted and sorted its
     /// class again).
     void tally_class(std::size_t c, std::int32_t skip);
+    /// On an implicit structure each value's count of the whole class is kept until the
+    /// tally is counted again (a search reads many classes, and tries between swaps many
+    /// searches, whose rows' values repeat: a binary search per row was a quarter of a
+    /// suppressing run whose merged classes held thousands of continuous values).
     std::int32_t tally_count(std::int32_t w) const {
-        const std::int32_t all = tally_.count(w);
-        return tally_.stored() || tallied_skip_ < 0 ? all : all - adjacent(tallied_skip_, w);
+        if (tally_.stored()) return tally_.count(w);
+        const auto i = static_cast<std::size_t>(w);
+        if (kept_stamp_[i] != tally_epoch_) {
+            kept_stamp_[i] = tally_epoch_;
+            kept_count_[i] = tally_.count(w);
+        }
+        return tallied_skip_ < 0 ? kept_count_[i] : kept_count_[i] - adjacent(tallied_skip_, w);
     }
     /// Changes of class c so far: equal numbers, equal members.
     std::uint64_t version(std::size_t c) const { return version_[c]; }
@@ -131,6 +140,11 @@ private:
     /// The value of the row it leaves out (-1: none): on a graph left out of tally_, else
     /// taken off by tally_count.
     std::int32_t tallied_skip_ = -1;
+    /// Implicit structures: per value, its count in tally_ where kept_stamp_ is tally_epoch_
+    /// (which moves on at every count of a class; stamps start at 0, epochs at 1).
+    mutable std::vector<std::uint32_t> kept_stamp_;
+    mutable std::vector<std::int32_t> kept_count_;
+    std::uint32_t tally_epoch_ = 0;
     std::vector<std::int32_t> value_count_;  ///< scratch for tally_class, all zero between uses
     std::vector<std::int32_t> distinct_;
     mutable std::vector<GroupExtremes> extremes_of_;
