@@ -75,8 +75,8 @@ void ExcessDescent::read_home(std::int32_t v) {
     }
     // On the sorted structure a value's neighbours are an interval of value ids: V's values
     // in order with running sums answer home_change by two binary searches.
-    home_sorted_ = col_.neighbours().structure() == Structure::Sorted;
-    if (!home_sorted_) return;
+    sorted_ = col_.neighbours().structure() == Structure::Sorted;
+    if (!sorted_) return;
     std::sort(home_values_.begin(), home_values_.end(),
               [](const HomeValue& x, const HomeValue& y) { return x.value < y.value; });
     home_rows_before_.assign(home_values_.size() + 1, 0);
@@ -95,7 +95,7 @@ void ExcessDescent::read_home(std::int32_t v) {
 /// is over by base - t(V) + [y ~ b]. So the change is home_base_ plus the pressed rows that
 /// are b's neighbours: one adjacency test per distinct value of V, not per row.
 std::pair<std::int64_t, std::int64_t> ExcessDescent::home_change(std::int32_t b, std::int64_t th) const {
-    if (home_sorted_) {  // th is t(V), by which read_home marked the pressed values
+    if (sorted_) {  // th is t(V), by which read_home marked the pressed values
         const auto [first, last] = col_.neighbours().interval(b);
         const auto below = [](const HomeValue& x, std::int32_t id) { return x.value < id; };
         const auto lo = static_cast<std::size_t>(
@@ -125,9 +125,10 @@ void ExcessDescent::read_away(std::int32_t a, std::size_t away) {
     pressed_rows_ = 0;
     v_in_away_ = 0;
     joining_ = 0;
+    const AdjacentTo near_a(col_.neighbours(), a);
     for (const std::int32_t* p = col_.begin(away); p != col_.end(away); ++p) {
         const std::int32_t y = *p;
-        const bool near = col_.adjacent(a, value[y]);
+        const bool near = near_a(value[y]);
         v_in_away_ += near;
         joining_ += over(own[y] + near, ta_more) - over(own[y], ta);
         if (own[y] + near <= ta) continue;
@@ -142,6 +143,19 @@ void ExcessDescent::read_away(std::int32_t a, std::size_t away) {
     }
     joining_ += over(v_in_away_, ta_more);
     for (const Pressed& entry : pressed_) value_slot_[static_cast<std::size_t>(entry.value)] = -1;
+    // On the sorted structure (sorted_, set by read_home): W's pressed values in order, with
+    // the change of E over them if no row near b left, and running sums of what being b's
+    // neighbour subtracts from it (away_change by two binary searches).
+    if (!sorted_) return;
+    std::sort(pressed_.begin(), pressed_.end(),
+              [](const Pressed& x, const Pressed& y) { return x.value < y.value; });
+    away_far_ = 0;
+    away_near_before_.assign(pressed_.size() + 1, 0);
+    for (std::size_t i = 0; i < pressed_.size(); ++i) {
+        const Pressed& y = pressed_[i];
+        away_far_ += y.rows * (over(y.with_v, ta) - y.over_now);
+        away_near_before_[i + 1] = away_near_before_[i] + y.rows * (over(y.with_v - 1, ta) - over(y.with_v, ta));
+    }
 }
 
 /// Change of E over W \ {w} if w (value b, class W) is replaced by v, and v's neighbours in
@@ -150,8 +164,21 @@ void ExcessDescent::read_away(std::int32_t a, std::size_t away) {
 /// nothing. The pressed rows are read by value: w itself is one of b's rows when b is pressed.
 std::pair<std::int64_t, std::int64_t> ExcessDescent::away_change(std::int32_t a, std::int32_t b,
                                                                  std::size_t away) const {
-    const AdjacentTo near_b(col_.neighbours(), b);
     const std::int64_t ta = col_.allowed(away);
+    if (sorted_) {
+        // Every pressed row as if far from b, plus what nearness changes over b's interval,
+        // less the departing row itself when b is pressed (b is its own neighbour).
+        const auto [first, last] = col_.neighbours().interval(b);
+        const auto below = [](const Pressed& x, std::int32_t id) { return x.value < id; };
+        const auto lo = std::lower_bound(pressed_.begin(), pressed_.end(), first, below);
+        const auto hi = std::lower_bound(lo, pressed_.end(), last, below);
+        std::int64_t change = away_far_ + away_near_before_[static_cast<std::size_t>(hi - pressed_.begin())] -
+                              away_near_before_[static_cast<std::size_t>(lo - pressed_.begin())];
+        const auto self = std::lower_bound(lo, hi, b, below);
+        if (self != hi && self->value == b) change -= over(self->with_v - 1, ta) - self->over_now;
+        return {change, v_in_away_ - col_.adjacent(a, b)};
+    }
+    const AdjacentTo near_b(col_.neighbours(), b);
     std::int64_t change = 0;
     for (const Pressed& y : pressed_) {
         const std::int64_t rows = y.rows - (y.value == b);

@@ -67,7 +67,8 @@ private:
     /// can depend on who leaves W for v, and joining_.
     void read_away(std::int32_t a, std::size_t away);
     /// Change of E in class W (`away`, read by read_away) if a row of value b leaves it for
-    /// v (value a), and D of v in W. O(distinct values of W's pressed rows).
+    /// v (value a), and D of v in W. O(distinct values of W's pressed rows); on the sorted
+    /// structure O(log of them).
     std::pair<std::int64_t, std::int64_t> away_change(std::int32_t a, std::int32_t b, std::size_t away) const;
     bool improve(std::int32_t v, XColorResult& result);
     /// Takes `rows` read from the work left; false once it is spent (the step then ends
@@ -100,6 +101,11 @@ private:
         std::int64_t with_v, over_now;  ///< D_W(y) + [y ~ v], and max(0, D_W(y) - t(W))
     };
     std::vector<Pressed> pressed_;
+    /// On the sorted structure: pressed_ in value order; the change of E over W if no row of
+    /// it were b's neighbour, and before each pressed value the running sum of what nearness
+    /// to b adds (rows * (over(with_v - 1) - over(with_v))).
+    std::int64_t away_far_ = 0;
+    std::vector<std::int64_t> away_near_before_;
     std::size_t pressed_rows_ = 0;      ///< their rows in all
     /// Change of E in W (read by read_away) if v joins it alone (|W| + 1 rows).
     std::int64_t joining_ = 0;
@@ -110,9 +116,9 @@ private:
         std::int64_t rows, base;
     };
     std::vector<HomeValue> home_values_;
-    /// On the sorted structure (home_sorted_): home_values_ in value order, and before each
+    /// On the sorted structure (sorted_): home_values_ in value order, and before each
     /// its running sums of rows and of pressed rows (base >= t(V)).
-    bool home_sorted_ = false;
+    bool sorted_ = false;
     std::vector<std::int64_t> home_rows_before_, home_pressed_before_;
     /// Per value: its place in home_values_ or pressed_ while read_home or read_away reads
     /// a class, else -1.
