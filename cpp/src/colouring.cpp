@@ -151,8 +151,9 @@ void Colouring::detach(std::int32_t v) {
     list[at(pos_[at(v)])] = last;
     pos_[at(last)] = pos_[at(v)];
     list.pop_back();
+    const AdjacentTo near_a(nb_, a);
     for (std::int32_t y : list) {
-        if (adjacent(a, value_of(y))) { own_[at(y)] -= 1; potential_ -= 1; }
+        if (near_a(value_of(y))) { own_[at(y)] -= 1; potential_ -= 1; }
     }
     class_of_[at(v)] = -1;
     class_changed(home, v, -1);
@@ -161,8 +162,9 @@ void Colouring::detach(std::int32_t v) {
 void Colouring::attach(std::int32_t v, std::size_t c) {
     const std::int32_t a = value_of(v);
     std::int32_t count = 0;
+    const AdjacentTo near_a(nb_, a);
     for (std::int32_t y : members_[c]) {
-        if (adjacent(a, value_of(y))) { own_[at(y)] += 1; ++count; }
+        if (near_a(value_of(y))) { own_[at(y)] += 1; ++count; }
     }
     own_[at(v)] = count;
     potential_ += count;

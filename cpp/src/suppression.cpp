@@ -25,8 +25,9 @@ bool fits(const Colouring& col, std::int32_t v, std::size_t c) {
     const std::int32_t before = col.allowed(c);
     const std::int32_t t = allowed_neighbours(col.size(c) + 1, col.delta());
     std::int32_t own = 0;
+    const AdjacentTo near_a(col.neighbours(), a);
     for (const std::int32_t* p = col.begin(c); p != col.end(c); ++p) {
-        const bool near = col.adjacent(a, col.value_of(*p));
+        const bool near = near_a(col.value_of(*p));
         own += near;
         if (own > t || (col.own(*p) <= before && col.own(*p) + near > t)) return false;
     }
