@@ -75,7 +75,6 @@ void ExcessDescent::read_home(std::int32_t v) {
     }
     // On the sorted structure a value's neighbours are an interval of value ids: V's values
     // in order with running sums answer home_change by two binary searches.
-    sorted_ = col_.neighbours().structure() == Structure::Sorted;
     if (!sorted_) return;
     std::sort(home_values_.begin(), home_values_.end(),
               [](const HomeValue& x, const HomeValue& y) { return x.value < y.value; });
@@ -96,13 +95,10 @@ void ExcessDescent::read_home(std::int32_t v) {
 /// are b's neighbours: one adjacency test per distinct value of V, not per row.
 std::pair<std::int64_t, std::int64_t> ExcessDescent::home_change(std::int32_t b, std::int64_t th) const {
     if (sorted_) {  // th is t(V), by which read_home marked the pressed values
-        const auto [first, last] = col_.neighbours().interval(b);
-        const auto below = [](const HomeValue& x, std::int32_t id) { return x.value < id; };
-        const auto lo = static_cast<std::size_t>(
-            std::lower_bound(home_values_.begin(), home_values_.end(), first, below) - home_values_.begin());
-        const auto hi = static_cast<std::size_t>(
-            std::lower_bound(home_values_.begin() + static_cast<std::ptrdiff_t>(lo), home_values_.end(), last, below) -
-            home_values_.begin());
+        const auto [first, last] = col_.neighbours().in_interval(home_values_.begin(), home_values_.end(), b,
+                                                                 [](const HomeValue& x) { return x.value; });
+        const auto lo = static_cast<std::size_t>(first - home_values_.begin());
+        const auto hi = static_cast<std::size_t>(last - home_values_.begin());
         return {home_base_ + home_pressed_before_[hi] - home_pressed_before_[lo],
                 home_rows_before_[hi] - home_rows_before_[lo]};
     }
@@ -143,7 +139,7 @@ void ExcessDescent::read_away(std::int32_t a, std::size_t away) {
     }
     joining_ += over(v_in_away_, ta_more);
     for (const Pressed& entry : pressed_) value_slot_[static_cast<std::size_t>(entry.value)] = -1;
-    // On the sorted structure (sorted_, set by read_home): W's pressed values in order, with
+    // On the sorted structure: W's pressed values in order, with
     // the change of E over them if no row near b left, and running sums of what being b's
     // neighbour subtracts from it (away_change by two binary searches).
     if (!sorted_) return;
@@ -168,13 +164,11 @@ std::pair<std::int64_t, std::int64_t> ExcessDescent::away_change(std::int32_t a,
     if (sorted_) {
         // Every pressed row as if far from b, plus what nearness changes over b's interval,
         // less the departing row itself when b is pressed (b is its own neighbour).
-        const auto [first, last] = col_.neighbours().interval(b);
-        const auto below = [](const Pressed& x, std::int32_t id) { return x.value < id; };
-        const auto lo = std::lower_bound(pressed_.begin(), pressed_.end(), first, below);
-        const auto hi = std::lower_bound(lo, pressed_.end(), last, below);
+        const auto value_of = [](const Pressed& x) { return x.value; };
+        const auto [lo, hi] = col_.neighbours().in_interval(pressed_.begin(), pressed_.end(), b, value_of);
         std::int64_t change = away_far_ + away_near_before_[static_cast<std::size_t>(hi - pressed_.begin())] -
                               away_near_before_[static_cast<std::size_t>(lo - pressed_.begin())];
-        const auto self = std::lower_bound(lo, hi, b, below);
+        const auto self = std::lower_bound(lo, hi, b, [](const Pressed& x, std::int32_t id) { return x.value < id; });
         if (self != hi && self->value == b) change -= over(self->with_v - 1, ta) - self->over_now;
         return {change, v_in_away_ - col_.adjacent(a, b)};
     }

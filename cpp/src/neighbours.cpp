@@ -184,12 +184,8 @@ std::int32_t NeighbourCount::count_sorted(std::int32_t w) const {
         for (std::size_t i = 0; i < added_.size(); ++i) prefix_[i + 1] = prefix_[i] + added_[i].second;
         ordered_ = true;
     }
-    const auto [first, last] = nb_.interval(w);
-    const auto below = [](const std::pair<std::int32_t, std::int32_t>& x, std::int32_t id) {
-        return x.first < id;
-    };
-    const auto lo = std::lower_bound(added_.begin(), added_.end(), first, below);
-    const auto hi = std::lower_bound(lo, added_.end(), last, below);
+    const auto [lo, hi] = nb_.in_interval(added_.begin(), added_.end(), w,
+                                          [](const std::pair<std::int32_t, std::int32_t>& x) { return x.first; });
     return prefix_[static_cast<std::size_t>(hi - added_.begin())] -
            prefix_[static_cast<std::size_t>(lo - added_.begin())];
 }

@@ -48,7 +48,8 @@ class ExcessDescent {
 public:
     ExcessDescent(Colouring& colouring, const XColorOptions& options,
                   std::size_t work_per_row = kDescentWorkPerRow)
-        : col_(colouring), options_(options), work_per_row_(work_per_row) {}
+        : col_(colouring), options_(options), work_per_row_(work_per_row),
+          sorted_(colouring.neighbours().structure() == Structure::Sorted) {}
 
     void run(XColorResult& result);
 
@@ -87,6 +88,7 @@ private:
     std::int64_t moves_ = 0;
     std::int64_t transfers_ = 0;
     std::size_t work_per_row_;
+    bool sorted_;  ///< the sorted structure: changes of E by running sums over value order
     std::size_t work_left_ = 0;  ///< rows the descent may still read (run() sets it)
     /// Per value: the step (home_) or the step and class (away_) its cached change is of.
     std::vector<std::uint64_t> home_stamp_, away_stamp_;
@@ -116,9 +118,8 @@ private:
         std::int64_t rows, base;
     };
     std::vector<HomeValue> home_values_;
-    /// On the sorted structure (sorted_): home_values_ in value order, and before each
-    /// its running sums of rows and of pressed rows (base >= t(V)).
-    bool sorted_ = false;
+    /// On the sorted structure: home_values_ in value order, and before each its running
+    /// sums of rows and of pressed rows (base >= t(V)).
     std::vector<std::int64_t> home_rows_before_, home_pressed_before_;
     /// Per value: its place in home_values_ or pressed_ while read_home or read_away reads
     /// a class, else -1.

@@ -13,6 +13,7 @@
 // neighbours), so the engine's results do not depend on the structure.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -88,10 +89,24 @@ public:
         const auto i = static_cast<std::size_t>(u);
         return {first_[i], last_[i]};
     }
+    /// Sorted: the entries of [begin, end), in ascending order of value_of(entry), whose
+    /// values lie in w's closed neighbourhood, by two binary searches.
+    template <typename It, typename ValueOf>
+    std::pair<It, It> in_interval(It begin, It end, std::int32_t w, ValueOf value_of) const {
+        const auto [first, last] = interval(w);
+        const auto below = [&](const auto& entry, std::int32_t id) { return value_of(entry) < id; };
+        const It lo = std::lower_bound(begin, end, first, below);
+        return {lo, std::lower_bound(lo, end, last, below)};
+    }
 
-    /// True iff a == b or the values are epsilon-neighbours.
+    /// True iff a == b or the values are epsilon-neighbours: on the sorted structure whether
+    /// b lies in a's interval (no distance computed).
     bool adjacent(std::int32_t a, std::int32_t b) const {
         if (a == b) return true;
+        if (structure_ == Structure::Sorted) {
+            const auto i = static_cast<std::size_t>(a);
+            return first_[i] <= b && b < last_[i];
+        }
         if (structure_ != Structure::Graph) {
             return distance_->within(table_->value(static_cast<std::size_t>(a)),
                                      table_->value(static_cast<std::size_t>(b)));
