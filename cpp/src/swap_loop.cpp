@@ -30,14 +30,15 @@ constexpr std::size_t kInVainPerRow = 64;
 constexpr std::size_t kSpentLimit = 16;
 }  // namespace
 
-SwapLoop::SwapLoop(Colouring& colouring, const XColorOptions& options)
+SwapLoop::SwapLoop(Colouring& colouring, const XColorOptions& options, bool settle_known)
     : col_(colouring), options_(options), mark_(colouring.neighbours()),
       queue_(colouring.rows(), colouring.loss().active() ? kLossBuckets : 1),
       state_(colouring.rows(), kNone), priced_(colouring.loss().active() ? colouring.classes() : 0, 0),
       priced_in_(priced_.empty() ? 0 : colouring.rows(), -1), aside_epoch_(colouring.rows(), 0),
       in_aside_list_(colouring.rows(), 0), class_seen_(colouring.classes(), 0),
       speculative_left_(std::max(kSpeculativePerRow * colouring.rows(), kSpeculativeFloor)),
-      in_vain_left_(std::max(kInVainPerRow * colouring.rows(), kSpeculativeFloor)) {
+      in_vain_left_(std::max(kInVainPerRow * colouring.rows(), kSpeculativeFloor)),
+      settle_known_(settle_known) {
     std::size_t values = 0;
     for (std::size_t r = 0; r < colouring.rows(); ++r) {
         values = std::max(values, static_cast<std::size_t>(colouring.row_values()[r]) + 1);
@@ -179,10 +180,23 @@ bool SwapLoop::try_exchange(std::int32_t v, const std::vector<std::size_t>* only
     const std::int32_t* own = col_.own_counts();
     const std::int32_t a = value[v];
     const auto home = static_cast<std::size_t>(col_.class_of(v));
-    mark_.clear();
-    mark_.add(a, 1);
-    // tally_count(w): members of V \ {v} in the closed neighbourhood of w, i.e. D_V(v') - [v~v'].
-    col_.tally_class(home, v);
+    // Whether a search since the last swap found no partner for another row of value a in
+    // class V: then this one finds none either, and is settled without reading a class (its
+    // budgets and counters charged as if it had). Every movability test and every term of
+    // Lambda reads v only through a and V (D_V(v), D_W(v), N[a], the tally of V \ {v}); the
+    // loss only ranks partners. And the classes that search covered cover this one's: while
+    // the speculative budget lasts, a search that finds no partner has, itself or with the
+    // searches that set v aside before (a retry reads the classes changed since), examined
+    // every other class; once it is spent, retries end and first searches examine the first
+    // `limit` classes outward from V, a limit that only shrinks.
+    const std::size_t swaps_now = swap_classes_.size() / 2;
+    if (no_partner_swaps_ != swaps_now) {
+        if (!no_partner_.empty()) no_partner_.clear();
+        no_partner_swaps_ = swaps_now;
+    }
+    const std::uint64_t key = (static_cast<std::uint64_t>(home) << 32) | static_cast<std::uint32_t>(a);
+    const bool settled = settle_known_ && no_partner_.count(key) != 0;
+    settled_searches_ += settled ? 1 : 0;
     const std::int32_t own_v = own[v];
     const bool priced = loss.active();
     double home_loss = 0.0;
@@ -191,7 +205,13 @@ bool SwapLoop::try_exchange(std::int32_t v, const std::vector<std::size_t>* only
     // is in exchange()'s: a class whose floor exceeds the best change priced so far holds no
     // better partner, in floating point too, and its rows are not priced.
     double home_floor = 0.0;
-    if (priced) {  // per-column range of V \ {v}, from V's extremes: O(d), not O(|V| d)
+    if (!settled) {
+        mark_.clear();
+        mark_.add(a, 1);
+        // tally_count(w): members of V \ {v} in the closed neighbourhood of w, i.e. D_V(v') - [v~v'].
+        col_.tally_class(home, v);
+    }
+    if (priced && !settled) {  // per-column range of V \ {v}, from V's extremes: O(d), not O(|V| d)
         home_loss = col_.extremes(home).loss();
         col_.extremes(home).without(loss.row(v), rest_lo_, rest_hi_);
         for (std::size_t i = 0; i < rest_lo_.size(); ++i) {
@@ -221,6 +241,7 @@ bool SwapLoop::try_exchange(std::int32_t v, const std::vector<std::size_t>* only
         const std::size_t c = only ? (*only)[step] : col_.outward(home, step);
         if (c == home) continue;
         ++examined;
+        if (settled) continue;
         const std::int32_t* first = col_.begin(c);
         const std::int32_t* last = col_.end(c);
         const auto count_v = [&] {  // D_V'(v)
@@ -282,6 +303,7 @@ bool SwapLoop::try_exchange(std::int32_t v, const std::vector<std::size_t>* only
     classes_examined_ += static_cast<std::int64_t>(examined);
     if (best < 0) {
         if (budgeted && !only) in_vain_left_ -= std::min(in_vain_left_, std::min(examined, limit));
+        no_partner_.insert(key);
         return false;
     }
     const auto away = static_cast<std::size_t>(col_.class_of(best));

@@ -26,6 +26,7 @@
 #include "proxanon/part_check.hpp"
 #include "proxanon/class_counts.hpp"
 #include "proxanon/specialize.hpp"
+#include "proxanon/swap_loop.hpp"
 #include "proxanon/tuple_counts.hpp"
 #include "proxanon/violation_queue.hpp"
 #include "proxanon/xcolor.hpp"
@@ -897,6 +898,7 @@ void test_swap_loop_takes_the_least_loss_partner() {
     taxonomies.emplace_back(Taxonomy(kEightLeaves, 8));
     taxonomies.emplace_back(std::nullopt);
     const LossModel loss(qi.data(), n, 2, std::move(taxonomies));
+    std::size_t stopped_violations = 0;
     for (const double delta : {0.7, 0.8}) {
         XColorOptions options;
         options.k = k;
@@ -958,6 +960,68 @@ void test_swap_loop_takes_the_least_loss_partner() {
             CHECK(best_lambda == result.swap_log[e + 2]);
             std::swap(groups[v], groups[w]);
         }
+        // Where the loop stopped, no violation has an exchangeable partner: each was set
+        // aside by a search that found none, or by one that another row of its value and
+        // class made since the last swap (the loop's record of searches that found none).
+        std::vector<std::int64_t> size(n / k, 0);
+        for (const std::int32_t g : groups) ++size[static_cast<std::size_t>(g)];
+        const auto allowed = [&](std::int32_t c) {
+            return static_cast<std::int64_t>(allowed_neighbours(static_cast<std::size_t>(size[static_cast<std::size_t>(c)]), delta));
+        };
+        for (std::size_t v = 0; v < n; ++v) {
+            const std::int32_t home = groups[v];
+            const std::int64_t own_v = count_in(v, home, none);
+            if (own_v <= allowed(home)) continue;
+            ++stopped_violations;
+            for (std::size_t x = 0; x < n; ++x) {
+                const std::int32_t away = groups[x];
+                if (away == home || count_in(v, away, none) > allowed(away)) continue;
+                const std::int64_t lambda = count_in(v, away, none) - own_v + count_in(x, home, none) -
+                                            count_in(x, away, none) - 2 * (near(v, x) ? 1 : 0);
+                CHECK(lambda >= 0);
+            }
+        }
+    }
+    CHECK(stopped_violations > 0);  // the stopping state is tested
+}
+
+/// A search settled by the swap loop's record of searches that found no partner (another
+/// row of the same value and class, since the last swap, covering the classes this one
+/// examines) against every search reading its classes: the same swaps, set-asides, classes
+/// examined and classes, with the paper's full scan and with a search limit whose budgets run
+/// out (an infeasible table of few values, so that searches fail and repeat).
+void test_swap_loop_settles_repeated_searches_exactly() {
+    const std::size_t n = 3000, k = 10;
+    const std::vector<double> sa = random_levels(n, 1, 2, 31);  // 0, 1/2, 1: the middle near all
+    const Distance distance{Metric::L1, {1.0}, 1.0 / 2.0};
+    const ValueTable table = ValueTable::from_rows(sa.data(), n, 1);
+    const NeighbourGraph graph = NeighbourGraph::build(table, distance, 1u << 24);
+    const Neighbours neighbours(table, graph);
+    std::vector<std::int32_t> initial(n);
+    for (std::size_t r = 0; r < n; ++r) initial[r] = static_cast<std::int32_t>(r % (n / k));
+    const LossModel no_loss;  // the colouring keeps a reference: not a temporary
+    for (const std::size_t limit : {std::size_t{0}, std::size_t{4}}) {
+        XColorOptions options;
+        options.k = k;
+        options.delta = 0.5;
+        options.trace = true;
+        options.threads = 1;
+        options.search_limit = limit;
+        const auto run = [&](bool settle_known) {
+            Colouring colouring(table, neighbours, no_loss, options.delta, initial, 1);
+            SwapLoop loop(colouring, options, settle_known);
+            XColorResult result;
+            loop.run(result);
+            return std::make_tuple(result.swap_log, loop.set_aside_count(), loop.classes_examined(),
+                                   colouring.class_ids(), loop.settled_searches());
+        };
+        const auto [log, aside, examined, classes, settled] = run(true);
+        const auto [log_read, aside_read, examined_read, classes_read, settled_read] = run(false);
+        CHECK(log == log_read && aside == aside_read && examined == examined_read && classes == classes_read);
+        CHECK(settled > 0 && settled_read == 0);
+        CHECK(log.size() >= 3 * 20);  // enough swaps to mean something
+        // With the limit, retries and searches past it spent the budget of 2^18 classes.
+        if (limit != 0) CHECK(examined > (std::int64_t{1} << 18));
     }
 }
 
@@ -1510,6 +1574,7 @@ int main() {
     test_interrupt_unwinds_a_run();
     test_quick_stop_needs_no_slow_hook();
     test_swap_loop_takes_the_least_loss_partner();
+    test_swap_loop_settles_repeated_searches_exactly();
     test_specialize_against_brute_force();
     test_failing_specialize_against_brute_force();
     test_absorb_moves_rows_to_covering_classes();

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -38,10 +39,16 @@ namespace proxanon {
 /// partner is found, a movable class is read only where a floor of its exchanges' loss
 /// change (V \ {v}'s ranges, and V''s second extremes with v: O(d)) does not exceed the best
 /// change so far, and a row's exchange is priced only where that floor with the row's own
-/// home price does not: exact, since every term of the floor is at most its price's.
+/// home price does not: exact, since every term of the floor is at most its price's. A search
+/// for a row whose value and class a search since the last swap found without a partner is
+/// settled without reading a class (O(classes it would examine) to charge the budgets):
+/// where a few merged classes hold thousands of rows of a few values, most searches were so.
 class SwapLoop {
 public:
-    SwapLoop(Colouring& colouring, const XColorOptions& options);
+    /// `settle_known`: whether a search that an earlier one since the last swap proved
+    /// fruitless is settled without reading its classes (the same run either way; off, every
+    /// search reads them, which the tests compare against).
+    SwapLoop(Colouring& colouring, const XColorOptions& options, bool settle_known = true);
 
     /// Runs until no queued or set-aside violation can move.
     void run(XColorResult& result);
@@ -51,6 +58,8 @@ public:
     std::int64_t swaps() const { return static_cast<std::int64_t>(swap_classes_.size() / 2); }
     std::int64_t set_aside_count() const { return set_aside_count_; }
     std::int64_t classes_examined() const { return classes_examined_; }
+    /// Searches settled by no_partner_ without reading a class.
+    std::int64_t settled_searches() const { return settled_searches_; }
 
 private:
     static std::size_t at(std::int32_t r) { return static_cast<std::size_t>(r); }
@@ -74,6 +83,10 @@ private:
     std::vector<std::uint8_t> in_aside_list_;
     std::vector<std::int32_t> aside_;
     std::vector<std::int32_t> swap_classes_;   ///< (V, V') of every swap so far
+    /// (class, value) of the searches that found no partner since the last swap (see
+    /// try_exchange: another row of that value in that class finds none either).
+    std::unordered_set<std::uint64_t> no_partner_;
+    std::size_t no_partner_swaps_ = 0;  ///< the swaps made when no_partner_ was last cleared
     std::vector<std::uint32_t> class_seen_;
     std::uint32_t seen_gen_ = 0;
     std::vector<std::size_t> changed_;
@@ -100,6 +113,8 @@ private:
     std::int64_t classes_examined_ = 0;
     std::size_t speculative_left_;  ///< classes still to spend past the limit or in retries
     std::size_t in_vain_left_;      ///< classes still to spend on first searches that fail
+    bool settle_known_;
+    std::int64_t settled_searches_ = 0;
 };
 
 }  // namespace proxanon
