@@ -479,27 +479,16 @@ def test_best_effort_splits_failing_classes_without_more_risk(case) -> None:
     assert result.report.max_group_size <= baseline.report.max_group_size
 
 
-@settings(max_examples=80, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), n=st.integers(40, 200), values=st.integers(2, 4),
-       k=st.integers(2, 6), delta=st.sampled_from([0.6, 0.8, 0.9]),
-       quasi=st.sampled_from([["a", "b", "x"], ["a", "b"], ["a"], ["x"]]))
-def test_failing_split_against_brute_force(seed: int, n: int, values: int, k: int,
-                                           delta: float, quasi: list[str]) -> None:
-    """One failing class of random rows (QIs under random taxonomies, a few sensitive values
-    mixed at random) split by the failing target (about a quarter of these split): every part
-    has k rows and a published tuple of its own, is no riskier than the class, and the parts'
-    violating rows are no more than the class's, all by brute force."""
+def check_failing_split(frame: pd.DataFrame, hierarchies: dict[str, Any], quasi: list[str],
+                        k: int, delta: float) -> np.ndarray:
+    """One failing class (every row of ``frame``) split by the failing target; asserts by
+    brute force that every part has k rows and a published tuple of its own, is no riskier
+    than the class, and that the parts' violating rows are no more than the class's. Returns
+    the classes."""
     from proxanon.anonymize import _published_key_inputs
     from proxanon.generalize import encode_qi
 
-    rng = np.random.default_rng(seed)
-    hierarchies = {"a": random_taxonomy(rng, "a", int(rng.integers(4, 12))),
-                   "b": random_taxonomy(rng, "b", int(rng.integers(2, 8))), "x": None}
-    frame = pd.DataFrame({
-        "a": rng.choice(hierarchies["a"].leaves, n),  # type: ignore[union-attr]
-        "b": rng.choice(hierarchies["b"].leaves, n),  # type: ignore[union-attr]
-        "x": rng.integers(0, 20, n).astype(float),
-        "s1": rng.integers(0, values, n).astype(float), "s2": np.zeros(n)})
+    n = len(frame)
     columns = [encode_qi(frame, c, hierarchies[c]) for c in quasi]
     sens = scaled_sensitive(frame)
     relation = resolve("l1", None, 2, n)
@@ -518,3 +507,62 @@ def test_failing_split_against_brute_force(seed: int, n: int, values: int, k: in
     risk = brute_risk(sens, np.arange(n), 0.05)
     for c in range(int(classes.max()) + 1):
         assert brute_risk(sens, np.flatnonzero(classes == c), 0.05) <= risk + 1e-12
+    return classes
+
+
+@settings(max_examples=80, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(40, 200), values=st.integers(2, 4),
+       k=st.integers(2, 6), delta=st.sampled_from([0.6, 0.8, 0.9]),
+       quasi=st.sampled_from([["a", "b", "x"], ["a", "b"], ["a"], ["x"]]))
+def test_failing_split_against_brute_force(seed: int, n: int, values: int, k: int,
+                                           delta: float, quasi: list[str]) -> None:
+    """One failing class of random rows (QIs under random taxonomies, a few sensitive values
+    mixed at random) split by the failing target (about a quarter of these split)."""
+    rng = np.random.default_rng(seed)
+    hierarchies = {"a": random_taxonomy(rng, "a", int(rng.integers(4, 12))),
+                   "b": random_taxonomy(rng, "b", int(rng.integers(2, 8))), "x": None}
+    frame = pd.DataFrame({
+        "a": rng.choice(hierarchies["a"].leaves, n),  # type: ignore[union-attr]
+        "b": rng.choice(hierarchies["b"].leaves, n),  # type: ignore[union-attr]
+        "x": rng.integers(0, 20, n).astype(float),
+        "s1": rng.integers(0, values, n).astype(float), "s2": np.zeros(n)})
+    check_failing_split(frame, hierarchies, quasi, k, delta)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(400, 900), k=st.integers(2, 4),
+       crowd=st.floats(0.5, 0.95), delta=st.sampled_from([0.7, 0.8]),
+       quasi=st.sampled_from([["a", "x"], ["a", "b"], ["a"]]))
+def test_balanced_failing_split_against_brute_force(seed: int, n: int, k: int, crowd: float,
+                                                    delta: float, quasi: list[str]) -> None:
+    """Larger failing classes whose crowded sensitive values sit under some QI leaves (cuts
+    along the QIs leave pieces more crowded than the class, so the balanced split of
+    balanced_split.hpp is what splits them): the same brute-force checks."""
+    rng = np.random.default_rng(seed)
+    hierarchies = {"a": random_taxonomy(rng, "a", int(rng.integers(4, 12))),
+                   "b": random_taxonomy(rng, "b", int(rng.integers(2, 8))), "x": None}
+    a = rng.choice(hierarchies["a"].leaves, n)  # type: ignore[union-attr]
+    dense = np.isin(a, hierarchies["a"].leaves[: len(hierarchies["a"].leaves) // 2])  # type: ignore[index]
+    crowded = rng.random(n) < np.where(dense, crowd, 0.1)
+    frame = pd.DataFrame({
+        "a": a, "b": rng.choice(hierarchies["b"].leaves, n),  # type: ignore[union-attr]
+        "x": rng.integers(0, 20, n).astype(float),
+        "s1": np.where(crowded, rng.integers(0, 2, n), rng.integers(3, 20, n)).astype(float),
+        "s2": np.zeros(n)})
+    check_failing_split(frame, hierarchies, quasi, k, delta)
+
+
+def test_balanced_split_of_a_correlated_class() -> None:
+    # 800 rows under 8 leaves, half of them on one crowded value: 70% of the rows under the
+    # first four leaves, 30% under the others. Every QI cut leaves a piece more crowded than
+    # the class (the cuts of failing_along find no split), yet the balanced split finds
+    # parts (k = 4: leaves of 200 rows), none riskier than the class.
+    rng = np.random.default_rng(11)
+    tree = Hierarchy.from_dict({"*": {"A": {"A1": ["a0", "a1"], "A2": ["a2", "a3"]},
+                                      "B": {"B1": ["a4", "a5"], "B2": ["a6", "a7"]}}})
+    a = rng.choice([f"a{i}" for i in range(8)], 800)
+    crowded = rng.random(800) < np.where(np.isin(a, ["a0", "a1", "a2", "a3"]), 0.7, 0.3)
+    frame = pd.DataFrame({"a": a, "s1": np.where(crowded, 0.0, rng.integers(3, 20, 800)),
+                          "s2": np.zeros(800)})
+    classes = check_failing_split(frame, {"a": tree}, ["a"], 4, 0.8)
+    assert classes.max() > 0

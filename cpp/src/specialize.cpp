@@ -9,6 +9,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "proxanon/balanced_split.hpp"
 #include "proxanon/interrupt.hpp"
 #include "proxanon/ordering.hpp"
 #include "proxanon/part_check.hpp"
@@ -72,7 +73,8 @@ class Specializer {
 public:
     Specializer(const LossModel& qi, const std::vector<std::vector<std::int32_t>>& node_keys,
                 const Neighbours& neighbours, const MondrianParams& params, std::size_t budget)
-        : qi_(qi), keys_(node_keys), check_(neighbours, params), params_(params), published_(2 * qi.dimensions()),
+        : qi_(qi), keys_(node_keys), nb_(neighbours), check_(neighbours, params), params_(params),
+          published_(2 * qi.dimensions()),
           budget_(budget) {}
 
     /// Whether the work allowed is spent, asked between rounds of a split's search: no split
@@ -518,9 +520,42 @@ public:
         return chosen;
     }
 
+    /// The balanced split (balanced_split.hpp) of failing class `rows` (record `top`), kept
+    /// where the failing target's invariants hold by this file's own check: every part has at
+    /// least k rows and is no riskier than `top`, their violating rows together are no more
+    /// than its, and their tuples are pairwise distinct and published by no other class (one
+    /// part may keep the class's own).
+    std::optional<Split> balanced(const std::vector<std::int32_t>& rows, const Part& top) {
+        const Publishable publishable = [&](const std::vector<std::int32_t>& set) {
+            const Part part = describe(set, 0, set.size(), false);
+            return part.key == top.key || !taken(part.key);
+        };
+        std::vector<std::vector<std::int32_t>> parts = balanced_parts(rows, qi_, nb_, params_.k, params_.delta,
+                                                                      publishable, work_);
+        if (parts.empty()) return std::nullopt;
+        Split split;
+        std::unordered_set<Key, KeyHash> keys;
+        for (const auto& rows_of_part : parts) {
+            const std::size_t begin = split.rows.size();
+            split.rows.insert(split.rows.end(), rows_of_part.begin(), rows_of_part.end());
+            Part part = describe(split.rows, begin, split.rows.size());
+            const bool owned = part.key == top.key || !taken(part.key);
+            if (part.size() < params_.k || !owned || !keys.insert(part.key).second || !part.no_riskier_than(top)) {
+                return std::nullopt;
+            }
+            split.violations += part.violations;
+            split.loss += part.loss;
+            split.parts.push_back(std::move(part));
+        }
+        if (split.violations > top.violations) return std::nullopt;
+        split.kept_rows = split.rows.size();
+        return split;
+    }
+
 private:
     const LossModel& qi_;
     const std::vector<std::vector<std::int32_t>>& keys_;
+    const Neighbours& nb_;
     PartChecker check_;
     const MondrianParams& params_;
     TupleCounts published_;  ///< tuple -> classes publishing it
@@ -575,6 +610,7 @@ SpecializeResult specialize(const LossModel& qi, const std::vector<std::vector<s
     // Per class: its rows, its record, and whether a split made it (here, not by the caller).
     SpecializeResult result;
     std::vector<std::tuple<std::vector<std::int32_t>, Part, bool>> open, done, stack;
+    std::unordered_set<Key, KeyHash> balanced_tuples;  // of the parts that balanced splits made
     for (std::size_t c = 0; c < members.size(); ++c) open.emplace_back(std::move(members[c]), std::move(wholes[c]), false);
     for (std::size_t pass = 0; pass < kPasses && !open.empty(); ++pass) {
         const std::int64_t before = result.splits;
@@ -582,12 +618,20 @@ SpecializeResult specialize(const LossModel& qi, const std::vector<std::vector<s
             stack.push_back(std::move(entry));
             while (!stack.empty()) {
                 auto [rows, whole, made] = std::move(stack.back());
+                const bool from_balanced = balanced_tuples.count(whole.key) != 0 && made;
+                bool balanced = false;
                 stack.pop_back();
                 poll(params.interrupt);
                 std::optional<Split> split;
                 if (rows.size() >= 2 * params.k && !specializer.spent()) {
                     if (target == SpecializeTarget::Failing && whole.violations > 0) {
                         split = specializer.best_failing(rows, whole, 0);
+                        // The balanced split is tried once per class: in the first pass, and not
+                        // on its own parts (they are no riskier than their class already).
+                        if (!split && pass == 0 && !from_balanced && !specializer.spent()) {
+                            split = specializer.balanced(rows, whole);
+                            balanced = split.has_value();
+                        }
                     } else if (target == SpecializeTarget::Passing || made) {
                         split = specializer.best(rows, whole, 0);
                     }
@@ -598,6 +642,9 @@ SpecializeResult specialize(const LossModel& qi, const std::vector<std::vector<s
                 }
                 ++result.splits;
                 specializer.replace(whole.key, split->parts);
+                if (balanced) {
+                    for (const Part& part : split->parts) balanced_tuples.insert(part.key);
+                }
                 for (auto it = split->parts.rbegin(); it != split->parts.rend(); ++it) {
                     std::vector<std::int32_t> part_rows(split->rows.begin() + static_cast<std::ptrdiff_t>(it->begin),
                                                         split->rows.begin() + static_cast<std::ptrdiff_t>(it->end));

@@ -23,7 +23,10 @@
 // 3,134 -> 3,128. A class that is the table's worst mix of neighbours (at delta 0.8 one of
 // 8,061 rows publishing "*" on every QI, 7,923 of them violating, risk 0.76) cannot be split
 // this way: a part of it with a larger share of the crowd would expose its rows more, and
-// parts that all share it equally are not found along QI cuts.
+// parts that all share it equally are not found along QI cuts. Such a class (of at least
+// 2 kBalancedLeafK k rows), once no cut splits it, gets the balanced split of
+// balanced_split.hpp in the first pass, checked here against the same invariants (its parts
+// are tried like any other part, but not balanced again).
 //
 // One split of a class C (tuple T) along QI j: a taxonomy column is partitioned by the child
 // of T_j's node that holds each row's leaf, a numeric column is cut at its median (between
