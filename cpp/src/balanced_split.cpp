@@ -30,9 +30,9 @@ struct Counts {
 class Balancer {
 public:
     Balancer(const std::vector<std::int32_t>& rows, const LossModel& qi, const Neighbours& nb, std::size_t k,
-             double delta, const Publishable& publishable, std::size_t& work)
+             double delta, const Publishable& publishable, std::size_t& work, std::size_t work_cap)
         : qi_(qi), k_(static_cast<std::int64_t>(k)), delta_(delta), publishable_(publishable), work_(work),
-          limit_(work + kBalancedWorkPerRow * rows.size()) {
+          limit_(std::min(work + kBalancedWorkPerRow * rows.size(), work_cap)) {
         const auto& row_value = nb.table().row_value;
         std::map<std::int32_t, std::int32_t> local;
         for (const std::int32_t r : rows) local.emplace(row_value[static_cast<std::size_t>(r)], 0);
@@ -141,7 +141,8 @@ public:
         }
         for (std::size_t c = 0; c < cut_pieces.size(); ++c) {
             std::vector<std::int32_t> piece_path = path;
-            piece_path.push_back(static_cast<std::int32_t>(column * cut_pieces.size() + c));
+            piece_path.push_back(static_cast<std::int32_t>(column));  // (column, piece) per cut
+            piece_path.push_back(static_cast<std::int32_t>(c));
             if (depth < kExpandDepth && cut_pieces[c].size() >= 2 * static_cast<std::size_t>(k_) &&
                 !publishable_(cut_pieces[c])) {
                 expand(cut_pieces[c], leaf_rows, piece_path, depth + 1, pieces, paths);
@@ -198,11 +199,13 @@ private:
         return worst;
     }
 
-    /// excess(c, u, sign) for every value u (of those c holds, where sign is -1), into `out`:
-    /// O(v log v + v s) where s values are within one row of the largest excess. After one row
-    /// leaves or comes, every value's D moves by its adjacency to u, so with each value's
-    /// excess at the new size taken first ("base"), the new excess is the largest base plus
-    /// sign times adjacency: only values within one of the top can change which one it is.
+    /// excess(c, u, sign) for every value u (of those c holds, where sign is -1), into `out`,
+    /// the same up to rounding ((d - cap) + 1 rather than (d + 1) - cap): O(v + s log s + v s)
+    /// where s values are within one row of the second largest excess, all of it charged to
+    /// the work. After one row leaves or comes, every value's D moves by its adjacency to u,
+    /// so with each value's excess at the new size taken first ("base"), the new excess is
+    /// the largest base plus sign times adjacency: only values within one of the second
+    /// largest (the largest may be the value leaving) can change which one it is.
     void excess_each(const Counts& c, std::int64_t sign, std::vector<double>& out) const {
         out.assign(values_, std::numeric_limits<double>::infinity());
         base_.resize(values_);
@@ -231,6 +234,7 @@ private:
         for (std::size_t w = 0; w < values_; ++w) {
             if (c.x[w] > 0 && base_[w] >= second - 1.0) ranked_.emplace_back(base_[w], w);
         }
+        work_ += ranked_.size() * (1 + static_cast<std::size_t>(std::log2(static_cast<double>(ranked_.size()) + 1.0)));
         std::sort(ranked_.begin(), ranked_.end(), [](const auto& a, const auto& b) {
             return a.first > b.first || (a.first == b.first && a.second < b.second);
         });
@@ -238,32 +242,14 @@ private:
             if (sign < 0 && c.x[u] == 0) continue;
             double e = -std::numeric_limits<double>::infinity();
             for (const auto& [b, w] : ranked_) {
+                ++work_;
                 if (b + 1.0 < e) break;  // no value below can reach e
                 if (sign < 0 && w == u && c.x[u] == 1) continue;  // u leaves the set
                 e = std::max(e, b + static_cast<double>(sign) * (adjacent_[u * values_ + w] ? 1.0 : 0.0));
             }
             if (sign > 0 && c.x[u] == 0) e = std::max(e, base_of(u, c.near[u]));  // u arrives
             out[u] = e;
-            work_ += 1;
         }
-    }
-
-    /// The value where the set exceeds the class's risk most, and by how much (`over`, as
-    /// excess()).
-    std::size_t worst_of(const Counts& c, double& over) const {
-        work_ += values_;
-        over = -std::numeric_limits<double>::infinity();
-        std::size_t top = 0;
-        if (c.size < 2) return top;
-        const double cap = static_cast<double>(worst_) * static_cast<double>(c.size - 1) / static_cast<double>(size_ - 1);
-        const double t = allowed_neighbours(static_cast<std::size_t>(c.size), delta_);
-        for (std::size_t w = 0; w < values_; ++w) {
-            if (c.x[w] <= 0) continue;
-            const double d = static_cast<double>(c.near[w] - 1);
-            const double e = std::max(d - cap, calm_[w] ? d - t : -std::numeric_limits<double>::infinity());
-            if (e > over) { over = e; top = w; }
-        }
-        return top;
     }
 
     /// Exactly: at least k rows, no value's D above risk(class) · (size - 1), no calm value's
@@ -320,7 +306,8 @@ private:
             if (moved) continue;
             if (hosted.size == 0 || fits(hosted)) return true;
             // Bring the node's class within the class's risk with a row that a piece can spare
-            // within its margin: the row lowering the class's excess most (then the lower piece
+            // without exceeding that risk (a piece then within 0 but not its margin sheds again
+            // at the next step): the row lowering the class's excess most (then the lower piece
             // and value).
             excess_each(hosted, +1, on_);
             std::size_t from = left.size(), best = values_;
@@ -429,11 +416,11 @@ private:
 std::vector<std::vector<std::int32_t>> balanced_parts(const std::vector<std::int32_t>& rows,
                                                       const LossModel& qi, const Neighbours& neighbours,
                                                       std::size_t k, double delta, const Publishable& publishable,
-                                                      std::size_t& work) {
+                                                      std::size_t& work, std::size_t work_cap) {
     std::vector<std::vector<std::int32_t>> parts;
     const std::size_t leaf_rows = kBalancedLeafK * k;
     if (rows.size() < 2 * leaf_rows || k == 0) return parts;
-    Balancer balancer(rows, qi, neighbours, k, delta, publishable, work);
+    Balancer balancer(rows, qi, neighbours, k, delta, publishable, work, work_cap);
     if (!balancer.usable()) return parts;
     for (std::size_t attempt = 0; attempt < kAttempts; ++attempt) {
         parts.clear();

@@ -530,9 +530,20 @@ public:
             const Part part = describe(set, 0, set.size(), false);
             return part.key == top.key || !taken(part.key);
         };
+        const std::size_t cap = budget_ > check_.work() ? budget_ - check_.work() : 0;  // work_ may reach it
         std::vector<std::vector<std::int32_t>> parts = balanced_parts(rows, qi_, nb_, params_.k, params_.delta,
-                                                                      publishable, work_);
+                                                                      publishable, work_, cap);
         if (parts.empty()) return std::nullopt;
+        // The parts are the class's rows, each once.
+        std::unordered_set<std::int32_t> members(rows.begin(), rows.end()), seen;
+        std::size_t total = 0;
+        for (const auto& part : parts) {
+            total += part.size();
+            for (const std::int32_t r : part) {
+                if (members.count(r) == 0 || !seen.insert(r).second) return std::nullopt;
+            }
+        }
+        if (total != rows.size()) return std::nullopt;
         Split split;
         std::unordered_set<Key, KeyHash> keys;
         for (const auto& rows_of_part : parts) {

@@ -28,6 +28,8 @@ constexpr std::size_t kSpeculativeFloor = std::size_t{1} << 18;
 /// Feasible tables spend far less (50k lognormal rows, eps = 0.005, delta = 0.5: about 20 n).
 constexpr std::size_t kInVainPerRow = 64;
 constexpr std::size_t kSpentLimit = 16;
+/// Buckets past which the record of searches without a partner is made anew, not cleared.
+constexpr std::size_t kNoPartnerBuckets = 64;
 }  // namespace
 
 SwapLoop::SwapLoop(Colouring& colouring, const XColorOptions& options, bool settle_known)
@@ -191,7 +193,10 @@ bool SwapLoop::try_exchange(std::int32_t v, const std::vector<std::size_t>* only
     // `limit` classes outward from V, a limit that only shrinks.
     const std::size_t swaps_now = swap_classes_.size() / 2;
     if (no_partner_swaps_ != swaps_now) {
-        if (!no_partner_.empty()) no_partner_.clear();
+        // clear() costs the table's buckets, which never shrink: after a burst of searches
+        // without a swap, a fresh table keeps each later swap's clearing small.
+        if (no_partner_.bucket_count() > kNoPartnerBuckets) no_partner_ = {};
+        else if (!no_partner_.empty()) no_partner_.clear();
         no_partner_swaps_ = swaps_now;
     }
     const std::uint64_t key = (static_cast<std::uint64_t>(home) << 32) | static_cast<std::uint32_t>(a);

@@ -55,99 +55,122 @@ struct Correlated {
     }
 };
 
+/// The class of `rows` (every row of `data`) split, with the brute-force checks of this
+/// file's header; returns the parts.
+/// The parts balanced_parts proposes for the class of every row of `data`, its sensitive
+/// values `sa` (neighbours within `distance`).
+std::vector<std::vector<std::int32_t>> propose(const Correlated& data, const std::vector<double>& sa,
+                                               const Distance& distance, std::size_t k, double delta,
+                                               const Publishable& publishable) {
+    const ValueTable table = ValueTable::from_rows(sa.data(), data.n, 1);
+    const NeighbourGraph graph = NeighbourGraph::build(table, distance, 1u << 26);
+    std::vector<std::optional<Taxonomy>> taxonomies;
+    taxonomies.emplace_back(Taxonomy(kEightLeaves, 8));
+    taxonomies.emplace_back(std::nullopt);
+    const LossModel qi(data.qi.data(), data.n, 2, std::move(taxonomies));
+    std::vector<std::int32_t> rows(data.n);
+    for (std::size_t r = 0; r < data.n; ++r) rows[r] = static_cast<std::int32_t>(r);
+    std::size_t work = 0;
+    return balanced_parts(rows, qi, Neighbours(table, graph), k, delta, publishable, work);
+}
+
+std::vector<std::vector<std::int32_t>> split_and_check(const Correlated& data, std::size_t k, double delta,
+                                                       const Publishable& publishable) {
+    const std::size_t n = data.n;
+    const std::vector<double>& sa = data.sa;
+    const Distance distance{Metric::L1, {1.0}, 1.0 / 9.0};
+    const auto parts = propose(data, sa, distance, k, delta, publishable);
+    std::vector<std::int32_t> rows(n);
+    for (std::size_t r = 0; r < n; ++r) rows[r] = static_cast<std::int32_t>(r);
+
+    const std::vector<std::int64_t> whole_d = brute_d(sa, distance, rows);
+    std::int64_t worst = 0, violating = 0;
+    const std::int64_t t_whole = allowed_neighbours(n, delta);
+    for (const std::int64_t d : whole_d) {
+        worst = std::max(worst, d);
+        violating += d > t_whole;
+    }
+    std::vector<int> seen(n, 0);
+    std::int64_t part_violating = 0;
+    for (const auto& part : parts) {
+        CHECK(part.size() >= k);
+        const std::vector<std::int64_t> d = brute_d(sa, distance, part);
+        const std::int64_t t = allowed_neighbours(part.size(), delta);
+        for (std::size_t i = 0; i < part.size(); ++i) {
+            const auto r = static_cast<std::size_t>(part[i]);
+            ++seen[r];
+            // No riskier than the class: D / (size - 1) <= worst / (n - 1).
+            CHECK(d[i] * static_cast<std::int64_t>(n - 1) <= worst * static_cast<std::int64_t>(part.size() - 1));
+            // A row that does not violate in the class does not in its part.
+            if (whole_d[r] <= t_whole) CHECK(d[i] <= t);
+            part_violating += d[i] > t;
+        }
+    }
+    if (!parts.empty()) {
+        for (const int s : seen) CHECK(s == 1);  // every row in exactly one part
+        CHECK(part_violating <= violating);
+    }
+    return parts;
+}
+
 void test_balanced_parts_are_no_riskier_than_their_class() {
+    const Publishable any = [](const std::vector<std::int32_t>&) { return true; };
     for (const double crowd : {0.7, 0.9}) {
         for (const unsigned seed : {1u, 2u, 3u}) {
-            const Correlated table_rows(1600, crowd, seed);
-            const std::size_t n = table_rows.n, k = 5;
-            const double delta = 0.8;
-            const Distance distance{Metric::L1, {1.0}, 1.0 / 9.0};
-            const ValueTable table = ValueTable::from_rows(table_rows.sa.data(), n, 1);
-            const NeighbourGraph graph = NeighbourGraph::build(table, distance, 1u << 24);
-            const Neighbours neighbours(table, graph);
-            std::vector<std::optional<Taxonomy>> taxonomies;
-            taxonomies.emplace_back(Taxonomy(kEightLeaves, 8));
-            taxonomies.emplace_back(std::nullopt);
-            const LossModel qi(table_rows.qi.data(), n, 2, std::move(taxonomies));
-            std::vector<std::int32_t> rows(n);
-            for (std::size_t r = 0; r < n; ++r) rows[r] = static_cast<std::int32_t>(r);
-            std::size_t work = 0;
-            const Publishable any = [](const std::vector<std::int32_t>&) { return true; };
-            const auto parts = balanced_parts(rows, qi, neighbours, k, delta, any, work);
+            const Correlated data(1600, crowd, seed);
+            const auto parts = split_and_check(data, 5, 0.8, any);
             CHECK(parts.size() >= 2);  // the class does split
-            CHECK(work > 0);
-
-            const std::vector<std::int64_t> whole_d = brute_d(table_rows.sa, distance, rows);
-            std::int64_t worst = 0, violating = 0;
-            const std::int64_t t_whole = allowed_neighbours(n, delta);
-            for (const std::int64_t d : whole_d) {
-                worst = std::max(worst, d);
-                violating += d > t_whole;
-            }
-            std::vector<int> seen(n, 0);
-            std::int64_t part_violating = 0;
             std::size_t largest = 0;
-            for (const auto& part : parts) {
-                CHECK(part.size() >= k);
-                largest = std::max(largest, part.size());
-                const std::vector<std::int64_t> d = brute_d(table_rows.sa, distance, part);
-                const std::int64_t t = allowed_neighbours(part.size(), delta);
-                for (std::size_t i = 0; i < part.size(); ++i) {
-                    const auto r = static_cast<std::size_t>(part[i]);
-                    ++seen[r];
-                    // No riskier than the class: D / (size - 1) <= worst / (n - 1).
-                    CHECK(d[i] * static_cast<std::int64_t>(n - 1) <= worst * static_cast<std::int64_t>(part.size() - 1));
-                    // A row that does not violate in the class does not in its part.
-                    if (whole_d[r] <= t_whole) CHECK(d[i] <= t);
-                    part_violating += d[i] > t;
-                }
-            }
-            for (const int s : seen) CHECK(s == 1);  // every row in exactly one part
-            CHECK(part_violating <= violating);
-            CHECK(largest < n / 2);
+            for (const auto& part : parts) largest = std::max(largest, part.size());
+            CHECK(largest < data.n / 2);
         }
     }
 }
 
-void test_balanced_parts_decline_classes_too_small_or_too_varied() {
-    const Correlated small(2 * kBalancedLeafK * 5 - 1, 0.9, 4);  // below two leaves of k = 5
-    const Distance distance{Metric::L1, {1.0}, 1.0 / 9.0};
-    const ValueTable table = ValueTable::from_rows(small.sa.data(), small.n, 1);
-    const NeighbourGraph graph = NeighbourGraph::build(table, distance, 1u << 24);
-    std::vector<std::optional<Taxonomy>> taxonomies;
-    taxonomies.emplace_back(Taxonomy(kEightLeaves, 8));
-    taxonomies.emplace_back(std::nullopt);
-    const LossModel qi(small.qi.data(), small.n, 2, std::move(taxonomies));
-    std::vector<std::int32_t> rows(small.n);
-    for (std::size_t r = 0; r < small.n; ++r) rows[r] = static_cast<std::int32_t>(r);
-    std::size_t work = 0;
-    const Publishable any = [](const std::vector<std::int32_t>&) { return true; };
-    CHECK(balanced_parts(rows, qi, Neighbours(table, graph), 5, 0.8, any, work).empty());
+void test_pieces_that_cannot_publish_join_their_node() {
+    // Sets of rows all below 25 in the numeric column publish a tuple another class holds:
+    // such pieces are cut further or join their node's class, and the parts still hold.
+    const Correlated data(1600, 0.8, 5);
+    std::size_t refused = 0;
+    const Publishable upper = [&](const std::vector<std::int32_t>& set) {
+        for (const std::int32_t r : set) {
+            if (data.qi[2 * static_cast<std::size_t>(r) + 1] >= 25.0) return true;
+        }
+        ++refused;
+        return false;
+    };
+    const auto parts = split_and_check(data, 5, 0.8, upper);
+    CHECK(refused > 0);
+    CHECK(parts.size() >= 2);
+}
 
-    // More distinct values than kBalancedValues: no split is proposed.
-    const std::size_t n = 2 * (kBalancedValues + 1);
-    std::vector<double> sa(n), codes(n * 2);
-    for (std::size_t r = 0; r < n; ++r) {
-        sa[r] = static_cast<double>(r % (kBalancedValues + 1)) / static_cast<double>(kBalancedValues);
-        codes[2 * r] = static_cast<double>(r % 8);
-        codes[2 * r + 1] = static_cast<double>(r % 50);
-    }
-    const ValueTable varied = ValueTable::from_rows(sa.data(), n, 1);
-    const Distance wide{Metric::L1, {1.0}, 0.5};
-    const NeighbourGraph varied_graph = NeighbourGraph::build(varied, wide, 1u << 24);
-    std::vector<std::optional<Taxonomy>> two;
-    two.emplace_back(Taxonomy(kEightLeaves, 8));
-    two.emplace_back(std::nullopt);
-    const LossModel varied_qi(codes.data(), n, 2, std::move(two));
-    std::vector<std::int32_t> all(n);
-    for (std::size_t r = 0; r < n; ++r) all[r] = static_cast<std::int32_t>(r);
-    CHECK(balanced_parts(all, varied_qi, Neighbours(varied, varied_graph), 1, 0.8, any, work).empty());
+/// The parts proposed for `data`'s class with each of its 10 levels spread over `copies`
+/// values a tiny step apart (the same neighbours: up to 10 copies distinct values).
+std::size_t proposed_parts(const Correlated& data, std::size_t copies) {
+    std::vector<double> sa = data.sa;
+    for (std::size_t r = 0; r < data.n; ++r) sa[r] += 1e-9 * static_cast<double>(r % copies);
+    const Distance distance{Metric::L1, {1.0}, 1.0 / 9.0 + 1e-6};
+    const Publishable any = [](const std::vector<std::int32_t>&) { return true; };
+    return propose(data, sa, distance, 5, 0.8, any).size();
+}
+
+void test_balanced_parts_decline_classes_too_small_or_too_varied() {
+    const Publishable any = [](const std::vector<std::int32_t>&) { return true; };
+    // Below two leaves of k = 5 rows: nothing is proposed.
+    CHECK(split_and_check(Correlated(2 * kBalancedLeafK * 5 - 1, 0.9, 4), 5, 0.8, any).empty());
+    // At most kBalancedValues distinct values a split is proposed; one copy more per level
+    // (past kBalancedValues values, the same neighbours) and none is.
+    const Correlated data(8000, 0.7, 1);
+    const std::size_t copies = kBalancedValues / 10;
+    CHECK(proposed_parts(data, copies) >= 2);
+    CHECK(proposed_parts(data, copies + 1) == 0);
 }
 
 }  // namespace
 
 int main() {
     test_balanced_parts_are_no_riskier_than_their_class();
+    test_pieces_that_cannot_publish_join_their_node();
     test_balanced_parts_decline_classes_too_small_or_too_varied();
     if (failures == 0) std::puts("all C++ balanced split tests passed");
     return failures == 0 ? 0 : 1;

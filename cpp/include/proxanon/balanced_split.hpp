@@ -57,7 +57,7 @@ namespace proxanon {
 inline constexpr std::size_t kBalancedValues = 1024;
 
 /// Work a balanced split may do per row of its class (values weighed and neighbours counted),
-/// after which it proposes nothing: Adult's took at most about 8,500.
+/// after which it proposes nothing: on Adult it took at most about 3,600 (epsilon 0.2, delta 0.6).
 inline constexpr std::size_t kBalancedWorkPerRow = std::size_t{1} << 14;
 
 /// Leaf size of the tree, in multiples of k: the pieces must be large enough for their mix
@@ -71,10 +71,13 @@ using Publishable = std::function<bool(const std::vector<std::int32_t>&)>;
 /// least k rows, together exactly `rows`; empty where no balanced split is found (too many
 /// distinct values, a class too small for two leaves, or a node or leaf that cannot be
 /// brought within the class's risk). A leaf of the tree that is not `publishable` joins its
-/// node's class. `work` is charged one unit per value weighed.
+/// node's class. `work` is charged one unit per value weighed, neighbour counted and value
+/// ranked; past kBalancedWorkPerRow per row of the class, or past `work_cap` in all, no split
+/// is proposed.
 std::vector<std::vector<std::int32_t>> balanced_parts(const std::vector<std::int32_t>& rows,
                                                       const LossModel& qi, const Neighbours& neighbours,
                                                       std::size_t k, double delta, const Publishable& publishable,
-                                                      std::size_t& work);
+                                                      std::size_t& work,
+                                                      std::size_t work_cap = static_cast<std::size_t>(-1));
 
 }  // namespace proxanon
