@@ -637,9 +637,10 @@ SpecializeResult specialize(const LossModel& qi, const std::vector<std::vector<s
                 if (rows.size() >= 2 * params.k && !specializer.spent()) {
                     if (target == SpecializeTarget::Failing && whole.violations > 0) {
                         split = specializer.best_failing(rows, whole, 0);
-                        // The balanced split is tried once per class: in the first pass, and not
-                        // on its own parts (they are no riskier than their class already).
-                        if (!split && pass == 0 && !from_balanced && !specializer.spent()) {
+                        // The balanced split is tried in the first pass, and on its own parts
+                        // only while they hold more than 2% of the table's rows (issue 11's
+                        // bound; they are no riskier than their class already).
+                        if (!split && pass == 0 && (!from_balanced || rows.size() * 50 > n) && !specializer.spent()) {
                             split = specializer.balanced(rows, whole);
                             balanced = split.has_value();
                         }

@@ -26,7 +26,8 @@
 // parts that all share it equally are not found along QI cuts. Such a class (of at least
 // 2 kBalancedLeafK k rows), once no cut splits it, gets the balanced split of
 // balanced_split.hpp in the first pass, checked here against the same invariants (its parts
-// are tried like any other part, but not balanced again).
+// are tried like any other part, and balanced again only while they hold more than 2% of the
+// table's rows).
 //
 // One split of a class C (tuple T) along QI j: a taxonomy column is partitioned by the child
 // of T_j's node that holds each row's leaf, a numeric column is cut at its median (between
