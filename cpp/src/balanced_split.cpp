@@ -73,7 +73,8 @@ public:
     bool place(std::vector<std::int32_t> rows, std::size_t leaf_rows, std::vector<std::vector<std::int32_t>>& parts,
                const std::vector<std::int32_t>& path = {}) {
         std::vector<std::vector<std::int32_t>> pieces, paths;
-        expand(rows, leaf_rows, path, 0, pieces, paths);
+        std::vector<std::int8_t> publishable;  // per piece: 1, 0, or -1 where expand() did not ask
+        expand(rows, leaf_rows, path, 0, pieces, paths, publishable);
         if (pieces.size() < 2) {
             if (!fits(counts(rows))) {
                 failed_ = path;
@@ -84,10 +85,14 @@ public:
         }
         std::vector<Counts> left;
         for (const auto& piece : pieces) left.push_back(counts(piece));
+        std::vector<std::vector<std::int64_t>> before;  // each piece's counts before its node takes rows
+        for (const Counts& piece : left) before.push_back(piece.x);
         // A piece whose tuple another class publishes (and that expand() could not cut into
         // pieces of their own) joins the node's class whole.
         std::vector<std::uint8_t> joins(pieces.size(), 0);
-        for (std::size_t c = 0; c < pieces.size(); ++c) joins[c] = !publishable_(pieces[c]);
+        for (std::size_t c = 0; c < pieces.size(); ++c) {
+            joins[c] = publishable[c] < 0 ? !publishable_(pieces[c]) : publishable[c] == 0;
+        }
         std::vector<double> margins;
         for (std::size_t c = 0; c < pieces.size(); ++c) {
             const auto it = margin_.find(paths[c]);
@@ -102,7 +107,7 @@ public:
         }
         std::vector<std::int32_t> own;
         for (std::size_t c = 0; c < pieces.size(); ++c) {
-            std::vector<std::int64_t> taken = counts(pieces[c]).x;
+            std::vector<std::int64_t>& taken = before[c];
             for (std::size_t u = 0; u < values_; ++u) taken[u] -= left[c].x[u];
             std::vector<std::int32_t> rest;
             for (const std::int32_t r : pieces[c]) {
@@ -128,27 +133,33 @@ public:
 
     /// The pieces (and their paths of cuts) of node `rows`: its cut, where a piece that cannot
     /// publish a tuple of its own is replaced by its own pieces (kExpandDepth levels at most),
-    /// so that the node's class balances them directly.
+    /// so that the node's class balances them directly. `publishable` gets, per piece, what
+    /// was found of it (1 or 0; -1: not asked).
     void expand(const std::vector<std::int32_t>& rows, std::size_t leaf_rows, const std::vector<std::int32_t>& path,
                 std::size_t depth, std::vector<std::vector<std::int32_t>>& pieces,
-                std::vector<std::vector<std::int32_t>>& paths) {
+                std::vector<std::vector<std::int32_t>>& paths, std::vector<std::int8_t>& publishable) {
         std::size_t column = 0;
         std::vector<std::vector<std::int32_t>> cut_pieces = cut(rows, depth == 0 ? leaf_rows : 0, column);
-        if (depth > 0 && cut_pieces.size() < 2) {
+        if (depth > 0 && cut_pieces.size() < 2) {  // found unpublishable by the caller, and uncut
             pieces.push_back(rows);
             paths.push_back(path);
+            publishable.push_back(0);
             return;
         }
         for (std::size_t c = 0; c < cut_pieces.size(); ++c) {
             std::vector<std::int32_t> piece_path = path;
             piece_path.push_back(static_cast<std::int32_t>(column));  // (column, piece) per cut
             piece_path.push_back(static_cast<std::int32_t>(c));
-            if (depth < kExpandDepth && cut_pieces[c].size() >= 2 * static_cast<std::size_t>(k_) &&
-                !publishable_(cut_pieces[c])) {
-                expand(cut_pieces[c], leaf_rows, piece_path, depth + 1, pieces, paths);
+            std::int8_t known = -1;
+            if (depth < kExpandDepth && cut_pieces[c].size() >= 2 * static_cast<std::size_t>(k_)) {
+                known = publishable_(cut_pieces[c]) ? 1 : 0;
+            }
+            if (known == 0) {
+                expand(cut_pieces[c], leaf_rows, piece_path, depth + 1, pieces, paths, publishable);
             } else {
                 pieces.push_back(std::move(cut_pieces[c]));
                 paths.push_back(std::move(piece_path));
+                publishable.push_back(known);
             }
         }
     }
@@ -185,19 +196,33 @@ private:
     double excess(const Counts& c, std::size_t u = 0, std::int64_t sign = 0) const {
         work_ += values_;
         const std::int64_t size = c.size + sign;
-        if (size < 2) return size == 1 && worst_ < size_ - 1 ? 1.0 : 0.0;
-        const double cap = static_cast<double>(worst_) * static_cast<double>(size - 1) / static_cast<double>(size_ - 1);
-        const double t = allowed_neighbours(static_cast<std::size_t>(size), delta_);
+        if (size < 2) return tiny_excess(size);
+        const Bounds bounds = bounds_of(size);
         double worst = -std::numeric_limits<double>::infinity();
         for (std::size_t w = 0; w < values_; ++w) {
             const std::int64_t x = c.x[w] + (w == u ? sign : 0);
             if (x <= 0) continue;
-            const double d = static_cast<double>(c.near[w] + (adjacent_[u * values_ + w] ? sign : 0) - 1);
-            worst = std::max(worst, d - cap);
-            if (calm_[w]) worst = std::max(worst, d - t);
+            worst = std::max(worst, value_excess(w, c.near[w] + (adjacent_[u * values_ + w] ? sign : 0) - 1, bounds));
         }
         return worst;
     }
+
+    /// What a set of `size` rows allows a value: D up to risk(class) * (size - 1) (`cap`), and
+    /// for a value calm in the class up to t(set).
+    struct Bounds {
+        double cap, t;
+    };
+    Bounds bounds_of(std::int64_t size) const {
+        return {static_cast<double>(worst_) * static_cast<double>(size - 1) / static_cast<double>(size_ - 1),
+                static_cast<double>(allowed_neighbours(static_cast<std::size_t>(size), delta_))};
+    }
+    /// How far value w with D = d exceeds what the set allows (at most 0: within).
+    double value_excess(std::size_t w, std::int64_t d, const Bounds& bounds) const {
+        const double x = static_cast<double>(d);
+        return std::max(x - bounds.cap, calm_[w] ? x - bounds.t : -std::numeric_limits<double>::infinity());
+    }
+    /// The excess of a set of fewer than two rows: one row's risk is 1 (SPEC §2).
+    double tiny_excess(std::int64_t size) const { return size == 1 && worst_ < size_ - 1 ? 1.0 : 0.0; }
 
     /// excess(c, u, sign) for every value u (of those c holds, where sign is -1), into `out`,
     /// the same up to rounding ((d - cap) + 1 rather than (d + 1) - cap): O(v + s log s + v s)
@@ -212,22 +237,17 @@ private:
         const std::int64_t size = c.size + sign;
         work_ += values_;
         if (size < 2) {
-            for (std::size_t u = 0; u < values_; ++u) out[u] = size == 1 && worst_ < size_ - 1 ? 1.0 : 0.0;
+            out.assign(values_, tiny_excess(size));
             return;
         }
-        const double cap = static_cast<double>(worst_) * static_cast<double>(size - 1) / static_cast<double>(size_ - 1);
-        const double t = allowed_neighbours(static_cast<std::size_t>(size), delta_);
-        const auto base_of = [&](std::size_t w, std::int64_t d) {
-            const double x = static_cast<double>(d);
-            return std::max(x - cap, calm_[w] ? x - t : -std::numeric_limits<double>::infinity());
-        };
+        const Bounds bounds = bounds_of(size);
         ranked_.clear();
         // Only values within one of the second largest base can decide (the largest may be
         // the value leaving): rank those.
         double first = -std::numeric_limits<double>::infinity(), second = first;
         for (std::size_t w = 0; w < values_; ++w) {
             if (c.x[w] == 0) continue;
-            base_[w] = base_of(w, c.near[w] - 1);
+            base_[w] = value_excess(w, c.near[w] - 1, bounds);
             if (base_[w] > first) { second = first; first = base_[w]; }
             else if (base_[w] > second) second = base_[w];
         }
@@ -247,7 +267,7 @@ private:
                 if (sign < 0 && w == u && c.x[u] == 1) continue;  // u leaves the set
                 e = std::max(e, b + static_cast<double>(sign) * (adjacent_[u * values_ + w] ? 1.0 : 0.0));
             }
-            if (sign > 0 && c.x[u] == 0) e = std::max(e, base_of(u, c.near[u]));  // u arrives
+            if (sign > 0 && c.x[u] == 0) e = std::max(e, value_excess(u, c.near[u], bounds));  // u arrives
             out[u] = e;
         }
     }
