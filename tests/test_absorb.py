@@ -12,7 +12,7 @@ only falls.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -27,12 +27,16 @@ from proxanon.engine import run_specialize
 from proxanon.generalize import encode_qi, summarize_groups
 from tests.test_specialize import (
     SA,
+    brute_risk,
     brute_violations,
     random_taxonomy,
     scaled_sensitive,
     tables,
     tuple_classes,
 )
+
+if TYPE_CHECKING:
+    from proxanon._core import SpecializeStep
 
 anonymize_module = importlib.import_module("proxanon.anonymize")
 
@@ -95,13 +99,16 @@ def test_absorption_keeps_every_class_private_and_only_lowers_loss(case) -> None
     for method in ("xcolor", "mondrian"):
         result, baseline = run_both(frame, hierarchies, quasi, k, epsilon, delta, method)
         # The published table: classes by published tuple are the group column, and the
-        # report's verdict is the brute-force one; absorption never changes a verdict.
+        # report's verdict is the brute-force one; absorption never loses a verdict (from
+        # failing classes, in best effort, it may win one) nor adds a violating row.
         classes = tuple_classes(result, quasi)
         pairs = pd.DataFrame({"g": result.table["group"].to_numpy(), "t": classes})
         assert pairs.drop_duplicates()["g"].is_unique
         assert pairs.drop_duplicates()["t"].is_unique
         bad, sized = brute_violations(sens, classes, k, epsilon, delta)
-        assert result.satisfied == (bad == 0 and sized) == baseline.satisfied
+        assert result.satisfied == (bad == 0 and sized)
+        assert result.satisfied or not baseline.satisfied
+        assert bad <= baseline.report.remaining_violations
         assert result.report.remaining_violations == bad
 
         # Absorption applied to the table published without it.
@@ -150,14 +157,14 @@ def leaf_classes(per_leaf: int, extra: int) -> tuple[pd.DataFrame, Hierarchy, np
     return frame, tree, classes
 
 
-def absorbed(frame: pd.DataFrame, tree: Hierarchy, classes: np.ndarray, k: int
-             ) -> tuple[np.ndarray, int]:
+def absorbed(frame: pd.DataFrame, tree: Hierarchy, classes: np.ndarray, k: int,
+             delta: float = 0.8, step: SpecializeStep = "absorb") -> tuple[np.ndarray, int]:
     codes = tree.leaf_index(frame["q"].to_numpy()).astype(float)
     keys = [pd.factorize(np.asarray(tree.labels, dtype=object))[0].astype(np.int32)]
     spec = (np.asarray(tree.parent, dtype=np.int32), tree.n_leaves)
     relation = resolve("l1", None, 2, len(frame))
-    return run_specialize(classes, scaled_sensitive(frame), k, 0.001, 0.8, relation, None,
-                          codes[:, None], [spec], keys, step="absorb")
+    return run_specialize(classes, scaled_sensitive(frame), k, 0.001, delta, relation, None,
+                          codes[:, None], [spec], keys, step=step)
 
 
 def test_rows_of_a_giant_class_move_to_the_finer_classes_that_cover_them() -> None:
@@ -281,6 +288,62 @@ def test_bundles_keep_every_class_passing(coarse: list[tuple[int, int]],
     assert (new_sizes[1:] <= np.maximum(limit, old_sizes[1:])).all()
     assert new_sizes.max() <= old_sizes.max()
     assert (old[new != old] == 0).all()  # only the coarse class gives
+
+
+@settings(max_examples=80, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), coarse=st.integers(30, 90), per_leaf=st.integers(3, 14),
+       crowd=st.sampled_from([0.1, 0.3, 0.5]), levels=st.integers(2, 4),
+       delta=st.sampled_from([0.5, 0.7, 0.8, 0.9]))
+def test_failing_classes_give_rows_without_more_risk(seed: int, coarse: int, per_leaf: int,
+                                                     crowd: float, levels: int,
+                                                     delta: float) -> None:
+    """A coarse class over all four leaves whose rows crowd on a few sensitive levels (it
+    fails) beside four leaf classes, some failing too (``absorb_failing``, a best-effort
+    table): by brute force, every class keeps k rows and its tuple, passing classes pass,
+    no failing class is riskier than it was, the violating rows are no more and the largest
+    class does not grow. Plain ``absorb`` leaves the failing classes' rows where they are."""
+    rng = np.random.default_rng(seed)
+    k = 3
+    tree = Hierarchy.from_dict({"*": {"A": ["a1", "a2"], "B": ["b1", "b2"]}})
+    names = np.asarray(["a1", "a2", "b1", "b2"])
+    leaves = np.concatenate([names[np.arange(coarse) % 4], np.repeat(names, per_leaf)])
+    old = np.concatenate([np.zeros(coarse, np.int64), np.repeat(np.arange(1, 5), per_leaf)])
+    crowded = rng.random(leaves.size) < np.where(old == 0, 0.7, crowd)
+    level = rng.integers(0, levels, leaves.size).astype(float)
+    frame = pd.DataFrame({"q": leaves,
+                          "s1": np.where(crowded, level, levels + np.arange(leaves.size)),
+                          "s2": np.zeros(leaves.size)})
+    sens = scaled_sensitive(frame)
+    epsilon = 0.001
+
+    def seen(classes: np.ndarray) -> list[tuple[int, int, float, str]]:
+        """Per class: rows, violating rows, risk, published label."""
+        out = []
+        for c in range(5):
+            rows = np.flatnonzero(classes == c)
+            bad, _ = brute_violations(sens[rows], np.zeros(rows.size, np.int64), k, epsilon,
+                                      delta)
+            out.append((rows.size, bad, brute_risk(sens, rows, epsilon),
+                        tree.lca_label(tree.leaf_index(leaves[rows]))))
+        return out
+
+    before = seen(old)
+    new, moved = absorbed(frame, tree, old, k, delta, step="absorb_failing")
+    now = seen(new)
+    assert moved == int((new != old).sum())
+    for (_, bad, risk, label), (size_now, bad_now, risk_now, label_now) in zip(
+            before, now, strict=True):
+        assert size_now >= k and label_now == label
+        if bad == 0:
+            assert bad_now == 0
+        else:
+            assert risk_now <= risk + 1e-12
+    assert sum(c[1] for c in now) <= sum(c[1] for c in before)
+    assert max(c[0] for c in now) <= max(c[0] for c in before)
+    plain, _ = absorbed(frame, tree, old, k, delta)
+    for c in range(5):
+        if before[c][1] > 0:
+            assert ((plain == c) == (old == c)).all()
 
 
 def test_adult_with_the_arx_taxonomies_publishes_no_class_of_the_old_size() -> None:

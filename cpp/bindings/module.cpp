@@ -665,15 +665,16 @@ py::dict run_mondrian(const DoubleArray& sensitive, const std::string& metric,
 std::optional<SpecializeTarget> specialize_target(const std::string& step) {
     if (step == "split") return SpecializeTarget::Passing;
     if (step == "split_failing") return SpecializeTarget::Failing;
-    if (step == "absorb") return std::nullopt;
-    throw std::invalid_argument("step must be 'split', 'split_failing' or 'absorb', not '" + step + "'");
+    if (step == "absorb" || step == "absorb_failing") return std::nullopt;
+    throw std::invalid_argument("step must be 'split', 'split_failing', 'absorb' or 'absorb_failing', not '" +
+                                step + "'");
 }
 
 /// Top-down specialization of published classes over the relation `build` makes (the checks
 /// of Mondrian: k, distinct l, and (epsilon, delta)^k-dissimilarity when `dissimilarity`):
 /// `step` "split" splits every class (SpecializeTarget::Passing), "split_failing" only the
 /// failing ones (SpecializeTarget::Failing), "absorb" moves giant classes' rows instead
-/// (absorb.hpp).
+/// (absorb.hpp), "absorb_failing" failing giant classes' rows too (a best-effort table).
 py::dict specialize_with(const RelationBuilder& build, std::size_t n, std::vector<std::int32_t> classes,
                          const DoubleArray& quasi_identifiers,
                          const std::vector<TaxonomySpec>& qi_taxonomies,
@@ -695,7 +696,8 @@ py::dict specialize_with(const RelationBuilder& build, std::size_t n, std::vecto
         const Neighbours neighbours = build(table, 1, params.interrupt);
         const LossModel loss(qi.data, qi.rows, qi.cols, std::move(taxonomies));
         if (!target) {
-            absorbed = absorb(loss, node_keys, neighbours, classes, params, absorb_cap(n, k));
+            absorbed = absorb(loss, node_keys, neighbours, classes, params, absorb_cap(n, k),
+                              step == "absorb_failing");
             result.classes = std::move(classes);
         } else {
             result = specialize(loss, node_keys, neighbours, classes, params, *target);
@@ -908,7 +910,8 @@ PYBIND11_MODULE(_core, mod) {
             "tuples; the checks keep the epsilon graph where it holds at most max_graph_entries "
             "entries, else search a grid. step 'split_failing': split only failing classes, "
             "into parts with no more violating rows in all; 'absorb': instead move rows of "
-            "classes above the cap into passing classes that cover them (absorb.hpp).");
+            "classes above the cap into passing classes that cover them (absorb.hpp); "
+            "'absorb_failing': failing classes above the cap give rows too.");
     mod.def("specialize_graph", &run_specialize_graph, py::arg("classes"),
             py::arg("quasi_identifiers"), py::arg("qi_taxonomies"), py::arg("node_keys"),
             py::arg("row_value"), py::arg("offsets"), py::arg("targets"), py::arg("k"),

@@ -36,6 +36,9 @@ constexpr std::size_t kCompanionCombos = 256;
 constexpr std::size_t kBundleTriesPerRow = 2;
 /// Bundles a covering class may fail to take from one giver before it is not tried again.
 constexpr std::size_t kReceiverMisses = 4;
+/// Adjacency tests that the checks of failing givers may make, per row of the table (each
+/// check of a failing giver reads all its values: no count tells it cheaper).
+constexpr std::size_t kFailingTestsPerRow = 64;
 
 /// One class as absorption sees it. Its distinct values, with per value the rows holding it
 /// and the rows in its closed epsilon-neighbourhood (so D of a row of value u is closed - 1),
@@ -48,6 +51,9 @@ struct Class {
     double loss = 0.0;                   ///< loss of the published tuple (per row)
     int passing = -1;                    ///< -1 not yet measured, 0 fails, 1 passes
     HeldValues held;                     ///< built by passes(), then kept exact
+    /// Its risk as passes() found it, worst D over size - 1: a failing class, giving or
+    /// taking rows (absorb()'s failing_givers), never exceeds it.
+    std::int64_t bound_worst = 0, bound_pairs = 1;
 };
 
 /// A giving class's rows by QI combination, each combination's rows fewest neighbours first
@@ -68,11 +74,14 @@ struct Calm {
 class Absorber {
 public:
     Absorber(const LossModel& qi, const std::vector<std::vector<std::int32_t>>& node_keys,
-             const Neighbours& neighbours, const MondrianParams& params, std::size_t cap)
-        : qi_(qi), keys_(node_keys), nb_(neighbours), params_(params), cap_(cap), counter_(neighbours) {}
+             const Neighbours& neighbours, const MondrianParams& params, std::size_t cap,
+             bool failing_givers)
+        : qi_(qi), keys_(node_keys), nb_(neighbours), params_(params), cap_(cap),
+          failing_givers_(failing_givers), counter_(neighbours) {}
 
     std::int64_t run(std::vector<std::int32_t>& classes) {
         gather(classes);
+        failing_tests_left_ = kFailingTestsPerRow * classes.size();
         std::vector<std::size_t> giving;
         for (std::size_t c = 0; c < classes_.size(); ++c) {
             if (classes_[c].size > cap_) giving.push_back(c);
@@ -145,6 +154,8 @@ private:
         const bool ok = cls.size >= params_.k && cls.held.values().size() >= params_.l &&
                         (!params_.dissimilarity || cls.held.worst() <= allowed_neighbours(cls.size, params_.delta));
         cls.passing = ok ? 1 : 0;
+        cls.bound_worst = cls.held.worst();
+        cls.bound_pairs = std::max<std::int64_t>(1, static_cast<std::int64_t>(cls.size) - 1);
         return ok;
     }
 
@@ -170,8 +181,9 @@ private:
     /// exceeds t(G) once the row has left (no D grows when a row leaves), else O(p)
     /// adjacency tests: a giving class is tried row by row, and its p distinct values may be
     /// as many as its rows (continuous values: a class of 44k rows took 6 s).
-    bool spares(const Class& cls, std::int32_t v) const {
+    bool spares(const Class& cls, std::int32_t v) {
         if (cls.size - 1 < params_.k) return false;
+        if (failing_) return spares_failing(cls, v);
         const HeldValues& held = cls.held;
         const std::vector<std::int32_t>& values = held.values();
         if (values.size() <= params_.l) {  // only then can losing v's value matter
@@ -191,6 +203,74 @@ private:
             if (after > allowed) return false;
         }
         return true;
+    }
+
+    /// spares() for a failing giver (absorb()'s failing_givers): once a row of value v has
+    /// left, the class is within its risk as passes() found it (worst D / (size - 1)), and
+    /// the rows that stay hold no more violations than they held (t(size) may fall as the
+    /// class shrinks). Records whether the row violates there (takes_failing). O(p)
+    /// adjacency tests, within a budget of kFailingTestsPerRow per row of the table (then
+    /// false).
+    bool spares_failing(const Class& cls, std::int32_t v) {
+        const std::vector<std::int32_t>& values = cls.held.values();
+        if (failing_tests_left_ < values.size()) return false;
+        failing_tests_left_ -= values.size();
+        const std::int64_t size = static_cast<std::int64_t>(cls.size);
+        const std::int64_t allowed = allowed_neighbours(cls.size, params_.delta);
+        const std::int64_t allowed_after = allowed_neighbours(cls.size - 1, params_.delta);
+        std::int64_t worst_after = 0, violating = 0, violating_after = 0;
+        bool gives_violation = false;
+        std::size_t distinct = 0;
+        const AdjacentTo near_v(nb_, v);
+        for (std::size_t i = 0; i < values.size(); ++i) {
+            const std::int64_t count = cls.held.count(i);
+            const std::int64_t closed = cls.held.closed(i);
+            const bool own = values[i] == v;
+            if (closed - 1 > allowed) {
+                violating += count;
+                gives_violation = gives_violation || own;
+            }
+            const std::int64_t stay = count - (own ? 1 : 0);
+            if (stay == 0) continue;
+            ++distinct;
+            const std::int64_t closed_after = closed - (near_v(values[i]) ? 1 : 0);
+            worst_after = std::max(worst_after, closed_after - 1);
+            if (closed_after - 1 > allowed_after) violating_after += stay;
+        }
+        if (distinct < params_.l) return false;
+        offered_violating_ = gives_violation;
+        // worst_after / (size - 2) <= bound_worst / bound_pairs, in integers.
+        return worst_after * cls.bound_pairs <= cls.bound_worst * (size - 2) &&
+               violating_after <= violating - (gives_violation ? 1 : 0);
+    }
+
+    /// For a failing class cls: whether it takes a row of value v from the failing giver
+    /// `from` and stays within its risk as passes() found it, with no more violating rows
+    /// than it held, plus that row if it violated there already (offered_violating_). O(p)
+    /// adjacency tests, within spares_failing's budget.
+    bool takes_failing(const Class& cls, std::int32_t v, const Class& from) {
+        if (cls.size + 1 > std::min(take_cap_, from.size - 1)) return false;
+        const std::vector<std::int32_t>& values = cls.held.values();
+        if (failing_tests_left_ < values.size()) return false;
+        failing_tests_left_ -= values.size();
+        const std::int64_t allowed = allowed_neighbours(cls.size, params_.delta);
+        const std::int64_t allowed_after = allowed_neighbours(cls.size + 1, params_.delta);
+        std::int64_t near = 0, worst_after = 0, violating_now = 0, violating_after = 0;
+        const AdjacentTo near_v(nb_, v);
+        for (std::size_t i = 0; i < values.size(); ++i) {
+            const std::int64_t count = cls.held.count(i);
+            const std::int64_t closed = cls.held.closed(i);
+            const bool adjacent = near_v(values[i]);
+            if (closed - 1 > allowed) violating_now += count;
+            const std::int64_t closed_after = closed + (adjacent ? 1 : 0);
+            worst_after = std::max(worst_after, closed_after - 1);
+            if (closed_after - 1 > allowed_after) violating_after += count;
+            if (adjacent) near += count;
+        }
+        worst_after = std::max(worst_after, near);  // the row's own D
+        if (near > allowed_after) ++violating_after;
+        return worst_after * cls.bound_pairs <= cls.bound_worst * static_cast<std::int64_t>(cls.size) &&
+               violating_after <= violating_now + (offered_violating_ ? 1 : 0);
     }
 
     /// Whether a class passes as its counts now stand. O(1).
@@ -272,7 +352,7 @@ private:
                     const Class& incumbent = classes_[static_cast<std::size_t>(best)];
                     if (std::tie(incumbent.loss, incumbent.size, best) < std::tie(cls.loss, cls.size, id)) continue;
                 }
-                if (passes(c) && takes(cls, v, source)) best = id;
+                if (passes(c) ? takes(cls, v, source) : failing_ && takes_failing(cls, v, source)) best = id;
             }
         });
         return best;
@@ -412,7 +492,8 @@ private:
     /// Moves rows of class c (its rows with the most neighbours first) until it is within the
     /// cap or no row can move, one at a time and then in bundles. Returns the rows moved.
     std::int64_t give(std::size_t c, std::vector<std::int32_t>& classes) {
-        if (!passes(c)) return 0;
+        failing_ = !passes(c);
+        if (failing_ && !failing_givers_) return 0;
         giver_ = &classes_[c];
         slot_.resize(nb_.size(), -1);  // all -1 between givers
         const std::vector<std::int32_t>& values = giver_->held.values();
@@ -450,6 +531,7 @@ private:
             classes[static_cast<std::size_t>(r)] = to;
             ++moved;
         }
+        if (failing_) return moved;  // bundles bring calm companions: they would raise its risk
         // Where a row with many neighbours can leave but no covering class can take it alone,
         // while c cannot spare its other rows one at a time (each lowers t(c)): the row moves
         // with companions, rows of c that the same class covers, enough for that class to pass.
@@ -478,6 +560,13 @@ private:
     const Neighbours& nb_;
     const MondrianParams& params_;
     const std::size_t cap_;
+    const bool failing_givers_;
+    /// Whether the class giving now fails (then spares_failing and takes_failing decide),
+    /// whether the row it offers violates there, and the adjacency tests their checks may
+    /// still make.
+    bool failing_ = false;
+    bool offered_violating_ = false;
+    std::size_t failing_tests_left_ = 0;
     /// Rows a taking class may reach, and never more than the class it takes from has after
     /// the move, so the largest class never grows (Adult, ARX taxonomies, epsilon 0.05: the
     /// largest class 626 -> 456 rows against takers up to the cap, loss lower on every
@@ -580,9 +669,9 @@ void HeldValues::settle() {
 
 std::int64_t absorb(const LossModel& qi, const std::vector<std::vector<std::int32_t>>& node_keys,
                     const Neighbours& neighbours, std::vector<std::int32_t>& classes,
-                    const MondrianParams& params, std::size_t cap) {
+                    const MondrianParams& params, std::size_t cap, bool failing_givers) {
     if (classes.empty()) return 0;
-    Absorber absorber(qi, node_keys, neighbours, params, cap);
+    Absorber absorber(qi, node_keys, neighbours, params, cap, failing_givers);
     return absorber.run(classes);
 }
 

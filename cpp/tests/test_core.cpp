@@ -842,6 +842,22 @@ std::vector<std::int32_t> eight_leaf_keys() {
     return keys;
 }
 
+/// The one-column QIs of the absorption tests: leaves 0 .. 3 of a two-level taxonomy, whose
+/// nodes each publish their own label.
+const std::vector<std::int32_t> kFourLeaves{4, 4, 5, 5, 6, 6, -1};
+
+LossModel four_leaf_loss(const std::vector<double>& qi) {
+    std::vector<std::optional<Taxonomy>> taxonomies;
+    taxonomies.emplace_back(Taxonomy(kFourLeaves, 4));
+    return LossModel(qi.data(), qi.size(), 1, std::move(taxonomies));
+}
+
+std::vector<std::int32_t> four_leaf_keys() {
+    std::vector<std::int32_t> keys(kFourLeaves.size());
+    for (std::size_t v = 0; v < keys.size(); ++v) keys[v] = static_cast<std::int32_t>(v);
+    return keys;
+}
+
 /// The checks of k rows and (epsilon, delta)^k-dissimilarity, without l.
 MondrianParams dissimilarity_checks(std::size_t k, double delta) {
     MondrianParams params;
@@ -1111,7 +1127,6 @@ void test_absorb_moves_rows_to_covering_classes() {
     // With k = 3 the cap is 2k = 6 and takers may reach twice it: each leaf class takes 9
     // rows of its own leaf, and the coarse class keeps rows of the first and of the last leaf
     // (its tuple stays the root).
-    const std::vector<std::int32_t> parent{4, 4, 5, 5, 6, 6, -1};
     const std::size_t n = 72;
     std::vector<double> qi(n), sens(n);
     std::vector<std::int32_t> classes(n);
@@ -1124,11 +1139,8 @@ void test_absorb_moves_rows_to_covering_classes() {
     const Distance distance(Metric::L1, {1.0}, 0.001);
     const ValueTable table = ValueTable::from_rows(sens.data(), n, 1);
     const Neighbours nb = Neighbours::build(table, distance, Structure::Graph, kMaxGraphEntries);
-    std::vector<std::optional<Taxonomy>> taxonomies;
-    taxonomies.emplace_back(Taxonomy(parent, 4));
-    const LossModel loss(qi.data(), n, 1, std::move(taxonomies));
-    std::vector<std::int32_t> keys(parent.size());
-    for (std::size_t v = 0; v < keys.size(); ++v) keys[v] = static_cast<std::int32_t>(v);
+    const LossModel loss = four_leaf_loss(qi);
+    const std::vector<std::int32_t> keys = four_leaf_keys();
     MondrianParams params;
     params.k = 3;
     params.dissimilarity = true;
@@ -1153,6 +1165,93 @@ void test_absorb_moves_rows_to_covering_classes() {
     std::vector<std::int32_t> full = after;
     CHECK(absorb(loss, {keys}, nb, full, params, cap) == 0);
     CHECK(full == after);
+}
+
+void test_absorb_from_failing_classes_against_brute_force() {
+    // A coarse class over all four leaves of a two-level taxonomy whose rows crowd on a few
+    // sensitive levels (it fails), beside leaf classes of its leaves, some failing too. With
+    // failing givers, rows leave the coarse class for leaf classes that cover them; checked
+    // pair by pair: every class keeps k rows and its tuple, no failing class is riskier than
+    // it was (worst D over size - 1), passing classes pass, the table holds no more
+    // violating rows, and the largest class does not grow. Without failing givers the failing classes
+    // keep their rows. Over the seeds some rows must move.
+    const Taxonomy tax(kFourLeaves, 4);
+    std::int64_t moved_in_all = 0;
+    for (unsigned seed = 0; seed < 400; ++seed) {
+        std::mt19937 rng(seed);
+        const std::size_t coarse = 40 + rng() % 40, per_leaf = 4 + rng() % 12, k = 3;
+        const unsigned leaf_crowd = 1 + (seed / 5) % 6;  // in tenths
+        const std::size_t n = coarse + 4 * per_leaf;
+        const double delta = 0.5 + 0.1 * static_cast<double>(seed % 5);
+        std::vector<double> qi(n), sens(n);
+        std::vector<std::int32_t> classes(n);
+        for (std::size_t r = 0; r < n; ++r) {
+            const bool in_coarse = r < coarse;
+            qi[r] = static_cast<double>(in_coarse ? r % 4 : (r - coarse) / per_leaf);
+            classes[r] = in_coarse ? 0 : static_cast<std::int32_t>((r - coarse) / per_leaf + 1);
+            // The coarse class: mostly three crowded levels; every class: some far values.
+            const bool crowded = rng() % 10 < (in_coarse ? 7u : leaf_crowd);
+            sens[r] = crowded ? 0.1 * static_cast<double>(rng() % (2 + seed % 3)) : 1.0 + static_cast<double>(r);
+        }
+        const Distance distance(Metric::L1, {1.0}, 0.001);
+        const ValueTable table = ValueTable::from_rows(sens.data(), n, 1);
+        const Neighbours nb = Neighbours::build(table, distance, Structure::Graph, kMaxGraphEntries);
+        const LossModel loss = four_leaf_loss(qi);
+        const std::vector<std::int32_t> keys = four_leaf_keys();
+        const MondrianParams params = dissimilarity_checks(k, delta);
+        const std::size_t cap = absorb_cap(n, k);
+        // Per class: rows, worst D, violating rows, its leaves' LCA (pair by pair).
+        struct Seen { std::size_t size = 0; std::int64_t worst = 0, bad = 0; std::int32_t lo = 9, hi = -1; };
+        const auto seen = [&](const std::vector<std::int32_t>& of) {
+            std::vector<Seen> out(5);
+            for (std::size_t a = 0; a < n; ++a) {
+                Seen& c = out[static_cast<std::size_t>(of[a])];
+                ++c.size;
+                c.lo = std::min(c.lo, static_cast<std::int32_t>(qi[a]));
+                c.hi = std::max(c.hi, static_cast<std::int32_t>(qi[a]));
+            }
+            for (std::size_t a = 0; a < n; ++a) {
+                Seen& c = out[static_cast<std::size_t>(of[a])];
+                std::int64_t d = 0;
+                for (std::size_t b = 0; b < n; ++b) d += a != b && of[b] == of[a] && distance.within(&sens[a], &sens[b]);
+                c.worst = std::max(c.worst, d);
+                c.bad += d > allowed_neighbours(c.size, delta);
+            }
+            return out;
+        };
+        const std::vector<Seen> before = seen(classes);
+        std::vector<std::int32_t> plain = classes;
+        absorb(loss, {keys}, nb, plain, params, cap);
+        std::vector<std::int32_t> after = classes;
+        const std::int64_t moved = absorb(loss, {keys}, nb, after, params, cap, true);
+        moved_in_all += moved;
+        const std::vector<Seen> now = seen(after);
+        std::int64_t bad_before = 0, bad_now = 0;
+        std::size_t largest_before = 0, largest_now = 0;
+        for (std::size_t c = 0; c < 5; ++c) {
+            const Seen& b = before[c];
+            const Seen& a = now[c];
+            CHECK(a.size >= k);
+            CHECK(tax.lca(a.lo, a.hi) == tax.lca(b.lo, b.hi));
+            // A failing class is no riskier than it was; a passing one passes.
+            if (b.bad > 0) CHECK(a.worst * static_cast<std::int64_t>(b.size - 1) <= b.worst * static_cast<std::int64_t>(a.size - 1));
+            if (b.bad == 0) CHECK(a.bad == 0);
+            bad_before += b.bad;
+            bad_now += a.bad;
+            largest_before = std::max(largest_before, b.size);
+            largest_now = std::max(largest_now, a.size);
+            if (b.bad > 0) {  // without failing givers, a failing class keeps its rows
+                const auto id = static_cast<std::int32_t>(c);
+                for (std::size_t r = 0; r < n; ++r) CHECK((classes[r] == id) == (plain[r] == id));
+            }
+        }
+        CHECK(bad_now <= bad_before);
+        CHECK(largest_now <= largest_before);
+        std::int64_t changed = 0;
+        for (std::size_t r = 0; r < n; ++r) changed += after[r] != classes[r];
+        CHECK(changed == moved);
+    }
+    CHECK(moved_in_all > 0);
 }
 
 }  // namespace
@@ -1579,6 +1678,7 @@ int main() {
     test_failing_specialize_against_brute_force();
     test_absorb_moves_rows_to_covering_classes();
     test_absorb_is_the_same_over_any_structure();
+    test_absorb_from_failing_classes_against_brute_force();
     test_held_values_against_brute_force();
     test_exchange_keeps_sensitive_multisets();
     test_orderings_against_sorting();

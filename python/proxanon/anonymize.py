@@ -472,20 +472,22 @@ def _node_keys(columns: list[QIColumn]) -> list[NDArray[np.int32] | None]:
 
 def _absorb_classes(classes: NDArray[np.int64], columns: list[QIColumn],
                     sens: NDArray[np.float64], relation: Relation, k: int, eps: float | None,
-                    dlt: float | None, ell: int | None, inputs: KeyInputs | None = None
-                    ) -> tuple[NDArray[np.int64], GroupSummary] | None:
+                    dlt: float | None, ell: int | None, inputs: KeyInputs | None = None,
+                    failing: bool = False) -> tuple[NDArray[np.int64], GroupSummary] | None:
     """The published classes with rows of giant classes (above the larger of 2k rows and
     1/200 of the table) moved into passing classes whose finer tuples already cover them, and
     their summary; None when no row moved. Every class keeps its id and its tuple, passing
     classes keep passing, failing ones are not touched, the table's loss only falls, no
     class grows past twice the cap and the largest class never grows
-    (cpp/include/proxanon/absorb.hpp). One native call, and none when no class is above the
-    cap."""
+    (cpp/include/proxanon/absorb.hpp). With ``failing`` (a table published as best effort),
+    failing giant classes give rows too, to passing classes or to failing ones, and no
+    failing class becomes riskier than it was nor the table's violating rows more. One
+    native call, and none when no class is above the cap."""
     if np.bincount(classes).max() <= _core.absorb_cap(classes.size, k):
         return None
     moved, count = run_specialize(classes, sens, k, eps, dlt, relation, ell,
                                   *(inputs or _published_key_inputs(columns)),
-                                  step="absorb")
+                                  step="absorb_failing" if failing else "absorb")
     if count == 0:
         return None
     return moved, summarize_groups(columns, moved)
@@ -820,22 +822,29 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
         """A table published as best effort with its failing classes split into parts of at
         least k rows that publish finer tuples of their own and hold no more violating rows
         in all (the rows no table protects otherwise gather in a few giant classes publishing
-        coarse tuples), audited again; the same table when no class splits."""
+        coarse tuples), then rows of giant classes, failing ones too, absorbed into classes
+        that cover them (``_absorb_classes``), audited again; the same table when nothing
+        changed."""
         tic = time.perf_counter()
         sens, rel = published_sensitive(result.released)
         inputs = ((all_qi, taxonomies, node_keys) if result.released.size == n_all
                   else _published_key_inputs(result.columns))
         classes, splits = run_specialize(result.classes, sens, k, eps, dlt, rel, None, *inputs,
                                          step="split_failing")
-        summary = summarize_groups(result.columns, classes) if splits else result.summary
         seconds["specialize"] = seconds.get("specialize", 0.0) + time.perf_counter() - tic
-        if not splits:
+        tic = time.perf_counter()
+        absorbed = _absorb_classes(classes, result.columns, sens, rel, k, eps, dlt, None, inputs,
+                                   True)
+        seconds["absorb"] = seconds.get("absorb", 0.0) + time.perf_counter() - tic
+        if not splits and absorbed is None:
             return result
+        merged = _carried(result.merged, result.classes, classes)  # absorbing keeps the ids
+        classes, summary = (absorbed if absorbed is not None
+                            else (classes, summarize_groups(result.columns, classes)))
         tic = time.perf_counter()
         check = audit_classes(sens, rel, classes)
         seconds["audit"] = seconds.get("audit", 0.0) + time.perf_counter() - tic
-        return replace(result, classes=classes, summary=summary, check=check,
-                       merged=_carried(result.merged, result.classes, classes))
+        return replace(result, classes=classes, summary=summary, check=check, merged=merged)
 
     def acceptable(result: _Published) -> bool:
         return passes(result.check, result.released)

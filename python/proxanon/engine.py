@@ -347,7 +347,10 @@ def run_specialize(classes: NDArray[np.int64], sens: NDArray[np.float64], k: int
     that pass as above. ``step="absorb"``, instead of splitting: rows of classes above the
     cap (the larger of 2k rows and 1/200 of the table) move into passing classes whose finer
     tuples cover them (cpp/include/proxanon/absorb.hpp; every id kept), and the second
-    number is the rows moved."""
+    number is the rows moved; ``step="absorb_failing"`` (a table published as best effort):
+    failing classes above the cap give rows too, each staying within its risk (worst D over
+    size - 1) and keeping its rows' violations, into passing classes, or failing ones that
+    stay within theirs and gain no violating row but the one taken."""
     keys = [[] if key is None else key.tolist() for key in node_keys]
     common: dict[str, Any] = dict(
         classes=classes.astype(np.int32), quasi_identifiers=qi,
@@ -370,7 +373,7 @@ def run_specialize(classes: NDArray[np.int64], sens: NDArray[np.float64], k: int
     except GraphTooDenseError:
         return classes, 0
     return (np.asarray(raw["classes"], dtype=np.int64),
-            int(raw["absorbed"] if step == "absorb" else raw["splits"]))
+            int(raw["absorbed"] if step.startswith("absorb") else raw["splits"]))
 
 
 def checked_epsilon(epsilon: Any, relation: Relation) -> float:
