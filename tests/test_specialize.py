@@ -431,14 +431,7 @@ def test_best_effort_on_adult_splits_a_failing_class() -> None:
     bad, sized = brute_violations(sens, classes, 10, 0.1, 0.7)
     base_bad, _ = brute_violations(sens, tuple_classes(baseline, quasi), 10, 0.1, 0.7)
     assert sized and bad <= base_bad and result.report.remaining_violations == bad
-    for new in np.unique(result.groups):
-        rows = np.flatnonzero(result.groups == new)
-        if brute_violations(sens[rows], np.zeros(rows.size, np.int64), 10, 0.1, 0.7)[0] == 0:
-            continue
-        sources = np.unique(baseline.groups[rows])
-        assert brute_risk(sens, rows, 0.1) <= max(
-            brute_risk(sens, np.flatnonzero(baseline.groups == old), 0.1)
-            for old in sources) + 1e-12
+    check_no_riskier_than_sources(result, baseline, sens, 10, 0.1, 0.7)
 
 
 def without_failing_split(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -471,17 +464,30 @@ def test_best_effort_splits_failing_classes_without_more_risk(case) -> None:
         without_failing_split(patch)
         baseline = anonymize(frame, **kwargs)
     (bad, sized), (base_bad, _) = brute_both(result, baseline, frame, quasi, k, epsilon, delta)
-    sens = scaled_sensitive(frame)
     assert result.report.remaining_violations == bad
-    assert result.satisfied == baseline.satisfied == (bad == 0 and sized)
+    assert result.satisfied == (bad == 0 and sized)
+    assert result.satisfied or not baseline.satisfied
     assert bad <= base_bad
-    inside = pd.DataFrame({"new": result.groups, "old": baseline.groups}).drop_duplicates()
-    assert inside["new"].is_unique
-    for new, old in inside.itertuples(index=False):
-        assert (brute_risk(sens, np.flatnonzero(result.groups == new), epsilon)
-                <= brute_risk(sens, np.flatnonzero(baseline.groups == old), epsilon) + 1e-12)
+    check_no_riskier_than_sources(result, baseline, scaled_sensitive(frame), k, epsilon, delta)
     assert result.report.max_risk <= baseline.report.max_risk + 1e-12
     assert result.report.max_group_size <= baseline.report.max_group_size
+
+
+def check_no_riskier_than_sources(result: proxanon.Anonymization,
+                                  baseline: proxanon.Anonymization, sens: np.ndarray, k: int,
+                                  epsilon: float, delta: float) -> None:
+    """Every class of ``result`` passes (brute force) or is no riskier than the riskiest class
+    of ``baseline`` its rows come from: the failing split's parts lie inside one class, and
+    the absorption from failing classes after it moves rows only into passing classes that
+    keep passing or failing ones that stay within their own risk."""
+    for new in np.unique(result.groups):
+        rows = np.flatnonzero(result.groups == new)
+        if brute_violations(sens[rows], np.zeros(rows.size, np.int64), k, epsilon, delta)[0] == 0:
+            continue
+        sources = np.unique(baseline.groups[rows])
+        assert brute_risk(sens, rows, epsilon) <= max(
+            brute_risk(sens, np.flatnonzero(baseline.groups == old), epsilon)
+            for old in sources) + 1e-12
 
 
 def check_failing_split(frame: pd.DataFrame, hierarchies: dict[str, Any], quasi: list[str],

@@ -38,7 +38,11 @@ constexpr std::size_t kBundleTriesPerRow = 2;
 constexpr std::size_t kReceiverMisses = 4;
 /// Adjacency tests that the checks of failing givers may make, per row of the table (each
 /// check of a failing giver reads all its values: no count tells it cheaper).
-constexpr std::size_t kFailingTestsPerRow = 64;
+constexpr std::size_t kFailingTestsPerRow = 128;
+/// No list yet (give_rows).
+constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+/// Passes of a failing giver over its rows, while one moves rows.
+constexpr std::size_t kFailingPasses = 4;
 
 /// One class as absorption sees it. Its distinct values, with per value the rows holding it
 /// and the rows in its closed epsilon-neighbourhood (so D of a row of value u is closed - 1),
@@ -51,9 +55,10 @@ struct Class {
     double loss = 0.0;                   ///< loss of the published tuple (per row)
     int passing = -1;                    ///< -1 not yet measured, 0 fails, 1 passes
     HeldValues held;                     ///< built by passes(), then kept exact
-    /// Its risk as passes() found it, worst D over size - 1: a failing class, giving or
-    /// taking rows (absorb()'s failing_givers), never exceeds it.
-    std::int64_t bound_worst = 0, bound_pairs = 1;
+    /// Its risk as passes() found it: a failing class, giving or taking rows (absorb()'s
+    /// failing_givers), never exceeds it.
+    Risk bound;
+    std::uint64_t version = 0;  ///< rows that joined or left it so far
 };
 
 /// A giving class's rows by QI combination, each combination's rows fewest neighbours first
@@ -77,11 +82,12 @@ public:
              const Neighbours& neighbours, const MondrianParams& params, std::size_t cap,
              bool failing_givers)
         : qi_(qi), keys_(node_keys), nb_(neighbours), params_(params), cap_(cap),
-          failing_givers_(failing_givers), counter_(neighbours) {}
+          failing_givers_(failing_givers), failing_checks_(neighbours, params.delta, params.l),
+          counter_(neighbours) {}
 
     std::int64_t run(std::vector<std::int32_t>& classes) {
         gather(classes);
-        failing_tests_left_ = kFailingTestsPerRow * classes.size();
+        failing_checks_.budget(kFailingTestsPerRow * classes.size());
         std::vector<std::size_t> giving;
         for (std::size_t c = 0; c < classes_.size(); ++c) {
             if (classes_[c].size > cap_) giving.push_back(c);
@@ -154,8 +160,7 @@ private:
         const bool ok = cls.size >= params_.k && cls.held.values().size() >= params_.l &&
                         (!params_.dissimilarity || cls.held.worst() <= allowed_neighbours(cls.size, params_.delta));
         cls.passing = ok ? 1 : 0;
-        cls.bound_worst = cls.held.worst();
-        cls.bound_pairs = std::max<std::int64_t>(1, static_cast<std::int64_t>(cls.size) - 1);
+        cls.bound = Risk{cls.held.worst(), std::max<std::int64_t>(1, static_cast<std::int64_t>(cls.size) - 1)};
         return ok;
     }
 
@@ -205,72 +210,15 @@ private:
         return true;
     }
 
-    /// spares() for a failing giver (absorb()'s failing_givers): once a row of value v has
-    /// left, the class is within its risk as passes() found it (worst D / (size - 1)), and
-    /// the rows that stay hold no more violations than they held (t(size) may fall as the
-    /// class shrinks). Records whether the row violates there (takes_failing). O(p)
-    /// adjacency tests, within a budget of kFailingTestsPerRow per row of the table (then
-    /// false).
+    /// spares() for a failing giver (absorb()'s failing_givers): FailingChecks::spares.
     bool spares_failing(const Class& cls, std::int32_t v) {
-        const std::vector<std::int32_t>& values = cls.held.values();
-        if (failing_tests_left_ < values.size()) return false;
-        failing_tests_left_ -= values.size();
-        const std::int64_t size = static_cast<std::int64_t>(cls.size);
-        const std::int64_t allowed = allowed_neighbours(cls.size, params_.delta);
-        const std::int64_t allowed_after = allowed_neighbours(cls.size - 1, params_.delta);
-        std::int64_t worst_after = 0, violating = 0, violating_after = 0;
-        bool gives_violation = false;
-        std::size_t distinct = 0;
-        const AdjacentTo near_v(nb_, v);
-        for (std::size_t i = 0; i < values.size(); ++i) {
-            const std::int64_t count = cls.held.count(i);
-            const std::int64_t closed = cls.held.closed(i);
-            const bool own = values[i] == v;
-            if (closed - 1 > allowed) {
-                violating += count;
-                gives_violation = gives_violation || own;
-            }
-            const std::int64_t stay = count - (own ? 1 : 0);
-            if (stay == 0) continue;
-            ++distinct;
-            const std::int64_t closed_after = closed - (near_v(values[i]) ? 1 : 0);
-            worst_after = std::max(worst_after, closed_after - 1);
-            if (closed_after - 1 > allowed_after) violating_after += stay;
-        }
-        if (distinct < params_.l) return false;
-        offered_violating_ = gives_violation;
-        // worst_after / (size - 2) <= bound_worst / bound_pairs, in integers.
-        return worst_after * cls.bound_pairs <= cls.bound_worst * (size - 2) &&
-               violating_after <= violating - (gives_violation ? 1 : 0);
+        return failing_checks_.spares(cls.held, cls.size, cls.bound, v, slot_);
     }
 
     /// For a failing class cls: whether it takes a row of value v from the failing giver
-    /// `from` and stays within its risk as passes() found it, with no more violating rows
-    /// than it held, plus that row if it violated there already (offered_violating_). O(p)
-    /// adjacency tests, within spares_failing's budget.
+    /// `from` (within the takers' limit, and FailingChecks::takes).
     bool takes_failing(const Class& cls, std::int32_t v, const Class& from) {
-        if (cls.size + 1 > std::min(take_cap_, from.size - 1)) return false;
-        const std::vector<std::int32_t>& values = cls.held.values();
-        if (failing_tests_left_ < values.size()) return false;
-        failing_tests_left_ -= values.size();
-        const std::int64_t allowed = allowed_neighbours(cls.size, params_.delta);
-        const std::int64_t allowed_after = allowed_neighbours(cls.size + 1, params_.delta);
-        std::int64_t near = 0, worst_after = 0, violating_now = 0, violating_after = 0;
-        const AdjacentTo near_v(nb_, v);
-        for (std::size_t i = 0; i < values.size(); ++i) {
-            const std::int64_t count = cls.held.count(i);
-            const std::int64_t closed = cls.held.closed(i);
-            const bool adjacent = near_v(values[i]);
-            if (closed - 1 > allowed) violating_now += count;
-            const std::int64_t closed_after = closed + (adjacent ? 1 : 0);
-            worst_after = std::max(worst_after, closed_after - 1);
-            if (closed_after - 1 > allowed_after) violating_after += count;
-            if (adjacent) near += count;
-        }
-        worst_after = std::max(worst_after, near);  // the row's own D
-        if (near > allowed_after) ++violating_after;
-        return worst_after * cls.bound_pairs <= cls.bound_worst * static_cast<std::int64_t>(cls.size) &&
-               violating_after <= violating_now + (offered_violating_ ? 1 : 0);
+        return cls.size + 1 <= std::min(take_cap_, from.size - 1) && failing_checks_.takes(cls.held, cls.size, cls.bound, v);
     }
 
     /// Whether a class passes as its counts now stand. O(1).
@@ -303,6 +251,7 @@ private:
     /// giving class's by its values' adjacency lists, slot_).
     void change(Class& cls, std::int32_t v, int sign) {
         cls.size = static_cast<std::size_t>(static_cast<std::int64_t>(cls.size) + sign);
+        ++cls.version;
         cls.held.change(nb_, v, sign, &cls == giver_ ? &slot_ : nullptr);
     }
 
@@ -333,28 +282,54 @@ private:
         }
     }
 
-    /// The class with the least loss (then fewest rows, then lowest id) below class `from`'s
-    /// loss that covers row r and takes it, or -1.
-    std::int32_t receiver(std::size_t from, std::int32_t r, std::int32_t v) {
-        const double* x = qi_.row(r);
+    /// The classes receiver() reads for a row of QI values x of class `from`: those of the
+    /// covering index's lists whose taxonomy part covers x, below `from`'s loss and within
+    /// x's numeric intervals, at most kScan of kRead read per list, in the order read. They
+    /// depend on x only (tuples and losses do not change), so they are listed once per QI
+    /// combination of a giving class. O(kMaxCovers lookups + kRead per list).
+    std::vector<std::int32_t> takers_for(std::size_t from, const double* x) {
         const Class& source = classes_[from];
-        std::int32_t best = -1;
+        std::vector<std::int32_t> found;
         for_each_cover(x, [&](const std::vector<std::int32_t>& list) {
             std::size_t read = 0, scanned = 0;
             for (const std::int32_t id : list) {
                 if (++read > kRead || scanned >= kScan) break;
-                const auto c = static_cast<std::size_t>(id);
-                Class& cls = classes_[c];
+                const Class& cls = classes_[static_cast<std::size_t>(id)];
                 if (cls.loss >= source.loss) break;  // the list is in ascending loss
                 if (!within_intervals(cls, x)) continue;
                 ++scanned;
-                if (best >= 0) {
-                    const Class& incumbent = classes_[static_cast<std::size_t>(best)];
-                    if (std::tie(incumbent.loss, incumbent.size, best) < std::tie(cls.loss, cls.size, id)) continue;
-                }
-                if (passes(c) ? takes(cls, v, source) : failing_ && takes_failing(cls, v, source)) best = id;
+                found.push_back(id);
             }
         });
+        return found;
+    }
+
+    /// Of `takers` (takers_for() of row r's QI values), the class with the least loss, then
+    /// fewest rows, then lowest id that takes a row of value v from class `from`, or -1. A
+    /// class that refused such a row (and, from a failing giver, one as violating there) and
+    /// has not changed since refuses again: the giver only shrinks, which never makes a
+    /// class take what it refused (a giver's rows are tried once per pass).
+    std::int32_t receiver(std::size_t from, std::int32_t v, const std::vector<std::int32_t>& takers) {
+        const Class& source = classes_[from];
+        std::int32_t best = -1;
+        for (const std::int32_t id : takers) {
+            const auto c = static_cast<std::size_t>(id);
+            Class& cls = classes_[c];
+            if (best >= 0) {
+                const Class& incumbent = classes_[static_cast<std::size_t>(best)];
+                if (std::tie(incumbent.loss, incumbent.size, best) < std::tie(cls.loss, cls.size, id)) continue;
+            }
+            const std::uint64_t key = (static_cast<std::uint64_t>(id) << 33) |
+                                      (static_cast<std::uint64_t>(static_cast<std::uint32_t>(v)) << 1) |
+                                      (failing_ && failing_checks_.offered_violating() ? 1U : 0U);
+            const auto known = refused_.find(key);
+            if (known != refused_.end() && known->second == cls.version) continue;
+            if (passes(c) ? takes(cls, v, source) : failing_ && takes_failing(cls, v, source)) {
+                best = id;
+            } else {
+                refused_[key] = cls.version;
+            }
+        }
         return best;
     }
 
@@ -495,6 +470,8 @@ private:
         failing_ = !passes(c);
         if (failing_ && !failing_givers_) return 0;
         giver_ = &classes_[c];
+        failing_checks_.new_giver();
+        refused_.clear();
         slot_.resize(nb_.size(), -1);  // all -1 between givers
         const std::vector<std::int32_t>& values = giver_->held.values();
         for (std::size_t i = 0; i < values.size(); ++i) slot_[static_cast<std::size_t>(values[i])] = static_cast<std::int64_t>(i);
@@ -520,16 +497,33 @@ private:
         std::sort(order.begin(), order.end());
         std::int64_t moved = 0;
         const std::size_t d = qi_.dimensions();
-        for (const auto& [minus, r] : order) {
-            if (cls.size <= cap_) break;
-            const std::int32_t v = row_value[static_cast<std::size_t>(r)];
-            if (holds_extreme(cls, qi_.row(r)) || !spares(cls, v)) continue;
-            const std::int32_t to = receiver(c, r, v);
-            if (to < 0) continue;
-            leave(cls, r, -1);
-            change(classes_[static_cast<std::size_t>(to)], v, +1);
-            classes[static_cast<std::size_t>(r)] = to;
-            ++moved;
+        // Per row of `order`, the list of takers_for() its QI combination (kNone: not yet).
+        std::vector<std::size_t> listed(order.size(), kNone);
+        std::unordered_map<Key, std::size_t, KeyHash> list_of;
+        std::vector<std::vector<std::int32_t>> takers;
+        const std::size_t passes = failing_ ? kFailingPasses : 1;
+        for (std::size_t pass = 0; pass < passes; ++pass) {
+            const std::int64_t before = moved;
+            for (std::size_t i = 0; i < order.size(); ++i) {
+                if (cls.size <= cap_) break;
+                const std::int32_t r = order[i].second;
+                if (classes[static_cast<std::size_t>(r)] != static_cast<std::int32_t>(c)) continue;
+                const std::int32_t v = row_value[static_cast<std::size_t>(r)];
+                const double* x = qi_.row(r);
+                if (holds_extreme(cls, x) || !spares(cls, v)) continue;
+                if (listed[i] == kNone) {
+                    const auto [at, added] = list_of.emplace(Key(x, x + d), takers.size());
+                    if (added) takers.push_back(takers_for(c, x));
+                    listed[i] = at->second;
+                }
+                const std::int32_t to = receiver(c, v, takers[listed[i]]);
+                if (to < 0) continue;
+                leave(cls, r, -1);
+                change(classes_[static_cast<std::size_t>(to)], v, +1);
+                classes[static_cast<std::size_t>(r)] = to;
+                ++moved;
+            }
+            if (moved == before) break;
         }
         if (failing_) return moved;  // bundles bring calm companions: they would raise its risk
         // Where a row with many neighbours can leave but no covering class can take it alone,
@@ -561,12 +555,12 @@ private:
     const MondrianParams& params_;
     const std::size_t cap_;
     const bool failing_givers_;
-    /// Whether the class giving now fails (then spares_failing and takes_failing decide),
-    /// whether the row it offers violates there, and the adjacency tests their checks may
-    /// still make.
+    /// Whether the class giving now fails, and then the checks that decide its moves.
     bool failing_ = false;
-    bool offered_violating_ = false;
-    std::size_t failing_tests_left_ = 0;
+    FailingChecks failing_checks_;
+    /// (taker, value, violating) pairs a taker refused from the giver now, with the taker's
+    /// version then (receiver()).
+    std::unordered_map<std::uint64_t, std::uint64_t> refused_;
     /// Rows a taking class may reach, and never more than the class it takes from has after
     /// the move, so the largest class never grows (Adult, ARX taxonomies, epsilon 0.05: the
     /// largest class 626 -> 456 rows against takers up to the cap, loss lower on every
@@ -584,88 +578,6 @@ private:
 };
 
 }  // namespace
-
-void HeldValues::build(const std::vector<std::int32_t>& sorted, NeighbourCount& counter) {
-    counter.clear();
-    for (std::size_t i = 0; i < sorted.size();) {
-        std::size_t j = i;
-        while (j < sorted.size() && sorted[j] == sorted[i]) ++j;
-        values_.push_back(sorted[i]);
-        count_.push_back(static_cast<std::int64_t>(j - i));
-        counter.add(sorted[i], static_cast<std::int32_t>(j - i));
-        i = j;
-    }
-    for (const std::int32_t u : values_) {
-        closed_.push_back(counter.count(u));
-        hold(closed_.back(), +1);
-    }
-    settle();
-}
-
-void HeldValues::change(const Neighbours& nb, std::int32_t v, int sign, std::vector<std::int64_t>* slot) {
-    const NeighbourGraph* graph = slot != nullptr ? nb.graph() : nullptr;
-    const std::size_t p = values_.size();
-    std::int64_t near = 0;
-    std::size_t at = p;
-    const auto bump = [&](std::size_t i) {  // a value adjacent to v (v itself included)
-        near += count_[i];
-        hold(closed_[i], -1);
-        closed_[i] += sign;
-        hold(closed_[i], +1);
-    };
-    const auto vi = static_cast<std::size_t>(v);
-    if (graph != nullptr && graph->degree(vi) < p) {
-        const std::vector<std::int64_t>& place = *slot;
-        if (place[vi] >= 0) {
-            at = static_cast<std::size_t>(place[vi]);
-            bump(at);
-        }
-        for (const std::int32_t* q = graph->begin(vi); q != graph->end(vi); ++q) {
-            const std::int64_t i = place[static_cast<std::size_t>(*q)];
-            if (i >= 0) bump(static_cast<std::size_t>(i));
-        }
-    } else {
-        const AdjacentTo near_v(nb, v);
-        for (std::size_t i = 0; i < p; ++i) {
-            if (!near_v(values_[i])) continue;
-            if (values_[i] == v) at = i;
-            bump(i);
-        }
-    }
-    if (at == p) {  // a value new to the class
-        values_.push_back(v);
-        count_.push_back(1);
-        closed_.push_back(near + 1);
-        hold(near + 1, +1);
-        if (slot != nullptr) (*slot)[vi] = static_cast<std::int64_t>(at);
-    } else if ((count_[at] += sign) == 0) {  // the value leaves: the last takes its place
-        hold(closed_[at], -1);
-        const std::size_t last = p - 1;
-        if (slot != nullptr) {
-            (*slot)[vi] = -1;
-            if (at != last) (*slot)[static_cast<std::size_t>(values_[last])] = static_cast<std::int64_t>(at);
-        }
-        values_[at] = values_[last];
-        count_[at] = count_[last];
-        closed_[at] = closed_[last];
-        values_.pop_back();
-        count_.pop_back();
-        closed_.pop_back();
-    }
-    settle();
-}
-
-void HeldValues::hold(std::int64_t closed, int sign) {
-    const auto i = static_cast<std::size_t>(closed);
-    if (i >= at_closed_.size()) at_closed_.resize(2 * i + 2, 0);
-    at_closed_[i] += sign;
-    if (sign > 0) top_ = std::max(top_, closed);
-}
-
-void HeldValues::settle() {
-    while (top_ > 0 && at_closed_[static_cast<std::size_t>(top_)] == 0) --top_;
-    worst_ = std::max<std::int64_t>(0, top_ - 1);
-}
 
 std::int64_t absorb(const LossModel& qi, const std::vector<std::vector<std::int32_t>>& node_keys,
                     const Neighbours& neighbours, std::vector<std::int32_t>& classes,

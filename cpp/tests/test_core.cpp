@@ -1257,7 +1257,7 @@ void test_absorb_from_failing_classes_against_brute_force() {
 }  // namespace
 
 void test_held_values_against_brute_force() {
-    // HeldValues (absorb.hpp) through random joins and leaves, with and without the slot
+    // HeldValues (held_values.hpp) through random joins and leaves, with and without the slot
     // index (adjacency lists read where shorter), against counts made by brute force: the
     // values held, their rows, the rows in their closed neighbourhoods, and the largest D.
     const std::size_t n = 500;

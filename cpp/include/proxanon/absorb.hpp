@@ -17,13 +17,13 @@
 // up to twice the cap.
 //
 // Failing givers (a table published as best effort, `failing_givers`): a class that fails
-// gives rows one at a time too, most neighbours first, each only where it stays within its
-// risk as first measured (worst D over size - 1) and the rows that stay hold no more
-// violations; the row joins a passing class that passes after it, or a failing one that
-// stays within its own risk and gains no violating row but the row itself if that violated
-// already. So no failing class becomes riskier and the table's violating rows never grow
-// (Adult, ARX taxonomies, epsilon 0.1, delta 0.8: 10,776 -> 9,920 violating rows, the
-// largest class 11.6% -> 10.1%).
+// gives rows one at a time too, most neighbours first, in passes over its rows while one
+// moves any, each only where it stays within its risk as first measured (worst D over
+// size - 1) and the rows that stay hold no more violations; the row joins a passing class
+// that passes after it, or a failing one that stays within its own risk and gains no
+// violating row but the row itself if that violated already. So no failing class becomes
+// riskier and the table's violating rows never grow (Adult, ARX taxonomies, epsilon 0.1,
+// delta 0.8: 10,776 -> 9,591 violating rows, the largest class 11.6% -> 9.6%).
 //
 // Invariant: only classes that pass the checks of `MondrianParams` give or take rows (but
 // for failing givers, as above), and a move is made only when both pass after it (at least
@@ -40,13 +40,16 @@
 // it (then O(p_giver)), at most kMaxCovers covering tuples looked up in a hash index, at most
 // kScan classes read per tuple, and a check of O(p) adjacency tests for each class read (p:
 // its distinct values, p <= cap); per row moved, O(min(p_giver, degree)) to update the giver's
-// counts (HeldValues: its value's adjacency list over a graph, where that is shorter); so
+// counts (HeldValues, held_values.hpp: its value's adjacency list over a graph, where that is shorter); so
 // O(rows in giving classes * kMaxCovers * kScan * cap) plus O(p_giver) per row moved or
 // spared under a falling t(G), independent of the other classes' sizes. Bundles: per pass (at most kBundlePasses) at most
 // kBundleTriesPerRow bundles per row of the giving class, each reading at most
 // kCompanionCombos of its QI combinations (O(d) each) and moving at most kBundle rows at O(p)
-// each; each QI combination's covering classes looked up once. Failing givers and takers
-// test every value they hold, O(p) per test, at most kFailingTestsPerRow * n tests in all.
+// each; each QI combination's covering classes looked up once. A giving class's QI
+// combinations list their candidate takers once, and a taker that refused a value is not
+// asked again until it changes. A failing giver's check costs O(min(degree, p)) per row
+// (its counts at its current size, O(p), made again after each move), a failing taker's
+// O(p); at most kFailingTestsPerRow * n adjacency tests in all, and kFailingPasses passes.
 // Memory O(n + classes * d).
 #pragma once
 
@@ -54,6 +57,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "proxanon/held_values.hpp"
 #include "proxanon/loss.hpp"
 #include "proxanon/mondrian.hpp"
 #include "proxanon/neighbours.hpp"
@@ -66,39 +70,6 @@ namespace proxanon {
 inline std::size_t absorb_cap(std::size_t n, std::size_t k) {
     return n / 200 > 2 * k ? (n + 199) / 200 : 2 * k;
 }
-
-/// The distinct sensitive values a class holds, with per value its rows and the rows in its
-/// closed epsilon-neighbourhood (D of a row of value u is closed - 1), and the largest D,
-/// kept exact as rows join and leave. A change reads, over a graph where `slot` is given and
-/// v has fewer neighbours than the class holds values, v's adjacency list: O(degree(v));
-/// else it tests v against every value held: O(p). The largest D follows from the values
-/// held per closed count: a change moves each count by one, so the largest is found again
-/// by a short walk down. Memory O(p + the largest closed count).
-class HeldValues {
-public:
-    /// From the rows' values, ascending, counted in each value's neighbourhood by `counter`
-    /// (cleared first).
-    void build(const std::vector<std::int32_t>& sorted, NeighbourCount& counter);
-    /// One row of value v joins (sign +1) or leaves (-1). `slot`, if given: per value of the
-    /// table its place in values() (-1 where not held), read and kept so.
-    void change(const Neighbours& nb, std::int32_t v, int sign, std::vector<std::int64_t>* slot);
-
-    const std::vector<std::int32_t>& values() const { return values_; }
-    std::int64_t count(std::size_t i) const { return count_[i]; }
-    std::int64_t closed(std::size_t i) const { return closed_[i]; }
-    /// The largest D of a row held (0 when none).
-    std::int64_t worst() const { return worst_; }
-
-private:
-    void hold(std::int64_t closed, int sign);
-    void settle();
-
-    std::vector<std::int32_t> values_;
-    std::vector<std::int64_t> count_, closed_;
-    std::vector<std::int64_t> at_closed_;  ///< values held per closed count
-    std::int64_t top_ = 0;                 ///< the largest closed count held
-    std::int64_t worst_ = 0;
-};
 
 /// Moves rows of classes above `cap` rows into covering classes as above; `classes` (class
 /// id per row, 0 .. C-1, pairwise distinct published tuples) is updated in place and keeps

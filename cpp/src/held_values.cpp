@@ -1,0 +1,182 @@
+#include "proxanon/held_values.hpp"
+
+#include <algorithm>
+
+#include "proxanon/colouring.hpp"
+
+namespace proxanon {
+
+void HeldValues::build(const std::vector<std::int32_t>& sorted, NeighbourCount& counter) {
+    counter.clear();
+    for (std::size_t i = 0; i < sorted.size();) {
+        std::size_t j = i;
+        while (j < sorted.size() && sorted[j] == sorted[i]) ++j;
+        values_.push_back(sorted[i]);
+        count_.push_back(static_cast<std::int64_t>(j - i));
+        counter.add(sorted[i], static_cast<std::int32_t>(j - i));
+        i = j;
+    }
+    for (const std::int32_t u : values_) {
+        closed_.push_back(counter.count(u));
+        hold(closed_.back(), +1);
+    }
+    settle();
+}
+
+void HeldValues::change(const Neighbours& nb, std::int32_t v, int sign, std::vector<std::int64_t>* slot) {
+    const NeighbourGraph* graph = slot != nullptr ? nb.graph() : nullptr;
+    const std::size_t p = values_.size();
+    std::int64_t near = 0;
+    std::size_t at = p;
+    const auto bump = [&](std::size_t i) {  // a value adjacent to v (v itself included)
+        near += count_[i];
+        hold(closed_[i], -1);
+        closed_[i] += sign;
+        hold(closed_[i], +1);
+    };
+    const auto vi = static_cast<std::size_t>(v);
+    if (graph != nullptr && graph->degree(vi) < p) {
+        const std::vector<std::int64_t>& place = *slot;
+        if (place[vi] >= 0) {
+            at = static_cast<std::size_t>(place[vi]);
+            bump(at);
+        }
+        for (const std::int32_t* q = graph->begin(vi); q != graph->end(vi); ++q) {
+            const std::int64_t i = place[static_cast<std::size_t>(*q)];
+            if (i >= 0) bump(static_cast<std::size_t>(i));
+        }
+    } else {
+        const AdjacentTo near_v(nb, v);
+        for (std::size_t i = 0; i < p; ++i) {
+            if (!near_v(values_[i])) continue;
+            if (values_[i] == v) at = i;
+            bump(i);
+        }
+    }
+    if (at == p) {  // a value new to the class
+        values_.push_back(v);
+        count_.push_back(1);
+        closed_.push_back(near + 1);
+        hold(near + 1, +1);
+        if (slot != nullptr) (*slot)[vi] = static_cast<std::int64_t>(at);
+    } else if ((count_[at] += sign) == 0) {  // the value leaves: the last takes its place
+        hold(closed_[at], -1);
+        const std::size_t last = p - 1;
+        if (slot != nullptr) {
+            (*slot)[vi] = -1;
+            if (at != last) (*slot)[static_cast<std::size_t>(values_[last])] = static_cast<std::int64_t>(at);
+        }
+        values_[at] = values_[last];
+        count_[at] = count_[last];
+        closed_[at] = closed_[last];
+        values_.pop_back();
+        count_.pop_back();
+        closed_.pop_back();
+    }
+    settle();
+}
+
+void HeldValues::hold(std::int64_t closed, int sign) {
+    const auto i = static_cast<std::size_t>(closed);
+    if (i >= at_closed_.size()) at_closed_.resize(2 * i + 2, 0);
+    at_closed_[i] += sign;
+    if (sign > 0) top_ = std::max(top_, closed);
+}
+
+void HeldValues::settle() {
+    while (top_ > 0 && at_closed_[static_cast<std::size_t>(top_)] == 0) --top_;
+    worst_ = std::max<std::int64_t>(0, top_ - 1);
+}
+
+bool FailingChecks::spend(std::size_t tests) {
+    if (left_ < tests) return false;
+    left_ -= tests;
+    return true;
+}
+
+bool FailingChecks::spares(const HeldValues& held, std::size_t size, const Risk& bound, std::int32_t v,
+                           const std::vector<std::int64_t>& slot) {
+    const std::vector<std::int32_t>& values = held.values();
+    const auto vi = static_cast<std::size_t>(v);
+    const auto at = static_cast<std::size_t>(slot[vi]);
+    const std::int64_t count_v = held.count(at), closed_v = held.closed(at);
+    if (values.size() - (count_v == 1 ? 1 : 0) < l_) return false;
+    const std::int64_t allowed = allowed_neighbours(size, delta_);
+    const std::int64_t allowed_after = allowed_neighbours(size - 1, delta_);
+    if (giver_at_ != size) {  // the class moved a row: count it again
+        if (!spend(values.size())) return false;
+        giver_at_ = size;
+        violating_ = over_after_ = 0;
+        for (std::size_t i = 0; i < values.size(); ++i) {
+            violating_ += held.closed(i) - 1 > allowed ? held.count(i) : 0;
+            over_after_ += held.closed(i) - 1 > allowed_after ? held.count(i) : 0;
+        }
+    }
+    // Values adjacent to v (v's own included) lose a neighbour, and v a row: the rows over
+    // t(size - 1) afterwards, and how many of the values at the top closed count are v's
+    // neighbours. Over a graph by v's adjacency list where that is shorter than the values
+    // held, else by testing each.
+    const std::int64_t top = held.top();
+    std::int64_t adjacent_at_top = 0, over_after = over_after_;
+    const auto adjacent = [&](std::size_t i) {
+        const std::int64_t closed = held.closed(i), count = held.count(i);
+        const std::int64_t stay = count - (i == at ? 1 : 0);
+        adjacent_at_top += closed == top ? 1 : 0;
+        over_after -= (closed - 1 > allowed_after ? count : 0) - (closed - 2 > allowed_after ? stay : 0);
+    };
+    const NeighbourGraph* graph = nb_.graph();
+    if (graph != nullptr && graph->degree(vi) < values.size()) {
+        if (!spend(graph->degree(vi) + 1)) return false;
+        adjacent(at);
+        for (const std::int32_t* q = graph->begin(vi); q != graph->end(vi); ++q) {
+            const std::int64_t i = slot[static_cast<std::size_t>(*q)];
+            if (i >= 0) adjacent(static_cast<std::size_t>(i));
+        }
+    } else {
+        if (!spend(values.size())) return false;
+        const AdjacentTo near_v(nb_, v);
+        for (std::size_t i = 0; i < values.size(); ++i) {
+            if (near_v(values[i])) adjacent(i);
+        }
+    }
+    // The largest D afterwards: a value at the top that is not v's neighbour keeps it
+    // (top - 1); else those that stay lose one (top - 2), unless v alone was there and
+    // leaves: then the values are read again.
+    std::int64_t worst_after = adjacent_at_top < held.values_at(top) ? top - 1 : top - 2;
+    if (count_v == 1 && closed_v == top && held.values_at(top) == 1) {
+        if (!spend(values.size())) return false;
+        const AdjacentTo near_v(nb_, v);
+        worst_after = 0;
+        for (std::size_t i = 0; i < values.size(); ++i) {
+            if (i != at) worst_after = std::max(worst_after, held.closed(i) - (near_v(values[i]) ? 1 : 0) - 1);
+        }
+    }
+    offered_violating_ = closed_v - 1 > allowed;
+    return bound.admits(worst_after, static_cast<std::int64_t>(size) - 2) &&
+           over_after <= violating_ - (offered_violating_ ? 1 : 0);
+}
+
+bool FailingChecks::takes(const HeldValues& held, std::size_t size, const Risk& bound, std::int32_t v) {
+    const std::vector<std::int32_t>& values = held.values();
+    if (!spend(values.size())) return false;
+    const std::int64_t allowed = allowed_neighbours(size, delta_);
+    const std::int64_t allowed_after = allowed_neighbours(size + 1, delta_);
+    std::int64_t near = 0, worst_after = 0, violating_now = 0, violating_after = 0;
+    const AdjacentTo near_v(nb_, v);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        const std::int64_t count = held.count(i);
+        const std::int64_t closed = held.closed(i);
+        const bool adjacent = near_v(values[i]);
+        if (closed - 1 > allowed) violating_now += count;
+        const std::int64_t closed_after = closed + (adjacent ? 1 : 0);
+        worst_after = std::max(worst_after, closed_after - 1);
+        if (closed_after - 1 > allowed_after) violating_after += count;
+        if (adjacent) near += count;
+    }
+    worst_after = std::max(worst_after, near);  // the row's own D
+    if (near > allowed_after) ++violating_after;
+    return bound.admits(worst_after, static_cast<std::int64_t>(size)) &&
+           violating_after <= violating_now + (offered_violating_ ? 1 : 0);
+}
+
+}  // namespace proxanon
