@@ -36,9 +36,6 @@ constexpr std::size_t kCompanionCombos = 256;
 constexpr std::size_t kBundleTriesPerRow = 2;
 /// Bundles a covering class may fail to take from one giver before it is not tried again.
 constexpr std::size_t kReceiverMisses = 4;
-/// Adjacency tests that the checks of failing givers may make, per row of the table (each
-/// check of a failing giver reads all its values: no count tells it cheaper).
-constexpr std::size_t kFailingTestsPerRow = 128;
 /// No list yet (give_rows).
 constexpr std::size_t kNone = static_cast<std::size_t>(-1);
 /// Passes of a failing giver over its rows, while one moves rows.
@@ -80,14 +77,15 @@ class Absorber {
 public:
     Absorber(const LossModel& qi, const std::vector<std::vector<std::int32_t>>& node_keys,
              const Neighbours& neighbours, const MondrianParams& params, std::size_t cap,
-             bool failing_givers)
+             bool failing_givers, std::size_t failing_tests_per_row)
         : qi_(qi), keys_(node_keys), nb_(neighbours), params_(params), cap_(cap),
-          failing_givers_(failing_givers), failing_checks_(neighbours, params.delta, params.l),
+          failing_givers_(failing_givers), failing_tests_per_row_(failing_tests_per_row),
+          failing_checks_(neighbours, params.delta, params.l),
           counter_(neighbours) {}
 
     std::int64_t run(std::vector<std::int32_t>& classes) {
         gather(classes);
-        failing_checks_.budget(kFailingTestsPerRow * classes.size());
+        failing_checks_.budget(failing_tests_per_row_ * classes.size());
         std::vector<std::size_t> giving;
         for (std::size_t c = 0; c < classes_.size(); ++c) {
             if (classes_[c].size > cap_) giving.push_back(c);
@@ -182,10 +180,11 @@ private:
         return near <= allowed;
     }
 
-    /// Whether class c still passes without one row of value v. O(1) where no member's D
-    /// exceeds t(G) once the row has left (no D grows when a row leaves), else O(p)
-    /// adjacency tests: a giving class is tried row by row, and its p distinct values may be
-    /// as many as its rows (continuous values: a class of 44k rows took 6 s).
+    /// Whether class c can give one row of value v: a passing class still passes without it
+    /// (O(1) where no member's D exceeds t(G) once the row has left, since no D grows when a
+    /// row leaves, else O(p) adjacency tests: a giving class is tried row by row, and its p
+    /// distinct values may be as many as its rows; continuous values: a class of 44k rows
+    /// took 6 s); a failing class by FailingChecks::spares.
     bool spares(const Class& cls, std::int32_t v) {
         if (cls.size - 1 < params_.k) return false;
         if (failing_) return spares_failing(cls, v);
@@ -555,6 +554,7 @@ private:
     const MondrianParams& params_;
     const std::size_t cap_;
     const bool failing_givers_;
+    const std::size_t failing_tests_per_row_;
     /// Whether the class giving now fails, and then the checks that decide its moves.
     bool failing_ = false;
     FailingChecks failing_checks_;
@@ -581,9 +581,10 @@ private:
 
 std::int64_t absorb(const LossModel& qi, const std::vector<std::vector<std::int32_t>>& node_keys,
                     const Neighbours& neighbours, std::vector<std::int32_t>& classes,
-                    const MondrianParams& params, std::size_t cap, bool failing_givers) {
+                    const MondrianParams& params, std::size_t cap, bool failing_givers,
+                    std::size_t failing_tests_per_row) {
     if (classes.empty()) return 0;
-    Absorber absorber(qi, node_keys, neighbours, params, cap, failing_givers);
+    Absorber absorber(qi, node_keys, neighbours, params, cap, failing_givers, failing_tests_per_row);
     return absorber.run(classes);
 }
 

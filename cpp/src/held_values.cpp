@@ -89,7 +89,10 @@ void HeldValues::settle() {
 }
 
 bool FailingChecks::spend(std::size_t tests) {
-    if (left_ < tests) return false;
+    if (left_ < tests) {
+        left_ = 0;  // spent: no later check runs either
+        return false;
+    }
     left_ -= tests;
     return true;
 }
@@ -124,16 +127,15 @@ bool FailingChecks::spares(const HeldValues& held, std::size_t size, const Risk&
         adjacent_at_top += closed == top ? 1 : 0;
         over_after -= (closed - 1 > allowed_after ? count : 0) - (closed - 2 > allowed_after ? stay : 0);
     };
+    if (!spend(values.size())) return false;
     const NeighbourGraph* graph = nb_.graph();
     if (graph != nullptr && graph->degree(vi) < values.size()) {
-        if (!spend(graph->degree(vi) + 1)) return false;
         adjacent(at);
         for (const std::int32_t* q = graph->begin(vi); q != graph->end(vi); ++q) {
             const std::int64_t i = slot[static_cast<std::size_t>(*q)];
             if (i >= 0) adjacent(static_cast<std::size_t>(i));
         }
     } else {
-        if (!spend(values.size())) return false;
         const AdjacentTo near_v(nb_, v);
         for (std::size_t i = 0; i < values.size(); ++i) {
             if (near_v(values[i])) adjacent(i);

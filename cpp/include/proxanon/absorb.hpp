@@ -48,8 +48,11 @@
 // each; each QI combination's covering classes looked up once. A giving class's QI
 // combinations list their candidate takers once, and a taker that refused a value is not
 // asked again until it changes. A failing giver's check costs O(min(degree, p)) per row
-// (its counts at its current size, O(p), made again after each move), a failing taker's
-// O(p); at most kFailingTestsPerRow * n adjacency tests in all, and kFailingPasses passes.
+// (its counts at its current size, O(p), made again after each move; O(p) more where the
+// row's value alone holds the largest D), a failing taker's O(p); those checks charge p
+// each, whatever the structure (so that it moves the same rows over any), and stop at
+// kFailingTestsPerRow * n; a failing giver makes at most kFailingPasses passes. The counts
+// of classes (passes(), and each move's HeldValues::change) are not charged.
 // Memory O(n + classes * d).
 #pragma once
 
@@ -71,13 +74,20 @@ inline std::size_t absorb_cap(std::size_t n, std::size_t k) {
     return n / 200 > 2 * k ? (n + 199) / 200 : 2 * k;
 }
 
+/// Adjacency tests the checks of failing classes may make in one call, per row of the table
+/// (FailingChecks' budget: Adult at epsilon 0.2, delta 0.6 spent 128 per row, and gained
+/// with more).
+constexpr std::size_t kFailingTestsPerRow = 1024;
+
 /// Moves rows of classes above `cap` rows into covering classes as above; `classes` (class
 /// id per row, 0 .. C-1, pairwise distinct published tuples) is updated in place and keeps
 /// every id. `node_keys` as in specialize(). Returns the rows moved. Polls
 /// `params.interrupt` per giving class (throws Interrupted). With `failing_givers` (a table
-/// published as best effort), failing classes above the cap give rows one at a time too.
+/// published as best effort), failing classes above the cap give rows one at a time too,
+/// their checks within `failing_tests_per_row` adjacency tests per row of the table.
 std::int64_t absorb(const LossModel& qi, const std::vector<std::vector<std::int32_t>>& node_keys,
                     const Neighbours& neighbours, std::vector<std::int32_t>& classes,
-                    const MondrianParams& params, std::size_t cap, bool failing_givers = false);
+                    const MondrianParams& params, std::size_t cap, bool failing_givers = false,
+                    std::size_t failing_tests_per_row = kFailingTestsPerRow);
 
 }  // namespace proxanon

@@ -66,9 +66,10 @@ struct Risk {
 };
 
 /// Whether a failing class may give or take one row without becoming riskier than `bound`
-/// (its risk when absorption first measured it) and without more violating rows (SPEC §2's
-/// t(G) = floor((1 - delta)(|G| - 1))), within a budget of adjacency tests: once spent, every
-/// answer is no.
+/// (its risk when absorption first measured it) and without more violating rows (D over
+/// SPEC §2's t(G), allowed_neighbours()), within a budget: each check charges p (the values
+/// held; its counts made again, or a rescan, p more), whatever the structure, and once a
+/// check finds the budget short, every later answer is no.
 class FailingChecks {
 public:
     FailingChecks(const Neighbours& neighbours, double delta, std::size_t l)
@@ -84,7 +85,7 @@ public:
     /// stay, the class is within `bound` after, and the rows that stay hold no more
     /// violations than they held (t(G) may fall as the class shrinks). Records whether the
     /// row violates there (offered_violating). O(min(degree(v), p)), plus O(p) after each
-    /// change of the giver's size.
+    /// change of the giver's size and where v's value alone holds the largest D and leaves.
     bool spares(const HeldValues& held, std::size_t size, const Risk& bound, std::int32_t v,
                 const std::vector<std::int64_t>& slot);
     /// Whether a failing class (`held`, `size` rows) takes a row of value v offered by the
