@@ -187,7 +187,7 @@ private:
     /// took 6 s); a failing class by FailingChecks::spares.
     bool spares(const Class& cls, std::int32_t v) {
         if (cls.size - 1 < params_.k) return false;
-        if (failing_) return spares_failing(cls, v);
+        if (failing_) return failing_checks_.spares(cls.held, cls.size, cls.bound, v, slot_);
         const HeldValues& held = cls.held;
         const std::vector<std::int32_t>& values = held.values();
         if (values.size() <= params_.l) {  // only then can losing v's value matter
@@ -207,11 +207,6 @@ private:
             if (after > allowed) return false;
         }
         return true;
-    }
-
-    /// spares() for a failing giver (absorb()'s failing_givers): FailingChecks::spares.
-    bool spares_failing(const Class& cls, std::int32_t v) {
-        return failing_checks_.spares(cls.held, cls.size, cls.bound, v, slot_);
     }
 
     /// For a failing class cls: whether it takes a row of value v from the failing giver
@@ -306,8 +301,8 @@ private:
     /// Of `takers` (takers_for() of row r's QI values), the class with the least loss, then
     /// fewest rows, then lowest id that takes a row of value v from class `from`, or -1. A
     /// class that refused such a row (and, from a failing giver, one as violating there) and
-    /// has not changed since refuses again: the giver only shrinks, which never makes a
-    /// class take what it refused (a giver's rows are tried once per pass).
+    /// has not changed since refuses again: the giver only shrinks and the checks' budget
+    /// only falls, which never makes a class take what it refused.
     std::int32_t receiver(std::size_t from, std::int32_t v, const std::vector<std::int32_t>& takers) {
         const Class& source = classes_[from];
         std::int32_t best = -1;
