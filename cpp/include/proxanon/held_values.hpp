@@ -96,7 +96,7 @@ public:
     bool offered_violating() const { return offered_violating_; }
 
 private:
-    /// Takes `tests` from the budget; false (and nothing taken) once spent.
+    /// Takes `tests` from the budget; where fewer are left, false, and the budget is spent.
     bool spend(std::size_t tests);
 
     const Neighbours& nb_;
