@@ -24,35 +24,17 @@ void HeldValues::build(const std::vector<std::int32_t>& sorted, NeighbourCount& 
 }
 
 void HeldValues::change(const Neighbours& nb, std::int32_t v, int sign, std::vector<std::int64_t>* slot) {
-    const NeighbourGraph* graph = slot != nullptr ? nb.graph() : nullptr;
     const std::size_t p = values_.size();
     std::int64_t near = 0;
     std::size_t at = p;
-    const auto bump = [&](std::size_t i) {  // a value adjacent to v (v itself included)
+    const auto vi = static_cast<std::size_t>(v);
+    for_each_near(nb, v, slot, [&](std::size_t i) {  // a value adjacent to v (v itself included)
+        if (values_[i] == v) at = i;
         near += count_[i];
         hold(closed_[i], -1);
         closed_[i] += sign;
         hold(closed_[i], +1);
-    };
-    const auto vi = static_cast<std::size_t>(v);
-    if (graph != nullptr && graph->degree(vi) < p) {
-        const std::vector<std::int64_t>& place = *slot;
-        if (place[vi] >= 0) {
-            at = static_cast<std::size_t>(place[vi]);
-            bump(at);
-        }
-        for (const std::int32_t* q = graph->begin(vi); q != graph->end(vi); ++q) {
-            const std::int64_t i = place[static_cast<std::size_t>(*q)];
-            if (i >= 0) bump(static_cast<std::size_t>(i));
-        }
-    } else {
-        const AdjacentTo near_v(nb, v);
-        for (std::size_t i = 0; i < p; ++i) {
-            if (!near_v(values_[i])) continue;
-            if (values_[i] == v) at = i;
-            bump(i);
-        }
-    }
+    });
     if (at == p) {  // a value new to the class
         values_.push_back(v);
         count_.push_back(1);
@@ -117,8 +99,7 @@ bool FailingChecks::spares(const HeldValues& held, std::size_t size, const Risk&
     }
     // Values adjacent to v (v's own included) lose a neighbour, and v a row: the rows over
     // t(size - 1) afterwards, and how many of the values at the top closed count are v's
-    // neighbours. Over a graph by v's adjacency list where that is shorter than the values
-    // held, else by testing each.
+    // neighbours (HeldValues::for_each_near).
     const std::int64_t top = held.top();
     std::int64_t adjacent_at_top = 0, over_after = over_after_;
     const auto adjacent = [&](std::size_t i) {
@@ -128,19 +109,7 @@ bool FailingChecks::spares(const HeldValues& held, std::size_t size, const Risk&
         over_after -= (closed - 1 > allowed_after ? count : 0) - (closed - 2 > allowed_after ? stay : 0);
     };
     if (!spend(values.size())) return false;
-    const NeighbourGraph* graph = nb_.graph();
-    if (graph != nullptr && graph->degree(vi) < values.size()) {
-        adjacent(at);
-        for (const std::int32_t* q = graph->begin(vi); q != graph->end(vi); ++q) {
-            const std::int64_t i = slot[static_cast<std::size_t>(*q)];
-            if (i >= 0) adjacent(static_cast<std::size_t>(i));
-        }
-    } else {
-        const AdjacentTo near_v(nb_, v);
-        for (std::size_t i = 0; i < values.size(); ++i) {
-            if (near_v(values[i])) adjacent(i);
-        }
-    }
+    held.for_each_near(nb_, v, &slot, adjacent);
     // The largest D afterwards: a value at the top that is not v's neighbour keeps it
     // (top - 1); else those that stay lose one (top - 2), unless v alone was there and
     // leaves: then the values are read again.

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "proxanon/neighbour_graph.hpp"
 #include "proxanon/neighbours.hpp"
 
 namespace proxanon {
@@ -32,6 +33,27 @@ public:
     /// One row of value v joins (sign +1) or leaves (-1). `slot`, if given: per value of the
     /// table its place in values() (-1 where not held), read and kept so.
     void change(const Neighbours& nb, std::int32_t v, int sign, std::vector<std::int64_t>* slot);
+    /// Calls f(i) for each value i held that is v or adjacent to it: over a graph, where
+    /// `slot` (as in change()) is given and v has fewer neighbours than values are held, by
+    /// v's adjacency list, O(degree(v)); else by testing each value held, O(p).
+    template <typename F>
+    void for_each_near(const Neighbours& nb, std::int32_t v, const std::vector<std::int64_t>* slot, F f) const {
+        const NeighbourGraph* graph = slot != nullptr ? nb.graph() : nullptr;
+        const auto vi = static_cast<std::size_t>(v);
+        if (graph != nullptr && graph->degree(vi) < values_.size()) {
+            const std::vector<std::int64_t>& place = *slot;
+            if (place[vi] >= 0) f(static_cast<std::size_t>(place[vi]));
+            for (const std::int32_t* q = graph->begin(vi); q != graph->end(vi); ++q) {
+                const std::int64_t i = place[static_cast<std::size_t>(*q)];
+                if (i >= 0) f(static_cast<std::size_t>(i));
+            }
+            return;
+        }
+        const AdjacentTo near_v(nb, v);
+        for (std::size_t i = 0; i < values_.size(); ++i) {
+            if (near_v(values_[i])) f(i);
+        }
+    }
 
     const std::vector<std::int32_t>& values() const { return values_; }
     std::int64_t count(std::size_t i) const { return count_[i]; }
