@@ -39,6 +39,8 @@ Colouring::Colouring(const ValueTable& table, const Neighbours& neighbours, cons
     if (loss_.active()) extremes_of_.resize(m);
     stale_.assign(m, 0);
     extremes_moved_.assign(m, 0);
+    ordered_.resize(m);
+    indexed_.assign(m, 0);
     allowed_.resize(m);
     version_.assign(m, 0);
     own_.assign(n, 0);
@@ -83,6 +85,13 @@ void Colouring::tally_class(std::size_t c, std::int32_t skip) {
         std::fill(kept_stamp_.begin(), kept_stamp_.end(), 0);
         tally_epoch_ = 1;
     }
+    // On an index of the class's values (counts_by_index): tally_count reads it, nothing to
+    // count or sort here.
+    tally_indexed_ = !tally_.stored() && counts_by_index(c);
+    if (tally_indexed_) {
+        index_class(c);
+        return;
+    }
     tally_.clear();
     distinct_.clear();
     const bool leave_out = tally_.stored();  // implicit: the whole class
@@ -98,8 +107,74 @@ void Colouring::tally_class(std::size_t c, std::int32_t skip) {
     }
 }
 
+std::int32_t Colouring::count_near(std::size_t c, std::int32_t a) {
+    if (!counts_by_index(c)) {
+        const AdjacentTo near_a(nb_, a);
+        std::int32_t count = 0;
+        for (const std::int32_t* p = begin(c); p != end(c); ++p) count += near_a(value_of(*p));
+        return count;
+    }
+    index_class(c);
+    return indexed_count(c, a);
+}
+
+void Colouring::index_class(std::size_t c) {
+    if (indexed_[c]) return;
+    indexed_[c] = 1;
+    auto& entries = ordered_[c];
+    entries.resize(size(c));
+    for (std::size_t i = 0; i < size(c); ++i) entries[i] = {value_of(members_[c][i]), members_[c][i]};
+    std::sort(entries.begin(), entries.end());
+}
+
+std::pair<const Colouring::Entry*, const Colouring::Entry*> Colouring::near(std::size_t c, std::int32_t a) const {
+    const auto& entries = ordered_[c];
+    return nb_.in_interval(entries.data(), entries.data() + entries.size(), a,
+                           [](const Entry& e) { return e.first; });
+}
+
+std::int32_t Colouring::indexed_count(std::size_t c, std::int32_t a) const {
+    const auto [lo, hi] = near(c, a);
+    return static_cast<std::int32_t>(hi - lo);
+}
+
+void Colouring::reindex(std::size_t c, std::int32_t out, std::int32_t in) {
+    if (!indexed_[c]) return;
+    if (out < 0 && in < 0) {  // made anew
+        indexed_[c] = 0;
+        return;
+    }
+    auto& entries = ordered_[c];
+    if (out >= 0) entries.erase(std::lower_bound(entries.begin(), entries.end(), Entry{value_of(out), out}));
+    if (in >= 0) {
+        const Entry e{value_of(in), in};
+        entries.insert(std::lower_bound(entries.begin(), entries.end(), e), e);
+    }
+}
+
+std::int32_t Colouring::add_near(std::size_t c, std::int32_t a, std::int32_t skip, std::int32_t by) {
+    std::int32_t count = 0;
+    if (indexed_[c]) {
+        const auto [lo, hi] = near(c, a);
+        for (const Entry* e = lo; e != hi; ++e) {
+            if (e->second == skip) continue;
+            own_[at(e->second)] += by;
+            ++count;
+        }
+        return count;
+    }
+    const AdjacentTo near_a(nb_, a);
+    for (const std::int32_t* p = begin(c); p != end(c); ++p) {
+        if (*p == skip || !near_a(value_of(*p))) continue;
+        own_[at(*p)] += by;
+        ++count;
+    }
+    return count;
+}
+
 void Colouring::class_changed(std::size_t c, std::int32_t out, std::int32_t in) {
     ++version_[c];  // sized by the constructor: its threads call this for distinct classes
+    reindex(c, out, in);
     allowed_[c] = allowed_neighbours(size(c), delta_);
     if (!loss_.active() || stale_[c]) return;
     // The extremes follow the member that left and the one that came where they can (a
@@ -113,25 +188,31 @@ void Colouring::class_changed(std::size_t c, std::int32_t out, std::int32_t in) 
     if (in >= 0 && extremes_of_[c].add(loss_, loss_.row(in))) ++extremes_moved_[c];
 }
 
+std::int32_t Colouring::trade_counts(std::size_t c, std::int32_t skip, std::int32_t comes, std::int32_t goes) {
+    if (indexed_[c]) {  // only the rows near either value are read
+        const std::int32_t near_comes = add_near(c, comes, skip, 1);
+        add_near(c, goes, skip, -1);
+        return near_comes;
+    }
+    mark_a_.clear();  // else each row once, tested against both values
+    mark_a_.add(comes, 1);
+    mark_b_.clear();
+    mark_b_.add(goes, 1);
+    std::int32_t near_comes = 0;
+    for (const std::int32_t* p = begin(c); p != end(c); ++p) {
+        if (*p == skip) continue;
+        const std::int32_t x = value_of(*p);
+        own_[at(*p)] += mark_a_.count(x) - mark_b_.count(x);
+        near_comes += mark_a_.count(x);
+    }
+    return near_comes;
+}
+
 void Colouring::swap(std::int32_t v, std::int32_t w, std::int64_t lambda, std::int32_t own_v_after) {
     const auto home = static_cast<std::size_t>(class_of_[at(v)]);
     const auto away = static_cast<std::size_t>(class_of_[at(w)]);
-    mark_a_.clear();
-    mark_a_.add(value_of(v), 1);
-    mark_b_.clear();
-    mark_b_.add(value_of(w), 1);
-    std::int32_t own_w_after = 0;
-    for (const std::int32_t* p = begin(home); p != end(home); ++p) {
-        if (*p == v) continue;
-        const std::int32_t x = value_of(*p);
-        own_[at(*p)] += mark_b_.count(x) - mark_a_.count(x);
-        own_w_after += mark_b_.count(x);
-    }
-    for (const std::int32_t* p = begin(away); p != end(away); ++p) {
-        if (*p == w) continue;
-        const std::int32_t x = value_of(*p);
-        own_[at(*p)] += mark_a_.count(x) - mark_b_.count(x);
-    }
+    const std::int32_t own_w_after = trade_counts(home, v, value_of(w), value_of(v));
+    trade_counts(away, w, value_of(v), value_of(w));
     own_[at(v)] = own_v_after;
     own_[at(w)] = own_w_after;
     members_[home][at(pos_[at(v)])] = w;
@@ -151,21 +232,13 @@ void Colouring::detach(std::int32_t v) {
     list[at(pos_[at(v)])] = last;
     pos_[at(last)] = pos_[at(v)];
     list.pop_back();
-    const AdjacentTo near_a(nb_, a);
-    for (std::int32_t y : list) {
-        if (near_a(value_of(y))) { own_[at(y)] -= 1; potential_ -= 1; }
-    }
+    potential_ -= add_near(home, a, v, -1);
     class_of_[at(v)] = -1;
     class_changed(home, v, -1);
 }
 
 void Colouring::attach(std::int32_t v, std::size_t c) {
-    const std::int32_t a = value_of(v);
-    std::int32_t count = 0;
-    const AdjacentTo near_a(nb_, a);
-    for (std::int32_t y : members_[c]) {
-        if (near_a(value_of(y))) { own_[at(y)] += 1; ++count; }
-    }
+    const std::int32_t count = add_near(c, value_of(v), v, 1);
     own_[at(v)] = count;
     potential_ += count;
     pos_[at(v)] = static_cast<std::int32_t>(members_[c].size());

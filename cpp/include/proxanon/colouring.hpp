@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "proxanon/loss.hpp"
@@ -20,10 +21,14 @@ std::int32_t allowed_neighbours(std::size_t size, double delta);
 /// Invariants between operations: members(c) lists the rows of class c and class_of(r) is r's
 /// class (-1 for a row left out); own(r) = D_V(r) for r's class V; allowed(c) = t(|c|);
 /// potential() = sum(own) / 2, the monochromatic edges; extremes(c), when the loss model is
-/// active, is current whenever it is read.
+/// active, is current whenever it is read; an indexed class's index (index_of) lists its
+/// members in ascending (value id, row).
 /// Cost, with the counts of neighbours.hpp: construction O(n + sum over classes of the cost
 /// of counting a class against itself); swap O(|V| + |V'|) adjacency tests (plus the degree
-/// of the two values on the graph); detach and attach O(|class|) adjacency tests. The
+/// of the two values on the graph); detach and attach O(|class|) adjacency tests. Over the
+/// sorted structure, for classes of kIndexedRows rows or more once counted (count_near), the
+/// tests are replaced by two binary searches and the rows near the values concerned, and
+/// the index is kept by moving at most |class| entries (a memmove per change). The
 /// extremes follow each change in O(d) (GroupExtremes::add, remove), and are computed again,
 /// O(|class| d) when next read, only where the member leaving held a lowest or highest value
 /// with at most one other, or a second one alone.
@@ -95,10 +100,29 @@ public:
         const auto i = static_cast<std::size_t>(w);
         if (kept_stamp_[i] != tally_epoch_) {
             kept_stamp_[i] = tally_epoch_;
-            kept_count_[i] = tally_.count(w);
+            kept_count_[i] = tally_indexed_ ? indexed_count(tallied_, w) : tally_.count(w);
         }
         return tallied_skip_ < 0 ? kept_count_[i] : kept_count_[i] - adjacent(tallied_skip_, w);
     }
+    /// Whether count_near(c, a) reads class c's values in order (two binary searches) rather
+    /// than its rows: on the sorted structure, for a class of kIndexedRows rows or more.
+    bool counts_by_index(std::size_t c) const {
+        return nb_.structure() == Structure::Sorted && size(c) >= kIndexedRows;
+    }
+    /// D_c(a), the rows of class c in N[a]. Where counts_by_index(c), the class's value ids in
+    /// ascending order are kept from its first count on (made in O(|c| log |c|), then kept at
+    /// each change by one insertion and one removal, a move of at most |c| ids, not a test per
+    /// row), and a count is two binary searches in them; elsewhere O(|c|) adjacency tests. On
+    /// the sorted structure a value's neighbourhood is an interval of ids: merged classes of
+    /// thousands of continuous values were read row by row at every search that examined them
+    /// (bench/test_bench_coarse_qis.py, 80k rows: a sixth of the run).
+    std::int32_t count_near(std::size_t c, std::int32_t a);
+    static constexpr std::size_t kIndexedRows = 256;
+    /// An indexed class's members as (value id, row), in ascending order.
+    using Entry = std::pair<std::int32_t, std::int32_t>;
+    /// Class c's members in value order where count_near indexed it, else nullptr.
+    const std::vector<Entry>* index_of(std::size_t c) const { return indexed_[c] ? &ordered_[c] : nullptr; }
+
     /// Changes of class c so far: equal numbers, equal members.
     std::uint64_t version(std::size_t c) const { return version_[c]; }
     /// How often class c's extremes may have moved (unchanged: the same extremes).
@@ -132,7 +156,7 @@ private:
     double delta_;
     std::vector<std::vector<std::int32_t>> members_;  ///< rows of each class (any order)
     std::vector<std::int32_t> pos_, class_of_, own_, allowed_;
-    NeighbourCount mark_a_, mark_b_;  ///< N[value of v], N[value of w] while swapping
+    NeighbourCount mark_a_, mark_b_;  ///< N[comes], N[goes] in trade_counts
     NeighbourCount tally_;
     std::vector<std::uint64_t> version_;  ///< per class: how often it changed
     std::size_t tallied_ = static_cast<std::size_t>(-1);  ///< the class tally_ counts (none: -1)
@@ -147,6 +171,27 @@ private:
     std::uint32_t tally_epoch_ = 0;
     std::vector<std::int32_t> value_count_;  ///< scratch for tally_class, all zero between uses
     std::vector<std::int32_t> distinct_;
+    /// Per class: its members in value order once count_near indexed it (else empty), and
+    /// whether it did. Over the sorted structure the rows of an indexed class in N[a] are one
+    /// run of it: swap, detach and attach update only the counts of those rows.
+    std::vector<std::vector<Entry>> ordered_;
+    std::vector<char> indexed_;
+    /// The entries of indexed class c whose values lie in N[a]. O(log |c|).
+    std::pair<const Entry*, const Entry*> near(std::size_t c, std::int32_t a) const;
+    /// own(y) += by for each member y of class c in N[a] but `skip`, by the index where class
+    /// c has one, else by a test per member; returns how many there were.
+    std::int32_t add_near(std::size_t c, std::int32_t a, std::int32_t skip, std::int32_t by);
+    /// For a swap: own(y) += [y ~ comes] - [y ~ goes] for each member y of class c but `skip`
+    /// (the row leaving); returns the members but `skip` near `comes`.
+    std::int32_t trade_counts(std::size_t c, std::int32_t skip, std::int32_t comes, std::int32_t goes);
+    /// Keeps class c's index, if any, after `out` left (-1: none) and `in` came.
+    void reindex(std::size_t c, std::int32_t out, std::int32_t in);
+    /// Makes class c's index if it is not kept yet. O(|c| log |c|).
+    void index_class(std::size_t c);
+    /// D_c(a) from class c's index (indexed). O(log |c|).
+    std::int32_t indexed_count(std::size_t c, std::int32_t a) const;
+    /// Whether the tally is read from the tallied class's ordered values (tally_ unused).
+    bool tally_indexed_ = false;
     mutable std::vector<GroupExtremes> extremes_of_;
     std::vector<std::uint64_t> extremes_moved_;  ///< per class: see extremes_moved()
     mutable std::vector<char> stale_;  ///< per class: its extremes are not kept since it changed
