@@ -15,6 +15,8 @@ constexpr std::size_t kCountedClassRows = 256;
 /// Adult at epsilon 0.1, 98% of 3.2M reads found the count kept, unchanged since.
 constexpr std::size_t kSmallCountSlots = std::size_t{1} << 21;
 constexpr std::size_t kLossBuckets = 1024;
+/// Entries ahead of the one read whose row's counts and QI values are prefetched.
+constexpr std::ptrdiff_t kAhead = 8;
 constexpr std::uint8_t kNone = 0, kQueued = 1, kAside = 2;
 /// Classes a run may examine speculatively, per row: past search_limit by searches that found
 /// no partner in the first classes, and in retries of set-aside violations (n / k classes
@@ -323,7 +325,16 @@ bool SwapLoop::try_exchange(std::int32_t v, const std::vector<std::size_t>* only
         const Colouring::Entry* lo = home_entries ? home_entries->data() : nullptr;
         const Colouring::Entry* hi = lo;
         const Colouring::Entry* home_end = home_entries ? lo + home_entries->size() : nullptr;
-        for (const Colouring::Entry& e : *entries) {
+        const Colouring::Entry* const entry_end = entries->data() + entries->size();
+        for (const Colouring::Entry* ep = entries->data(); ep != entry_end; ++ep) {
+            const Colouring::Entry& e = *ep;
+            // The rows read in value order lie anywhere in memory: their counts and QI
+            // values are fetched a few entries ahead.
+            if (entry_end - ep > kAhead) {
+                const std::int32_t ahead = ep[kAhead].second;
+                __builtin_prefetch(own + ahead);
+                if (priced) __builtin_prefetch(loss.row(ahead));
+            }
             const std::int32_t b = e.first;
             const std::int32_t adjacent = mark_.count(b);
             if (home_entries == nullptr) {
