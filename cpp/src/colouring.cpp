@@ -152,13 +152,18 @@ void Colouring::reindex(std::size_t c, std::int32_t out, std::int32_t in) {
     }
 }
 
-std::int32_t Colouring::add_near(std::size_t c, std::int32_t a, std::int32_t skip, std::int32_t by) {
+std::int32_t Colouring::add_near(std::size_t c, std::int32_t a, std::int32_t skip, std::int32_t by,
+                                 std::vector<std::int32_t>* crossed) {
     std::int32_t count = 0;
     if (indexed_[c]) {
         const auto [lo, hi] = near(c, a);
+        const std::int32_t allowed = allowed_[c];
         for (const Entry* e = lo; e != hi; ++e) {
             if (e->second == skip) continue;
-            own_[at(e->second)] += by;
+            std::int32_t& own = own_[at(e->second)];
+            const bool was = own > allowed;
+            own += by;
+            if (crossed != nullptr && was != (own > allowed)) crossed->push_back(e->second);
             ++count;
         }
         return count;
@@ -190,8 +195,8 @@ void Colouring::class_changed(std::size_t c, std::int32_t out, std::int32_t in) 
 
 std::int32_t Colouring::trade_counts(std::size_t c, std::int32_t skip, std::int32_t comes, std::int32_t goes) {
     if (indexed_[c]) {  // only the rows near either value are read
-        const std::int32_t near_comes = add_near(c, comes, skip, 1);
-        add_near(c, goes, skip, -1);
+        const std::int32_t near_comes = add_near(c, comes, skip, 1, &crossed_);
+        add_near(c, goes, skip, -1, &crossed_);
         return near_comes;
     }
     mark_a_.clear();  // else each row once, tested against both values
@@ -199,10 +204,14 @@ std::int32_t Colouring::trade_counts(std::size_t c, std::int32_t skip, std::int3
     mark_b_.clear();
     mark_b_.add(goes, 1);
     std::int32_t near_comes = 0;
+    const std::int32_t allowed = allowed_[c];
     for (const std::int32_t* p = begin(c); p != end(c); ++p) {
         if (*p == skip) continue;
         const std::int32_t x = value_of(*p);
-        own_[at(*p)] += mark_a_.count(x) - mark_b_.count(x);
+        std::int32_t& own = own_[at(*p)];
+        const bool was = own > allowed;
+        own += mark_a_.count(x) - mark_b_.count(x);
+        if (was != (own > allowed)) crossed_.push_back(*p);
         near_comes += mark_a_.count(x);
     }
     return near_comes;
@@ -211,6 +220,7 @@ std::int32_t Colouring::trade_counts(std::size_t c, std::int32_t skip, std::int3
 void Colouring::swap(std::int32_t v, std::int32_t w, std::int64_t lambda, std::int32_t own_v_after) {
     const auto home = static_cast<std::size_t>(class_of_[at(v)]);
     const auto away = static_cast<std::size_t>(class_of_[at(w)]);
+    crossed_.clear();
     const std::int32_t own_w_after = trade_counts(home, v, value_of(w), value_of(v));
     trade_counts(away, w, value_of(v), value_of(w));
     own_[at(v)] = own_v_after;

@@ -34,15 +34,14 @@ constexpr std::size_t kSpentLimit = 16;
 constexpr std::size_t kNoPartnerBuckets = 64;
 }  // namespace
 
-SwapLoop::SwapLoop(Colouring& colouring, const XColorOptions& options, bool settle_known)
+SwapLoop::SwapLoop(Colouring& colouring, const XColorOptions& options, SwapLoopShortcuts shortcuts)
     : col_(colouring), options_(options), mark_(colouring.neighbours()),
       queue_(colouring.rows(), colouring.loss().active() ? kLossBuckets : 1),
       state_(colouring.rows(), kNone), priced_(colouring.loss().active() ? colouring.classes() : 0, 0),
       priced_in_(priced_.empty() ? 0 : colouring.rows(), -1), aside_epoch_(colouring.rows(), 0),
-      in_aside_list_(colouring.rows(), 0), class_seen_(colouring.classes(), 0),
+      in_aside_list_(colouring.rows(), 0), aside_in_(colouring.classes()), class_seen_(colouring.classes(), 0),
       speculative_left_(std::max(kSpeculativePerRow * colouring.rows(), kSpeculativeFloor)),
-      in_vain_left_(std::max(kInVainPerRow * colouring.rows(), kSpeculativeFloor)),
-      settle_known_(settle_known) {
+      in_vain_left_(std::max(kInVainPerRow * colouring.rows(), kSpeculativeFloor)), shortcuts_(shortcuts) {
     std::size_t values = 0;
     for (std::size_t r = 0; r < colouring.rows(); ++r) {
         values = std::max(values, static_cast<std::size_t>(colouring.row_values()[r]) + 1);
@@ -113,27 +112,65 @@ void SwapLoop::refresh_class(std::size_t c) {
         return kept == 1;
     };
     const auto cls = static_cast<std::int32_t>(c);
-    for (const std::int32_t* p = col_.begin(c); p != col_.end(c); ++p) {
-        const std::int32_t r = *p;
-        auto& state = state_[at(r)];
-        if (state == kAside) --aside_now_;
-        if (col_.is_violation(r)) {
-            if (keeps() && state == kQueued && priced_in_[at(r)] == cls) continue;
-            const std::size_t key = priority(r, c);
-            if (!priced_in_.empty()) priced_in_[at(r)] = cls;
-            if (state == kQueued) queue_.update(r, key);
-            else { queue_.push(r, key); state = kQueued; }
-        } else {
-            if (state == kQueued) queue_.remove(r);
-            state = kNone;
-        }
+    for (const std::int32_t* p = col_.begin(c); p != col_.end(c); ++p) refresh_row(*p, cls, keeps);
+    aside_in_[c].clear();
+    // With no violation in c, no row of c is queued now: every queued row c prices from here
+    // on is priced by its extremes as they are, so they stand as priced (a refresh that
+    // reads the rows that can need it is then possible after c's next swap).
+    if (kept < 0 && shortcuts_.refresh_crossed) priced_[c] = col_.extremes_moved(c) + 1;
+}
+
+template <typename Keeps>
+void SwapLoop::refresh_row(std::int32_t r, std::int32_t c, const Keeps& keeps) {
+    auto& state = state_[at(r)];
+    if (state == kAside) --aside_now_;
+    if (col_.is_violation(r)) {
+        if (keeps() && state == kQueued && priced_in_[at(r)] == c) return;
+        const std::size_t key = priority(r, static_cast<std::size_t>(c));
+        if (!priced_in_.empty()) priced_in_[at(r)] = c;
+        if (state == kQueued) queue_.update(r, key);
+        else { queue_.push(r, key); state = kQueued; }
+    } else {
+        if (state == kQueued) queue_.remove(r);
+        state = kNone;
     }
+}
+
+/// Where c's queued rows keep their prices (or none has one), refresh_class acts only on:
+/// the row that came (its state is from another class, or from the pop); rows whose
+/// violation changed (Colouring::crossed, a superset); rows set aside in c (a refresh
+/// re-queues them). Every other row is a violation queued at its standing price, or no
+/// violation and not queued, on which refresh_row does nothing; and refresh_row on a row it
+/// already brought in line does nothing. So reading those rows in member order, once each,
+/// does what refresh_class does. O(k log k) for the k rows read.
+void SwapLoop::refresh_after_swap(std::size_t c, std::int32_t came) {
+    if (!shortcuts_.refresh_crossed || (!priced_.empty() && priced_[c] != col_.extremes_moved(c) + 1)) {
+        refresh_class(c);
+        return;
+    }
+    const auto cls = static_cast<std::int32_t>(c);
+    refresh_rows_.clear();
+    refresh_rows_.push_back(came);
+    for (const std::int32_t r : col_.crossed()) {
+        if (col_.class_of(r) == cls) refresh_rows_.push_back(r);
+    }
+    for (const std::int32_t r : aside_in_[c]) {
+        if (col_.class_of(r) == cls && state_[at(r)] == kAside) refresh_rows_.push_back(r);
+    }
+    aside_in_[c].clear();
+    std::sort(refresh_rows_.begin(), refresh_rows_.end(),
+              [&](std::int32_t x, std::int32_t y) { return col_.position(x) < col_.position(y); });
+    refresh_rows_.erase(std::unique(refresh_rows_.begin(), refresh_rows_.end()), refresh_rows_.end());
+    const bool kept = !priced_.empty();
+    const auto keeps = [kept] { return kept; };
+    for (const std::int32_t r : refresh_rows_) refresh_row(r, cls, keeps);
 }
 
 void SwapLoop::set_aside(std::int32_t v) {
     ++set_aside_count_;
     ++aside_now_;
     state_[at(v)] = kAside;
+    aside_in_[static_cast<std::size_t>(col_.class_of(v))].push_back(v);
     aside_epoch_[at(v)] = swap_classes_.size() / 2;
     if (!in_aside_list_[at(v)]) {
         in_aside_list_[at(v)] = 1;
@@ -202,7 +239,7 @@ bool SwapLoop::try_exchange(std::int32_t v, const std::vector<std::size_t>* only
         no_partner_swaps_ = swaps_now;
     }
     const std::uint64_t key = (static_cast<std::uint64_t>(home) << 32) | static_cast<std::uint32_t>(a);
-    const bool settled = settle_known_ && no_partner_.count(key) != 0;
+    const bool settled = shortcuts_.settle_known && no_partner_.count(key) != 0;
     settled_searches_ += settled ? 1 : 0;
     const std::int32_t own_v = own[v];
     const bool priced = loss.active();
@@ -361,8 +398,8 @@ bool SwapLoop::try_exchange(std::int32_t v, const std::vector<std::size_t>* only
     swap_classes_.push_back(static_cast<std::int32_t>(home));
     swap_classes_.push_back(static_cast<std::int32_t>(away));
     if (options_.trace) result.swap_log.insert(result.swap_log.end(), {v, best, best_lambda});
-    refresh_class(home);
-    refresh_class(away);
+    refresh_after_swap(home, best);
+    refresh_after_swap(away, v);
     return true;
 }
 

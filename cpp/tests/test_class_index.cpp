@@ -1,8 +1,10 @@
-// C++ unit tests of the colouring's index of large classes (colouring.hpp, count_near), with
-// no Python: run by ctest. Over the sorted structure a class of Colouring::kIndexedRows rows
+// C++ unit tests of the colouring's index of large classes (colouring.hpp, count_near) and of
+// the swap loop's refresh of the rows that can need it (swap_loop.hpp), with no Python: run
+// by ctest. Over the sorted structure a class of Colouring::kIndexedRows rows
 // or more keeps its members in value order; its counts, the rows' own counts and the swap
 // loop's choices are checked against counts made row by row and against the same run over
 // the graph, which keeps no index.
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <optional>
@@ -139,43 +141,58 @@ void test_indexed_counts_against_brute_force() {
     check_all();
 }
 
-/// The swap loop over large classes, sorted structure (indexed, each movable class read in
-/// value order) against the graph (no index, read row by row): the same swaps, set-asides,
-/// classes examined and colouring, with and without a loss model.
-void test_swap_loop_is_the_same_with_the_index() {
-    const Table t;
-    const NeighbourGraph graph = NeighbourGraph::build(t.table, t.distance, 1u << 24);
-    const Neighbours over_graph(t.table, graph);
-    const Neighbours sorted = Neighbours::build(t.table, t.distance, Structure::Sorted, 1u << 24);
-    // The crowded rows start in classes 0 and 1, the others in 2 .. 5: swaps spread them.
-    std::vector<std::int32_t> initial(kRows);
-    for (std::size_t r = 0; r < kRows; ++r) initial[r] = static_cast<std::int32_t>(r % 5 < 2 ? r % 2 : 2 + r % 4);
-    std::mt19937 rng(43);
-    std::vector<double> qi(kRows * 2);
-    for (double& x : qi) x = static_cast<double>(rng() % 12);
-    std::vector<std::optional<Taxonomy>> none(2);
-    const LossModel priced(qi.data(), kRows, 2, std::move(none));
-    const LossModel no_loss;
-    for (const LossModel* loss : {&no_loss, &priced}) {
-        for (const std::size_t limit : {std::size_t{0}, std::size_t{3}}) {
-            XColorOptions options;
-            options.k = 10;
-            options.delta = 0.8;
-            options.trace = true;
-            options.threads = 1;
-            options.search_limit = limit;
-            const auto run = [&](const Neighbours& nb) {
-                Colouring colouring(t.table, nb, *loss, options.delta, initial, 1);
-                SwapLoop loop(colouring, options);
-                XColorResult result;
-                loop.run(result);
-                return std::make_tuple(result.swap_log, loop.set_aside_count(), loop.classes_examined(),
-                                       colouring.class_ids(), colouring.potential());
-            };
-            const auto on_graph = run(over_graph);
-            const auto on_sorted = run(sorted);
-            CHECK(on_graph == on_sorted);
-            CHECK(std::get<0>(on_sorted).size() >= 3 * 20);  // enough swaps to mean something
+/// The swap loop over the sorted structure (large classes indexed, each movable class read
+/// in value order) against the graph (no index, read row by row), each with and without the
+/// refresh that reads only the rows that can need it: the same swaps, set-asides, classes
+/// examined and colouring, with and without a loss model and a search limit, over classes of
+/// 500 rows (indexed) and of 10 (not), three seeds.
+void test_swap_loop_is_the_same_with_the_shortcuts() {
+    for (const unsigned seed : {41u, 42u, 43u}) {
+        std::vector<double> rows = crowded_levels();
+        std::mt19937 shuffle(seed);
+        std::shuffle(rows.begin(), rows.end(), shuffle);
+        const ValueTable table = ValueTable::from_rows(rows.data(), kRows, 1);
+        const Distance distance{Metric::L1, {1.0}, 3.0 / 400};
+        const NeighbourGraph graph = NeighbourGraph::build(table, distance, 1u << 24);
+        const Neighbours over_graph(table, graph);
+        const Neighbours sorted = Neighbours::build(table, distance, Structure::Sorted, 1u << 24);
+        std::mt19937 rng(seed);
+        std::vector<double> qi(kRows * 2);
+        for (double& x : qi) x = static_cast<double>(rng() % 12);
+        std::vector<std::optional<Taxonomy>> none(2);
+        const LossModel priced(qi.data(), kRows, 2, std::move(none));
+        const LossModel no_loss;
+        for (const bool large : {true, false}) {
+            // Large: the crowded rows start in classes 0 and 1, the others in 2 .. 5, and swaps
+            // spread them. Small: 300 classes of 10 rows in row order.
+            std::vector<std::int32_t> initial(kRows);
+            for (std::size_t r = 0; r < kRows; ++r) {
+                const bool crowded = rows[r] >= 200.0 / 400 && rows[r] <= 206.0 / 400;
+                initial[r] = static_cast<std::int32_t>(large ? (crowded ? r % 2 : 2 + r % 4) : r / 10);
+            }
+            for (const LossModel* loss : {&no_loss, &priced}) {
+                for (const std::size_t limit : {std::size_t{0}, std::size_t{3}}) {
+                    XColorOptions options;
+                    options.k = 10;
+                    options.delta = 0.8;
+                    options.trace = true;
+                    options.threads = 1;
+                    options.search_limit = limit;
+                    const auto run = [&](const Neighbours& nb, bool crossed) {
+                        Colouring colouring(table, nb, *loss, options.delta, initial, 1);
+                        SwapLoop loop(colouring, options, SwapLoopShortcuts{true, crossed});
+                        XColorResult result;
+                        loop.run(result);
+                        return std::make_tuple(result.swap_log, loop.set_aside_count(), loop.classes_examined(),
+                                               colouring.class_ids(), colouring.potential());
+                    };
+                    const auto reference = run(over_graph, false);
+                    CHECK(run(over_graph, true) == reference);
+                    CHECK(run(sorted, false) == reference);
+                    CHECK(run(sorted, true) == reference);
+                    CHECK(std::get<0>(reference).size() >= 3 * 20);  // enough swaps to mean something
+                }
+            }
         }
     }
 }
@@ -184,7 +201,7 @@ void test_swap_loop_is_the_same_with_the_index() {
 
 int main() {
     test_indexed_counts_against_brute_force();
-    test_swap_loop_is_the_same_with_the_index();
+    test_swap_loop_is_the_same_with_the_shortcuts();
     if (failures == 0) std::puts("all C++ class index tests passed");
     return failures == 0 ? 0 : 1;
 }

@@ -1017,7 +1017,7 @@ void test_swap_loop_settles_repeated_searches_exactly() {
         options.search_limit = limit;
         const auto run = [&](bool settle_known) {
             Colouring colouring(table, neighbours, no_loss, options.delta, initial, 1);
-            SwapLoop loop(colouring, options, settle_known);
+            SwapLoop loop(colouring, options, SwapLoopShortcuts{settle_known, true});
             XColorResult result;
             loop.run(result);
             return std::make_tuple(result.swap_log, loop.set_aside_count(), loop.classes_examined(),

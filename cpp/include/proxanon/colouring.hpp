@@ -46,6 +46,8 @@ public:
     const std::int32_t* begin(std::size_t c) const { return members_[c].data(); }
     const std::int32_t* end(std::size_t c) const { return members_[c].data() + members_[c].size(); }
     std::int32_t class_of(std::int32_t r) const { return class_of_[at(r)]; }
+    /// r's place in its class's members (begin(c)[position(r)] == r).
+    std::int32_t position(std::int32_t r) const { return pos_[at(r)]; }
     const std::vector<std::int32_t>& class_ids() const { return class_of_; }
     std::int32_t own(std::int32_t r) const { return own_[at(r)]; }
     std::int32_t allowed(std::size_t c) const { return allowed_[c]; }
@@ -132,6 +134,10 @@ public:
     /// members of V and V' and the potential, which changes by `lambda`; `own_v_after` is
     /// D_V'(v) after the swap (the caller computed both while choosing the swap).
     void swap(std::int32_t v, std::int32_t w, std::int64_t lambda, std::int32_t own_v_after);
+    /// The rows of the last swap's two classes, v and w aside, whose count crossed their
+    /// class's allowance at an update (once per crossing): every row whose violation changed
+    /// in that swap is among them. O(1) to read; a swap's upkeep records them as it goes.
+    const std::vector<std::int32_t>& crossed() const { return crossed_; }
     /// Takes row v out of its class (its class becomes -1), updating the counts left there.
     void detach(std::int32_t v);
     /// Puts a detached row v into class c, updating every count that changes.
@@ -156,6 +162,7 @@ private:
     double delta_;
     std::vector<std::vector<std::int32_t>> members_;  ///< rows of each class (any order)
     std::vector<std::int32_t> pos_, class_of_, own_, allowed_;
+    std::vector<std::int32_t> crossed_;  ///< see crossed()
     NeighbourCount mark_a_, mark_b_;  ///< N[comes], N[goes] in trade_counts
     NeighbourCount tally_;
     std::vector<std::uint64_t> version_;  ///< per class: how often it changed
@@ -180,9 +187,11 @@ private:
     std::pair<const Entry*, const Entry*> near(std::size_t c, std::int32_t a) const;
     /// own(y) += by for each member y of class c in N[a] but `skip`, by the index where class
     /// c has one, else by a test per member; returns how many there were.
-    std::int32_t add_near(std::size_t c, std::int32_t a, std::int32_t skip, std::int32_t by);
+    std::int32_t add_near(std::size_t c, std::int32_t a, std::int32_t skip, std::int32_t by,
+                          std::vector<std::int32_t>* crossed = nullptr);
     /// For a swap: own(y) += [y ~ comes] - [y ~ goes] for each member y of class c but `skip`
-    /// (the row leaving); returns the members but `skip` near `comes`.
+    /// (the row leaving), each row whose count crosses allowed(c) added to crossed_; returns
+    /// the members but `skip` near `comes`.
     std::int32_t trade_counts(std::size_t c, std::int32_t skip, std::int32_t comes, std::int32_t goes);
     /// Keeps class c's index, if any, after `out` left (-1: none) and `in` came.
     void reindex(std::size_t c, std::int32_t out, std::int32_t in);

@@ -43,12 +43,21 @@ namespace proxanon {
 /// for a row whose value and class a search since the last swap found without a partner is
 /// settled without reading a class (O(classes it would examine) to charge the budgets):
 /// where a few merged classes hold thousands of rows of a few values, most searches were so.
+/// The loop's shortcuts: each gives the same run as without it (off, the tests compare).
+struct SwapLoopShortcuts {
+    /// A search that an earlier one since the last swap proved fruitless is settled without
+    /// reading its classes.
+    bool settle_known = true;
+    /// After a swap, a class whose queued rows keep their prices brings the queue in line by
+    /// reading only the rows that can need it: the row that came, the rows whose count crossed
+    /// the allowance (Colouring::crossed) and the rows it set aside, in member order. A full
+    /// read of each class after each swap was a sixth of the coarse-QI run at 80k rows.
+    bool refresh_crossed = true;
+};
+
 class SwapLoop {
 public:
-    /// `settle_known`: whether a search that an earlier one since the last swap proved
-    /// fruitless is settled without reading its classes (the same run either way; off, every
-    /// search reads them, which the tests compare against).
-    SwapLoop(Colouring& colouring, const XColorOptions& options, bool settle_known = true);
+    SwapLoop(Colouring& colouring, const XColorOptions& options, SwapLoopShortcuts shortcuts = {});
 
     /// Runs until no queued or set-aside violation can move.
     void run(XColorResult& result);
@@ -65,6 +74,12 @@ private:
     static std::size_t at(std::int32_t r) { return static_cast<std::size_t>(r); }
     std::size_t priority(std::int32_t r, std::size_t c) const;
     void refresh_class(std::size_t c);
+    /// refresh_class(c) after a swap brought row `came` into c, reading only the rows that can
+    /// need it where c's queued prices stand (SwapLoopShortcuts::refresh_crossed).
+    void refresh_after_swap(std::size_t c, std::int32_t came);
+    /// One row of refresh_class: `keeps()` says whether c's queued rows keep their price.
+    template <typename Keeps>
+    void refresh_row(std::int32_t r, std::int32_t c, const Keeps& keeps);
     void set_aside(std::int32_t v);
     bool retry_set_aside(XColorResult& result);
     bool try_exchange(std::int32_t v, const std::vector<std::size_t>* only, XColorResult& result);
@@ -82,6 +97,9 @@ private:
     std::vector<std::size_t> aside_epoch_;     ///< swaps made when the row was set aside
     std::vector<std::uint8_t> in_aside_list_;
     std::vector<std::int32_t> aside_;
+    /// Per class: rows set aside in it since its last refresh (some may have left since).
+    std::vector<std::vector<std::int32_t>> aside_in_;
+    std::vector<std::int32_t> refresh_rows_;  ///< scratch for refresh_after_swap
     std::vector<std::int32_t> swap_classes_;   ///< (V, V') of every swap so far
     /// (class, value) of the searches that found no partner since the last swap (see
     /// try_exchange: another row of that value in that class finds none either).
@@ -113,7 +131,7 @@ private:
     std::int64_t classes_examined_ = 0;
     std::size_t speculative_left_;  ///< classes still to spend past the limit or in retries
     std::size_t in_vain_left_;      ///< classes still to spend on first searches that fail
-    bool settle_known_;
+    SwapLoopShortcuts shortcuts_;
     std::int64_t settled_searches_ = 0;
 };
 
