@@ -154,25 +154,25 @@ void Colouring::reindex(std::size_t c, std::int32_t out, std::int32_t in) {
 
 std::int32_t Colouring::add_near(std::size_t c, std::int32_t a, std::int32_t skip, std::int32_t by,
                                  std::vector<std::int32_t>* crossed) {
+    const std::int32_t allowed = allowed_[c];
     std::int32_t count = 0;
+    const auto add = [&](std::int32_t y) {
+        std::int32_t& own = own_[at(y)];
+        const bool was = own > allowed;
+        own += by;
+        if (crossed != nullptr && was != (own > allowed)) crossed->push_back(y);
+        ++count;
+    };
     if (indexed_[c]) {
         const auto [lo, hi] = near(c, a);
-        const std::int32_t allowed = allowed_[c];
         for (const Entry* e = lo; e != hi; ++e) {
-            if (e->second == skip) continue;
-            std::int32_t& own = own_[at(e->second)];
-            const bool was = own > allowed;
-            own += by;
-            if (crossed != nullptr && was != (own > allowed)) crossed->push_back(e->second);
-            ++count;
+            if (e->second != skip) add(e->second);
         }
         return count;
     }
     const AdjacentTo near_a(nb_, a);
     for (const std::int32_t* p = begin(c); p != end(c); ++p) {
-        if (*p == skip || !near_a(value_of(*p))) continue;
-        own_[at(*p)] += by;
-        ++count;
+        if (*p != skip && near_a(value_of(*p))) add(*p);
     }
     return count;
 }

@@ -186,7 +186,8 @@ private:
     /// The entries of indexed class c whose values lie in N[a]. O(log |c|).
     std::pair<const Entry*, const Entry*> near(std::size_t c, std::int32_t a) const;
     /// own(y) += by for each member y of class c in N[a] but `skip`, by the index where class
-    /// c has one, else by a test per member; returns how many there were.
+    /// c has one, else by a test per member; returns how many there were. With `crossed`, each
+    /// such row whose count crosses allowed(c) is added to it.
     std::int32_t add_near(std::size_t c, std::int32_t a, std::int32_t skip, std::int32_t by,
                           std::vector<std::int32_t>* crossed = nullptr);
     /// For a swap: own(y) += [y ~ comes] - [y ~ goes] for each member y of class c but `skip`

@@ -89,9 +89,10 @@ private:
     NeighbourCount mark_;  ///< N[value of the violation being repaired]
     ViolationQueue queue_;
     std::vector<std::uint8_t> state_;          ///< kNone, kQueued or kAside per row
-    /// Per class, Colouring::extremes_moved() + 1 when its queued rows were priced (0: not
-    /// yet), and per queued row the class that priced it: refresh_class prices again only
-    /// rows whose price may have changed.
+    /// Per class, Colouring::extremes_moved() + 1 when its queued rows were priced, or when a
+    /// refresh found none to price (no violation: with refresh_crossed) (0: not yet), and per
+    /// queued row the class that priced it: refresh_class prices again only rows whose price
+    /// may have changed.
     std::vector<std::uint64_t> priced_;
     std::vector<std::int32_t> priced_in_;
     std::vector<std::size_t> aside_epoch_;     ///< swaps made when the row was set aside
