@@ -39,8 +39,7 @@ Colouring::Colouring(const ValueTable& table, const Neighbours& neighbours, cons
     if (loss_.active()) extremes_of_.resize(m);
     stale_.assign(m, 0);
     extremes_moved_.assign(m, 0);
-    ordered_.resize(m);
-    indexed_.assign(m, 0);
+    index_slot_.assign(m, -1);
     allowed_.resize(m);
     version_.assign(m, 0);
     own_.assign(n, 0);
@@ -119,16 +118,15 @@ std::int32_t Colouring::count_near(std::size_t c, std::int32_t a) {
 }
 
 void Colouring::index_class(std::size_t c) {
-    if (indexed_[c]) return;
-    indexed_[c] = 1;
-    auto& entries = ordered_[c];
-    entries.resize(size(c));
+    if (index_slot_[c] >= 0) return;
+    index_slot_[c] = static_cast<std::int32_t>(indexes_.size());
+    auto& entries = indexes_.emplace_back(size(c));
     for (std::size_t i = 0; i < size(c); ++i) entries[i] = {value_of(members_[c][i]), members_[c][i]};
     std::sort(entries.begin(), entries.end());
 }
 
 std::pair<const Colouring::Entry*, const Colouring::Entry*> Colouring::near(std::size_t c, std::int32_t a) const {
-    const auto& entries = ordered_[c];
+    const auto& entries = *index_of(c);
     return nb_.in_interval(entries.data(), entries.data() + entries.size(), a,
                            [](const Entry& e) { return e.first; });
 }
@@ -139,16 +137,33 @@ std::int32_t Colouring::indexed_count(std::size_t c, std::int32_t a) const {
 }
 
 void Colouring::reindex(std::size_t c, std::int32_t out, std::int32_t in) {
-    if (!indexed_[c]) return;
+    if (index_slot_[c] < 0) return;
+    auto& entries = indexes_[static_cast<std::size_t>(index_slot_[c])];
     if (out < 0 && in < 0) {  // made anew
-        indexed_[c] = 0;
+        std::vector<Entry>().swap(entries);
+        index_slot_[c] = -1;
         return;
     }
-    auto& entries = ordered_[c];
-    if (out >= 0) entries.erase(std::lower_bound(entries.begin(), entries.end(), Entry{value_of(out), out}));
-    if (in >= 0) {
-        const Entry e{value_of(in), in};
-        entries.insert(std::lower_bound(entries.begin(), entries.end(), e), e);
+    const Entry came{in >= 0 ? value_of(in) : 0, in};
+    if (out < 0) {
+        entries.insert(std::lower_bound(entries.begin(), entries.end(), came), came);
+        return;
+    }
+    const Entry left{value_of(out), out};
+    const auto gone = std::lower_bound(entries.begin(), entries.end(), left);
+    if (gone == entries.end() || *gone != left) throw std::logic_error("Colouring: a row left a class whose index does not hold it");
+    if (in < 0) {
+        entries.erase(gone);
+        return;
+    }
+    // A swap: the entries between the two places move by one, in one pass.
+    const auto place = std::lower_bound(entries.begin(), entries.end(), came);
+    if (place <= gone) {
+        std::move_backward(place, gone, gone + 1);
+        *place = came;
+    } else {
+        std::move(gone + 1, place, gone);
+        *(place - 1) = came;
     }
 }
 
@@ -163,7 +178,7 @@ std::int32_t Colouring::add_near(std::size_t c, std::int32_t a, std::int32_t ski
         if (crossed != nullptr && was != (own > allowed)) crossed->push_back(y);
         ++count;
     };
-    if (indexed_[c]) {
+    if (index_slot_[c] >= 0) {
         const auto [lo, hi] = near(c, a);
         for (const Entry* e = lo; e != hi; ++e) {
             if (e->second != skip) add(e->second);
@@ -194,7 +209,7 @@ void Colouring::class_changed(std::size_t c, std::int32_t out, std::int32_t in) 
 }
 
 std::int32_t Colouring::trade_counts(std::size_t c, std::int32_t skip, std::int32_t comes, std::int32_t goes) {
-    if (indexed_[c]) {  // only the rows near either value are read
+    if (index_slot_[c] >= 0) {  // only the rows near either value are read
         const std::int32_t near_comes = add_near(c, comes, skip, 1, &crossed_);
         add_near(c, goes, skip, -1, &crossed_);
         return near_comes;

@@ -79,6 +79,12 @@ void test_indexed_counts_against_brute_force() {
         CHECK(col.potential() * 2 == potential);
     };
     const auto check_class = [&](std::size_t c) {
+        if (const auto* index = col.index_of(c)) {  // the members, in ascending (value, row)
+            std::vector<Colouring::Entry> members;
+            for (const std::int32_t* p = col.begin(c); p != col.end(c); ++p) members.emplace_back(col.value_of(*p), *p);
+            std::sort(members.begin(), members.end());
+            CHECK(*index == members);
+        }
         const std::int32_t skip = col.size(c) > 0 ? col.begin(c)[rng() % col.size(c)] : -1;
         col.tally_class(c, skip);
         for (int i = 0; i < 20; ++i) {

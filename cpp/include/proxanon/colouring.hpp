@@ -26,9 +26,10 @@ std::int32_t allowed_neighbours(std::size_t size, double delta);
 /// Cost, with the counts of neighbours.hpp: construction O(n + sum over classes of the cost
 /// of counting a class against itself); swap O(|V| + |V'|) adjacency tests (plus the degree
 /// of the two values on the graph); detach and attach O(|class|) adjacency tests. Over the
-/// sorted structure, for classes of kIndexedRows rows or more once counted (count_near), the
-/// tests are replaced by two binary searches and the rows near the values concerned, and
-/// the index is kept by moving at most |class| entries (a memmove per change). The
+/// sorted structure, for a class indexed once it had kIndexedRows rows or more when counted
+/// (count_near, tally_class; kept after it shrinks), the tests are replaced by two binary
+/// searches and the rows near the values concerned, and the index is kept by moving at most
+/// |class| entries per change (one pass). The
 /// extremes follow each change in O(d) (GroupExtremes::add, remove), and are computed again,
 /// O(|class| d) when next read, only where the member leaving held a lowest or highest value
 /// with at most one other, or a second one alone.
@@ -91,7 +92,8 @@ public:
     /// skipped row off with one adjacency test (the swap loop tallies a violation's class at
     /// every try: on a merged class of 20,000 rows that was 42 s of a 45 s run; on the sorted
     /// structure, whose classes' values are mostly distinct, every try counted and sorted its
-    /// class again).
+    /// class again). A class that counts_by_index is not counted: tally_count reads its index
+    /// (made here if it has none yet).
     void tally_class(std::size_t c, std::int32_t skip);
     /// On an implicit structure each value's count of the whole class is kept until the
     /// tally is counted again (a search reads many classes, and tries between swaps many
@@ -111,10 +113,10 @@ public:
     bool counts_by_index(std::size_t c) const {
         return nb_.structure() == Structure::Sorted && size(c) >= kIndexedRows;
     }
-    /// D_c(a), the rows of class c in N[a]. Where counts_by_index(c), the class's value ids in
-    /// ascending order are kept from its first count on (made in O(|c| log |c|), then kept at
-    /// each change by one insertion and one removal, a move of at most |c| ids, not a test per
-    /// row), and a count is two binary searches in them; elsewhere O(|c|) adjacency tests. On
+    /// D_c(a), the rows of class c in N[a]. Where counts_by_index(c), the class's members in
+    /// ascending order of value are kept from its first count on (made in O(|c| log |c|), then
+    /// kept at each change by a move of at most |c| entries, not a test per row), and a count
+    /// is two binary searches in them; elsewhere O(|c|) adjacency tests. On
     /// the sorted structure a value's neighbourhood is an interval of ids: merged classes of
     /// thousands of continuous values were read row by row at every search that examined them
     /// (bench/test_bench_coarse_qis.py, 80k rows: a sixth of the run).
@@ -123,7 +125,9 @@ public:
     /// An indexed class's members as (value id, row), in ascending order.
     using Entry = std::pair<std::int32_t, std::int32_t>;
     /// Class c's members in value order where count_near indexed it, else nullptr.
-    const std::vector<Entry>* index_of(std::size_t c) const { return indexed_[c] ? &ordered_[c] : nullptr; }
+    const std::vector<Entry>* index_of(std::size_t c) const {
+        return index_slot_[c] < 0 ? nullptr : &indexes_[static_cast<std::size_t>(index_slot_[c])];
+    }
 
     /// Changes of class c so far: equal numbers, equal members.
     std::uint64_t version(std::size_t c) const { return version_[c]; }
@@ -178,11 +182,12 @@ private:
     std::uint32_t tally_epoch_ = 0;
     std::vector<std::int32_t> value_count_;  ///< scratch for tally_class, all zero between uses
     std::vector<std::int32_t> distinct_;
-    /// Per class: its members in value order once count_near indexed it (else empty), and
-    /// whether it did. Over the sorted structure the rows of an indexed class in N[a] are one
-    /// run of it: swap, detach and attach update only the counts of those rows.
-    std::vector<std::vector<Entry>> ordered_;
-    std::vector<char> indexed_;
+    /// The indexes made so far (at most n / kIndexedRows), and per class the place of its
+    /// index among them, -1 while it has none (4 bytes a class: a table of 10M rows in
+    /// classes of 2 has 5M). Over the sorted structure the rows of an indexed class in N[a]
+    /// are one run of it: swap, detach and attach update only the counts of those rows.
+    std::vector<std::vector<Entry>> indexes_;
+    std::vector<std::int32_t> index_slot_;
     /// The entries of indexed class c whose values lie in N[a]. O(log |c|).
     std::pair<const Entry*, const Entry*> near(std::size_t c, std::int32_t a) const;
     /// own(y) += by for each member y of class c in N[a] but `skip`, by the index where class

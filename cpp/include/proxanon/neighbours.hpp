@@ -84,7 +84,9 @@ public:
     const Distance* distance() const { return distance_ ? &*distance_ : nullptr; }
     /// Edges between distinct values (stored ones; 0 for an implicit structure).
     std::size_t value_edges() const { return graph_.value_edges(); }
-    /// Sorted: the closed neighbourhood of u is the value ids [first, last); O(1).
+    /// Sorted: the closed neighbourhood of u is the value ids [first, last); O(1). Neither
+    /// bound falls as u rises (ids ascend with the value, and x - y never falls as x rises or
+    /// y falls): the swap loop walks a class's values against them with forward pointers.
     std::pair<std::int32_t, std::int32_t> interval(std::int32_t u) const {
         const auto i = static_cast<std::size_t>(u);
         return {first_[i], last_[i]};
