@@ -124,7 +124,8 @@ public:
     static constexpr std::size_t kIndexedRows = 256;
     /// An indexed class's members as (value id, row), in ascending order.
     using Entry = std::pair<std::int32_t, std::int32_t>;
-    /// Class c's members in value order where count_near indexed it, else nullptr.
+    /// Class c's members in value order where count_near or tally_class indexed it (kept
+    /// from then on), else nullptr.
     const std::vector<Entry>* index_of(std::size_t c) const {
         return index_slot_[c] < 0 ? nullptr : &indexes_[static_cast<std::size_t>(index_slot_[c])];
     }
