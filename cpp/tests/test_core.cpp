@@ -1477,6 +1477,19 @@ void test_class_counts_paths_against_brute_force() {
     }
 }
 
+/// The sweep over values on a line under a relation that holds for no pair, not even a value
+/// with itself (MinComponent with no positive weight, which only C++ callers can ask for):
+/// each value's run is itself alone, and the sweep stays within the values.
+void test_line_runs_hold_their_own_value() {
+    std::size_t calls = 0;
+    for_each_line_run(5, [](std::size_t, std::size_t) { return false; },
+                      [&](std::size_t i, std::size_t first, std::size_t last) {
+                          CHECK(first == i && last == i + 1);
+                          ++calls;
+                      });
+    CHECK(calls == 5);
+}
+
 void test_one_component_class_counts_against_brute_force() {
     // One component on a 400-level lattice: classes of ~200 rows hold far more distinct
     // values than the pairwise path takes, so count_in_class sweeps its window over them;
@@ -1596,6 +1609,7 @@ void test_relief_against_brute_force() {
 int main() {
     test_relief_against_brute_force();
     test_measure_shed_against_measure();
+    test_line_runs_hold_their_own_value();
     test_one_component_class_counts_against_brute_force();
     test_distance_tolerance();
     test_value_table_and_graph_against_brute_force();

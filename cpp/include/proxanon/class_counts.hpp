@@ -43,7 +43,7 @@ template <typename Near, typename Run>
 void for_each_line_run(std::size_t u, Near near, Run run) {
     std::size_t first = 0, last = 0;
     for (std::size_t i = 0; i < u; ++i) {
-        while (!near(i, first)) ++first;  // stops at i at the latest
+        while (first < i && !near(i, first)) ++first;  // i is its own neighbour
         last = last > i + 1 ? last : i + 1;
         while (last < u && near(i, last)) ++last;
         run(i, first, last);
