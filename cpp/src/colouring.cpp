@@ -17,8 +17,8 @@ std::int32_t allowed_neighbours(std::size_t size, double delta) {
 
 Colouring::Colouring(const ValueTable& table, const Neighbours& neighbours, const LossModel& loss,
                      double delta, const std::vector<std::int32_t>& initial, std::size_t threads)
-    : table_(table), nb_(neighbours), loss_(loss), delta_(delta), mark_a_(neighbours),
-      mark_b_(neighbours), tally_(neighbours), value_count_(table.size(), 0) {
+    : table_(table), nb_(neighbours), loss_(loss), delta_(delta), tally_(neighbours),
+      value_count_(table.size(), 0) {
     if (neighbours.size() != table.size()) throw std::invalid_argument("neighbours and value table differ in size");
     if (!tally_.stored()) {
         kept_stamp_.assign(table.size(), 0);
@@ -209,26 +209,8 @@ void Colouring::class_changed(std::size_t c, std::int32_t out, std::int32_t in) 
 }
 
 std::int32_t Colouring::trade_counts(std::size_t c, std::int32_t skip, std::int32_t comes, std::int32_t goes) {
-    if (index_slot_[c] >= 0) {  // only the rows near either value are read
-        const std::int32_t near_comes = add_near(c, comes, skip, 1, &crossed_);
-        add_near(c, goes, skip, -1, &crossed_);
-        return near_comes;
-    }
-    mark_a_.clear();  // else each row once, tested against both values
-    mark_a_.add(comes, 1);
-    mark_b_.clear();
-    mark_b_.add(goes, 1);
-    std::int32_t near_comes = 0;
-    const std::int32_t allowed = allowed_[c];
-    for (const std::int32_t* p = begin(c); p != end(c); ++p) {
-        if (*p == skip) continue;
-        const std::int32_t x = value_of(*p);
-        std::int32_t& own = own_[at(*p)];
-        const bool was = own > allowed;
-        own += mark_a_.count(x) - mark_b_.count(x);
-        if (was != (own > allowed)) crossed_.push_back(*p);
-        near_comes += mark_a_.count(x);
-    }
+    const std::int32_t near_comes = add_near(c, comes, skip, 1, &crossed_);
+    add_near(c, goes, skip, -1, &crossed_);
     return near_comes;
 }
 

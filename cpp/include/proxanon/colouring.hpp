@@ -24,9 +24,8 @@ std::int32_t allowed_neighbours(std::size_t size, double delta);
 /// active, is current whenever it is read; an indexed class's index (index_of) lists its
 /// members in ascending (value id, row).
 /// Cost, with the counts of neighbours.hpp: construction O(n + sum over classes of the cost
-/// of counting a class against itself); swap O(|V| + |V'|) adjacency tests (plus the degree
-/// of the two values on the graph); detach and attach O(|class|) adjacency tests. Over the
-/// sorted structure, for a class indexed once it had kIndexedRows rows or more when counted
+/// of counting a class against itself); swap O(|V| + |V'|) adjacency tests (two per row);
+/// detach and attach O(|class|) adjacency tests. Over the sorted structure, for a class indexed once it had kIndexedRows rows or more when counted
 /// (count_near, tally_class; kept after it shrinks), the tests are replaced by two binary
 /// searches and the rows near the values concerned, and the index is kept by moving at most
 /// |class| entries per change (one pass). The
@@ -168,7 +167,6 @@ private:
     std::vector<std::vector<std::int32_t>> members_;  ///< rows of each class (any order)
     std::vector<std::int32_t> pos_, class_of_, own_, allowed_;
     std::vector<std::int32_t> crossed_;  ///< see crossed()
-    NeighbourCount mark_a_, mark_b_;  ///< N[comes], N[goes] in trade_counts
     NeighbourCount tally_;
     std::vector<std::uint64_t> version_;  ///< per class: how often it changed
     std::size_t tallied_ = static_cast<std::size_t>(-1);  ///< the class tally_ counts (none: -1)
@@ -197,8 +195,8 @@ private:
     std::int32_t add_near(std::size_t c, std::int32_t a, std::int32_t skip, std::int32_t by,
                           std::vector<std::int32_t>* crossed = nullptr);
     /// For a swap: own(y) += [y ~ comes] - [y ~ goes] for each member y of class c but `skip`
-    /// (the row leaving), each row whose count crosses allowed(c) added to crossed_; returns
-    /// the members but `skip` near `comes`.
+    /// (the row leaving), by add_near twice, each crossing of allowed(c) added to crossed_;
+    /// returns the members but `skip` near `comes`.
     std::int32_t trade_counts(std::size_t c, std::int32_t skip, std::int32_t comes, std::int32_t goes);
     /// Keeps class c's index, if any, after `out` left (-1: none) and `in` came.
     void reindex(std::size_t c, std::int32_t out, std::int32_t in);
