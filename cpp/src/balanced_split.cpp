@@ -4,10 +4,9 @@
 #include <cmath>
 #include <limits>
 #include <map>
-#include <unordered_map>
 #include <utility>
 
-#include "proxanon/colouring.hpp"
+#include "proxanon/class_mix.hpp"
 
 namespace proxanon {
 
@@ -20,51 +19,18 @@ constexpr double kMarginStep = 16.0;
 /// Levels a piece that cannot publish a tuple of its own is cut further within one node.
 constexpr std::size_t kExpandDepth = 3;
 
-/// Counts of a set of rows per local value, with D + 1 per value (its rows' neighbours in the
-/// set, itself included: the adjacency's diagonal is set).
-struct Counts {
-    std::vector<std::int64_t> x, near;
-    std::int64_t size = 0;
-};
+using Counts = MixCounts;
 
 class Balancer {
 public:
     Balancer(const std::vector<std::int32_t>& rows, const LossModel& qi, const Neighbours& nb, std::size_t k,
              double delta, const Publishable& publishable, std::size_t& work, std::size_t work_cap)
-        : qi_(qi), k_(static_cast<std::int64_t>(k)), delta_(delta), publishable_(publishable), work_(work),
-          limit_(std::min(work + kBalancedWorkPerRow * rows.size(), work_cap)) {
-        const auto& row_value = nb.table().row_value;
-        std::map<std::int32_t, std::int32_t> local;
-        for (const std::int32_t r : rows) local.emplace(row_value[static_cast<std::size_t>(r)], 0);
-        values_ = local.size();
-        if (values_ > kBalancedValues) return;
-        std::vector<std::int32_t> ids;
-        for (auto& [id, l] : local) {
-            l = static_cast<std::int32_t>(ids.size());
-            ids.push_back(id);
-        }
-        for (const std::int32_t r : rows) value_of_.emplace(r, local[row_value[static_cast<std::size_t>(r)]]);
-        adjacent_.assign(values_ * values_, 0);
-        near_.resize(values_);
-        for (std::size_t a = 0; a < values_; ++a) {
-            for (std::size_t b = 0; b < values_; ++b) {
-                adjacent_[a * values_ + b] = a == b || nb.adjacent(ids[a], ids[b]);
-                if (adjacent_[a * values_ + b]) near_[a].push_back(static_cast<std::int32_t>(b));
-            }
-        }
-        work_ += values_ * values_;
-        const Counts whole = counts(rows);
-        size_ = whole.size;
-        for (std::size_t u = 0; u < values_; ++u) {
-            if (whole.x[u] > 0) worst_ = std::max(worst_, whole.near[u] - 1);
-        }
-        const std::int64_t t = allowed_neighbours(static_cast<std::size_t>(size_), delta_);
-        calm_.assign(values_, 0);
-        for (std::size_t u = 0; u < values_; ++u) calm_[u] = whole.x[u] > 0 && whole.near[u] - 1 <= t;
-        usable_ = true;
-    }
+        : qi_(qi), k_(static_cast<std::int64_t>(k)), publishable_(publishable), work_(work),
+          limit_(std::min(work + kBalancedWorkPerRow * rows.size(), work_cap)),
+          mix_(rows, nb, delta, kBalancedValues, work), values_(mix_.values()), size_(mix_.size()),
+          worst_(mix_.worst()) {}
 
-    bool usable() const { return usable_; }
+    bool usable() const { return mix_.usable(); }
     /// Whether the work allowed (kBalancedWorkPerRow per row of the class) is spent.
     bool spent() const { return work_ > limit_; }
 
@@ -111,7 +77,7 @@ public:
             for (std::size_t u = 0; u < values_; ++u) taken[u] -= left[c].x[u];
             std::vector<std::int32_t> rest;
             for (const std::int32_t r : pieces[c]) {
-                auto& t = taken[static_cast<std::size_t>(value_of_.at(r))];
+                auto& t = taken[static_cast<std::size_t>(mix_.value_of(r))];
                 if (t > 0) {
                     --t;
                     own.push_back(r);
@@ -170,25 +136,9 @@ public:
     void widen(const std::vector<std::int32_t>& path) { margin_[path] += kMarginStep; }
 
 private:
-    Counts counts(const std::vector<std::int32_t>& rows) const {
-        Counts c;
-        c.x.assign(values_, 0);
-        c.near.assign(values_, 0);
-        for (const std::int32_t r : rows) ++c.x[static_cast<std::size_t>(value_of_.at(r))];
-        c.size = static_cast<std::int64_t>(rows.size());
-        for (std::size_t u = 0; u < values_; ++u) {
-            if (c.x[u] == 0) continue;
-            for (const std::int32_t w : near_[u]) c.near[static_cast<std::size_t>(w)] += c.x[u];
-            work_ += near_[u].size();
-        }
-        return c;
-    }
+    Counts counts(const std::vector<std::int32_t>& rows) const { return mix_.counts(rows); }
 
-    void move(Counts& c, std::size_t u, std::int64_t sign) const {
-        c.x[u] += sign;
-        c.size += sign;
-        for (const std::int32_t w : near_[u]) c.near[static_cast<std::size_t>(w)] += sign;
-    }
+    void move(Counts& c, std::size_t u, std::int64_t sign) const { mix_.move(c, u, sign); }
 
     /// How far the set (after one row of value `u` left, sign -1, or came, +1; none: sign 0)
     /// exceeds the class's risk, in rows: the largest over its values of D - risk(class) ·
@@ -196,33 +146,16 @@ private:
     double excess(const Counts& c, std::size_t u = 0, std::int64_t sign = 0) const {
         work_ += values_;
         const std::int64_t size = c.size + sign;
-        if (size < 2) return tiny_excess(size);
-        const Bounds bounds = bounds_of(size);
+        if (size < 2) return mix_.tiny_excess(size);
+        const MixBounds bounds = mix_.bounds_of(size);
         double worst = -std::numeric_limits<double>::infinity();
         for (std::size_t w = 0; w < values_; ++w) {
             const std::int64_t x = c.x[w] + (w == u ? sign : 0);
             if (x <= 0) continue;
-            worst = std::max(worst, value_excess(w, c.near[w] + (adjacent_[u * values_ + w] ? sign : 0) - 1, bounds));
+            worst = std::max(worst, mix_.value_excess(w, c.near[w] + (mix_.adjacent(u, w) ? sign : 0) - 1, bounds));
         }
         return worst;
     }
-
-    /// What a set of `size` rows allows a value: D up to risk(class) * (size - 1) (`cap`), and
-    /// for a value calm in the class up to t(set).
-    struct Bounds {
-        double cap, t;
-    };
-    Bounds bounds_of(std::int64_t size) const {
-        return {static_cast<double>(worst_) * static_cast<double>(size - 1) / static_cast<double>(size_ - 1),
-                static_cast<double>(allowed_neighbours(static_cast<std::size_t>(size), delta_))};
-    }
-    /// How far value w with D = d exceeds what the set allows (at most 0: within).
-    double value_excess(std::size_t w, std::int64_t d, const Bounds& bounds) const {
-        const double x = static_cast<double>(d);
-        return std::max(x - bounds.cap, calm_[w] ? x - bounds.t : -std::numeric_limits<double>::infinity());
-    }
-    /// The excess of a set of fewer than two rows: one row's risk is 1 (SPEC §2).
-    double tiny_excess(std::int64_t size) const { return size == 1 && worst_ < size_ - 1 ? 1.0 : 0.0; }
 
     /// excess(c, u, sign) for every value u (of those c holds, where sign is -1), into `out`,
     /// the same up to rounding ((d - cap) + 1 rather than (d + 1) - cap): O(v + s log s + v s)
@@ -237,17 +170,17 @@ private:
         const std::int64_t size = c.size + sign;
         work_ += values_;
         if (size < 2) {
-            out.assign(values_, tiny_excess(size));
+            out.assign(values_, mix_.tiny_excess(size));
             return;
         }
-        const Bounds bounds = bounds_of(size);
+        const MixBounds bounds = mix_.bounds_of(size);
         ranked_.clear();
         // Only values within one of the second largest base can decide (the largest may be
         // the value leaving): rank those.
         double first = -std::numeric_limits<double>::infinity(), second = first;
         for (std::size_t w = 0; w < values_; ++w) {
             if (c.x[w] == 0) continue;
-            base_[w] = value_excess(w, c.near[w] - 1, bounds);
+            base_[w] = mix_.value_excess(w, c.near[w] - 1, bounds);
             if (base_[w] > first) { second = first; first = base_[w]; }
             else if (base_[w] > second) second = base_[w];
         }
@@ -265,25 +198,14 @@ private:
                 ++work_;
                 if (b + 1.0 < e) break;  // no value below can reach e
                 if (sign < 0 && w == u && c.x[u] == 1) continue;  // u leaves the set
-                e = std::max(e, b + static_cast<double>(sign) * (adjacent_[u * values_ + w] ? 1.0 : 0.0));
+                e = std::max(e, b + static_cast<double>(sign) * (mix_.adjacent(u, w) ? 1.0 : 0.0));
             }
-            if (sign > 0 && c.x[u] == 0) e = std::max(e, value_excess(u, c.near[u], bounds));  // u arrives
+            if (sign > 0 && c.x[u] == 0) e = std::max(e, mix_.value_excess(u, c.near[u], bounds));  // u arrives
             out[u] = e;
         }
     }
 
-    /// Exactly: at least k rows, no value's D above risk(class) · (size - 1), no calm value's
-    /// above t(set).
-    bool fits(const Counts& c) const {
-        if (c.size < k_) return false;
-        const std::int64_t t = allowed_neighbours(static_cast<std::size_t>(c.size), delta_);
-        for (std::size_t w = 0; w < values_; ++w) {
-            if (c.x[w] == 0) continue;
-            const std::int64_t d = c.near[w] - 1;
-            if (d * (size_ - 1) > worst_ * (c.size - 1) || (calm_[w] && d > t)) return false;
-        }
-        return true;
-    }
+    bool fits(const Counts& c) const { return mix_.fits(c, k_); }
 
     /// The node's own class `hosted`, taken from its pieces `left` (which keep the rest).
     bool balance(std::vector<Counts>& left, const std::vector<double>& margins, const std::vector<std::uint8_t>& joins,
@@ -413,20 +335,15 @@ private:
 
     const LossModel& qi_;
     std::int64_t k_;
-    double delta_;
     const Publishable& publishable_;
     std::size_t& work_;
     std::size_t limit_;
-    std::size_t values_ = 0;
-    std::unordered_map<std::int32_t, std::int32_t> value_of_;  ///< row -> local value
-    std::vector<std::uint8_t> adjacent_;             ///< values x values, diagonal set
-    std::vector<std::vector<std::int32_t>> near_;    ///< per value, its neighbours (itself too)
+    ClassMix mix_;
+    std::size_t values_;
+    std::int64_t size_, worst_;  ///< the class's rows and largest D
     mutable std::vector<double> off_, on_;            ///< scratch of balance(): excess_each's
     mutable std::vector<double> base_;                ///< scratch of excess_each
     mutable std::vector<std::pair<double, std::size_t>> ranked_;  ///< scratch of excess_each
-    std::int64_t size_ = 0, worst_ = 0;              ///< the class's rows and largest D
-    std::vector<std::uint8_t> calm_;                 ///< values that do not violate in the class
-    bool usable_ = false;
     std::map<std::vector<std::int32_t>, double> margin_;  ///< per node (path of cuts)
     std::vector<std::int32_t> failed_;
 };
