@@ -391,6 +391,37 @@ def test_a_failing_split_leaves_other_classes_and_their_tuples_alone() -> None:
     assert sized and bad == 40
 
 
+def test_covering_deals_a_failing_class_into_parts_of_at_most_two_percent() -> None:
+    # 1,280 rows, 20 under each of 64 leaves (8 nodes of 8 leaves): 8 of each leaf on one
+    # sensitive value (D = 511 > t = 255: they violate, risk 511/1279), the others on values
+    # of their own, far from all. The covering split deals the class into parts of at most
+    # 25 rows (2%) under nodes and leaves, each no riskier than the class, no more violating
+    # rows, and every part's published tuple its own.
+    leaves = [f"l{i}" for i in range(64)]
+    tree = Hierarchy.from_rows([[leaf, f"n{i // 8}", "*"] for i, leaf in enumerate(leaves)])
+    own = np.linspace(0.1, 1.0, 1280)
+    frame = pd.DataFrame({"q": np.repeat(leaves, 20),
+                          "s1": np.where(np.tile(np.arange(20), 64) < 8, 0.0, own), "s2": 0.0})
+    classes = specialize_one_class(frame, tree, "cover_failing", epsilon=0.0001)
+    sizes = np.bincount(classes)
+    assert sizes.size > 50 and sizes.max() <= len(frame) // 50
+    sens = scaled_sensitive(frame)
+    whole = brute_risk(sens, np.arange(len(frame)), 0.0001)
+    for c in range(sizes.size):
+        assert brute_risk(sens, np.flatnonzero(classes == c), 0.0001) <= whole
+    bad, sized = brute_violations(sens, classes, 10, 0.0001, 0.8)
+    assert sized and bad <= 8 * 64
+    codes = tree.leaf_index(frame["q"].to_numpy())
+    published = [tree.lca_label(codes[classes == c]) for c in range(sizes.size)]
+    assert len(set(published)) == sizes.size
+    # The same table and parameters deal it alike.
+    assert np.array_equal(specialize_one_class(frame, tree, "cover_failing", epsilon=0.0001),
+                          classes)
+    # A passing class is not dealt.
+    frame["s1"] = own
+    assert np.unique(specialize_one_class(frame, tree, "cover_failing", epsilon=0.0001)).size == 1
+
+
 def test_failing_split_refuses_checks_it_cannot_weigh() -> None:
     frame, tree = mixed_crowds(together=True)
     common: dict[str, Any] = dict(
@@ -435,12 +466,12 @@ def test_best_effort_on_adult_splits_a_failing_class() -> None:
 
 
 def without_failing_split(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``anonymize`` as if the failing split found nothing to split, and failing classes no
-    row to give (the absorption after it)."""
+    """``anonymize`` as if the failing split found nothing to split, failing classes no
+    row to give (the absorption after it), and the covering split nothing to deal."""
     specialize = anonymize_module.run_specialize
 
     def passing_only(classes, *args, step="split", **kwargs):  # type: ignore[no-untyped-def]
-        if step in ("split_failing", "absorb_failing"):
+        if step in ("split_failing", "absorb_failing", "cover_failing"):
             return classes, 0
         return specialize(classes, *args, step=step, **kwargs)
 

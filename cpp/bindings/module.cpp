@@ -665,15 +665,17 @@ py::dict run_mondrian(const DoubleArray& sensitive, const std::string& metric,
 std::optional<SpecializeTarget> specialize_target(const std::string& step) {
     if (step == "split") return SpecializeTarget::Passing;
     if (step == "split_failing") return SpecializeTarget::Failing;
+    if (step == "cover_failing") return SpecializeTarget::Covering;
     if (step == "absorb" || step == "absorb_failing") return std::nullopt;
-    throw std::invalid_argument("step must be 'split', 'split_failing', 'absorb' or 'absorb_failing', not '" +
+    throw std::invalid_argument("step must be 'split', 'split_failing', 'cover_failing', 'absorb' or 'absorb_failing', not '" +
                                 step + "'");
 }
 
 /// Top-down specialization of published classes over the relation `build` makes (the checks
 /// of Mondrian: k, distinct l, and (epsilon, delta)^k-dissimilarity when `dissimilarity`):
 /// `step` "split" splits every class (SpecializeTarget::Passing), "split_failing" only the
-/// failing ones (SpecializeTarget::Failing), "absorb" moves giant classes' rows instead
+/// failing ones (SpecializeTarget::Failing), "cover_failing" the failing ones above 2% of the
+/// rows by the covering split alone (SpecializeTarget::Covering), "absorb" moves giant classes' rows instead
 /// (absorb.hpp), "absorb_failing" failing giant classes' rows too (a best-effort table).
 py::dict specialize_with(const RelationBuilder& build, std::size_t n, std::vector<std::int32_t> classes,
                          const DoubleArray& quasi_identifiers,

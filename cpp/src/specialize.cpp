@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "proxanon/balanced_split.hpp"
+#include "proxanon/cover_split.hpp"
 #include "proxanon/interrupt.hpp"
 #include "proxanon/ordering.hpp"
 #include "proxanon/part_check.hpp"
@@ -521,18 +522,37 @@ public:
     }
 
     /// The balanced split (balanced_split.hpp) of failing class `rows` (record `top`), kept
-    /// where the failing target's invariants hold by this file's own check: every part has at
-    /// least k rows and is no riskier than `top`, their violating rows together are no more
-    /// than its, and their tuples are pairwise distinct and published by no other class (one
-    /// part may keep the class's own).
+    /// where the failing target's invariants hold (kept()).
     std::optional<Split> balanced(const std::vector<std::int32_t>& rows, const Part& top) {
-        const Publishable publishable = [&](const std::vector<std::int32_t>& set) {
+        const std::size_t cap = budget_ > check_.work() ? budget_ - check_.work() : 0;  // work_ may reach it
+        return kept(rows, top, balanced_parts(rows, qi_, nb_, params_.k, params_.delta, publishable(top), work_, cap));
+    }
+
+    /// The covering split (cover_split.hpp) of failing class `rows` (record `top`) into parts
+    /// of at most `most` rows, kept where the failing target's invariants hold (kept()).
+    std::optional<Split> covering(const std::vector<std::int32_t>& rows, const Part& top, std::size_t most) {
+        const std::size_t cap = budget_ > check_.work() ? budget_ - check_.work() : 0;  // work_ may reach it
+        const FreeKey free = [&](const Key& key) { return !taken(key); };
+        return kept(rows, top, covering_parts(rows, top.key, qi_, keys_, nb_, params_.k, params_.delta, most, free,
+                                              publishable(top), work_, cap));
+    }
+
+private:
+    /// Whether a set of rows of class `top` would publish a tuple of its own (or `top`'s).
+    Publishable publishable(const Part& top) {
+        return [this, &top](const std::vector<std::int32_t>& set) {
             const Part part = describe(set, 0, set.size(), false);
             return part.key == top.key || !taken(part.key);
         };
-        const std::size_t cap = budget_ > check_.work() ? budget_ - check_.work() : 0;  // work_ may reach it
-        std::vector<std::vector<std::int32_t>> parts = balanced_parts(rows, qi_, nb_, params_.k, params_.delta,
-                                                                      publishable, work_, cap);
+    }
+
+    /// The split of failing class `rows` (record `top`) into `parts`, kept where the failing
+    /// target's invariants hold by this file's own check: the parts are the class's rows, each
+    /// once; every part has at least k rows and is no riskier than `top`; their violating rows
+    /// together are no more than its; and their tuples are pairwise distinct and published by
+    /// no other class (one part may keep the class's own).
+    std::optional<Split> kept(const std::vector<std::int32_t>& rows, const Part& top,
+                              const std::vector<std::vector<std::int32_t>>& parts) {
         if (parts.empty()) return std::nullopt;
         // The parts are the class's rows, each once.
         std::unordered_set<std::int32_t> members(rows.begin(), rows.end()), seen;
@@ -563,7 +583,6 @@ public:
         return split;
     }
 
-private:
     const LossModel& qi_;
     const std::vector<std::vector<std::int32_t>>& keys_;
     const Neighbours& nb_;
@@ -590,7 +609,7 @@ SpecializeResult specialize(const LossModel& qi, const std::vector<std::vector<s
     if (node_keys.size() != qi.dimensions()) throw std::invalid_argument("node_keys needs one entry per quasi-identifier");
     // A part's largest D is exact only where it exceeds t(G) (PartChecker): where a class fails
     // by k and (epsilon, delta) alone, that bounds its risk; a class failing by l would not.
-    if (target == SpecializeTarget::Failing && (!params.dissimilarity || params.l > 1)) {
+    if (target != SpecializeTarget::Passing && (!params.dissimilarity || params.l > 1)) {
         throw std::invalid_argument("the failing target compares (epsilon, delta) risks: it needs epsilon and no l");
     }
     for (std::size_t i = 0; i < qi.dimensions(); ++i) {
@@ -612,7 +631,9 @@ SpecializeResult specialize(const LossModel& qi, const std::vector<std::vector<s
     std::vector<Part> wholes;
     for (const auto& rows : members) {
         if (rows.empty()) throw std::invalid_argument("class ids must be 0 .. classes-1, every one used");
-        wholes.push_back(specializer.describe(rows, 0, rows.size(), rows.size() >= 2 * params.k));
+        // Covering reads the violations of the classes above 2% of the rows only.
+        const bool checked = target == SpecializeTarget::Covering ? rows.size() * 50 > n : rows.size() >= 2 * params.k;
+        wholes.push_back(specializer.describe(rows, 0, rows.size(), checked));
         specializer.publish(wholes.back().key);
     }
 
@@ -643,6 +664,12 @@ SpecializeResult specialize(const LossModel& qi, const std::vector<std::vector<s
                         if (!split && pass == 0 && (!from_balanced || rows.size() * 50 > n) && !specializer.spent()) {
                             split = specializer.balanced(rows, whole);
                             balanced = split.has_value();
+                        }
+                    } else if (target == SpecializeTarget::Covering) {
+                        // A class of the table, failing, above 2% of its rows (issue 11's
+                        // bound): the covering split, into parts of at most 2%.
+                        if (pass == 0 && !made && whole.violations > 0 && rows.size() * 50 > n) {
+                            split = specializer.covering(rows, whole, n / 50);
                         }
                     } else if (target == SpecializeTarget::Passing || made) {
                         split = specializer.best(rows, whole, 0);

@@ -1,4 +1,5 @@
-// C++ unit tests of the balanced split (balanced_split.hpp), with no Python: run by ctest.
+// C++ unit tests of the balanced split (balanced_split.hpp) and the covering split
+// (cover_split.hpp), with no Python: run by ctest.
 // A failing class whose QIs and sensitive values are correlated (every cut along a QI leaves
 // a piece more crowded than the class) is split, and its parts are checked by brute force:
 // together the class's rows, each of at least k rows, no riskier than the class, and no row
@@ -11,6 +12,7 @@
 
 #include "proxanon/balanced_split.hpp"
 #include "proxanon/colouring.hpp"
+#include "proxanon/cover_split.hpp"
 #include "proxanon/distance.hpp"
 #include "proxanon/loss.hpp"
 #include "proxanon/neighbour_graph.hpp"
@@ -55,13 +57,13 @@ struct Correlated {
     }
 };
 
-/// The class of `rows` (every row of `data`) split, with the brute-force checks of this
-/// file's header; returns the parts.
-/// The parts balanced_parts proposes for the class of every row of `data`, its sensitive
-/// values `sa` (neighbours within `distance`).
+/// The parts that balanced_parts (or, with `most` > 0, covering_parts into parts of at most
+/// `most` rows, with `free` as the tuples no other class publishes) proposes for the class of
+/// every row of `data`, its sensitive values `sa` (neighbours within `distance`).
 std::vector<std::vector<std::int32_t>> propose(const Correlated& data, const std::vector<double>& sa,
                                                const Distance& distance, std::size_t k, double delta,
-                                               const Publishable& publishable) {
+                                               const Publishable& publishable, std::size_t most = 0,
+                                               const FreeKey& free = nullptr) {
     const ValueTable table = ValueTable::from_rows(sa.data(), data.n, 1);
     const NeighbourGraph graph = NeighbourGraph::build(table, distance, 1u << 26);
     std::vector<std::optional<Taxonomy>> taxonomies;
@@ -71,15 +73,27 @@ std::vector<std::vector<std::int32_t>> propose(const Correlated& data, const std
     std::vector<std::int32_t> rows(data.n);
     for (std::size_t r = 0; r < data.n; ++r) rows[r] = static_cast<std::int32_t>(r);
     std::size_t work = 0;
-    return balanced_parts(rows, qi, Neighbours(table, graph), k, delta, publishable, work);
+    if (most == 0) return balanced_parts(rows, qi, Neighbours(table, graph), k, delta, publishable, work);
+    // The class's tuple: the root (node 14) of the taxonomy column, the numeric column's range.
+    double lo = data.qi[1], hi = data.qi[1];
+    for (std::size_t r = 0; r < data.n; ++r) {
+        lo = std::min(lo, data.qi[2 * r + 1]);
+        hi = std::max(hi, data.qi[2 * r + 1]);
+    }
+    const Key key{14.0, 14.0, lo, hi};
+    std::vector<std::vector<std::int32_t>> node_keys(2);
+    for (std::int32_t v = 0; v < 15; ++v) node_keys[0].push_back(v);
+    return covering_parts(rows, key, qi, node_keys, Neighbours(table, graph), k, delta, most, free, publishable,
+                          work);
 }
 
 std::vector<std::vector<std::int32_t>> split_and_check(const Correlated& data, std::size_t k, double delta,
-                                                       const Publishable& publishable) {
+                                                       const Publishable& publishable, std::size_t most = 0,
+                                                       const FreeKey& free = nullptr) {
     const std::size_t n = data.n;
     const std::vector<double>& sa = data.sa;
     const Distance distance{Metric::L1, {1.0}, 1.0 / 9.0};
-    const auto parts = propose(data, sa, distance, k, delta, publishable);
+    const auto parts = propose(data, sa, distance, k, delta, publishable, most, free);
     std::vector<std::int32_t> rows(n);
     for (std::size_t r = 0; r < n; ++r) rows[r] = static_cast<std::int32_t>(r);
 
@@ -166,12 +180,71 @@ void test_balanced_parts_decline_classes_too_small_or_too_varied() {
     CHECK(proposed_parts(data, copies + 1) == 0);
 }
 
+/// The leaf-range of the taxonomy column that a part's rows span.
+std::pair<double, double> span(const Correlated& data, const std::vector<std::int32_t>& part) {
+    double lo = 8.0, hi = -1.0;
+    for (const std::int32_t r : part) {
+        lo = std::min(lo, data.qi[2 * static_cast<std::size_t>(r)]);
+        hi = std::max(hi, data.qi[2 * static_cast<std::size_t>(r)]);
+    }
+    return {lo, hi};
+}
+
+void test_covering_parts_hold_at_most_most_rows() {
+    const Publishable any = [](const std::vector<std::int32_t>&) { return true; };
+    const FreeKey every = [](const Key&) { return true; };
+    // (At crowd 0.9 nearly every crowded row must stay in the class's own part, the only one
+    // that may mix rows of leaves 0-3 with lighter ones of leaves 4-7: no split is found.)
+    for (const double crowd : {0.6, 0.7}) {
+        for (const unsigned seed : {1u, 2u, 3u}) {
+            const Correlated data(1600, crowd, seed);
+            const auto parts = split_and_check(data, 5, 0.8, any, 400, every);
+            CHECK(parts.size() >= 4);  // the class does split, into parts of at most 400 rows
+            std::size_t spanning = 0;  // parts whose rows span the root: the class's own part
+            for (const auto& part : parts) {
+                const auto [lo, hi] = span(data, part);
+                if (lo < 4.0 && hi >= 4.0) {
+                    ++spanning;
+                } else {
+                    CHECK(part.size() <= 400);  // a candidate's part
+                }
+            }
+            CHECK(spanning <= 1);
+            // The same class is always split alike.
+            CHECK(split_and_check(data, 5, 0.8, any, 400, every) == parts);
+        }
+    }
+}
+
+void test_covering_parts_only_publish_free_tuples() {
+    const Correlated data(1600, 0.8, 2);
+    const Publishable any = [](const std::vector<std::int32_t>&) { return true; };
+    // No candidate's tuple is free: nothing is proposed.
+    const FreeKey none = [](const Key&) { return false; };
+    CHECK(split_and_check(data, 5, 0.8, any, 400, none).empty());
+    // Nodes 8-13 taken (only single leaves free): every part but the class's own lies under
+    // one leaf.
+    const FreeKey leaves = [](const Key& key) { return key[0] < 8.0; };
+    const auto parts = split_and_check(data, 5, 0.8, any, 400, leaves);
+    CHECK(parts.size() >= 2);
+    std::size_t spanning = 0;
+    for (const auto& part : parts) {
+        const auto [lo, hi] = span(data, part);
+        spanning += lo != hi;
+    }
+    CHECK(spanning <= 1);
+    // A class of at most `most` rows is not split.
+    CHECK(split_and_check(data, 5, 0.8, any, 1600, leaves).empty());
+}
+
 }  // namespace
 
 int main() {
     test_balanced_parts_are_no_riskier_than_their_class();
     test_pieces_that_cannot_publish_join_their_node();
     test_balanced_parts_decline_classes_too_small_or_too_varied();
-    if (failures == 0) std::puts("all C++ balanced split tests passed");
+    test_covering_parts_hold_at_most_most_rows();
+    test_covering_parts_only_publish_free_tuples();
+    if (failures == 0) std::puts("all C++ balanced and covering split tests passed");
     return failures == 0 ? 0 : 1;
 }

@@ -6,7 +6,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 #: What ``specialize`` does to the classes (specialize.hpp's SpecializeTarget, or absorb.hpp).
-SpecializeStep = Literal["split", "split_failing", "absorb", "absorb_failing"]
+SpecializeStep = Literal["split", "split_failing", "cover_failing", "absorb", "absorb_failing"]
 
 # One entry per row, value or edge: a 1-D integer array (a list converts too, slowly).
 _Ints = NDArray[np.integer[Any]] | list[int]

@@ -823,8 +823,9 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
         least k rows that publish finer tuples of their own and hold no more violating rows
         in all (the rows no table protects otherwise gather in a few giant classes publishing
         coarse tuples), then rows of giant classes, failing ones too, absorbed into classes
-        that cover them (``_absorb_classes``), audited again; the same table when nothing
-        changed."""
+        that cover them (``_absorb_classes``), then failing classes still above 2% of the
+        rows dealt into parts of at most 2% (the covering split), audited again; the same
+        table when nothing changed."""
         tic = time.perf_counter()
         sens, rel = published_sensitive(result.released)
         inputs = ((all_qi, taxonomies, node_keys) if result.released.size == n_all
@@ -836,11 +837,23 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
         absorbed = _absorb_classes(classes, result.columns, sens, rel, k, eps, dlt, None, inputs,
                                    True)
         seconds["absorb"] = seconds.get("absorb", 0.0) + time.perf_counter() - tic
-        if not splits and absorbed is None:
+        after = absorbed[0] if absorbed is not None else classes
+        covered = None
+        if np.bincount(after).max() * 50 > after.size:  # a class above 2% of the rows
+            tic = time.perf_counter()
+            cover, covers = run_specialize(after, sens, k, eps, dlt, rel, None, *inputs,
+                                           step="cover_failing")
+            seconds["specialize"] += time.perf_counter() - tic
+            covered = cover if covers else None
+        if not splits and absorbed is None and covered is None:
             return result
         merged = _carried(result.merged, result.classes, classes)  # absorbing keeps the ids
-        classes, summary = (absorbed if absorbed is not None
-                            else (classes, summarize_groups(result.columns, classes)))
+        if covered is not None:
+            merged = _carried(merged, after, covered)
+            classes, summary = covered, summarize_groups(result.columns, covered)
+        else:
+            classes, summary = (absorbed if absorbed is not None
+                                else (classes, summarize_groups(result.columns, classes)))
         tic = time.perf_counter()
         check = audit_classes(sens, rel, classes)
         seconds["audit"] = seconds.get("audit", 0.0) + time.perf_counter() - tic

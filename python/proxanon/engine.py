@@ -344,8 +344,11 @@ def run_specialize(classes: NDArray[np.int64], sens: NDArray[np.float64], k: int
     dense to hold as a graph. ``step="split_failing"`` (a table published as best effort):
     only failing classes are split, into parts of at least k rows that may fail but hold no
     more violating rows in all than the class (``SpecializeTarget::Failing``), and parts
-    that pass as above. ``step="absorb"``, instead of splitting: rows of classes above the
-    cap (the larger of 2k rows and 1/200 of the table) move into passing classes whose finer
+    that pass as above. ``step="cover_failing"`` (the same table after absorption): only
+    failing classes of more than 2% of the rows, by the covering split alone
+    (cpp/include/proxanon/cover_split.hpp), into parts of at most 2%, each no riskier than
+    its class. ``step="absorb"``, instead of splitting: rows of classes above the cap (the
+    larger of 2k rows and 1/200 of the table) move into passing classes whose finer
     tuples cover them (cpp/include/proxanon/absorb.hpp; every id kept), and the second
     number is the rows moved; ``step="absorb_failing"`` (a table published as best effort):
     failing classes above the cap give rows too, each staying within its risk (worst D over

@@ -95,6 +95,11 @@ public:
         return {first_[at(v)], last_[at(v)]};
     }
 
+    /// The leaves under `node`: the leaf-index range [first, last].
+    std::pair<std::int32_t, std::int32_t> leaf_range(std::int32_t node) const {
+        return {first_[at(node)], last_[at(node)]};
+    }
+
     /// |G.A| / |A|: leaves under the LCA of the leaf range [lo, hi] over all leaves.
     double cost(std::int32_t lo, std::int32_t hi) const {
         if (!range_cost_.empty() && at(lo) < leaves_ && at(hi) < leaves_) return range_cost_[at(lo) * leaves_ + at(hi)];

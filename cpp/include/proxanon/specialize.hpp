@@ -27,7 +27,9 @@
 // 2 kBalancedLeafK k rows), once no cut splits it, gets the balanced split of
 // balanced_split.hpp in the first pass, checked here against the same invariants (its parts
 // are tried like any other part, and balanced again only while they hold more than 2% of the
-// table's rows).
+// table's rows). After absorption (absorb.hpp), a failing class still above 2% of the rows
+// gets the covering split of cover_split.hpp (the Covering target, a call of its own: the
+// class's rows dealt into parts publishing tuples that overlap, checked here as above).
 //
 // One split of a class C (tuple T) along QI j: a taxonomy column is partitioned by the child
 // of T_j's node that holds each row's leaf, a numeric column is cut at its median (between
@@ -79,8 +81,10 @@ inline constexpr std::size_t kSpecializeWorkPerRow = std::size_t{1} << 15;
 /// Which classes specialize() splits: every class of at least 2k rows, each into passing
 /// parts and at most one remainder (Passing); or, for a table published as best effort, only
 /// its failing classes, into parts that may fail (Failing; see above: it needs the
-/// (epsilon, delta) check and no l, whose failures a part's risk does not measure).
-enum class SpecializeTarget { Passing, Failing };
+/// (epsilon, delta) check and no l, whose failures a part's risk does not measure); or only
+/// its failing classes of more than 2% of the rows, by the covering split of cover_split.hpp
+/// alone, into parts of at most 2% (Covering; after absorption, with the same needs).
+enum class SpecializeTarget { Passing, Failing, Covering };
 
 struct SpecializeResult {
     std::vector<std::int32_t> classes;  ///< class of each row, 0 .. classes-1, in split order
