@@ -16,11 +16,10 @@ namespace {
 
 /// Share of `most` the greedy deal gives a part, leaving the search room to trade rows.
 constexpr double kFill = 0.9;
-/// Steps of the search per row of the class, per round.
-constexpr std::size_t kStepsPerRow = 128;
 /// Rounds of the search: after each, parts that publish a tuple taken give their rows to T's.
 constexpr std::size_t kCoverRounds = 8;
 constexpr double kStartHeat = 2.0;
+constexpr std::size_t kHeatSteps = 64;
 constexpr double kLeastHeat = 0.05;
 /// Excess charged per row a part holds beyond `most` or short of k.
 constexpr double kSizePenalty = 10.0;
@@ -45,7 +44,17 @@ private:
 /// One column narrowed: rows whose leaf on `column` lies in [lo, hi], the leaves of a node.
 struct Narrowed {
     std::size_t column = 0;
-    std::int32_t lo = 0, hi = 0;
+    std::int32_t node = 0, lo = 0, hi = 0;
+};
+
+/// Whether a part's rows span a taxonomy node on one column (come from two of its children at
+/// least), as they must for the part to publish the node: its rows per child and the
+/// children holding any.
+struct Span {
+    std::size_t column = 0;
+    std::int32_t node = 0;
+    std::vector<std::int32_t> by_child;  ///< indexed by node id
+    std::int32_t spread = 0;
 };
 
 /// A part: T's own (no column narrowed, covering every row) or a candidate's (one or two
@@ -115,6 +124,7 @@ public:
                     narrowed[2 * j] = narrowed[2 * j + 1] = static_cast<double>(node_keys[j][node]);
                     Narrowed n;
                     n.column = j;
+                    n.node = nodes[c];
                     std::tie(n.lo, n.hi) = qi_.taxonomy(j)->leaf_range(nodes[c]);
                     cell.narrowed.push_back(n);
                 }
@@ -195,16 +205,49 @@ public:
         }
         counts_.clear();
         for (std::size_t p = 0; p < parts; ++p) counts_.push_back(mix_.counts(rows_of(p)));
+        // The nodes each part must span: its candidate's, or for T's part T's own (where not
+        // a leaf).
+        spans_.assign(parts, {});
+        for (std::size_t p = 0; p < parts; ++p) {
+            std::vector<std::pair<std::size_t, std::int32_t>> nodes;
+            if (p == 0) {
+                for (std::size_t j = 0; j < qi_.dimensions(); ++j) {
+                    const Taxonomy* tax = qi_.taxonomy(j);
+                    if (tax == nullptr) continue;
+                    std::int32_t lo = std::numeric_limits<std::int32_t>::max(), hi = -1;
+                    for (const std::int32_t r : rows_) {
+                        lo = std::min(lo, leaf(r, j));
+                        hi = std::max(hi, leaf(r, j));
+                    }
+                    if (lo != hi) nodes.emplace_back(j, tax->lca(lo, hi));
+                }
+            } else {
+                for (const Narrowed& n : cells_[p].narrowed) {
+                    if (n.lo != n.hi) nodes.emplace_back(n.column, n.node);
+                }
+            }
+            for (const auto& [j, node] : nodes) {
+                Span span;
+                span.column = j;
+                span.node = node;
+                span.by_child.assign(qi_.taxonomy(j)->nodes(), 0);
+                spans_[p].push_back(std::move(span));
+            }
+            for (const std::size_t i : members_[p]) spread(p, i, +1);
+        }
         cost_.assign(parts, 0.0);
         for (std::size_t p = 0; p < parts; ++p) cost_[p] = excess(p);
         for (std::size_t round = 0; round < kCoverRounds; ++round) {
-            const std::size_t steps = kStepsPerRow * rows_.size();
-            // The heat falls from kStartHeat to kLeastHeat over the first half of the steps.
-            const double cooling = std::pow(kLeastHeat / kStartHeat, 2.0 / static_cast<double>(steps));
+            // A round may spend half of the work left; the heat falls from kStartHeat to
+            // kLeastHeat over the first half of that (the work done is the search's clock).
+            const std::size_t start = work_, slice = (limit_ > work_ ? limit_ - work_ : 0) / 3;
             double heat = kStartHeat;
-            for (std::size_t step = 0; step < steps && exceeding() && !spent(); ++step) {
+            for (std::size_t step = 0; exceeding() && work_ - start < slice; ++step) {
+                if (step % kHeatSteps == 0) {  // the heat is set anew every kHeatSteps steps
+                    const double progress = std::min(1.0, 2.0 * static_cast<double>(work_ - start) / static_cast<double>(slice));
+                    heat = kStartHeat * std::pow(kLeastHeat / kStartHeat, progress);
+                }
                 try_step(heat);
-                heat = std::max(kLeastHeat, heat * cooling);
             }
             if (exceeding()) {
                 // T's part may hold another quarter of `most` rows, and the search goes on.
@@ -266,6 +309,7 @@ private:
         const std::int64_t most = p == 0 ? root_most_ : most_;
         double total = kSizePenalty * static_cast<double>(std::max<std::int64_t>(0, c.size - most) +
                                                           std::max<std::int64_t>(0, k_ - c.size));
+        for (const Span& span : spans_[p]) total += span.spread < 2 ? kSizePenalty : 0.0;  // a finer tuple
         const MixBounds bounds = mix_.bounds_of(c.size);
         for (std::size_t w = 0; w < mix_.values(); ++w) {
             if (c.x[w] == 0) continue;
@@ -280,8 +324,28 @@ private:
     }
 
     /// Moves row position i to part q (counts, members and slots).
+    /// The child of `node` (column j) that holds row position i's leaf.
+    std::int32_t child(std::size_t j, std::int32_t node, std::size_t i) const {
+        const Taxonomy* tax = qi_.taxonomy(j);
+        std::int32_t v = leaf(rows_[i], j);
+        while (tax->parent(v) != node) v = tax->parent(v);
+        return v;
+    }
+
+    /// Row position i leaves part p's spans (sign -1) or comes into them (+1).
+    void spread(std::size_t p, std::size_t i, std::int32_t sign) {
+        for (Span& span : spans_[p]) {
+            std::int32_t& held = span.by_child[static_cast<std::size_t>(child(span.column, span.node, i))];
+            span.spread += (held == 0 && sign > 0) - (held == 1 && sign < 0);
+            held += sign;
+            ++work_;
+        }
+    }
+
     void relocate(std::size_t i, std::size_t q) {
         const std::size_t p = part_of_[i], u = mix_.value_of(rows_[i]);
+        spread(p, i, -1);
+        spread(q, i, +1);
         mix_.move(counts_[p], u, -1);
         mix_.move(counts_[q], u, +1);
         work_ += 2 * mix_.degree(u);
@@ -297,7 +361,16 @@ private:
     /// One step of the search: a move of a random row to a random part covering it, or a
     /// trade with a row of that part that the row's part covers (half of the steps each).
     void try_step(double heat) {
-        const std::size_t i = random_.below(rows_.size());
+        // Half of the steps move a row of a part that exceeds.
+        std::size_t i = random_.below(rows_.size());
+        if (random_.next() & 1U) {
+            exceeding_.clear();
+            for (std::size_t p = 0; p < cost_.size(); ++p) {
+                if (cost_[p] > 0.0) exceeding_.push_back(p);
+            }
+            const std::vector<std::size_t>& from = members_[exceeding_[random_.below(exceeding_.size())]];
+            i = from[random_.below(from.size())];
+        }
         const std::size_t p = part_of_[i];
         const std::size_t q = random_.below(cells_.size());
         if (q == p || !covers(q, i)) return;
@@ -334,6 +407,8 @@ private:
     std::vector<std::size_t> slot_;              ///< per row position, its place in members_
     std::vector<MixCounts> counts_;
     std::vector<double> cost_;
+    std::vector<std::size_t> exceeding_;  ///< scratch of try_step()
+    std::vector<std::vector<Span>> spans_;  ///< per part, the nodes it must span
 };
 
 }  // namespace

@@ -77,6 +77,7 @@ public:
     }
 
     std::size_t leaves() const { return leaves_; }
+    std::size_t nodes() const { return parent_.size(); }
 
     std::int32_t lca(std::int32_t a, std::int32_t b) const {
         while (a != b) {
