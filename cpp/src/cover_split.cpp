@@ -89,12 +89,7 @@ public:
         for (std::size_t j = 0; j < qi_.dimensions(); ++j) {
             const Taxonomy* tax = qi_.taxonomy(j);
             if (tax == nullptr) continue;
-            std::int32_t lo = std::numeric_limits<std::int32_t>::max(), hi = -1;
-            for (const std::int32_t r : rows_) {
-                lo = std::min(lo, leaf(r, j));
-                hi = std::max(hi, leaf(r, j));
-            }
-            const std::int32_t top = tax->lca(lo, hi);
+            const std::int32_t top = class_node(j);
             columns.push_back(j);
             above.emplace_back(rows_.size());
             for (std::size_t i = 0; i < rows_.size(); ++i) {
@@ -214,12 +209,8 @@ public:
                 for (std::size_t j = 0; j < qi_.dimensions(); ++j) {
                     const Taxonomy* tax = qi_.taxonomy(j);
                     if (tax == nullptr) continue;
-                    std::int32_t lo = std::numeric_limits<std::int32_t>::max(), hi = -1;
-                    for (const std::int32_t r : rows_) {
-                        lo = std::min(lo, leaf(r, j));
-                        hi = std::max(hi, leaf(r, j));
-                    }
-                    if (lo != hi) nodes.emplace_back(j, tax->lca(lo, hi));
+                    const std::int32_t node = class_node(j);
+                    if (static_cast<std::size_t>(node) >= tax->leaves()) nodes.emplace_back(j, node);
                 }
             } else {
                 for (const Narrowed& n : cells_[p].narrowed) {
@@ -283,6 +274,16 @@ public:
 
 private:
     std::int32_t leaf(std::int32_t r, std::size_t j) const { return static_cast<std::int32_t>(qi_.row(r)[j]); }
+
+    /// The class's node on taxonomy column j (the LCA of its rows' leaves): T's there.
+    std::int32_t class_node(std::size_t j) const {
+        std::int32_t lo = std::numeric_limits<std::int32_t>::max(), hi = -1;
+        for (const std::int32_t r : rows_) {
+            lo = std::min(lo, leaf(r, j));
+            hi = std::max(hi, leaf(r, j));
+        }
+        return qi_.taxonomy(j)->lca(lo, hi);
+    }
 
     bool covers(std::size_t p, std::size_t i) const {
         const Cell& cell = cells_[p];
