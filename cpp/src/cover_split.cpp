@@ -229,7 +229,7 @@ public:
         cost_.assign(parts, 0.0);
         for (std::size_t p = 0; p < parts; ++p) cost_[p] = excess(p);
         for (std::size_t round = 0; round < kCoverRounds; ++round) {
-            // A round may spend half of the work left; the heat falls from kStartHeat to
+            // A round may spend a third of the work left; the heat falls from kStartHeat to
             // kLeastHeat over the first half of that (the work done is the search's clock).
             const std::size_t start = work_, slice = (limit_ > work_ ? limit_ - work_ : 0) / 3;
             double heat = kStartHeat;
@@ -362,6 +362,7 @@ private:
     /// One step of the search: a move of a random row to a random part covering it, or a
     /// trade with a row of that part that the row's part covers (half of the steps each).
     void try_step(double heat) {
+        ++work_;  // every step, even one that moves nothing, so that a round ends
         // Half of the steps move a row of a part that exceeds.
         std::size_t i = random_.below(rows_.size());
         if (random_.next() & 1U) {
