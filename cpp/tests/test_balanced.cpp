@@ -217,7 +217,7 @@ void test_covering_parts_hold_at_most_most_rows() {
 }
 
 void test_covering_parts_only_publish_free_tuples() {
-    const Correlated data(1600, 0.8, 2);
+    const Correlated data(1600, 0.6, 2);
     const Publishable any = [](const std::vector<std::int32_t>&) { return true; };
     // No candidate's tuple is free: nothing is proposed.
     const FreeKey none = [](const Key&) { return false; };
