@@ -258,6 +258,8 @@ public:
                 dissolved = true;
             }
             root_most_ = std::max(root_most_, static_cast<std::int64_t>(members_[0].size()));
+            cost_[0] = excess(0);  // at its new bound
+            if (dissolved && members_[0].size() == rows_.size()) return {};  // every candidate dissolved
             if (!dissolved) {
                 std::vector<std::vector<std::int32_t>> found;
                 for (std::size_t p = 0; p < parts; ++p) {
@@ -311,6 +313,7 @@ private:
         double total = kSizePenalty * static_cast<double>(std::max<std::int64_t>(0, c.size - most) +
                                                           std::max<std::int64_t>(0, k_ - c.size));
         for (const Span& span : spans_[p]) total += span.spread < 2 ? kSizePenalty : 0.0;  // a finer tuple
+        if (c.size == 1) total += kSizePenalty * mix_.tiny_excess(1);  // one row's risk is 1 (k = 1)
         const MixBounds bounds = mix_.bounds_of(c.size);
         for (std::size_t w = 0; w < mix_.values(); ++w) {
             if (c.x[w] == 0) continue;
@@ -324,7 +327,6 @@ private:
         return std::any_of(cost_.begin(), cost_.end(), [](double c) { return c > 0.0; });
     }
 
-    /// Moves row position i to part q (counts, members and slots).
     /// The child of `node` (column j) that holds row position i's leaf.
     std::int32_t child(std::size_t j, std::int32_t node, std::size_t i) const {
         const Taxonomy* tax = qi_.taxonomy(j);
@@ -343,6 +345,7 @@ private:
         }
     }
 
+    /// Moves row position i to part q (counts, spans, members and slots).
     void relocate(std::size_t i, std::size_t q) {
         const std::size_t p = part_of_[i], u = mix_.value_of(rows_[i]);
         spread(p, i, -1);

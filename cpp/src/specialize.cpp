@@ -529,7 +529,7 @@ public:
     }
 
     /// The covering split (cover_split.hpp) of failing class `rows` (record `top`) into parts
-    /// of at most `most` rows, kept where the failing target's invariants hold (kept()).
+    /// of at most `most` rows (but the one keeping its tuple), kept where the failing target's invariants hold (kept()).
     std::optional<Split> covering(const std::vector<std::int32_t>& rows, const Part& top, std::size_t most) {
         const std::size_t cap = budget_ > check_.work() ? budget_ - check_.work() : 0;  // work_ may reach it
         const FreeKey free = [&](const Key& key) { return !taken(key); };
@@ -667,7 +667,8 @@ SpecializeResult specialize(const LossModel& qi, const std::vector<std::vector<s
                         }
                     } else if (target == SpecializeTarget::Covering) {
                         // A class of the table, failing, above 2% of its rows (issue 11's
-                        // bound): the covering split, into parts of at most 2%.
+                        // bound): the covering split, into parts of at most 2% (but the
+                        // one keeping the class's tuple).
                         if (pass == 0 && !made && whole.violations > 0 && rows.size() * 50 > n) {
                             split = specializer.covering(rows, whole, n / 50);
                         }

@@ -824,7 +824,7 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
         in all (the rows no table protects otherwise gather in a few giant classes publishing
         coarse tuples), then rows of giant classes, failing ones too, absorbed into classes
         that cover them (``_absorb_classes``), then failing classes still above 2% of the
-        rows dealt into parts of at most 2% (the covering split), audited again; the same
+        rows dealt into parts of at most 2% but one (the covering split), audited again; the same
         table when nothing changed."""
         tic = time.perf_counter()
         sens, rel = published_sensitive(result.released)

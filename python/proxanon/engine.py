@@ -346,7 +346,8 @@ def run_specialize(classes: NDArray[np.int64], sens: NDArray[np.float64], k: int
     more violating rows in all than the class (``SpecializeTarget::Failing``), and parts
     that pass as above. ``step="cover_failing"`` (the same table after absorption): only
     failing classes of more than 2% of the rows, by the covering split alone
-    (cpp/include/proxanon/cover_split.hpp), into parts of at most 2%, each no riskier than
+    (cpp/include/proxanon/cover_split.hpp), into parts of at most 2% (but the one keeping the
+    class's tuple), each no riskier than
     its class. ``step="absorb"``, instead of splitting: rows of classes above the cap (the
     larger of 2k rows and 1/200 of the table) move into passing classes whose finer
     tuples cover them (cpp/include/proxanon/absorb.hpp; every id kept), and the second

@@ -123,7 +123,7 @@ public:
     /// Exactly: at least k rows, no value's D above risk(class) · (size - 1), no calm value's
     /// above t(set).
     bool fits(const MixCounts& c, std::int64_t k) const {
-        if (c.size < k) return false;
+        if (c.size < k || (c.size == 1 && worst_ < size_ - 1)) return false;  // one row's risk is 1
         const std::int64_t t = allowed_neighbours(static_cast<std::size_t>(c.size), delta_);
         for (std::size_t w = 0; w < values_; ++w) {
             if (c.x[w] == 0) continue;

@@ -37,7 +37,7 @@
 // `work_cap`), after which no split is proposed. Adult with the ARX taxonomies on the four
 // QIs, best effort at epsilon 0.1, delta 0.8: the class of 2,900 rows publishing "*" (53
 // distinct values) became parts of at most 751 rows (T's; the others at most 602, 2%),
-// "White, Never-married" (1,250) of at most 821 and "White" (2,001) of at most 1,242; the
+// "White, Never-married" (1,250) of at most 821 and "White" (2,001) of at most 1,233; the
 // table's largest class 9.6% -> 4.1% of the rows, in 0.07-0.09 s.
 #pragma once
 
@@ -64,7 +64,8 @@ inline constexpr std::size_t kCoverWorkPerRow = std::size_t{1} << 12;
 using FreeKey = std::function<bool(const Key&)>;
 
 /// The parts proposed for failing class `rows` (publishing `key`; row ids into `qi` and
-/// `neighbours`' table), each of at least k and at most `most` rows, together exactly `rows`,
+/// `neighbours`' table), each of at least k rows and all but the one keeping `key` of at most
+/// `most` (that one may hold more where the search needs it), together exactly `rows`,
 /// each no riskier than the class and making no calm row violate, each `publishable`; empty
 /// where none is found. `node_keys` names each taxonomy column's nodes by published label (as
 /// published_key.hpp reads them); `free` says whether a candidate's tuple is free. `work` is

@@ -83,7 +83,8 @@ inline constexpr std::size_t kSpecializeWorkPerRow = std::size_t{1} << 15;
 /// its failing classes, into parts that may fail (Failing; see above: it needs the
 /// (epsilon, delta) check and no l, whose failures a part's risk does not measure); or only
 /// its failing classes of more than 2% of the rows, by the covering split of cover_split.hpp
-/// alone, into parts of at most 2% (Covering; after absorption, with the same needs).
+/// alone, into parts of at most 2% but the one keeping the class's tuple (Covering; after
+/// absorption, with the same needs).
 enum class SpecializeTarget { Passing, Failing, Covering };
 
 struct SpecializeResult {
