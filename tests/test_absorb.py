@@ -117,7 +117,7 @@ def test_absorption_keeps_every_class_private_and_only_lowers_loss(case) -> None
         relation = resolve("l1", None, len(SA), len(frame))
         out = anonymize_module._absorb_classes(old, columns, sens, relation, k, epsilon, delta,
                                                None)
-        new = old if out is None else out[0]
+        new = old if out is None else out
         moved = old != new
         assert moved.any() == (out is not None)
         # Tuples stay distinct and each class keeps its own.

@@ -169,7 +169,7 @@ def test_the_floor_bounds_every_finished_table(case, sample: int, left_out: int,
                                             columns, sens, relation, k, epsilon, 0.5, None)
     absorbed = _absorb_classes(split, columns, sens, relation, k, epsilon, 0.5, None)
     if absorbed is not None:
-        summary = absorbed[1]
+        summary = summarize_groups(columns, absorbed)
     assert floor <= _cost(summary, n_all) + 1e-12
     assert floor >= left_out / n_all - 1e-12
 

@@ -282,7 +282,8 @@ def _mondrian_cut(columns: list[QIColumn], sens: NDArray[np.float64], qi: NDArra
     start, summary, _ = _specialize_classes(merged, np.ones(int(merged.max()) + 1, np.int64),
                                             columns, sens, relation, k, eps, dlt, ell, inputs)
     absorbed = _absorb_classes(start, columns, sens, relation, k, eps, dlt, ell, inputs)
-    groups, summary = absorbed if absorbed is not None else (start, summary)
+    groups, summary = ((absorbed, summarize_groups(columns, absorbed)) if absorbed is not None
+                       else (start, summary))
     return _Cut(replace(part, stats={**part.stats, "merge_rounds": rounds}), groups, summary,
                 start)
 
@@ -473,12 +474,12 @@ def _node_keys(columns: list[QIColumn]) -> list[NDArray[np.int32] | None]:
 def _absorb_classes(classes: NDArray[np.int64], columns: list[QIColumn],
                     sens: NDArray[np.float64], relation: Relation, k: int, eps: float | None,
                     dlt: float | None, ell: int | None, inputs: KeyInputs | None = None,
-                    failing: bool = False) -> tuple[NDArray[np.int64], GroupSummary] | None:
+                    failing: bool = False) -> NDArray[np.int64] | None:
     """The published classes with rows of giant classes (above the larger of 2k rows and
-    1/200 of the table) moved into passing classes whose finer tuples already cover them, and
-    their summary; None when no row moved. Every class keeps its id and its tuple, passing
-    classes keep passing, failing ones are not touched, the table's loss only falls, no
-    class grows past twice the cap and the largest class never grows
+    1/200 of the table) moved into passing classes whose finer tuples already cover them;
+    None when no row moved (the caller summarizes what it publishes). Every class keeps its
+    id and its tuple, passing classes keep passing, failing ones are not touched, the
+    table's loss only falls, no class grows past twice the cap and the largest class never grows
     (cpp/include/proxanon/absorb.hpp). With ``failing`` (a table published as best effort),
     failing giant classes give rows too, to passing classes or to failing ones, and no
     failing class becomes riskier than it was nor the table's violating rows more. One
@@ -488,9 +489,7 @@ def _absorb_classes(classes: NDArray[np.int64], columns: list[QIColumn],
     moved, count = run_specialize(classes, sens, k, eps, dlt, relation, ell,
                                   *(inputs or _published_key_inputs(columns)),
                                   step="absorb_failing" if failing else "absorb")
-    if count == 0:
-        return None
-    return moved, summarize_groups(columns, moved)
+    return moved if count else None
 
 
 def _interchangeable_rows(sens: NDArray[np.float64], relation: Relation) -> NDArray[np.int64]:
@@ -809,7 +808,7 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
         tic = time.perf_counter()
         absorbed = _absorb_classes(classes, columns, sens, rel, k, eps, dlt, None, inputs)
         if absorbed is not None:
-            classes, summary = absorbed
+            classes, summary = absorbed, summarize_groups(columns, absorbed)
         times["absorb"] = time.perf_counter() - tic
         tic = time.perf_counter()
         check = audit_classes(sens, rel, classes, used)
@@ -824,8 +823,8 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
         in all (the rows no table protects otherwise gather in a few giant classes publishing
         coarse tuples), then rows of giant classes, failing ones too, absorbed into classes
         that cover them (``_absorb_classes``), then failing classes still above 2% of the
-        rows dealt into parts of at most 2% but one (the covering split), audited again; the same
-        table when nothing changed."""
+        rows dealt into parts of at most 2% but one (the covering split), summarized and
+        audited again; the same table when nothing changed."""
         tic = time.perf_counter()
         sens, rel = published_sensitive(result.released)
         inputs = ((all_qi, taxonomies, node_keys) if result.released.size == n_all
@@ -837,7 +836,7 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
         absorbed = _absorb_classes(classes, result.columns, sens, rel, k, eps, dlt, None, inputs,
                                    True)
         seconds["absorb"] = seconds.get("absorb", 0.0) + time.perf_counter() - tic
-        after = absorbed[0] if absorbed is not None else classes
+        after = absorbed if absorbed is not None else classes
         covered = None
         if np.bincount(after).max() * 50 > after.size:  # a class above 2% of the rows
             tic = time.perf_counter()
@@ -850,10 +849,8 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
         merged = _carried(result.merged, result.classes, classes)  # absorbing keeps the ids
         if covered is not None:
             merged = _carried(merged, after, covered)
-            classes, summary = covered, summarize_groups(result.columns, covered)
-        else:
-            classes, summary = (absorbed if absorbed is not None
-                                else (classes, summarize_groups(result.columns, classes)))
+        classes = covered if covered is not None else after
+        summary = summarize_groups(result.columns, classes)  # once, for what is published
         tic = time.perf_counter()
         check = audit_classes(sens, rel, classes)
         seconds["audit"] = seconds.get("audit", 0.0) + time.perf_counter() - tic
