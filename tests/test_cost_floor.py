@@ -28,6 +28,8 @@ from proxanon.generalize import encode_qi, summarize_groups
 
 #: The module (``proxanon.anonymize`` as an attribute is the function of that name).
 anonymize_module = importlib.import_module("proxanon.anonymize")
+#: Where ``_cost_floor`` and its sampling bound live.
+published_module = importlib.import_module("proxanon._published")
 
 QI = ["age", "sex", "race"]
 SA = ["education", "income"]
@@ -158,12 +160,12 @@ def test_the_floor_bounds_every_finished_table(case, sample: int, left_out: int,
     n_all = len(frame) + left_out  # rows left out count as fully generalized
     columns = [encode_qi(frame, c, None) for c in QI]
     sens, relation = encode_sensitive(frame, SA, {}, "l1", None)
-    original = anonymize_module._FLOOR_CLASSES
-    anonymize_module._FLOOR_CLASSES = sample
+    original = published_module._FLOOR_CLASSES
+    published_module._FLOOR_CLASSES = sample
     try:
         floor = _cost_floor(columns, classes, k, n_all)
     finally:
-        anonymize_module._FLOOR_CLASSES = original
+        published_module._FLOOR_CLASSES = original
     assert floor <= _cost(summarize_groups(columns, classes), n_all) + 1e-12
     split, summary, _ = _specialize_classes(classes, np.ones(classes.max() + 1, np.int64),
                                             columns, sens, relation, k, epsilon, 0.5, None)

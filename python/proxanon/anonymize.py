@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -17,8 +17,9 @@ from proxanon import _core, _validate
 from proxanon._beside import Beside
 from proxanon._display import Summarized
 from proxanon._errors import GraphTooDenseError, InfeasibleError
+from proxanon._infeasible import epsilon_in_units, infeasible_text, rows_by_value
 from proxanon._progress import ProgressReporter
-from proxanon.advise import infeasibility_proof
+from proxanon._published import _better, _cost, _cost_floor, _Published
 from proxanon.audit import AuditReport, audit_owned, refuse_duplicate_columns
 from proxanon.distances import Relation, as_arguments, componentwise, resolve
 from proxanon.engine import (
@@ -34,7 +35,6 @@ from proxanon.engine import (
     checked_neighbours,
     checked_search_limit,
     early_proof,
-    infeasible_message,
     proven_before_repair,
     run_mondrian,
     run_session,
@@ -45,7 +45,6 @@ from proxanon.generalize import (
     GroupSummary,
     QIColumn,
     encode_qi,
-    format_number,
     load_hierarchies,
     summarize_groups,
 )
@@ -661,25 +660,6 @@ def anonymize(
                           method, ell, checked, sensitive_ranges, structure, threads)
 
 
-@dataclass(frozen=True)
-class _Published:
-    """One way of publishing the table: the engine's last partition, the classes an attacker
-    sees (rows sharing a published QI tuple) and the independent audit of those classes."""
-
-    part: Partition
-    released: NDArray[np.int64]   # input rows in the release, ascending
-    classes: NDArray[np.int64]    # published class per released row, 0 .. classes-1
-    columns: list[QIColumn]       # the QI columns of the released rows
-    summary: GroupSummary         # per class
-    merged: NDArray[np.int64]     # first-run groups per class (> 1: merged by their tuple)
-    rounds: int
-    swaps: int
-    initial_violations: int
-    seconds: dict[str, float]
-    check: AuditReport
-    plain: bool                   # the plain partition's path (the fallback)
-
-
 def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: int,
                eps: float, dlt: float, metric: Any, weights: Any,
                hierarchies: Mapping[str, Any] | None, on_infeasible: str, limit: int,
@@ -720,10 +700,10 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
         if on_infeasible != "raise":
             return None
         return early_proof(all_sens, k, eps, dlt, relation, any_partition=True,
-                           describe=_rows_by_value(data, sens_cols), threads=used)
+                           describe=rows_by_value(data, sens_cols), threads=used)
 
     def proven(proof: str) -> InfeasibleError:
-        units = _epsilon_in_units(data, sens_cols, relation, eps)
+        units = epsilon_in_units(data, sens_cols, relation, eps)
         return InfeasibleError(proven_before_repair(proof, k, eps, dlt, relation)
                                + ("\n" + units if units else ""))
 
@@ -1274,185 +1254,6 @@ _CUT_MERGE_ROUNDS = 8
 #: 1M census rows), more than the thread's start and XColor's stop cost (5-30 ms, which
 #: made proven verdicts on 30k-50k rows take 17-90 ms instead of 12-57 ms).
 _PROOF_BESIDE_ROWS = 1 << 18
-
-
-def _cost(summary: GroupSummary, n_all: int) -> float:
-    """The GCP of a published table over all ``n_all`` input rows, a suppressed row counting
-    as fully generalized (NCP 1 in every QI): the measure ``anonymize`` compares tables by.
-    It tracks the count-query error (bench/UTILITY.md) and needs no query workload."""
-    released = int(summary.sizes.sum())
-    return (summary.gcp() * released + (n_all - released)) / n_all
-
-
-#: Classes ``_cost_floor`` reads at most (every s-th class under 2k rows): at 3M census
-#: rows 1/16 of them, 20 ms instead of the 0.3 s of a summary of all.
-_FLOOR_CLASSES = 1 << 14
-
-
-def _cost_floor(columns: list[QIColumn], classes: NDArray[np.int64], k: int,
-                n_all: int) -> float:
-    """A lower bound of :func:`_cost` for every table that specialization and absorption
-    make of ``classes`` (a class per released row; ``columns`` over those rows). A class
-    under 2k rows is never split and gives no rows (absorption only adds rows at its own
-    tuple), so its rows keep their NCP; the bound sums it over every s-th such class, at
-    most ``_FLOOR_CLASSES`` of them."""
-    sizes = np.bincount(classes)
-    stride = -(-sizes.size // _FLOOR_CLASSES)
-    picked = sizes < 2 * k
-    picked[np.arange(sizes.size) % stride != 0] = False
-    rows = np.flatnonzero(picked[classes])
-    released = classes.size
-    share = 0.0
-    if rows.size:
-        dense = (np.cumsum(picked) - 1)[classes[rows]]
-        summary = summarize_groups(columns, dense, rows=rows)
-        share = float((summary.sizes[:, None] * summary.ncp).sum()) / (released * len(columns))
-    return (share * released + (n_all - released)) / n_all
-
-
-def _better(candidate: _Published, incumbent: _Published,
-            acceptable: Callable[[_Published], bool]) -> bool:
-    """Whether ``candidate`` publishes a better table: acceptable first, then fewer
-    violating rows, then fewer rows left out (ties keep the incumbent)."""
-    def rank(result: _Published) -> tuple[bool, int, int]:
-        return (not acceptable(result), len(result.check.violating_rows),
-                -result.released.size)
-    return rank(candidate) < rank(incumbent)
-
-
-#: Merged classes an infeasibility message names.
-_CLASSES_SHOWN = 5
-
-
-def infeasible_text(data: pd.DataFrame, sens_cols: list[str], result: _Published,
-                    all_sens: NDArray[np.float64], relation: Relation, k: int, eps: float,
-                    dlt: float, threads: int = 1) -> str:
-    """Why no table could be published: a one-line summary, the proof when there is one (in
-    the table's own values), the classes that merging formed, then the engine's numbers."""
-    check = result.check
-    lines = [
-        f"no table satisfying (epsilon={eps:g}, delta={dlt:g})^k-dissimilarity with k={k} "
-        f"was found: {len(check.violating_rows):,} row(s) violate in "
-        f"{len(check.violating_groups):,} of {check.n_groups:,} published class(es)"
-        + (f" and {check.small_groups.size:,} class(es) have fewer than k rows"
-           if check.small_groups.size else "")
-        + (" (the plain partition's groups, tried when the QI-aware ones failed)"
-           if result.plain else "") + "."
-    ]
-    published = data.iloc[result.released]
-    proof = _proof(published, sens_cols, all_sens[result.released], relation, k, eps, dlt,
-                   threads)
-    if proof:
-        lines.append(f"Proof: {proof}.")
-    units = _epsilon_in_units(published, sens_cols, relation, eps)
-    if units:
-        lines.append(units)
-    merged = _merged_classes_text(published, result)
-    if merged:
-        lines.append(merged)
-    lines.append("Engine: " + infeasible_message(result.part.stats))
-    return "\n".join(lines)
-
-
-def _proof(published: pd.DataFrame, sens_cols: list[str], sens: NDArray[np.float64],
-           relation: Relation, k: int, eps: float, dlt: float, threads: int) -> str | None:
-    """The clique argument of :func:`proxanon.advise` for the engine's n // k groups, its
-    rows described by their values."""
-    if relation.kind != "builtin" or not relation.is_metric:
-        return None  # the clique proof needs the triangle inequality of a known metric
-    try:
-        return infeasibility_proof(sens, relation, k, eps, dlt, any_partition=False,
-                                   describe=_rows_by_value(published, sens_cols),
-                                   threads=threads)
-    except ValueError:  # e.g. an epsilon/2 graph too dense to build: no proof to offer
-        return None
-
-
-def _rows_by_value(published: pd.DataFrame, sens_cols: list[str],
-                   ) -> Callable[[NDArray[np.int64]], str]:
-    """Names a proof's rows (of ``published``: a clique, or the one row of the degree bound)
-    by the range of each sensitive column over them, in the column's own units."""
-    def describe(rows: NDArray[np.int64]) -> str:
-        chosen = published.iloc[rows]
-        values = " and ".join(f"{c} {_value_range(chosen[c])}" for c in sens_cols)
-        return f"the row{'s' if len(rows) > 1 else ''} with {values}"
-    return describe
-
-
-def _epsilon_in_units(published: pd.DataFrame, sens_cols: list[str], relation: Relation,
-                      eps: float) -> str | None:
-    """What epsilon allows in each sensitive column alone, in the column's own units (the
-    engine compares columns scaled to [0, 1])."""
-    if relation.kind != "builtin" or relation.weights is None or relation.name not in (
-            "l1", "l2", "linf", "min_component"):
-        return None
-    parts = []
-    for column, weight in zip(sens_cols, relation.weights, strict=True):
-        if weight <= 0:
-            continue
-        scaled = eps / (np.sqrt(weight) if relation.name == "l2" else weight)
-        values = published[column]
-        if isinstance(values.dtype, pd.CategoricalDtype):
-            steps = len(values.dtype.categories) - 1
-            parts.append(f"{format_number(np.floor(scaled * steps + 1e-9))} categories "
-                         f"apart in {column}")
-        else:
-            span = float(values.max()) - float(values.min())
-            parts.append(f"{format_number(float(f'{scaled * span:.6g}'))} in {column}")
-    if not parts:
-        return None
-    return (f"Units: rows are neighbours when their {relation.label} distance over the columns "
-            f"scaled to [0, 1] is at most epsilon = {eps:g}, i.e. a difference of at most "
-            + ", or ".join(parts) + " with the other columns equal.")
-
-
-def _value_range(values: pd.Series) -> str:
-    """The values of a column among some rows, in the column's own terms."""
-    if isinstance(values.dtype, pd.CategoricalDtype) and values.dtype.ordered:
-        present = values.cat.codes.to_numpy()
-        lo, hi = values.dtype.categories[present.min()], values.dtype.categories[present.max()]
-        return f"{lo!s}" if lo == hi else f"{lo!s} to {hi!s}"
-    if pd.api.types.is_numeric_dtype(values.dtype) and not pd.api.types.is_bool_dtype(
-            values.dtype):
-        lo, hi = float(values.min()), float(values.max())
-        return format_number(lo) if lo == hi else f"{format_number(lo)} to {format_number(hi)}"
-    distinct = [str(v) for v in pd.unique(values.astype(object).to_numpy())]
-    shown = ", ".join(distinct[:3]) + (f" and {len(distinct) - 3} more" if len(distinct) > 3
-                                       else "")
-    return distinct[0] if len(distinct) == 1 else f"in {{{shown}}}"
-
-
-def _merged_classes_text(published: pd.DataFrame, result: _Published) -> str | None:
-    """The failing classes that merging formed; forced ones (rows with identical QIs, which
-    publish one tuple however they are grouped) first."""
-    check = result.check
-    failing = np.union1d(check.violating_groups, check.small_groups)
-    failing = failing[result.merged[failing] > 1]
-    if failing.size == 0:
-        return None
-    summary = result.summary
-    forced: NDArray[np.bool_] = ~(summary.ncp[failing] != 0).any(axis=1)
-    order = np.lexsort((failing, -summary.sizes[failing], ~forced))[:_CLASSES_SHOWN]
-    names = [c.name for c in result.columns]
-    described = []
-    for i in order:
-        c = int(failing[i])
-        values = ", ".join(f"{name}={labels[c]}"
-                           for name, labels in zip(names, summary.labels, strict=True))
-        described.append(
-            f"({values}): {int(summary.sizes[c]):,} rows"
-            + (", forced: their quasi-identifiers are identical, so they publish one tuple "
-               "however they are grouped" if forced[i] else ""))
-    codes = pd.DataFrame({c.name: c.codes for c in result.columns})
-    combinations = int(codes.drop_duplicates().shape[0])
-    return (
-        f"The quasi-identifiers take {combinations:,} distinct combinations over "
-        f"{len(published):,} rows. "
-        f"Groups that publish the same quasi-identifier values are one class to an attacker; "
-        f"{failing.size:,} failing class(es) were formed that way ({int(forced.sum()):,} "
-        f"forced), e.g. " + "; ".join(described) + ". Forced classes are published apart "
-        "only if those rows' quasi-identifiers tell them apart (more detail, or another QI)."
-    )
 
 
 def _spread_equal_tuples(groups: NDArray[np.int64], columns: list[QIColumn],

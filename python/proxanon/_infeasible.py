@@ -1,0 +1,151 @@
+"""The text of an infeasible verdict (``InfeasibleError``): what failed, the proof when
+there is one, what epsilon allows in each column's own units, and the classes that merging
+formed."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from proxanon._published import _Published
+from proxanon.advise import infeasibility_proof
+from proxanon.distances import Relation
+from proxanon.engine import infeasible_message
+from proxanon.generalize import format_number
+
+#: Merged classes an infeasibility message names.
+_CLASSES_SHOWN = 5
+
+
+def infeasible_text(data: pd.DataFrame, sens_cols: list[str], result: _Published,
+                    all_sens: NDArray[np.float64], relation: Relation, k: int, eps: float,
+                    dlt: float, threads: int = 1) -> str:
+    """Why no table could be published: a one-line summary, the proof when there is one (in
+    the table's own values), the classes that merging formed, then the engine's numbers."""
+    check = result.check
+    lines = [
+        f"no table satisfying (epsilon={eps:g}, delta={dlt:g})^k-dissimilarity with k={k} "
+        f"was found: {len(check.violating_rows):,} row(s) violate in "
+        f"{len(check.violating_groups):,} of {check.n_groups:,} published class(es)"
+        + (f" and {check.small_groups.size:,} class(es) have fewer than k rows"
+           if check.small_groups.size else "")
+        + (" (the plain partition's groups, tried when the QI-aware ones failed)"
+           if result.plain else "") + "."
+    ]
+    published = data.iloc[result.released]
+    proof = _proof(published, sens_cols, all_sens[result.released], relation, k, eps, dlt,
+                   threads)
+    if proof:
+        lines.append(f"Proof: {proof}.")
+    units = epsilon_in_units(published, sens_cols, relation, eps)
+    if units:
+        lines.append(units)
+    merged = _merged_classes_text(published, result)
+    if merged:
+        lines.append(merged)
+    lines.append("Engine: " + infeasible_message(result.part.stats))
+    return "\n".join(lines)
+
+
+def _proof(published: pd.DataFrame, sens_cols: list[str], sens: NDArray[np.float64],
+           relation: Relation, k: int, eps: float, dlt: float, threads: int) -> str | None:
+    """The clique argument of :func:`proxanon.advise` for the engine's n // k groups, its
+    rows described by their values."""
+    if relation.kind != "builtin" or not relation.is_metric:
+        return None  # the clique proof needs the triangle inequality of a known metric
+    try:
+        return infeasibility_proof(sens, relation, k, eps, dlt, any_partition=False,
+                                   describe=rows_by_value(published, sens_cols),
+                                   threads=threads)
+    except ValueError:  # e.g. an epsilon/2 graph too dense to build: no proof to offer
+        return None
+
+
+def rows_by_value(published: pd.DataFrame, sens_cols: list[str],
+                   ) -> Callable[[NDArray[np.int64]], str]:
+    """Names a proof's rows (of ``published``: a clique, or the one row of the degree bound)
+    by the range of each sensitive column over them, in the column's own units."""
+    def describe(rows: NDArray[np.int64]) -> str:
+        chosen = published.iloc[rows]
+        values = " and ".join(f"{c} {_value_range(chosen[c])}" for c in sens_cols)
+        return f"the row{'s' if len(rows) > 1 else ''} with {values}"
+    return describe
+
+
+def epsilon_in_units(published: pd.DataFrame, sens_cols: list[str], relation: Relation,
+                      eps: float) -> str | None:
+    """What epsilon allows in each sensitive column alone, in the column's own units (the
+    engine compares columns scaled to [0, 1])."""
+    if relation.kind != "builtin" or relation.weights is None or relation.name not in (
+            "l1", "l2", "linf", "min_component"):
+        return None
+    parts = []
+    for column, weight in zip(sens_cols, relation.weights, strict=True):
+        if weight <= 0:
+            continue
+        scaled = eps / (np.sqrt(weight) if relation.name == "l2" else weight)
+        values = published[column]
+        if isinstance(values.dtype, pd.CategoricalDtype):
+            steps = len(values.dtype.categories) - 1
+            parts.append(f"{format_number(np.floor(scaled * steps + 1e-9))} categories "
+                         f"apart in {column}")
+        else:
+            span = float(values.max()) - float(values.min())
+            parts.append(f"{format_number(float(f'{scaled * span:.6g}'))} in {column}")
+    if not parts:
+        return None
+    return (f"Units: rows are neighbours when their {relation.label} distance over the columns "
+            f"scaled to [0, 1] is at most epsilon = {eps:g}, i.e. a difference of at most "
+            + ", or ".join(parts) + " with the other columns equal.")
+
+
+def _value_range(values: pd.Series) -> str:
+    """The values of a column among some rows, in the column's own terms."""
+    if isinstance(values.dtype, pd.CategoricalDtype) and values.dtype.ordered:
+        present = values.cat.codes.to_numpy()
+        lo, hi = values.dtype.categories[present.min()], values.dtype.categories[present.max()]
+        return f"{lo!s}" if lo == hi else f"{lo!s} to {hi!s}"
+    if pd.api.types.is_numeric_dtype(values.dtype) and not pd.api.types.is_bool_dtype(
+            values.dtype):
+        lo, hi = float(values.min()), float(values.max())
+        return format_number(lo) if lo == hi else f"{format_number(lo)} to {format_number(hi)}"
+    distinct = [str(v) for v in pd.unique(values.astype(object).to_numpy())]
+    shown = ", ".join(distinct[:3]) + (f" and {len(distinct) - 3} more" if len(distinct) > 3
+                                       else "")
+    return distinct[0] if len(distinct) == 1 else f"in {{{shown}}}"
+
+
+def _merged_classes_text(published: pd.DataFrame, result: _Published) -> str | None:
+    """The failing classes that merging formed; forced ones (rows with identical QIs, which
+    publish one tuple however they are grouped) first."""
+    check = result.check
+    failing = np.union1d(check.violating_groups, check.small_groups)
+    failing = failing[result.merged[failing] > 1]
+    if failing.size == 0:
+        return None
+    summary = result.summary
+    forced: NDArray[np.bool_] = ~(summary.ncp[failing] != 0).any(axis=1)
+    order = np.lexsort((failing, -summary.sizes[failing], ~forced))[:_CLASSES_SHOWN]
+    names = [c.name for c in result.columns]
+    described = []
+    for i in order:
+        c = int(failing[i])
+        values = ", ".join(f"{name}={labels[c]}"
+                           for name, labels in zip(names, summary.labels, strict=True))
+        described.append(
+            f"({values}): {int(summary.sizes[c]):,} rows"
+            + (", forced: their quasi-identifiers are identical, so they publish one tuple "
+               "however they are grouped" if forced[i] else ""))
+    codes = pd.DataFrame({c.name: c.codes for c in result.columns})
+    combinations = int(codes.drop_duplicates().shape[0])
+    return (
+        f"The quasi-identifiers take {combinations:,} distinct combinations over "
+        f"{len(published):,} rows. "
+        f"Groups that publish the same quasi-identifier values are one class to an attacker; "
+        f"{failing.size:,} failing class(es) were formed that way ({int(forced.sum()):,} "
+        f"forced), e.g. " + "; ".join(described) + ". Forced classes are published apart "
+        "only if those rows' quasi-identifiers tell them apart (more detail, or another QI)."
+    )
