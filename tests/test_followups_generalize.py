@@ -62,3 +62,36 @@ def test_complex_qi_column_is_refused_not_truncated():
     table = pd.DataFrame({"q": np.array([1 + 1j, 1 + 2j, 0, 3] * 3), "s": np.linspace(0, 1, 12)})
     with pytest.raises(ValueError, match=r"quasi-identifier column 'q' holds complex numbers"):
         anonymize(table, quasi_identifiers=["q"], sensitive=["s"], k=3, epsilon=.05, delta=.5)
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.uint64, "Int64"])
+def test_integer_qi_beyond_two_to_the_53_is_refused_by_column_and_row(dtype) -> None:
+    """Its float64 codes would merge 2^53 + 1 with 2^53 and publish numbers not in the data."""
+    frame = pd.DataFrame({"id": pd.array([5, 2**53 + 1, 7, 9], dtype=dtype),
+                          "s": [0.0, 1.0, 0.0, 1.0]})
+    with pytest.raises(ValueError,
+                       match=r"'id' holds integers beyond 2\^53.*9007199254740993 at row 1"):
+        anonymize(frame, quasi_identifiers=["id"], sensitive=["s"], k=2, epsilon=0.1, delta=1.0)
+    frame["id"] = pd.array([5, 2**53, 7, -(2**53)] if dtype != np.uint64 else [5, 2**53, 7, 9],
+                           dtype=dtype)  # 2^53 is exact: accepted
+    result = anonymize(frame, quasi_identifiers=["id"], sensitive=["s"], k=2, epsilon=0.1,
+                       delta=1.0)
+    assert str(2**53) in " ".join(result.table["id"].astype(str))
+
+
+@pytest.mark.parametrize("unit", ["s", "ms", "us"])
+def test_date_qi_outside_nanosecond_instants_is_refused_not_wrapped(unit: str) -> None:
+    """1500-01-01 as a nanosecond instant wraps around to 2084: refused, naming column and
+    row; dates within the range in the same unit are published as they are."""
+    dates = np.array(["2000-01-01", "1500-06-01", "2000-01-02", "2000-01-03"],
+                     dtype=f"datetime64[{unit}]")
+    frame = pd.DataFrame({"when": np.repeat(dates, 2), "s": [0.0, 1.0] * 4})
+    with pytest.raises(ValueError, match=r"'when' holds a date outside .*1500-06-01.* at row 2"):
+        anonymize(frame, quasi_identifiers=["when"], sensitive=["s"], k=2, epsilon=0.1,
+                  delta=1.0)
+    frame["when"] = np.repeat(np.array(["1700-01-01", "1800-06-01", "2000-01-01",
+                                        "2262-04-01"], dtype=f"datetime64[{unit}]"), 2)
+    result = anonymize(frame, quasi_identifiers=["when"], sensitive=["s"], k=2, epsilon=0.1,
+                       delta=1.0)
+    assert result.table["when"].tolist() == ["1700-01-01"] * 2 + ["1800-06-01"] * 2 + [
+        "2000-01-01"] * 2 + ["2262-04-01"] * 2

@@ -206,3 +206,34 @@ def test_real_values_name_the_role_column_and_row():
         real_values(pd.Series([1, 2, None], dtype="Int64"), "zip", "quasi-identifier")
     np.testing.assert_array_equal(real_values(pd.Series([3, 1], dtype="Int64"), "zip", "q"),
                                   [3.0, 1.0])
+
+
+@settings(max_examples=60, deadline=None)
+@given(base=st.sampled_from([0, 2**53, 10**17, 2**62, -(2**63)]),
+       offsets=st.lists(st.integers(0, 2**40), min_size=2, max_size=12),
+       unsigned=st.booleans())
+def test_integers_beyond_two_to_the_53_scale_exactly(base: int, offsets: list[int],
+                                                     unsigned: bool) -> None:
+    """Integers scale by their exact differences, not by their float64 roundings (1e17 + 10
+    and 1e17 + 16 are one float): the reference is rational arithmetic on the integers."""
+    if unsigned:  # the same spread of bases, moved onto [0, 2^64)
+        base += 2**63
+    values = [base + x for x in offsets]
+    dtype = np.uint64 if unsigned else np.int64
+    got = scale_column(pd.Series(np.array(values, dtype=dtype)), "s")
+    lo, hi = min(values), max(values)
+    want = [0.0 if hi == lo else float(Fraction(v - lo, hi - lo)) for v in values]
+    assert np.allclose(got, want, rtol=0, atol=1e-15)
+    masked = pd.array(values, dtype="UInt64" if unsigned else "Int64")
+    nullable = scale_column(pd.Series(masked), "s")
+    assert np.array_equal(nullable, got)
+
+
+def test_an_audit_over_integers_beyond_two_to_the_53_counts_their_true_gaps() -> None:
+    """10^17 + 0, 10, 20, 30 are a third of their range apart: no two are neighbours at
+    epsilon 0.2 (float64 would put 10^17 + 10 and + 20 at 10^17 + 8 and + 16)."""
+    frame = pd.DataFrame({"q": [1] * 4 + [2] * 4,
+                          "s": np.array([10**17 + i for i in [0, 10, 20, 30] * 2], np.int64)})
+    report = proxanon.audit(frame, quasi_identifiers=["q"], sensitive=["s"], k=4,
+                            epsilon=0.2, delta=1.0)
+    assert report.satisfied and report.max_risk == 0.0

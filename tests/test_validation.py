@@ -100,3 +100,32 @@ def test_integer_list_and_strided_inputs_are_read_as_their_float_values():
     assert not strided.flags.c_contiguous
     for form in (values, np.array(values, dtype=np.int64), np.asfortranarray(floats), strided):
         np.testing.assert_array_equal(call(sensitive=form, epsilon=1.0).groups, expected.groups)
+
+
+@pytest.mark.parametrize(("ranges", "error", "pattern"), [
+    ({"inc": (0,)}, TypeError, r"sensitive_ranges\['inc'\] must be a \(min, max\) pair"),
+    ({"inc": 5}, TypeError, r"sensitive_ranges\['inc'\] must be a \(min, max\) pair"),
+    ({"inc": {"lo": 0}}, TypeError, r"sensitive_ranges\['inc'\] must be a \(min, max\) pair"),
+    ({"inc": (0, 100, 200)}, TypeError, r"sensitive_ranges\['inc'\] must be a \(min, max\)"),
+    ({"inc": ("a", "b")}, TypeError, r"sensitive_ranges\['inc'\] min must be a number"),
+    ([(0, 100)], TypeError, r"sensitive_ranges must be a mapping"),
+    ({"zzz": (0, 100)}, ValueError, r"names 'zzz', which is not a sensitive column"),
+    ({"inc": (0, np.inf)}, ValueError, r"sensitive_ranges\['inc'\] must be finite"),
+    ({"inc": (np.nan, 100)}, ValueError, r"sensitive_ranges\['inc'\] must be finite"),
+    ({"inc": (100, 0)}, ValueError, r"its min is above its max"),
+])
+def test_malformed_sensitive_ranges_are_refused_by_parameter_and_column(ranges, error,
+                                                                        pattern) -> None:
+    import pandas as pd
+
+    from proxanon import anonymize
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"age": rng.integers(20, 60, 60), "sex": rng.integers(0, 2, 60),
+                          "inc": rng.uniform(30, 70, 60)})
+    with pytest.raises(error, match=pattern):
+        anonymize(frame, quasi_identifiers=["age", "sex"], sensitive=["inc"], k=3,
+                  epsilon=0.05, delta=0.5, sensitive_ranges=ranges)
+    given = anonymize(frame, quasi_identifiers=["age", "sex"], sensitive=["inc"], k=3,
+                      epsilon=0.05, delta=0.5, sensitive_ranges={"inc": np.array([0, 100])})
+    assert given.report.n == 60

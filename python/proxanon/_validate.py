@@ -11,6 +11,7 @@ import datetime
 import math
 import numbers
 import os
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -177,6 +178,33 @@ def real(value: Any, name: str) -> float:
         return float(value)
     except OverflowError:
         raise ValueError(f"{name} is too large for a float64, got {value!r}") from None
+
+
+def ranges(value: Any, columns: Sequence[str],
+           name: str = "sensitive_ranges") -> dict[str, tuple[float, float]] | None:
+    """``sensitive_ranges``: None, or a mapping from sensitive columns to finite
+    ``(min, max)`` pairs with min <= max, as floats."""
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{name} must be a mapping from sensitive column to (min, max), got "
+                        f"{type(value).__name__}")
+    out: dict[str, tuple[float, float]] = {}
+    for column, pair in value.items():
+        if column not in columns:
+            raise ValueError(f"{name} names {column!r}, which is not a sensitive column "
+                             f"(they are {list(columns)})")
+        where = f"{name}[{column!r}]"
+        if (isinstance(pair, (str, bytes, Mapping)) or not isinstance(pair, (Sequence, np.ndarray))
+                or len(pair) != 2):
+            raise TypeError(f"{where} must be a (min, max) pair of numbers, got {pair!r}")
+        lo, hi = real(pair[0], f"{where} min"), real(pair[1], f"{where} max")
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            raise ValueError(f"{where} must be finite, got ({lo}, {hi})")
+        if lo > hi:
+            raise ValueError(f"{where} is ({lo}, {hi}): its min is above its max; give (min, max)")
+        out[column] = (lo, hi)
+    return out
 
 
 def privacy(k: Any, epsilon: Any, delta: Any, n: int) -> tuple[int, float, float]:

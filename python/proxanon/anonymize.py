@@ -645,6 +645,7 @@ def anonymize(
     budget = suppression_budget(max_suppression, on_infeasible)
     structure = _validate.choice(neighbours, "neighbours", NEIGHBOURS)
     threads = _validate.threads(n_threads)
+    sensitive_ranges = _validate.ranges(sensitive_ranges, sens_cols)
     if method == "mondrian" and structure != "auto":
         raise ValueError("neighbours applies to method='xcolor' only (Mondrian's checks hold "
                          "no neighbour structure); leave it at 'auto'")

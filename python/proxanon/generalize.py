@@ -111,15 +111,58 @@ def encode_qi(frame: pd.DataFrame, column: str, hierarchy: Hierarchy | None) -> 
     if hierarchy is None and pd.api.types.is_datetime64_any_dtype(series.dtype):
         timezone = getattr(series.dtype, "tz", None)
         utc = series.dt.tz_convert("UTC").dt.tz_localize(None) if timezone else series
+        _check_nanosecond_range(utc, column)
         instants = utc.to_numpy(dtype="datetime64[ns]").view(np.int64)
         return QIColumn(column, instants.astype(np.float64), None, instants, timezone)
     if hierarchy is None and numeric:
+        if pd.api.types.is_integer_dtype(series.dtype):
+            _check_exact_integers(series, column)
         return QIColumn(column, real_values(series, column, "quasi-identifier"), None)
     values = series.astype(object) if isinstance(series.dtype, pd.CategoricalDtype) else series
     if hierarchy is None:
         hierarchy = Hierarchy.flat(values.to_numpy())
     codes = hierarchy.leaf_index(values.to_numpy(), column=column).astype(np.float64)
     return QIColumn(column, codes, hierarchy)
+
+
+#: Integers a float64 holds exactly: QI codes are float64.
+_EXACT_INTEGERS = 2**53
+
+
+def _check_exact_integers(series: pd.Series, column: str) -> None:
+    """Refuses an integer QI column with a value beyond 2^53 in magnitude: its float64 code
+    would merge it with its neighbours, and the published bounds would be numbers that are
+    not in the data."""
+    values = series.to_numpy(dtype=np.uint64 if pd.api.types.is_unsigned_integer_dtype(series.dtype)
+                             else np.int64)
+    beyond = values > _EXACT_INTEGERS
+    if values.dtype == np.int64:
+        beyond |= values < -_EXACT_INTEGERS
+    if beyond.any():
+        row = int(np.argmax(beyond))
+        raise ValueError(
+            f"quasi-identifier column {column!r} holds integers beyond 2^53 in magnitude "
+            f"({int(values[row])} at row {row}), which its float64 codes cannot hold exactly: "
+            "publish it as text (.astype(str), one category per value) or coarsen it "
+            "(e.g. // 1000) first"
+        )
+
+
+def _check_nanosecond_range(times: pd.Series, column: str) -> None:
+    """Refuses a date QI column outside 1677-09-21 .. 2262-04-11 (to the second): QI dates
+    are published as nanosecond instants, which hold no date outside that range (they would
+    wrap around)."""
+    ticks = times.to_numpy().astype("datetime64[s]")
+    outside = ((ticks < np.datetime64("1677-09-21T00:12:44"))
+               | (ticks > np.datetime64("2262-04-11T23:47:16")))
+    if outside.any():
+        row = int(np.argmax(outside))
+        raise ValueError(
+            f"quasi-identifier column {column!r} holds a date outside 1677-09-21 00:12:44 .. "
+            f"2262-04-11 23:47:16 ({ticks[row]} at row {row}), beyond the nanosecond instants "
+            "QI dates are "
+            "published as: give it as years (numbers) or as text (one category per date)"
+        )
 
 
 def format_number(x: float) -> str:

@@ -57,6 +57,8 @@ def scale_column(series: pd.Series, name: str | None = None,
             "duration, or an ordered categorical (pd.Categorical(values, categories=[...], "
             f"ordered=True)){hint}"
         )
+    if bounds is None and pd.api.types.is_integer_dtype(dtype):
+        return _scale_integers(series, label)
     values = real_values(series, label, "sensitive")
     lo, hi = float(values.min()), float(values.max())
     if bounds is not None:
@@ -90,6 +92,25 @@ def real_values(series: pd.Series, label: str, role: str) -> NDArray[np.float64]
             "drop or impute those rows first"
         )
     return values
+
+
+def _scale_integers(series: pd.Series, label: str) -> NDArray[np.float64]:
+    """Min-max scaling of an integer column, exact in its integers: beyond 2^53, converting
+    the values to floats first would merge or move some (1e17 + 10 and 1e17 + 16 are one
+    float), and their differences with them."""
+    missing = series.isna().to_numpy()
+    if missing.any():
+        raise ValueError(
+            f"sensitive column {label!r} has a missing or non-finite value at row "
+            f"{int(np.argmax(missing))}; drop or impute those rows first"
+        )
+    unsigned = pd.api.types.is_unsigned_integer_dtype(series.dtype)
+    ticks = series.to_numpy(dtype=np.uint64 if unsigned else np.int64)
+    lo, hi = int(ticks.min()), int(ticks.max())
+    # As for dates: differences from the minimum, as unsigned integers, are exact.
+    offsets = ticks.astype(np.uint64) - np.uint64(lo % 2**64)
+    span = float(hi - lo)
+    return offsets.astype(np.float64) / span if span > 0 else np.zeros(len(ticks))
 
 
 def _scale_times(series: pd.Series, label: str) -> NDArray[np.float64]:
