@@ -392,6 +392,13 @@ def test_order_missing_a_level(run, sample_csv: Path) -> None:
     assert_usage_error(proc, "--order", "Doctorate")
 
 
+def test_order_repeating_a_level(run, sample_csv: Path) -> None:
+    repeated = EDUCATION_ORDER + ",Doctorate"
+    proc = run("anonymize", sample_csv.name, "-o", "out.csv", "--qi", "age,sex",
+               "--sensitive", "education", "--order", f"education={repeated}", *PRIVACY)
+    assert_usage_error(proc, "--order education", "'Doctorate' given more than once")
+
+
 @pytest.mark.parametrize(("content", "needle"), [
     (b"", "in.csv"),
     (b"a,b,c\n1,2,3\n1,2,3,4\n", "in.csv"),

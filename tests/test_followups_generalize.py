@@ -95,3 +95,21 @@ def test_date_qi_outside_nanosecond_instants_is_refused_not_wrapped(unit: str) -
                        delta=1.0)
     assert result.table["when"].tolist() == ["1700-01-01"] * 2 + ["1800-06-01"] * 2 + [
         "2000-01-01"] * 2 + ["2262-04-01"] * 2
+
+
+@pytest.mark.parametrize("values", [
+    pd.to_timedelta([1, 2, 3, 4], unit="h"),
+    pd.Series(pd.period_range("2020-01", periods=4, freq="M")),
+])
+def test_a_qi_of_values_proxanon_cannot_generalize_is_refused_by_column(values) -> None:
+    """Durations and periods are neither numbers, dates nor labels: named, with a fix."""
+    frame = pd.DataFrame({"t": values, "s": [0.0, 1.0, 0.0, 1.0]})
+    with pytest.raises(TypeError, match=r"quasi-identifier column 't' .*convert the column"):
+        anonymize(frame, quasi_identifiers=["t"], sensitive=["s"], k=2, epsilon=0.1, delta=1.0)
+
+
+def test_a_hierarchy_path_that_is_a_directory_is_refused_by_column(tmp_path) -> None:
+    frame = pd.DataFrame({"job": ["a", "b", "a", "b"], "s": [0.0, 1.0, 0.0, 1.0]})
+    with pytest.raises(ValueError, match=r"hierarchy file for column 'job' is a directory"):
+        anonymize(frame, quasi_identifiers=["job"], sensitive=["s"], k=2, epsilon=0.1,
+                  delta=1.0, hierarchies={"job": str(tmp_path)})

@@ -84,8 +84,9 @@ def load_hierarchies(hierarchies: Mapping[str, Any] | None, quasi_identifiers: l
         if isinstance(given, Hierarchy):
             loaded[column] = given
         elif isinstance(given, (str, os.PathLike)):
-            if not os.path.exists(given):
-                raise ValueError(f"hierarchy file for column {column!r} not found: {given}")
+            if not os.path.isfile(given):
+                problem = "is a directory, not a file" if os.path.isdir(given) else "not found"
+                raise ValueError(f"hierarchy file for column {column!r} {problem}: {given}")
             loaded[column] = Hierarchy.from_csv(given, sep=sep)
         else:
             raise TypeError(
@@ -119,9 +120,16 @@ def encode_qi(frame: pd.DataFrame, column: str, hierarchy: Hierarchy | None) -> 
             _check_exact_integers(series, column)
         return QIColumn(column, real_values(series, column, "quasi-identifier"), None)
     values = series.astype(object) if isinstance(series.dtype, pd.CategoricalDtype) else series
-    if hierarchy is None:
-        hierarchy = Hierarchy.flat(values.to_numpy())
-    codes = hierarchy.leaf_index(values.to_numpy(), column=column).astype(np.float64)
+    try:
+        if hierarchy is None:
+            hierarchy = Hierarchy.flat(values.to_numpy())
+        codes = hierarchy.leaf_index(values.to_numpy(), column=column).astype(np.float64)
+    except TypeError as exc:
+        raise TypeError(
+            f"quasi-identifier column {column!r} (dtype {series.dtype}) holds values that are "
+            f"not strings, numbers or dates ({exc}); convert the column first, e.g. durations "
+            "with .dt.total_seconds(), periods with .dt.start_time, other objects with "
+            ".astype(str)") from None
     return QIColumn(column, codes, hierarchy)
 
 

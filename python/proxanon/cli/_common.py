@@ -193,6 +193,10 @@ def _check_finite(numbers: pd.Series, column: str, text: pd.Series,
 def _ordered(series: pd.Series, column: str, spec: str, source: CsvTable | ParquetTable,
              rows: NDArray[np.int64]) -> pd.Series:
     levels = [level.strip() for level in spec.split(",")]
+    repeated = sorted({level for level in levels if levels.count(level) > 1})
+    if repeated:
+        raise UsageError(f"--order {column}: {', '.join(map(repr, repeated))} given more than "
+                         "once; list each value once, from low to high")
     text = series.astype(str).str.strip()
     unknown = ~text.isin(levels).to_numpy()
     if unknown.any():
