@@ -392,6 +392,32 @@ def test_order_missing_a_level(run, sample_csv: Path) -> None:
     assert_usage_error(proc, "--order", "Doctorate")
 
 
+def test_a_qi_number_a_class_leaves_whole_is_published_as_written(run, tmp_path: Path) -> None:
+    """02134 stays 02134 (not 2134) and 1.50 stays 1.50 where every row of the class writes it
+    so; where a class's rows write one number two ways, or hold several, the library's label."""
+    (tmp_path / "in.csv").write_text(
+        "zip,inc\n02134,1\n02134,5\n02134,9\n02139,2\n02139,6\n02140,10\n"
+        "1.50,3\n1.50,7\n1.50,11\n2.0,4\n2,8\n2.00,12\n")
+    proc = run("anonymize", "in.csv", "-o", "out.csv", "--qi", "zip", "--sensitive", "inc",
+               "--k", "3", "--epsilon", "0.1", "--delta", "0.5")
+    assert proc.returncode == 0, proc.stderr
+    given = pd.read_csv(tmp_path / "in.csv", dtype=str)
+    out = pd.read_csv(tmp_path / "out.csv", dtype=str)
+    assert out["inc"].tolist() == given["inc"].tolist()  # every row, in order
+    whole = 0
+    for _, rows in out.groupby("group").groups.items():
+        texts, published = given.loc[rows, "zip"], set(out.loc[rows, "zip"])
+        numbers = set(pd.to_numeric(texts))
+        if texts.nunique() == 1:
+            assert published == {texts.iloc[0]}  # as written
+            whole += 1
+        elif len(numbers) == 1:
+            assert published == {np.format_float_positional(numbers.pop(), trim="-")}
+        else:
+            assert len(published) == 1 and published.pop().startswith("[")
+    assert whole >= 1
+
+
 def test_order_repeating_a_level(run, sample_csv: Path) -> None:
     repeated = EDUCATION_ORDER + ",Doctorate"
     proc = run("anonymize", sample_csv.name, "-o", "out.csv", "--qi", "age,sex",
