@@ -168,8 +168,8 @@ def _check_nanosecond_range(times: pd.Series, column: str) -> None:
         raise ValueError(
             f"quasi-identifier column {column!r} holds a date outside 1677-09-21 00:12:44 .. "
             f"2262-04-11 23:47:16 ({ticks[row]} at row {row}), beyond the nanosecond instants "
-            "QI dates are "
-            "published as: give it as years (numbers) or as text (one category per date)"
+            "QI dates are published as: give it as years (numbers) or as text (one category "
+            "per date)"
         )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -105,9 +106,14 @@ def _scale_integers(series: pd.Series, label: str) -> NDArray[np.float64]:
             f"{int(np.argmax(missing))}; drop or impute those rows first"
         )
     unsigned = pd.api.types.is_unsigned_integer_dtype(series.dtype)
-    ticks = series.to_numpy(dtype=np.uint64 if unsigned else np.int64)
+    return _exact_min_max(series.to_numpy(dtype=np.uint64 if unsigned else np.int64))
+
+
+def _exact_min_max(ticks: NDArray[Any]) -> NDArray[np.float64]:
+    """``(x - min) / (max - min)`` of 64-bit integers, each difference exact before its one
+    rounding: as unsigned integers they lie in [0, 2**64) even when max - min exceeds the
+    int64 range (uint64 arithmetic wraps)."""
     lo, hi = int(ticks.min()), int(ticks.max())
-    # As for dates: differences from the minimum, as unsigned integers, are exact.
     offsets = ticks.astype(np.uint64) - np.uint64(lo % 2**64)
     span = float(hi - lo)
     return offsets.astype(np.float64) / span if span > 0 else np.zeros(len(ticks))
@@ -121,13 +127,7 @@ def _scale_times(series: pd.Series, label: str) -> NDArray[np.float64]:
             f"sensitive column {label!r} has a missing date or duration (NaT) at row "
             f"{int(np.argmax(missing))}; drop or impute those rows first"
         )
-    ticks = series.astype(np.int64).to_numpy()  # ticks of the column's unit (UTC if zoned)
-    lo, hi = int(ticks.min()), int(ticks.max())
-    # Differences from the minimum as unsigned ticks are exact even when max - min
-    # exceeds the int64 range (they lie in [0, 2**64), and uint64 arithmetic wraps).
-    offsets = ticks.astype(np.uint64) - np.uint64(lo % 2**64)
-    span = float(hi - lo)
-    return offsets.astype(np.float64) / span if span > 0 else np.zeros(len(ticks))
+    return _exact_min_max(series.astype(np.int64).to_numpy())  # the unit's ticks (UTC if zoned)
 
 
 def span_fraction(start: ArrayLike, stop: ArrayLike, lo: float, hi: float
