@@ -418,6 +418,32 @@ def test_a_qi_number_a_class_leaves_whole_is_published_as_written(run, tmp_path:
     assert whole >= 1
 
 
+def test_a_sensitive_column_of_dates_is_compared_as_dates(run, tmp_path: Path) -> None:
+    """ISO dates (or a column named in --dates) are a sensitive scale, like the library's
+    date columns; the output keeps the cells as written."""
+    text = ("q,d\n1,2020-01-01\n1,2020-06-01\n1,2021-01-01\n"
+            "2,2020-02-01\n2,2020-07-01\n2,2021-02-01\n")
+    (tmp_path / "in.csv").write_text(text)
+    for extra in ([], ["--dates", "d"]):
+        proc = run("anonymize", "in.csv", "-o", "out.csv", "--force", "--qi", "q",
+                   "--sensitive", "d", "--k", "3", "--epsilon", "0.1", "--delta", "0.5", *extra)
+        assert proc.returncode == 0, proc.stderr
+        out = pd.read_csv(tmp_path / "out.csv", dtype=str)
+        assert out["d"].tolist() == pd.read_csv(tmp_path / "in.csv", dtype=str)["d"].tolist()
+    proc = run("audit", "out.csv", "--qi", "q", "--sensitive", "d", "--k", "3",
+               "--epsilon", "0.1", "--delta", "0.5")
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+
+
+@pytest.mark.parametrize("mark", ["NaN", "nan", "NA", "null", "?"])
+def test_a_missing_value_mark_in_a_sensitive_column_is_named_as_missing(run, tmp_path: Path,
+                                                                       mark: str) -> None:
+    (tmp_path / "in.csv").write_text(f"q,s\n1,1\n1,{mark}\n1,3\n2,4\n2,5\n2,6\n")
+    proc = run("anonymize", "in.csv", "-o", "out.csv", "--qi", "q", "--sensitive", "s",
+               "--k", "3", "--epsilon", "0.1", "--delta", "0.5")
+    assert_usage_error(proc, "'s' has a missing value", repr(mark), "line 3", "--missing drop")
+
+
 def test_order_repeating_a_level(run, sample_csv: Path) -> None:
     repeated = EDUCATION_ORDER + ",Doctorate"
     proc = run("anonymize", sample_csv.name, "-o", "out.csv", "--qi", "age,sex",

@@ -207,6 +207,10 @@ def _ordered(series: pd.Series, column: str, spec: str, source: CsvTable | Parqu
     return pd.Series(pd.Categorical(text, categories=levels, ordered=True), name=column)
 
 
+#: Cell texts that mean "missing" rather than a value.
+_MISSING_MARKS = frozenset({"nan", "na", "n/a", "null", "none", "?"})
+
+
 def typed_columns(source: CsvTable | ParquetTable, qi: list[str], sensitive: list[str], *,
                   missing: str, orders: Mapping[str, str], taxonomies: set[str],
                   dates: set[str] | None = None) -> Columns:
@@ -249,10 +253,20 @@ def typed_columns(source: CsvTable | ParquetTable, qi: list[str], sensitive: lis
             series = _qi_column(series, column, source, rows, column in dates)
         elif column in sensitive and column in orders:
             series = _ordered(series, column, orders[column], source, rows)
+        elif column in sensitive and column not in taxonomies and _is_text(series) and (
+                column in (dates or set())
+                or bool(series.astype(str).str.strip().str.fullmatch(_ISO_DATE).all())):
+            series = _dates(series.astype(str).str.strip(), column, source, rows)
         elif column in sensitive and column not in taxonomies and _is_text(series):
             numbers = _number(series)
             if numbers is None:
                 bad = int(np.argmax(pd.to_numeric(series, errors="coerce").isna().to_numpy()))
+                if str(series.iloc[bad]).strip().lower() in _MISSING_MARKS:
+                    raise UsageError(
+                        f"sensitive column {column!r} has a missing value "
+                        f"({series.iloc[bad]!r} on {source.position(int(rows[bad]))}); fill "
+                        "it, or empty such cells and pass --missing drop to leave those rows "
+                        "out")
                 raise UsageError(
                     f"sensitive column {column!r} holds text ({series.iloc[bad]!r} on "
                     f"{source.position(int(rows[bad]))}); give its order from low to high with "

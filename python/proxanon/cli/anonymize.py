@@ -40,8 +40,9 @@ def add_parser(commands: Any) -> None:
     add_privacy_options(parser)
     add_input_options(parser)
     parser.add_argument("--dates", metavar="COL,...",
-                        help="QI columns of ISO dates (YYYY-MM-DD), published as date ranges "
-                             "(default: a QI column whose every value is an ISO date)")
+                        help="columns of ISO dates (YYYY-MM-DD): QI ones are published as "
+                             "date ranges, sensitive ones compared over their time span "
+                             "(default: a column whose every value is an ISO date)")
     parser.add_argument("-o", "--output", required=True,
                         help="where to write the table (.parquet: Parquet, else CSV)")
     parser.add_argument("--force", action="store_true", help="overwrite the output files")
