@@ -140,20 +140,17 @@ _EXACT_INTEGERS = 2**53
 def _check_exact_integers(series: pd.Series, column: str) -> None:
     """Refuses an integer QI column with a value beyond 2^53 in magnitude: its float64 code
     would merge it with its neighbours, and the published bounds would be numbers that are
-    not in the data."""
-    values = series.to_numpy(dtype=np.uint64 if pd.api.types.is_unsigned_integer_dtype(series.dtype)
-                             else np.int64)
+    not in the data. Reads the column's extremes; the values only where one is beyond."""
+    if -_EXACT_INTEGERS <= int(series.min()) and int(series.max()) <= _EXACT_INTEGERS:
+        return
+    unsigned = pd.api.types.is_unsigned_integer_dtype(series.dtype)
+    values = series.to_numpy(dtype=np.uint64 if unsigned else np.int64)
     beyond = values > _EXACT_INTEGERS
-    if values.dtype == np.int64:
+    if not unsigned:
         beyond |= values < -_EXACT_INTEGERS
-    if beyond.any():
-        row = int(np.argmax(beyond))
-        raise ValueError(
-            f"quasi-identifier column {column!r} holds integers beyond 2^53 in magnitude "
-            f"({int(values[row])} at row {row}), which its float64 codes cannot hold exactly: "
-            "publish it as text (.astype(str), one category per value) or coarsen it "
-            "(e.g. // 1000) first"
-        )
+    _refuse_first(column, values, beyond, "integers beyond 2^53 in magnitude",
+                  "which its float64 codes cannot hold exactly: publish it as text "
+                  "(.astype(str), one category per value) or coarsen it (e.g. // 1000) first")
 
 
 def _check_nanosecond_range(times: pd.Series, column: str) -> None:
@@ -163,14 +160,18 @@ def _check_nanosecond_range(times: pd.Series, column: str) -> None:
     ticks = times.to_numpy().astype("datetime64[s]")
     outside = ((ticks < np.datetime64("1677-09-21T00:12:44"))
                | (ticks > np.datetime64("2262-04-11T23:47:16")))
-    if outside.any():
-        row = int(np.argmax(outside))
-        raise ValueError(
-            f"quasi-identifier column {column!r} holds a date outside 1677-09-21 00:12:44 .. "
-            f"2262-04-11 23:47:16 ({ticks[row]} at row {row}), beyond the nanosecond instants "
-            "QI dates are published as: give it as years (numbers) or as text (one category "
-            "per date)"
-        )
+    _refuse_first(column, ticks, outside, "a date outside 1677-09-21 00:12:44 .. 2262-04-11 "
+                  "23:47:16", "beyond the nanosecond instants QI dates are published as: give "
+                  "it as years (numbers) or as text (one category per date)")
+
+
+def _refuse_first(column: str, values: NDArray[Any], bad: NDArray[np.bool_], what: str,
+                  fix: str) -> None:
+    """Raises, naming the column and the first value where ``bad`` holds, if any."""
+    if bad.any():
+        row = int(np.argmax(bad))
+        raise ValueError(f"quasi-identifier column {column!r} holds {what} ({values[row]} at "
+                         f"row {row}), {fix}")
 
 
 def format_number(x: float) -> str:

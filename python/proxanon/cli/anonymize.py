@@ -76,23 +76,27 @@ def label_text(value: Any) -> str:
 
 
 def as_written(source: CsvTable | ParquetTable, frame: pd.DataFrame, kept: Any,
-               rows: Any, table: pd.DataFrame, column: str) -> list[str]:
-    """A QI column's published text: where a class's rows all hold one number written one
+               rows: Any, table: pd.DataFrame, qi: list[str]) -> dict[str, list[str]]:
+    """The QI columns' published text: where a class's rows all hold one number written one
     way in the CSV file (``02134``, ``1.50``), that text as written; else the library's label
-    (an interval, or the number's shortest form where the rows wrote it differently)."""
-    published = [label_text(v) for v in table[column]]
-    values = frame[column]
-    if not isinstance(source, CsvTable) or not (
-            pd.api.types.is_numeric_dtype(values.dtype)
-            and not pd.api.types.is_bool_dtype(values.dtype)):
-        return published
-    written = np.asarray(source.text_columns([column])[column], dtype=object)[rows]
-    classes = pd.DataFrame({"class": table[GROUP_COLUMN].to_numpy(),
-                            "value": values.to_numpy()[kept], "text": written})
-    agree = classes.groupby("class")[["value", "text"]].transform("nunique")
-    one = ((agree["value"] == 1) & (agree["text"] == 1)).to_numpy()
-    return [text if same else label for text, same, label in zip(written, one, published,
-                                                                    strict=True)]
+    (an interval, or the number's shortest form where the rows wrote it differently). The
+    file's text is read once, for the numeric columns."""
+    out = {c: [label_text(v) for v in table[c]] for c in qi}
+    numeric = [c for c in qi if pd.api.types.is_numeric_dtype(frame[c].dtype)
+               and not pd.api.types.is_bool_dtype(frame[c].dtype)]
+    if not isinstance(source, CsvTable) or not numeric:
+        return out
+    texts = source.text_columns(numeric)
+    classes = table[GROUP_COLUMN].to_numpy()
+    for column in numeric:
+        written = np.asarray(texts[column], dtype=object)[rows]
+        agree = pd.DataFrame({"class": classes, "value": frame[column].to_numpy()[kept],
+                              "text": written}).groupby("class")[["value", "text"]].transform(
+                                  "nunique")
+        one = ((agree["value"] == 1) & (agree["text"] == 1)).to_numpy()
+        out[column] = [text if same else label
+                       for text, same, label in zip(written, one, out[column], strict=True)]
+    return out
 
 
 def run(args: argparse.Namespace) -> int:
@@ -155,8 +159,7 @@ def run(args: argparse.Namespace) -> int:
 
         page = anonymization_html(result, columns.frame)
     write_table(source, target, rows,
-                replace={c: as_written(source, columns.frame, kept, rows, result.table, c)
-                         for c in qi},
+                replace=as_written(source, columns.frame, kept, rows, result.table, qi),
                 append={GROUP_COLUMN: result.table[GROUP_COLUMN].to_numpy(dtype=np.int64)})
     if report_target is not None and report is not None:
         write_bytes(report_target, report)
