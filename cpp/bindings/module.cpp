@@ -28,6 +28,7 @@
 #include "proxanon/absorb.hpp"
 #include "proxanon/session.hpp"
 #include "proxanon/specialize.hpp"
+#include "proxanon/vacate.hpp"
 #include "proxanon/violation_queue.hpp"
 #include "proxanon/xcolor.hpp"
 
@@ -701,6 +702,8 @@ py::dict specialize_with(const RelationBuilder& build, std::size_t n, std::vecto
             absorbed = absorb(loss, node_keys, neighbours, classes, params, absorb_cap(n, k),
                               step == "absorb_failing");
             result.classes = std::move(classes);
+        } else if (*target == SpecializeTarget::Covering) {
+            result = cover_failing(loss, node_keys, neighbours, std::move(classes), params);
         } else {
             result = specialize(loss, node_keys, neighbours, classes, params, *target);
         }

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "proxanon/colouring.hpp"
+#include "proxanon/cover_index.hpp"
 #include "proxanon/interrupt.hpp"
 #include "proxanon/published_key.hpp"
 
@@ -14,12 +15,6 @@ namespace proxanon {
 
 namespace {
 
-/// Covering tuples looked up per row (the product of its taxonomy columns' ancestors, in
-/// odometer order from the leaves up), classes read per tuple, and of those, covering ones
-/// checked: bound the work of one row.
-constexpr std::size_t kMaxCovers = 256;
-constexpr std::size_t kRead = 64;
-constexpr std::size_t kScan = 16;
 /// Rows that move together at most (a row with many neighbours and its companions), and the
 /// covering classes tried for one such row.
 constexpr std::size_t kBundle = 32;
@@ -78,10 +73,10 @@ public:
     Absorber(const LossModel& qi, const std::vector<std::vector<std::int32_t>>& node_keys,
              const Neighbours& neighbours, const MondrianParams& params, std::size_t cap,
              bool failing_givers, std::size_t failing_tests_per_row)
-        : qi_(qi), keys_(node_keys), nb_(neighbours), params_(params), cap_(cap),
+        : qi_(qi), nb_(neighbours), params_(params), cap_(cap),
           failing_givers_(failing_givers), failing_tests_per_row_(failing_tests_per_row),
           failing_checks_(neighbours, params.delta, params.l),
-          counter_(neighbours) {}
+          counter_(neighbours), index_(qi, node_keys) {}
 
     std::int64_t run(std::vector<std::int32_t>& classes) {
         gather(classes);
@@ -105,58 +100,33 @@ private:
     /// Members, extremes, loss and the covering index (classes by the taxonomy part of their
     /// tuple, each list in ascending loss, then id). O(n d + C log C).
     void gather(const std::vector<std::int32_t>& classes) {
-        std::int32_t count = 0;
-        for (const std::int32_t c : classes) count = std::max(count, c + 1);
-        classes_.assign(static_cast<std::size_t>(count), Class{});
-        for (std::size_t r = 0; r < classes.size(); ++r) {
-            classes_[static_cast<std::size_t>(classes[r])].rows.push_back(static_cast<std::int32_t>(r));
-        }
+        gather_classes(classes, qi_, classes_);
         const std::size_t d = qi_.dimensions();
-        const double inf = std::numeric_limits<double>::infinity();
         for (std::size_t c = 0; c < classes_.size(); ++c) {
             Class& cls = classes_[c];
-            cls.size = cls.rows.size();
-            cls.lo.assign(d, inf);
-            cls.hi.assign(d, -inf);
             cls.at_lo.assign(d, 0);
             cls.at_hi.assign(d, 0);
-            for (const std::int32_t r : cls.rows) {
-                const double* x = qi_.row(r);
-                for (std::size_t i = 0; i < d; ++i) {
-                    cls.lo[i] = std::min(cls.lo[i], x[i]);
-                    cls.hi[i] = std::max(cls.hi[i], x[i]);
-                }
-            }
-            Key part;
             for (std::size_t i = 0; i < d; ++i) {
                 for (const std::int32_t r : cls.rows) {
                     cls.at_lo[i] += qi_.row(r)[i] == cls.lo[i];
                     cls.at_hi[i] += qi_.row(r)[i] == cls.hi[i];
                 }
                 cls.loss += qi_.cost(i, cls.lo[i], cls.hi[i]);
-                if (qi_.taxonomy(i) != nullptr) part.push_back(published_pair(qi_.taxonomy(i), keys_[i], cls.lo[i], cls.hi[i]).first);
             }
-            index_[part].push_back(static_cast<std::int32_t>(c));
+            index_.add(static_cast<std::int32_t>(c), cls.lo, cls.hi);
         }
-        for (auto& [part, list] : index_) {
-            std::sort(list.begin(), list.end(), [&](std::int32_t a, std::int32_t b) {
-                return std::tie(classes_[static_cast<std::size_t>(a)].loss, a) <
-                       std::tie(classes_[static_cast<std::size_t>(b)].loss, b);
-            });
-        }
+        index_.order([&](std::int32_t a, std::int32_t b) {
+            return std::tie(classes_[static_cast<std::size_t>(a)].loss, a) <
+                   std::tie(classes_[static_cast<std::size_t>(b)].loss, b);
+        });
     }
 
     /// Builds a class's values and whether it passes, once. O(m log m + the counts).
     bool passes(std::size_t c) {
         Class& cls = classes_[c];
         if (cls.passing >= 0) return cls.passing == 1;
-        std::vector<std::int32_t> held;
-        held.reserve(cls.rows.size());
-        for (const std::int32_t r : cls.rows) held.push_back(nb_.table().row_value[static_cast<std::size_t>(r)]);
-        std::sort(held.begin(), held.end());
-        cls.held.build(held, counter_);
-        const bool ok = cls.size >= params_.k && cls.held.values().size() >= params_.l &&
-                        (!params_.dissimilarity || cls.held.worst() <= allowed_neighbours(cls.size, params_.delta));
+        count_rows(cls.held, cls.rows, nb_, counter_);
+        const bool ok = passes_checks(cls.held, cls.size, params_);
         cls.passing = ok ? 1 : 0;
         cls.bound = Risk{cls.held.worst(), std::max<std::int64_t>(1, static_cast<std::int64_t>(cls.size) - 1)};
         return ok;
@@ -167,17 +137,7 @@ private:
     /// adjacency tests.
     bool takes(const Class& cls, std::int32_t v, const Class& from) const {
         if (cls.size + 1 > std::min(take_cap_, from.size - 1)) return false;
-        if (!params_.dissimilarity) return true;
-        const std::int64_t allowed = allowed_neighbours(cls.size + 1, params_.delta);
-        std::int64_t near = 0;  // D of the new row
-        const AdjacentTo near_v(nb_, v);
-        const HeldValues& held = cls.held;
-        for (std::size_t i = 0; i < held.values().size(); ++i) {
-            if (!near_v(held.values()[i])) continue;
-            if (held.closed(i) > allowed) return false;  // its D grows by one
-            near += held.count(i);
-        }
-        return near <= allowed;
+        return !params_.dissimilarity || passes_with(cls.held, cls.size, v, nb_, params_.delta);
     }
 
     /// Whether class c can give one row of value v: a passing class still passes without it
@@ -216,11 +176,7 @@ private:
     }
 
     /// Whether a class passes as its counts now stand. O(1).
-    bool holds(const Class& cls) const {
-        if (cls.size < params_.k || cls.held.values().size() < params_.l) return false;
-        if (!params_.dissimilarity) return true;
-        return cls.held.worst() <= allowed_neighbours(cls.size, params_.delta);
-    }
+    bool holds(const Class& cls) const { return passes_checks(cls.held, cls.size, params_); }
 
     /// Whether row r (QI values x) holds one of class cls's extremes alone.
     bool holds_extreme(const Class& cls, const double* x) const {
@@ -249,33 +205,6 @@ private:
         cls.held.change(nb_, v, sign, &cls == giver_ ? &slot_ : nullptr);
     }
 
-    /// Calls f(classes) for each class list of the covering index whose taxonomy part covers
-    /// QI values x: the product of each taxonomy column's ancestors of x (distinct label
-    /// keys), in odometer order from the leaves up, at most kMaxCovers of them.
-    template <typename F>
-    void for_each_cover(const double* x, F f) {
-        ladders_.clear();
-        for (std::size_t i = 0; i < qi_.dimensions(); ++i) {
-            const Taxonomy* tax = qi_.taxonomy(i);
-            if (tax == nullptr) continue;
-            ladders_.emplace_back();
-            for (auto node = static_cast<std::int32_t>(x[i]); node >= 0; node = tax->parent(node)) {
-                const auto key = static_cast<double>(keys_[i][static_cast<std::size_t>(node)]);
-                if (ladders_.back().empty() || ladders_.back().back() != key) ladders_.back().push_back(key);
-            }
-        }
-        std::vector<std::size_t> step(ladders_.size(), 0);
-        Key part(ladders_.size());
-        for (std::size_t tried = 0; tried < kMaxCovers; ++tried) {
-            for (std::size_t j = 0; j < ladders_.size(); ++j) part[j] = ladders_[j][step[j]];
-            const auto found = index_.find(part);
-            if (found != index_.end()) f(found->second);
-            std::size_t j = 0;  // the next combination, odometer order
-            while (j < step.size() && ++step[j] == ladders_[j].size()) step[j++] = 0;
-            if (j == step.size()) break;
-        }
-    }
-
     /// The classes receiver() reads for a row of QI values x of class `from`: those of the
     /// covering index's lists whose taxonomy part covers x, below `from`'s loss and within
     /// x's numeric intervals, at most kScan of kRead read per list, in the order read. They
@@ -284,7 +213,7 @@ private:
     std::vector<std::int32_t> takers_for(std::size_t from, const double* x) {
         const Class& source = classes_[from];
         std::vector<std::int32_t> found;
-        for_each_cover(x, [&](const std::vector<std::int32_t>& list) {
+        index_.for_each_cover(x, [&](const std::vector<std::int32_t>& list) {
             std::size_t read = 0, scanned = 0;
             for (const std::int32_t id : list) {
                 if (++read > kRead || scanned >= kScan) break;
@@ -332,7 +261,7 @@ private:
     std::vector<std::int32_t> coverers(std::size_t from, std::int32_t r) {
         const double* x = qi_.row(r);
         std::vector<std::int32_t> found;
-        for_each_cover(x, [&](const std::vector<std::int32_t>& list) {
+        index_.for_each_cover(x, [&](const std::vector<std::int32_t>& list) {
             std::size_t read = 0, scanned = 0;
             for (const std::int32_t id : list) {
                 if (++read > kRead || scanned >= kScan) break;
@@ -352,27 +281,13 @@ private:
         return found;
     }
 
-    /// Whether class cls's tuple covers QI values x: each taxonomy column's leaf lies under the
-    /// class's LCA node, each numeric value within its interval (so the class's tuple stays
-    /// as it is with a row of x).
-    bool covers(const Class& cls, const double* x) const {
-        for (std::size_t i = 0; i < qi_.dimensions(); ++i) {
-            if (const Taxonomy* tax = qi_.taxonomy(i)) {
-                const auto lo = static_cast<std::int32_t>(cls.lo[i]), hi = static_cast<std::int32_t>(cls.hi[i]);
-                const auto leaf = static_cast<std::int32_t>(x[i]);
-                if (tax->lca(std::min(lo, leaf), std::max(hi, leaf)) != tax->lca(lo, hi)) return false;
-            }
-        }
-        return within_intervals(cls, x);
-    }
+    /// Whether class cls's tuple covers QI values x (covers_row()).
+    bool covers(const Class& cls, const double* x) const { return covers_row(qi_, cls.lo, cls.hi, x); }
 
     /// Whether each numeric value of x lies within class cls's interval (the covering
     /// index's lists already match the taxonomy columns by label).
     bool within_intervals(const Class& cls, const double* x) const {
-        for (std::size_t i = 0; i < qi_.dimensions(); ++i) {
-            if (qi_.taxonomy(i) == nullptr && (x[i] < cls.lo[i] || x[i] > cls.hi[i])) return false;
-        }
-        return true;
+        return proxanon::within_intervals(qi_, cls.lo, cls.hi, x);
     }
 
     /// Moves row r of class c (which c can spare) to class `to` with companions: rows of c
@@ -544,7 +459,6 @@ private:
     }
 
     const LossModel& qi_;
-    const std::vector<std::vector<std::int32_t>>& keys_;
     const Neighbours& nb_;
     const MondrianParams& params_;
     const std::size_t cap_;
@@ -563,8 +477,7 @@ private:
     const std::size_t take_cap_ = kTakeFactor * cap_;
     NeighbourCount counter_;
     std::vector<Class> classes_;
-    std::unordered_map<Key, std::vector<std::int32_t>, KeyHash> index_;
-    std::vector<std::vector<double>> ladders_;  ///< scratch of receiver()
+    CoverIndex index_;
     /// The class giving rows now, and per value its place in that class's values (-1: not
     /// held, and for every value between givers).
     const Class* giver_ = nullptr;

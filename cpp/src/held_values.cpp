@@ -70,6 +70,32 @@ void HeldValues::settle() {
     worst_ = std::max<std::int64_t>(0, top_ - 1);
 }
 
+void count_rows(HeldValues& held, const std::vector<std::int32_t>& rows, const Neighbours& nb,
+                NeighbourCount& counter) {
+    std::vector<std::int32_t> values;
+    values.reserve(rows.size());
+    for (const std::int32_t r : rows) values.push_back(nb.table().row_value[static_cast<std::size_t>(r)]);
+    std::sort(values.begin(), values.end());
+    held.build(values, counter);
+}
+
+bool passes_checks(const HeldValues& held, std::size_t size, const MondrianParams& params) {
+    return size >= params.k && held.values().size() >= params.l &&
+           (!params.dissimilarity || held.worst() <= allowed_neighbours(size, params.delta));
+}
+
+bool passes_with(const HeldValues& held, std::size_t size, std::int32_t v, const Neighbours& nb, double delta) {
+    const std::int64_t allowed = allowed_neighbours(size + 1, delta);
+    std::int64_t near = 0;  // D of the new row
+    const AdjacentTo near_v(nb, v);
+    for (std::size_t i = 0; i < held.values().size(); ++i) {
+        if (!near_v(held.values()[i])) continue;
+        if (held.closed(i) > allowed) return false;  // its D grows by one
+        near += held.count(i);
+    }
+    return near <= allowed;
+}
+
 bool FailingChecks::spend(std::size_t tests) {
     if (left_ < tests) {
         left_ = 0;  // spent: no later check runs either

@@ -347,11 +347,14 @@ def run_specialize(classes: NDArray[np.int64], sens: NDArray[np.float64], k: int
     that pass as above. ``step="cover_failing"`` (the same table after absorption): only
     failing classes of more than 2% of the rows, by the covering split alone
     (cpp/include/proxanon/cover_split.hpp), into parts of at most 2% (but the one keeping the
-    class's tuple), each no riskier than
-    its class. ``step="absorb"``, instead of splitting: rows of classes above the cap (the
-    larger of 2k rows and 1/200 of the table) move into passing classes whose finer
-    tuples cover them (cpp/include/proxanon/absorb.hpp; every id kept), and the second
-    number is the rows moved; ``step="absorb_failing"`` (a table published as best effort):
+    class's tuple), each no riskier than its class, in rounds (at most three) that first
+    empty small classes publishing tuples those parts need into passing classes that cover
+    their rows (all of a class's rows or none; cpp/include/proxanon/vacate.hpp) and then
+    absorb from failing classes again; the second number then counts the classes split and
+    emptied and the rows absorbed. ``step="absorb"``, instead of splitting: rows of classes
+    above the cap (the larger of 2k rows and 1/200 of the table) move into passing classes
+    whose finer tuples cover them (cpp/include/proxanon/absorb.hpp; every id kept), and the
+    second number is the rows moved; ``step="absorb_failing"`` (a table published as best effort):
     failing classes above the cap give rows too, each staying within its risk (worst D over
     size - 1) and keeping its rows' violations, into passing classes, or failing ones that
     stay within theirs and gain no violating row but the one taken."""

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "proxanon/mondrian.hpp"
 #include "proxanon/neighbour_graph.hpp"
 #include "proxanon/neighbours.hpp"
 
@@ -77,6 +78,19 @@ private:
     std::int64_t top_ = 0;                 ///< the largest closed count held
     std::int64_t worst_ = 0;
 };
+
+/// `held` built (HeldValues::build) for class `rows`. O(m log m + the counts).
+void count_rows(HeldValues& held, const std::vector<std::int32_t>& rows, const Neighbours& nb,
+                NeighbourCount& counter);
+
+/// Whether a class of `size` rows holding `held` passes the checks of `params`: at least k
+/// rows, l distinct values, and no D above t(G) where dissimilarity is asked. O(1).
+bool passes_checks(const HeldValues& held, std::size_t size, const MondrianParams& params);
+
+/// Whether a class that passes the dissimilarity check (`held`, `size` rows) still passes it
+/// with one more row of value v: that row's D and the D of each value near v, one more,
+/// within t(size + 1) (SPEC §2). O(p) adjacency tests.
+bool passes_with(const HeldValues& held, std::size_t size, std::int32_t v, const Neighbours& nb, double delta);
 
 /// A class's risk as the largest D over size - 1, compared in integers.
 struct Risk {

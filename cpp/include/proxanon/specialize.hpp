@@ -29,7 +29,9 @@
 // are tried like any other part, and balanced again only while they hold more than 2% of the
 // table's rows). After absorption (absorb.hpp), a failing class still above 2% of the rows
 // gets the covering split of cover_split.hpp (the Covering target, a call of its own: the
-// class's rows dealt into parts publishing tuples that overlap, checked here as above).
+// class's rows dealt into parts publishing tuples that overlap, checked here as above), in
+// the rounds of vacate.hpp's cover_failing(), which first empties small classes publishing
+// tuples its parts need.
 //
 // One split of a class C (tuple T) along QI j: a taxonomy column is partitioned by the child
 // of T_j's node that holds each row's leaf, a numeric column is cut at its median (between
