@@ -55,7 +55,7 @@ def test_exchanges_never_lift_a_deep_taxonomy_value() -> None:
     apart) but never lifts a group's value in a taxonomy of several levels to a node that
     covers more leaves; and it only trades rows of identical sensitive values, so every
     group keeps its multiset of sensitive values."""
-    from proxanon.anonymize import _spread_equal_tuples
+    from proxanon._classes import _spread_equal_tuples
     from proxanon.generalize import encode_qi
 
     adult = proxanon.datasets.load_adult()
@@ -90,7 +90,7 @@ def test_exchange_step_keeps_verdicts_and_never_joins_tuples(data) -> None:
     values, so many rows are exchangeable): every group keeps its size and its multiset of
     sensitive values (hence its verdict), the number of distinct published tuples never falls,
     and the step is deterministic."""
-    from proxanon.anonymize import _spread_equal_tuples
+    from proxanon._classes import _spread_equal_tuples
     from proxanon.generalize import encode_qi, summarize_groups
 
     n = data.draw(st.integers(2, 60), label="n")

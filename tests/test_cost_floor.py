@@ -16,18 +16,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from proxanon import anonymize, audit
-from proxanon.anonymize import (
-    _absorb_classes,
-    _cost,
-    _cost_floor,
-    _specialize_classes,
-    encode_sensitive,
-)
+from proxanon._classes import _absorb_classes, _specialize_classes
+from proxanon._published import _cost, _cost_floor
+from proxanon.anonymize import encode_sensitive
 from proxanon.datasets import load_adult
 from proxanon.generalize import encode_qi, summarize_groups
 
-#: The module (``proxanon.anonymize`` as an attribute is the function of that name).
-anonymize_module = importlib.import_module("proxanon.anonymize")
+#: The modules of ``anonymize``'s default path: the job that compares the tables, and the
+#: steps that make and check each of them.
+job_module = importlib.import_module("proxanon._job")
+steps_module = importlib.import_module("proxanon._steps")
 #: Where ``_cost_floor`` and its sampling bound live.
 published_module = importlib.import_module("proxanon._published")
 
@@ -62,7 +60,7 @@ def test_cut_published_without_finishing_xcolor_is_the_table_of_the_full_compari
     assert report.candidates["xcolor (at least)"] > report.candidates["mondrian"]
     assert "xcolor (at least)" in str(report)
     # The same run with the bound disabled finishes XColor's table and compares exact costs.
-    monkeypatch.setattr(anonymize_module, "_cost_floor", lambda *args: 0.0)
+    monkeypatch.setattr(job_module, "_cost_floor", lambda *args: 0.0)
     full = anonymize(frame, n_threads=threads, **COMMON)
     assert full.report.method == "mondrian" and "xcolor" in full.report.candidates
     assert full.report.candidates["xcolor"] >= report.candidates["xcolor (at least)"]
@@ -104,8 +102,8 @@ def test_the_bound_and_audit_taken_while_the_cut_is_built_choose_the_same_table(
     audited after it, whether the cut then wins (census) or fails (Adult's rows)."""
     frame, arguments = _table_and_arguments(case)
     first = anonymize(frame, n_threads=1, **arguments)
-    build_cut = anonymize_module._mondrian_cut
-    audit_groups = anonymize_module._audit_groups
+    build_cut = steps_module._mondrian_cut
+    audit_groups = steps_module._audit_groups
     caller_audits: list[int] = []
 
     def late_cut(*args, **kwargs):
@@ -117,8 +115,8 @@ def test_the_bound_and_audit_taken_while_the_cut_is_built_choose_the_same_table(
             caller_audits.append(args[-1])
         return audit_groups(*args)
 
-    monkeypatch.setattr(anonymize_module, "_mondrian_cut", late_cut)
-    monkeypatch.setattr(anonymize_module, "_audit_groups", watched_audit)
+    monkeypatch.setattr(steps_module, "_mondrian_cut", late_cut)
+    monkeypatch.setattr(steps_module, "_audit_groups", watched_audit)
     late = anonymize(frame, n_threads=2, **arguments)
     assert caller_audits[0] == 1  # taken early, on the thread the cut's thread leaves
     if case == "census":

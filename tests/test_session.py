@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.typing import NDArray
 
-from proxanon.anonymize import (
+from proxanon._classes import (
     _merge_equal_tuples,
     _published_key_inputs,
     _row_ids,

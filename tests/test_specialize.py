@@ -27,8 +27,10 @@ from proxanon.generalize import summarize_groups
 
 SA = ["s1", "s2"]
 
-#: The module (``proxanon.anonymize`` names the function once the package is imported).
-anonymize_module = importlib.import_module("proxanon.anonymize")
+#: Where ``anonymize`` looks up the functions patched here: the module of the steps on
+#: classes (and of the Mondrian-(ε, δ) cut), and the module of the default path's steps.
+step_modules = [importlib.import_module("proxanon._classes"),
+                importlib.import_module("proxanon._steps")]
 
 
 def random_taxonomy(rng: np.random.Generator, name: str, leaves: int) -> Hierarchy:
@@ -116,7 +118,8 @@ def without_step(monkeypatch: pytest.MonkeyPatch) -> None:
     def unchanged(classes, formed_from, columns, *args):  # type: ignore[no-untyped-def]
         return classes, summarize_groups(columns, classes), formed_from
 
-    monkeypatch.setattr(anonymize_module, "_specialize_classes", unchanged)
+    for module in step_modules:
+        monkeypatch.setattr(module, "_specialize_classes", unchanged)
 
 
 def check_against_baseline(frame: pd.DataFrame, hierarchies: dict[str, Hierarchy],
@@ -128,7 +131,8 @@ def check_against_baseline(frame: pd.DataFrame, hierarchies: dict[str, Hierarchy
     # Absorption (tests/test_absorb.py) moves rows between classes after this step: off in
     # both runs, so that every class can be compared with the one it came from.
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(anonymize_module, "_absorb_classes", lambda *args: None)
+        for module in step_modules:
+            patch.setattr(module, "_absorb_classes", lambda *args: None)
         result = anonymize(frame, **kwargs)
         without_step(patch)
         without_failing_split(patch)
@@ -553,14 +557,15 @@ def test_best_effort_on_adult_publishes_no_class_above_two_percent() -> None:
 def without_failing_split(monkeypatch: pytest.MonkeyPatch) -> None:
     """``anonymize`` as if the failing split found nothing to split, failing classes no
     row to give (the absorption after it), and the covering split nothing to deal."""
-    specialize = anonymize_module.run_specialize
+    specialize = run_specialize
 
     def passing_only(classes, *args, step="split", **kwargs):  # type: ignore[no-untyped-def]
         if step in ("split_failing", "absorb_failing", "cover_failing"):
             return classes, 0
         return specialize(classes, *args, step=step, **kwargs)
 
-    monkeypatch.setattr(anonymize_module, "run_specialize", passing_only)
+    for module in step_modules:
+        monkeypatch.setattr(module, "run_specialize", passing_only)
 
 
 @settings(max_examples=30, deadline=None)
@@ -612,7 +617,7 @@ def check_failing_split(frame: pd.DataFrame, hierarchies: dict[str, Any], quasi:
     brute force that every part has k rows and a published tuple of its own, is no riskier
     than the class, and that the parts' violating rows are no more than the class's. Returns
     the classes."""
-    from proxanon.anonymize import _published_key_inputs
+    from proxanon._classes import _published_key_inputs
     from proxanon.generalize import encode_qi
 
     n = len(frame)

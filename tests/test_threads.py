@@ -83,7 +83,7 @@ def test_infeasible_verdict_same_for_any_thread_count(beside, monkeypatch):
     """The early proof (clique bound, balls over the threads; with two threads or more on a
     large table, on the cut's thread) reads the same."""
     if beside:
-        monkeypatch.setattr(importlib.import_module("proxanon.anonymize"),
+        monkeypatch.setattr(importlib.import_module("proxanon._job"),
                             "_PROOF_BESIDE_ROWS", 0)
     frame, args = _infeasible_frame()
     messages = []
@@ -108,8 +108,9 @@ def test_a_proof_found_beside_stops_xcolors_run(monkeypatch):
     XColor runs on the caller's (on tables over _PROOF_BESIDE_ROWS rows, lowered here): once
     found, XColor's native calls are stopped and the proof is raised, as one thread raises
     it before any run."""
-    module = importlib.import_module("proxanon.anonymize")
-    monkeypatch.setattr(module, "_PROOF_BESIDE_ROWS", 0)
+    job = importlib.import_module("proxanon._job")
+    steps = importlib.import_module("proxanon._steps")
+    monkeypatch.setattr(job, "_PROOF_BESIDE_ROWS", 0)
     frame, args = _infeasible_frame()
     with pytest.raises(InfeasibleError) as alone:
         anonymize(frame, n_threads=1, **args)
@@ -126,7 +127,7 @@ def test_a_proof_found_beside_stops_xcolors_run(monkeypatch):
         outcomes.append("not stopped")
         raise AssertionError("XColor's run was not stopped")
 
-    monkeypatch.setattr(module, "run_session", endless)
+    monkeypatch.setattr(steps, "run_session", endless)
     with pytest.raises(InfeasibleError) as beside:
         anonymize(frame, n_threads=2, **args)
     assert len(outcomes) == 1 and "stopped" in outcomes[0]
@@ -138,14 +139,15 @@ def test_a_proof_found_beside_stops_xcolors_run(monkeypatch):
 def test_an_error_in_the_proof_beside_is_raised_by_the_caller(monkeypatch):
     """An error the proof raises on the cut's thread stops XColor's run and reaches the
     caller, as the same error would with one thread."""
-    module = importlib.import_module("proxanon.anonymize")
-    monkeypatch.setattr(module, "_PROOF_BESIDE_ROWS", 0)
+    job = importlib.import_module("proxanon._job")
+    steps = importlib.import_module("proxanon._steps")
+    monkeypatch.setattr(job, "_PROOF_BESIDE_ROWS", 0)
     frame, args = _infeasible_frame()
 
     def broken(*unused, **unused_kw):
         raise ValueError("the proof could not be sought")
 
-    monkeypatch.setattr(module, "early_proof", broken)
+    monkeypatch.setattr(steps, "early_proof", broken)
     for t in (1, 2):
         with pytest.raises(ValueError, match="could not be sought"):
             anonymize(frame, n_threads=t, **args)
@@ -158,7 +160,7 @@ def test_mondrian_table_beside_ends_once_the_caller_has():
     import threading
     from types import SimpleNamespace
 
-    module = importlib.import_module("proxanon.anonymize")
+    module = importlib.import_module("proxanon._classes")
     data = pd.DataFrame({"age": [30, 31, 40], "zip": [1, 2, 3], "income": [1.0, 2.0, 3.0]})
     columns = [SimpleNamespace(name="age"), SimpleNamespace(name="zip")]
     labels = [np.array(["[30-31]", "40"], dtype=object), np.array(["[1-2]", "3"], dtype=object)]
@@ -292,7 +294,8 @@ def test_plain_session_beside_changes_no_table(adult_taxonomies, monkeypatch):
     QI-aware path before the cut is finished (Adult at epsilon 0.1: both paths fail, the
     plain one is published); where the QI-aware path then succeeds, that session is stopped.
     Either way every thread count publishes the same table."""
-    module = importlib.import_module("proxanon.anonymize")
+    job = importlib.import_module("proxanon._job")
+    steps = importlib.import_module("proxanon._steps")
     data, common = adult_taxonomies
     hard = [anonymize(data, epsilon=0.1, delta=0.8, on_infeasible="best_effort",
                       n_threads=t, **common) for t in THREADS]
@@ -301,8 +304,8 @@ def test_plain_session_beside_changes_no_table(adult_taxonomies, monkeypatch):
     for other in hard[1:]:
         same_anonymization(hard[0], other)
     expected = anonymize(data, epsilon=0.05, delta=0.8, n_threads=1, **common)
-    monkeypatch.setattr(module, "_HARD_SHARE", 0.0)  # start the plain session, then stop it
-    sessions = module.run_session
+    monkeypatch.setattr(job, "_HARD_SHARE", 0.0)  # start the plain session, then stop it
+    sessions = steps.run_session
     plain_sessions = []
 
     def counted(*args, **kwargs):
@@ -310,7 +313,7 @@ def test_plain_session_beside_changes_no_table(adult_taxonomies, monkeypatch):
             plain_sessions.append(kwargs["start"])
         return sessions(*args, **kwargs)
 
-    monkeypatch.setattr(module, "run_session", counted)
+    monkeypatch.setattr(steps, "run_session", counted)
     stopped = anonymize(data, epsilon=0.05, delta=0.8, n_threads=2, **common)
     assert plain_sessions == [None]  # started beside, not needed
     assert stopped.satisfied
@@ -323,7 +326,7 @@ def test_plain_session_beside_with_suppression(adult_taxonomies, monkeypatch):
     left out: at delta 0.8 both paths leave out too many rows, and one thread and two give
     the same verdict, the plain session computed once, beside on two; at delta 0.7 the
     QI-aware path succeeds, and the table is the one thread's."""
-    module = importlib.import_module("proxanon.anonymize")
+    module = importlib.import_module("proxanon._steps")
     data, common = adult_taxonomies
     sessions = module.run_session
     plain_on_caller: list[bool] = []

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
+
+from proxanon.distances import Relation, componentwise, resolve
+from proxanon.hierarchy import Hierarchy
 
 
 def scale_column(series: pd.Series, name: str | None = None,
@@ -195,3 +198,34 @@ def scale_sensitive(frame: pd.DataFrame, columns: str | Sequence[str]) -> NDArra
     """The sensitive columns of ``frame`` as an ``(n, len(columns))`` float array on [0, 1]."""
     names = column_list(frame, columns, "sensitive")
     return np.column_stack([scale_column(frame[c], c) for c in names])
+
+
+def encode_sensitive(data: pd.DataFrame, columns: list[str], hierarchies: dict[str, Hierarchy],
+                     metric: Any, weights: Any,
+                     ranges: Mapping[str, tuple[float, float]] | None = None,
+                     ) -> tuple[NDArray[np.float64], Relation]:
+    """Sensitive columns as numbers, and the relation that compares them.
+
+    A column with a hierarchy is coded by leaf index and compared by taxonomy distance
+    (height of the LCA over the tree height; with epsilon = 0 this is exact-value
+    diversity); the others are scaled to [0, 1] (SPEC §1), by ``ranges[column]`` where given.
+    """
+    taxonomies = [hierarchies.get(c) for c in columns]
+    codes = []
+    for column, tree in zip(columns, taxonomies, strict=True):
+        if tree is None:
+            codes.append(scale_column(data[column], column, (ranges or {}).get(column)))
+        else:
+            values = data[column]
+            if isinstance(values.dtype, pd.CategoricalDtype):
+                values = values.astype(object)
+            codes.append(tree.leaf_index(values.to_numpy(), column=column).astype(np.float64))
+    sens = np.column_stack(codes)
+    relation = resolve(metric, weights, len(columns), len(data))
+    if any(t is not None for t in taxonomies):
+        if relation.kind != "builtin" or relation.label == "variational":
+            raise ValueError(
+                "sensitive columns with a hierarchy are compared by taxonomy distance, which "
+                "combines with metric 'l1', 'l2', 'linf' or 'min_component' only")
+        relation = componentwise(relation, taxonomies)
+    return sens, relation

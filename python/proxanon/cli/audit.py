@@ -43,10 +43,10 @@ class Audited:
 def audited(args: argparse.Namespace) -> Audited:
     """Reads ``args.table`` and audits it: groups are the rows sharing published QI values,
     sensitive columns compared as ``--metric``, ``--order`` and ``--hierarchy`` say."""
-    from proxanon.anonymize import encode_sensitive
     from proxanon.audit import audit_arrays
     from proxanon.distances import as_arguments
     from proxanon.generalize import load_hierarchies
+    from proxanon.tables import encode_sensitive
 
     source = common.read_input(args.table, args)
     qi = common.names(args.qi, "--qi")

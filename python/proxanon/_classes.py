@@ -1,0 +1,212 @@
+"""The steps on classes that both of ``anonymize``'s paths share: published tuples' inputs,
+groups merged by their tuple, classes specialized and absorbed, rows interchangeable between
+groups and exchanged, the Mondrian-(ε, δ) cut and its table, and the independent audit of
+classes."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from proxanon import _core
+from proxanon.audit import AuditReport, audit_owned
+from proxanon.distances import Relation, as_arguments
+from proxanon.engine import MAX_GRAPH_ENTRIES, Partition, run_mondrian, run_specialize
+from proxanon.generalize import GroupSummary, QIColumn, summarize_groups
+
+#: The column the published table adds: each row's class.
+GROUP_COLUMN = "group"
+
+KeyInputs = tuple[NDArray[np.float64], list[tuple[NDArray[np.int32], int] | None],
+                  list[NDArray[np.int32] | None]]
+
+
+def _specialize_classes(classes: NDArray[np.int64], formed_from: NDArray[np.int64],
+                        columns: list[QIColumn], sens: NDArray[np.float64], relation: Relation,
+                        k: int, eps: float | None, dlt: float | None, ell: int | None,
+                        inputs: KeyInputs | None = None
+                        ) -> tuple[NDArray[np.int64], GroupSummary, NDArray[np.int64]]:
+    """The published classes with every class of at least 2k rows split top-down into parts
+    that pass the same checks and publish finer tuples no other class publishes (a taxonomy
+    of several levels otherwise gathers many groups under one coarse node); see
+    :func:`proxanon.engine.run_specialize`. Returns the classes, their summary, and per class
+    the ``formed_from`` of the class it came from. ``inputs``: ``_published_key_inputs``
+    of ``columns`` where the caller has them."""
+    split, _ = run_specialize(classes, sens, k, eps, dlt, relation, ell,
+                              *(inputs or _published_key_inputs(columns)))
+    return split, summarize_groups(columns, split), _carried(formed_from, classes, split)
+
+
+def _carried(formed_from: NDArray[np.int64], classes: NDArray[np.int64],
+             split: NDArray[np.int64]) -> NDArray[np.int64]:
+    """Per class of ``split`` (each inside one class of ``classes``), the ``formed_from``
+    of the class it came from."""
+    carried = np.zeros(int(split.max()) + 1, dtype=np.int64)
+    carried[split] = formed_from[classes]
+    return carried
+
+
+def _published_key_inputs(columns: list[QIColumn]) -> KeyInputs:
+    """The QI codes, taxonomies and node keys (nodes with one label share a key) from which
+    the native code computes published tuples."""
+    qi = np.ascontiguousarray(np.column_stack([c.codes for c in columns]))
+    return qi, [c.taxonomy_spec() for c in columns], _node_keys(columns)
+
+
+def _node_keys(columns: list[QIColumn]) -> list[NDArray[np.int32] | None]:
+    """Per taxonomy column, a key per node, shared by nodes with one label (None otherwise)."""
+    return [None if c.hierarchy is None else
+            pd.factorize(np.asarray(c.hierarchy.labels, dtype=object))[0].astype(np.int32)
+            for c in columns]
+
+
+def _absorb_classes(classes: NDArray[np.int64], columns: list[QIColumn],
+                    sens: NDArray[np.float64], relation: Relation, k: int, eps: float | None,
+                    dlt: float | None, ell: int | None, inputs: KeyInputs | None = None,
+                    failing: bool = False) -> NDArray[np.int64] | None:
+    """The published classes with rows of giant classes (above the larger of 2k rows and
+    1/200 of the table) moved into passing classes whose finer tuples already cover them;
+    None when no row moved (the caller summarizes what it publishes). Every class keeps its
+    id and its tuple, passing classes keep passing, failing ones are not touched, the
+    table's loss only falls, no class grows past twice the cap and the largest class never grows
+    (cpp/include/proxanon/absorb.hpp). With ``failing`` (a table published as best effort),
+    failing giant classes give rows too, to passing classes or to failing ones, and no
+    failing class becomes riskier than it was nor the table's violating rows more. One
+    native call, and none when no class is above the cap."""
+    if np.bincount(classes).max() <= _core.absorb_cap(classes.size, k):
+        return None
+    moved, count = run_specialize(classes, sens, k, eps, dlt, relation, ell,
+                                  *(inputs or _published_key_inputs(columns)),
+                                  step="absorb_failing" if failing else "absorb")
+    return moved if count else None
+
+
+def _interchangeable_rows(sens: NDArray[np.float64], relation: Relation) -> NDArray[np.int64]:
+    """An id per row, equal for rows that are interchangeable between groups: rows with
+    identical sensitive values; with a row-indexed neighbour graph, rows whose neighbours
+    (themselves included) are the same."""
+    if relation.kind != "graph":
+        return _row_ids(sens)
+    from scipy import sparse  # only a graph relation needs it (a slow import)
+
+    n = sens.shape[0]
+    near = relation.matrix.astype(bool).tocsr() + sparse.identity(n, dtype=bool, format="csr")
+    near.sort_indices()
+    ids: NDArray[np.int64] = pd.factorize(pd.Series(
+        [near.indices[near.indptr[i]:near.indptr[i + 1]].tobytes()
+         for i in range(n)]))[0].astype(np.int64)
+    return ids
+
+
+def _row_ids(values: NDArray[np.float64]) -> NDArray[np.int64]:
+    """An id per row of a 2-D array, equal exactly for equal rows, in the rows' sorted order
+    (column by column): the engine's value ids, one native call (O(n) expected and a sort of
+    the distinct rows)."""
+    return _core.value_ids(np.ascontiguousarray(np.atleast_2d(values.T).T, dtype=np.float64))
+
+
+def _merge_equal_tuples(labels: list[NDArray[np.object_]]) -> NDArray[np.int64]:
+    """Class id per group such that groups with the same published tuple share a class;
+    ids follow the first group of each class, so they are 0 .. classes-1 in group order."""
+    frame = pd.DataFrame({str(j): column for j, column in enumerate(labels)})
+    ids: NDArray[np.int64] = frame.groupby(list(frame.columns), sort=False).ngroup().to_numpy(
+        dtype=np.int64)
+    return ids
+
+
+def _spread_equal_tuples(groups: NDArray[np.int64], columns: list[QIColumn],
+                         sa_ids: NDArray[np.int64]) -> NDArray[np.int64]:
+    """Groups with rows exchanged so that fewer of them publish the same QI tuple.
+
+    Two rows with identical sensitive values (``sa_ids``) can trade groups without changing
+    any group's multiset of sensitive values, so every group keeps its dissimilarity verdict
+    exactly; only the published tuples change. The native exchange step (``exchange.hpp``)
+    trades a row of a group whose tuple another group also publishes for a row of a nearby QI
+    combination with the same sensitive value, when that gives it a tuple no group publishes,
+    and never lifts a value of a taxonomy of several levels to a node covering more leaves.
+    Greedy, deterministic, at most 8 candidate exchanges per row of the table. The native
+    session (:func:`proxanon.engine.run_session`) runs this step itself after its first run;
+    this function gives the same step on its own (tests check its invariants with it).
+    """
+    if groups.size == 0 or not columns:
+        return groups
+    qi = np.ascontiguousarray(np.column_stack([c.codes for c in columns]))
+    moved: NDArray[np.int64] = _core.exchange_rows(
+        np.ascontiguousarray(groups, dtype=np.int64), qi, [c.taxonomy_spec() for c in columns],
+        np.ascontiguousarray(sa_ids, dtype=np.int64))
+    return moved
+
+
+@dataclass(frozen=True)
+class _Cut:
+    """Mondrian's table: its partition, the published classes and their summary, and the
+    classes before absorption (the start a repair by the swap loop takes)."""
+
+    part: Partition
+    groups: NDArray[np.int64]
+    summary: GroupSummary
+    start: NDArray[np.int64]
+
+
+def _mondrian_cut(columns: list[QIColumn], sens: NDArray[np.float64], qi: NDArray[np.float64],
+                  taxonomies: list[tuple[NDArray[np.int32], int] | None], relation: Relation,
+                  k: int, eps: float | None, dlt: float | None, ell: int | None,
+                  grid_checks: bool = True, max_graph_entries: int = MAX_GRAPH_ENTRIES,
+                  part: Partition | None = None) -> _Cut:
+    """Strict Mondrian's groups, those that publish the same values merged (one pass: a union
+    keeps its tuple), classes of 2k rows or more specialized, giant classes' rows absorbed
+    (:func:`_absorb_classes`), and their summary (``part.stats["merge_rounds"]``: 1 when the
+    pass merged). Three native calls; O(n log n) per level of cuts. ``grid_checks``,
+    ``max_graph_entries``: as :func:`proxanon.engine.run_mondrian`; ``part``: Mondrian's
+    groups where the caller has them already."""
+    if part is None:
+        part = run_mondrian(sens, k, eps, dlt, relation, ell, qi, taxonomies, "best_effort",
+                            time.perf_counter(), grid_checks, max_graph_entries)
+    # Mondrian's boxes are disjoint, but two can still publish the same LCA labels; the
+    # union of such groups is one equivalence class.
+    merged = _merge_equal_tuples(summarize_groups(columns, part.groups).labels)[part.groups]
+    rounds = int(part.stats["m"] != int(merged.max()) + 1)
+    # Median cuts on leaf codes rarely fall on a taxonomy node's boundary, so many boxes
+    # publish one coarse node: split those classes top-down along the taxonomies.
+    inputs = (qi, taxonomies, _node_keys(columns))
+    start, summary, _ = _specialize_classes(merged, np.ones(int(merged.max()) + 1, np.int64),
+                                            columns, sens, relation, k, eps, dlt, ell, inputs)
+    absorbed = _absorb_classes(start, columns, sens, relation, k, eps, dlt, ell, inputs)
+    groups, summary = ((absorbed, summarize_groups(columns, absorbed)) if absorbed is not None
+                       else (start, summary))
+    return _Cut(replace(part, stats={**part.stats, "merge_rounds": rounds}), groups, summary,
+                start)
+
+
+class _Unwanted(Exception):
+    """Work beside the caller's that the caller no longer needs (it has ended)."""
+
+
+def _mondrian_table(data: pd.DataFrame, columns: list[QIColumn], cut: _Cut,
+                    unwanted: threading.Event | None = None) -> tuple[pd.DataFrame, float]:
+    """The published table of Mondrian's groups (every row, its QIs generalized, the group
+    column added), and the seconds it took. Raises _Unwanted once ``unwanted`` is set
+    (checked between columns: work beside the caller's ends within a column's time)."""
+    tic = time.perf_counter()
+    table = data.copy()
+    for col, labels in zip(columns, cut.summary.labels, strict=True):
+        if unwanted is not None and unwanted.is_set():
+            raise _Unwanted
+        table[col.name] = pd.Series(labels[cut.groups], index=table.index, dtype=object)
+    table[GROUP_COLUMN] = cut.groups
+    return table, time.perf_counter() - tic
+
+
+def _audit_groups(sens: NDArray[np.float64], groups: NDArray[np.int64], relation: Relation,
+                  k: int, eps: float | None, dlt: float | None, threads: int) -> AuditReport:
+    """The independent audit of published groups (no distance check without epsilon)."""
+    metric_arg, weights_arg = as_arguments(relation)
+    return audit_owned(np.ascontiguousarray(sens, dtype=np.float64),
+                       np.asarray(groups, dtype=np.int64), k=k,
+                       epsilon=0.0 if eps is None else eps, delta=0.0 if dlt is None else dlt,
+                       metric=metric_arg, weights=weights_arg, n_threads=threads)

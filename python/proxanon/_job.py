@@ -1,0 +1,408 @@
+"""``anonymize``'s default path as one job over explicit state (:class:`_Job`): XColor's table,
+the Mondrian-(ε, δ) cut built and repaired beside it on a thread of its own, the plain
+partition's table where the QI-aware one fails, and the choice of the table to publish."""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import Future
+from dataclasses import dataclass
+
+import pandas as pd
+
+from proxanon import _core
+from proxanon._beside import Beside
+from proxanon._classes import _Cut, _mondrian_table, _Unwanted
+from proxanon._errors import InfeasibleError
+from proxanon._published import _better, _cost, _cost_floor, _Published
+from proxanon._steps import CheckedCut, _Inputs, _Steps
+from proxanon.audit import AuditReport
+from proxanon.engine import Partition, Session
+
+#: Share of the rows that fail in Mondrian's groups above which the plain partition's session
+#: is started beside the QI-aware one, before the cut is specialized (after it, with
+#: suppression): a guess of which work will be needed, never a change of the table. On Adult
+#: the QI-aware path succeeded where at most 5.4% failed and failed where 30% or more did
+#: (with at most 30% suppressed at epsilon 0.1, delta 0.8 it fails too: the verdict took
+#: 6.6-8.3 s with the plain session after the QI-aware one, 3.6-4.6 s with it beside; at
+#: delta 0.7, where the QI-aware path succeeds, 4.6-5.3 s either way).
+_HARD_SHARE = 0.2
+#: Rows above which ``anonymize`` on two threads or more seeks the proof of infeasibility
+#: beside XColor's run rather than before it: there the proof takes 25 ms or more (0.1 s at
+#: 1M census rows), more than the thread's start and XColor's stop cost (5-30 ms, which
+#: made proven verdicts on 30k-50k rows take 17-90 ms instead of 12-57 ms).
+_PROOF_BESIDE_ROWS = 1 << 18
+
+
+@dataclass(frozen=True)
+class _CutPicked:
+    """The Mondrian-(ε, δ) cut chosen to be published: the cut, the audit of its classes, the
+    costs compared, and its table where the cut's thread generalized it."""
+
+    cut: _Cut
+    check: AuditReport
+    costs: dict[str, float]
+    generalized: tuple[pd.DataFrame, float] | None
+
+
+class _Job(_Steps):
+    """One run of ``anonymize``'s default path: :meth:`run` returns the table to publish.
+
+    It runs the steps of :class:`proxanon._steps._Steps`. With two threads or more, the
+    Mondrian-(ε, δ) cut is built and repaired on a thread beside the caller's
+    (:meth:`cut_and_repair`), which hands what it finds to the caller in futures; the caller's
+    thread runs XColor (:meth:`choose`). Which table is published never depends on which
+    thread finished first.
+    """
+
+    def __init__(self, inputs: _Inputs, seconds: dict[str, float]) -> None:
+        super().__init__(inputs, seconds)
+        # The default path compares XColor's table with the Mondrian-(ε, δ) cut (built-in
+        # metrics): with two threads or more, the cut is built and repaired beside XColor's run.
+        self.cut_wanted = inputs.init == "qi" and inputs.relation.kind == "builtin"
+        self.cut_beside = self.cut_wanted and inputs.threads > 1
+        self.proof_beside = self.cut_beside and self.n_all > _PROOF_BESIDE_ROWS
+
+        # Beside XColor's run (two threads or more): the cut and its repair where one is
+        # wanted. Where Mondrian's groups fail in many rows (_HARD_SHARE), the QI-aware path
+        # usually fails too and then needs the plain partition's session: that thread runs it
+        # before finishing the cut (after it, with suppression, where the caller compares
+        # with the cut as soon as its session ends), unless the caller's thread asked for it
+        # already; the caller stops it when it is not needed. Only the order of work changes,
+        # never a table (Adult, ARX taxonomies, eps 0.1: 0.67 s instead of 0.88 s).
+        # Set by the cut's thread: the cut with its audit and its repair (``cut_and_repair``),
+        # and the plain session where it computes it (``plain_ahead``).
+        self.cut_ready: Future[tuple[CheckedCut | None, _Published | None]] = Future()
+        self.plain_ready: Future[Session] = Future()
+        self.plain_stop = _core.StopRequest()  # set by the caller: no plain session needed
+        # Under plain_lock: whether the cut's thread computes the plain session (written by
+        # that thread, once, in ``plain_ahead``), and whether the caller has asked for it
+        # (written by the caller, in ``plain_partition``); whichever comes first decides.
+        self.plain_lock = threading.Lock()
+        self.plain_beside = False
+        self.plain_claimed = False
+        # Also from that thread, for ``cut_over_session``: whether Mondrian's groups fail
+        # widely (the thread then runs the plain session first), and the cut with its audit.
+        self.hard_ready: Future[bool] = Future()
+        self.built_ready: Future[CheckedCut | None] = Future()
+        # Beside XColor's run, on tables over _PROOF_BESIDE_ROWS rows, the proof of
+        # infeasibility comes first (it ends long before XColor's run): where there is one,
+        # XColor's run is stopped (main_stop) and the caller raises it, as if it had been
+        # found before the run.
+        self.proof_ready: Future[str | None] = Future()
+        self.main_stop = _core.StopRequest()
+        # Set by the cut's thread last: the cut's table where it generalized it, else None.
+        self.table_ready: Future[tuple[pd.DataFrame, float] | None] = Future()
+        self.ended = threading.Event()  # set once the caller's work has ended (any way out)
+        # The cut's thread, started by ``run``; None on one thread or off the default path.
+        self.cut_ahead: Beside[None] | None = None
+
+        # On the caller's thread, once ``mondrian_cut`` has taken them (built here on one
+        # thread, from the cut's thread on more): the cut with its audit, and (from the cut's
+        # thread, else once ``repaired_cut`` has computed it) its repair; None: there is none.
+        self.cut_taken = False
+        self.cut: CheckedCut | None = None
+        self.repair_taken = False
+        self.repair: _Published | None = None
+        # On one thread (no cut's thread): whether Mondrian's groups fail widely (``hard``),
+        # written by ``build_cut``; None until then.
+        self.cut_hard: bool | None = None
+
+    # The Mondrian-(ε, δ) cut, on its thread or on the caller's
+
+    def hard(self, part: Partition | None) -> bool:
+        """Whether Mondrian's groups fail in > _HARD_SHARE of the rows; never with suppression."""
+        return (part is not None and not self.suppress
+                and part.stats["remaining_violations"] > _HARD_SHARE * self.n_all)
+
+    def build_cut(self) -> CheckedCut | None:
+        """The cut and its audit, built on the caller's thread; sets ``cut_hard``.
+
+        ``raw_cut`` and ``finish_cut``; ``cut_hard`` records whether Mondrian's groups failed
+        widely."""
+        tic = time.perf_counter()
+        part = self.raw_cut()
+        self.cut_hard = self.hard(part)
+        return self.finish_cut(part, time.perf_counter() - tic, beside=False)
+
+    def cut_and_repair(self) -> None:
+        """The cut's thread's work; on any way out, every future the caller waits for is set.
+
+        The proof (where sought beside), then Mondrian's groups, the plain session where they
+        fail widely, the cut, its repair and its table, each handed to the caller as soon as
+        it is known."""
+        try:
+            try:
+                proof = self.proof_of_infeasibility(beside=True) if self.proof_beside else None
+            except BaseException as exc:  # the caller raises it, as it would have
+                self.proof_ready.set_exception(exc)
+                self.main_stop.set()
+                raise
+            self.proof_ready.set_result(proof)
+            if proof is not None:
+                self.main_stop.set()
+                self.cut_ready.set_result((None, None))
+                self.table_ready.set_result(None)
+                return
+            tic = time.perf_counter()
+            part = self.raw_cut()
+            spent = time.perf_counter() - tic
+            self.hard_ready.set_result(self.hard(part))
+            if not self.suppress:  # the plain session first: the cut waits for XColor's table
+                self.plain_ahead(part)
+            built = self.finish_cut(part, spent, beside=True)
+            self.built_ready.set_result(built)
+            if self.suppress:  # the cut first: the caller compares with it when its session ends
+                self.plain_ahead(part)
+            repaired = self.repair_of(built, beside=True)
+        except BaseException as exc:  # handed to whoever waits for the cut
+            if not self.cut_ready.done():
+                self.cut_ready.set_exception(exc)
+            self.table_ready.set_result(None)
+            raise
+        finally:  # no comparison ahead on a way out without a cut
+            if not self.hard_ready.done():
+                self.hard_ready.set_result(True)
+            if not self.built_ready.done():
+                self.built_ready.set_result(None)
+        self.cut_ready.set_result((built, repaired))
+        # A cut that satisfies is published when it costs no more than XColor's table (as on
+        # census-like tables): its table is generalized here while XColor's run goes on
+        # (0.1 s at 1M rows, off the caller's path).
+        generalized = None  # else the caller generalizes it, if it needs it
+        try:
+            if built is not None and built[1].satisfied:
+                generalized = _mondrian_table(self.inputs.data, self.inputs.columns, built[0],
+                                              self.ended)
+        except _Unwanted:
+            pass
+        finally:
+            self.table_ready.set_result(generalized)
+
+    def mondrian_cut(self) -> CheckedCut | None:
+        """The cut and its audit, built or taken once; None off the default path.
+
+        Built here on one thread, taken from its thread on more; off the default path:
+        another start, or no built-in metric."""
+        if not self.cut_wanted:
+            return None
+        if not self.cut_taken:
+            if self.cut_ahead is None:
+                self.cut = self.build_cut()
+            else:
+                self.cut, self.repair = self.cut_ready.result()
+                self.repair_taken = True
+            self.cut_taken = True
+        return self.cut
+
+    def easy_cut(self) -> CheckedCut | None:
+        """The cut and its audit unless Mondrian's groups fail widely; the same on any thread count.
+
+        From its thread, or built here once; None where Mondrian's groups fail widely (never
+        with suppression): the thread beside then computes the plain session before the cut,
+        and waiting for its cut would keep this thread idle (not waited for, and not taken on
+        one thread either, so that the choice is the same on any thread count)."""
+        if self.cut_ahead is not None:
+            return None if self.hard_ready.result() else self.built_ready.result()
+        built = self.mondrian_cut()
+        return built if self.cut_hard is False else None
+
+    def cut_over_session(self, session: Session) -> _CutPicked | None:
+        """The cut where XColor's table, unfinished, cannot cost less; else None.
+
+        The Mondrian-(ε, δ) cut, published without finishing XColor's table when that table
+        cannot cost less: specialization and absorption leave its classes under 2k rows as they are
+        (``_cost_floor`` bounds its cost from below by them), and keep passing classes
+        passing, so once the cut satisfies, costs less than that bound, and XColor's classes
+        pass the audit, ``mondrian_instead`` would publish the cut. At 3M census rows that
+        spares XColor's specialization, summary and audit (0.9 s). The report names XColor's
+        cost "xcolor (at least)": the bound."""
+        inputs = self.inputs
+        if (self.suppress or not self.cut_wanted or session.released.size < self.n_all
+                or any(c.instants is not None for c in inputs.columns)):
+            return None
+        if inputs.reporter is not None:
+            inputs.reporter.phase = "Mondrian cut"
+        # Where the cut's thread is still at work, this thread would wait for it: the bound
+        # and the audit of XColor's classes are taken meanwhile, on the threads the cut's
+        # thread leaves (the same audit on any number), and used only if the cut satisfies
+        # (1M census rows: 0.2 s of a 2 s run no longer follows the wait).
+        floor: float | None = None
+        check: AuditReport | None = None
+        if (self.cut_ahead is not None and not self.hard_ready.result()
+                and not self.built_ready.done()):
+            floor = _cost_floor(inputs.columns, session.classes, inputs.k, self.n_all)
+            check = self.audit_classes(inputs.sens, inputs.relation, session.classes,
+                                       inputs.threads - self.beside_threads)
+        built = self.easy_cut()
+        if built is None or not built[1].satisfied:
+            return None
+        cut, cut_check = built
+        if floor is None:
+            floor = _cost_floor(inputs.columns, session.classes, inputs.k, self.n_all)
+        if not floor > cut.summary.gcp() * (1 + 1e-9):
+            return None
+        if check is None:
+            check = self.audit_classes(inputs.sens, inputs.relation, session.classes,
+                                       inputs.threads)
+        if not self.passes(check, session.released):
+            return None
+        costs = {"xcolor (at least)": floor, "mondrian": cut.summary.gcp()}
+        self.seconds.update(session.seconds)  # the audit's time is the cut's (_publish_mondrian)
+        return _CutPicked(cut, cut_check, costs, self.cut_table())
+
+    def repaired_cut(self, xcolor: _Published | None
+                     ) -> tuple[_Published | None, dict[str, float]]:
+        """The repaired cut where it costs less than XColor's table, else None; the costs.
+
+        The repaired Mondrian-(ε, δ) cut (``repair_of``), published instead of XColor's own
+        table when it costs less (GCP); and the costs compared."""
+        cut = self.mondrian_cut()
+        if not self.repair_taken:
+            self.repair = self.repair_of(cut, beside=False)
+            self.repair_taken = True
+        repaired = self.repair
+        if repaired is None:
+            return None, {}
+        costs = {"xcolor from the Mondrian cut": _cost(repaired.summary, self.n_all)}
+        if xcolor is not None and self.acceptable(xcolor):
+            costs = {"xcolor": _cost(xcolor.summary, self.n_all), **costs}
+            if costs["xcolor"] <= costs["xcolor from the Mondrian cut"]:
+                return None, costs
+        return repaired, costs
+
+    def mondrian_instead(self, xcolor: _Published | None
+                         ) -> tuple[_CutPicked | None, dict[str, float]]:
+        """The cut where it satisfies and beats XColor's table, else None; the costs.
+
+        With the default start: the Mondrian-(ε, δ) cut when it satisfies and XColor's
+        table (None: its path failed) is not acceptable or costs more (GCP, see
+        :func:`_cost`); and the costs compared. Mondrian needs a built-in metric."""
+        built = self.mondrian_cut()
+        if built is None:
+            return None, {}
+        cut, cut_check = built
+        if not cut_check.satisfied:
+            return None, {}
+        costs = {"mondrian": cut.summary.gcp()}
+        if xcolor is not None and self.acceptable(xcolor):
+            costs = {"xcolor": _cost(xcolor.summary, self.n_all), **costs}
+            if costs["xcolor"] <= costs["mondrian"]:
+                return None, costs
+        return _CutPicked(cut, cut_check, costs, self.cut_table()), costs
+
+    def cut_table(self) -> tuple[pd.DataFrame, float] | None:
+        """The cut's table and seconds where its thread generalized it (waited for), else None."""
+        return self.table_ready.result() if self.cut_ahead is not None else None
+
+    # The plain partition's table (XColor as ``partition`` runs it by default)
+
+    def plain_ahead(self, part: Partition | None) -> None:
+        """On the cut's thread: the plain session, where it is likely needed and not claimed.
+
+        The plain session, computed into ``plain_ready`` where Mondrian's groups fail in
+        more than _HARD_SHARE of the rows and the caller has not asked for it (with
+        suppression too: there the QI-aware path fails where its suppression exceeds
+        the budget, and the plain one decides)."""
+        wanted = (part is not None
+                  and part.stats["remaining_violations"] > _HARD_SHARE * self.n_all)
+        with self.plain_lock:
+            self.plain_beside = wanted and not self.plain_claimed
+        if self.plain_beside:
+            try:
+                with self.plain_stop:
+                    self.plain_ready.set_result(self.session_of(plain=True, beside=True))
+            except BaseException as exc:  # stopped (unwanted), or handed to the caller
+                self.plain_ready.set_exception(exc)
+
+    def plain_partition(self) -> _Published:
+        """The plain partition's table, its session taken from the cut's thread if that
+        computes it, else computed here."""
+        with self.plain_lock:
+            self.plain_claimed = True
+        if self.plain_beside:
+            return self.finish(self.plain_ready.result(), plain=True)
+        return self.publish(plain=True)
+
+    # Choosing
+
+    def choose(self) -> _CutPicked | tuple[_Published, dict[str, float]]:
+        """The table to publish, with the costs compared; the same on any thread count.
+
+        Mondrian's, or one of XColor's with the costs compared (see the docstring of
+        :func:`anonymize`)."""
+        reporter = self.inputs.reporter
+        failure: InfeasibleError | None = None
+        try:
+            session = self.session_of(plain=False)
+        except InfeasibleError as exc:  # suppression left fewer than k rows on this path
+            failure = exc
+        else:
+            instead = self.cut_over_session(session)
+            if instead is not None:
+                return instead
+            chosen = self.finish(session, plain=False)
+        if failure is None and self.acceptable(chosen):
+            self.plain_stop.set()
+        else:
+            # The QI-aware path failed: the plain partition's groups may still satisfy (and
+            # when the QIs tell rows apart, they publish distinct tuples).
+            if reporter is not None:
+                reporter.phase = "plain partition"
+            try:
+                plain = self.plain_partition()
+            except InfeasibleError:
+                if failure is not None:
+                    instead, _ = self.mondrian_instead(None)
+                    if instead is not None:
+                        return instead
+                    raise failure from None
+            else:
+                if failure is not None or _better(plain, chosen, self.acceptable):
+                    chosen = plain
+        repaired, repair_costs = self.repaired_cut(chosen)
+        if repaired is not None:
+            chosen = repaired
+        self.seconds.update(chosen.seconds)
+        instead, candidates = self.mondrian_instead(chosen)
+        return instead if instead is not None else (chosen, candidates or repair_costs)
+
+    def settle_proof(self) -> None:
+        """Raises the proof of infeasibility found beside, if any (waiting for it)."""
+        if self.proof_beside:
+            proof = self.proof_ready.result()
+            if proof is not None:
+                raise self.proven(proof) from None
+
+    def run(self) -> _CutPicked | tuple[_Published, dict[str, float]]:
+        """The table to publish; on any way out, the cut's thread, if any, has ended.
+
+        ``choose``'s table; one of XColor's that fails, as best effort, with its failing
+        classes split."""
+        if not self.proof_beside:
+            proof = self.proof_of_infeasibility(beside=False)
+            if proof is not None:
+                raise self.proven(proof)
+        if self.cut_beside:
+            self.cut_ahead = Beside(self.cut_and_repair)
+        try:  # the cut's thread, if any, is stopped on any way out
+            try:
+                with self.main_stop:
+                    self.interchangeable()  # computed here, once the thread beside has started
+                    picked = self.choose()
+            except Exception:
+                self.settle_proof()  # a proof found beside stopped this thread's run
+                raise
+            self.settle_proof()
+        finally:
+            self.plain_stop.set()
+            self.ended.set()
+            if self.cut_ahead is not None:
+                self.cut_ahead.stop()
+        if isinstance(picked, _CutPicked):
+            return picked
+        chosen, candidates = picked
+        if not chosen.check.satisfied and self.inputs.on_infeasible == "best_effort":
+            chosen = self.split_failing(chosen)
+        return chosen, candidates
