@@ -248,8 +248,9 @@ class _Steps:
         otherwise gather in a few giant classes publishing coarse tuples), then rows of giant
         classes, failing ones too, absorbed into classes that cover them (``_absorb_classes``),
         then failing classes still above 2% of the rows dealt into parts of at most 2% but one
-        (the covering split), summarized and audited again; the same table when nothing
-        changed."""
+        (the covering split, after small classes publishing tuples those parts need are
+        emptied into passing classes that cover their rows, in rounds with absorption),
+        summarized and audited again; the same table when nothing changed."""
         inputs, seconds = self.inputs, self.seconds
         k, eps, dlt = inputs.k, inputs.eps, inputs.dlt
         tic = time.perf_counter()
@@ -274,7 +275,10 @@ class _Steps:
             covered = cover if covers else None
         if not splits and absorbed is None and covered is None:
             return result
-        merged = _carried(result.merged, result.classes, classes)  # absorbing keeps the ids
+        # Per class, the merged count of a class its rows came from: absorbing and vacating
+        # move rows between classes, so this is one source's (only an infeasible verdict's
+        # text reads it, and a best effort shows none).
+        merged = _carried(result.merged, result.classes, classes)
         if covered is not None:
             merged = _carried(merged, after, covered)
         classes = covered if covered is not None else after
