@@ -491,6 +491,40 @@ def test_covering_vacates_a_small_class_that_publishes_a_tuple_it_needs() -> Non
     assert tree.lca_label(codes[classes == kept[0]]) == "n0"
 
 
+def test_covering_refuses_class_ids_it_cannot_read() -> None:
+    # The rounds read the classes before the covering split does: ids that skip one or fall
+    # below 0 are refused as the split refuses them, not read out of bounds.
+    frame, tree, start = owner_case(receiver_rows=12)
+    for bad, message in ((np.where(start == 3, 5, start), "every one used"),
+                         (np.r_[start[:-1], -1], ">= 0")):
+        with pytest.raises(ValueError, match=message):
+            cover_owner_case(frame, tree, bad)
+
+
+def test_covering_rounds_absorb_from_a_passing_class_above_two_percent() -> None:
+    # A passing class of 600 rows publishing n0 (75 rows on each of its leaves) beside
+    # passing classes of 12 rows on l0 and on l1, every value far from all: no class fails,
+    # so nothing is vacated or dealt, but the rounds' absorption moves rows of the large class
+    # into the small ones that cover them; every class keeps its id and tuple and passes.
+    leaves = [f"l{i}" for i in range(64)]
+    tree = Hierarchy.from_rows([[leaf, f"n{i // 8}", "*"] for i, leaf in enumerate(leaves)])
+    q = np.r_[np.repeat(leaves[:8], 75), ["l0"] * 12, ["l1"] * 12]
+    frame = pd.DataFrame({"q": q, "s1": np.linspace(0.0, 1.0, q.size), "s2": 0.0})
+    start = np.r_[np.zeros(600), np.ones(12), np.full(12, 2)].astype(np.int64)
+    sens = scaled_sensitive(frame)
+    assert brute_violations(sens, start, 10, 0.0001, 0.8) == (0, True)
+    codes = tree.leaf_index(frame["q"].to_numpy())
+    spec = (np.asarray(tree.parent, dtype=np.int32), tree.n_leaves)
+    keys = [pd.factorize(np.asarray(tree.labels, dtype=object))[0].astype(np.int32)]
+    classes, changes = run_specialize(start, sens, 10, 0.0001, 0.8,
+                                      resolve("l1", None, 2, len(frame)), None,
+                                      codes[:, None].astype(float), [spec], keys,
+                                      step="cover_failing")
+    assert changes > 0 and np.bincount(classes)[0] < 600
+    assert brute_violations(sens, classes, 10, 0.0001, 0.8) == (0, True)
+    assert [tree.lca_label(codes[classes == c]) for c in range(3)] == ["n0", "l0", "l1"]
+
+
 def test_failing_split_refuses_checks_it_cannot_weigh() -> None:
     frame, tree = mixed_crowds(together=True)
     common: dict[str, Any] = dict(

@@ -601,9 +601,9 @@ private:
 
 }  // namespace
 
-SpecializeResult specialize(const LossModel& qi, const std::vector<std::vector<std::int32_t>>& node_keys,
+std::size_t checked_classes(const LossModel& qi, const std::vector<std::vector<std::int32_t>>& node_keys,
                             const Neighbours& neighbours, const std::vector<std::int32_t>& classes,
-                            const MondrianParams& params, SpecializeTarget target, std::size_t work_per_row) {
+                            const MondrianParams& params, SpecializeTarget target) {
     const std::size_t n = classes.size();
     if (neighbours.table().row_value.size() != n) throw std::invalid_argument("classes and sensitive values differ in rows");
     if (node_keys.size() != qi.dimensions()) throw std::invalid_argument("node_keys needs one entry per quasi-identifier");
@@ -617,12 +617,24 @@ SpecializeResult specialize(const LossModel& qi, const std::vector<std::vector<s
             throw std::invalid_argument("node_keys must name the nodes of exactly the taxonomy columns");
         }
     }
-    std::int32_t count = 0;
-    for (std::int32_t c : classes) {
+    std::vector<std::uint8_t> used;
+    for (const std::int32_t c : classes) {
         if (c < 0) throw std::invalid_argument("class ids must be >= 0");
-        count = std::max(count, c + 1);
+        if (static_cast<std::size_t>(c) >= used.size()) used.resize(static_cast<std::size_t>(c) + 1, 0);
+        used[static_cast<std::size_t>(c)] = 1;
     }
-    std::vector<std::vector<std::int32_t>> members(static_cast<std::size_t>(count));
+    if (std::find(used.begin(), used.end(), 0) != used.end()) {
+        throw std::invalid_argument("class ids must be 0 .. classes-1, every one used");
+    }
+    return used.size();
+}
+
+SpecializeResult specialize(const LossModel& qi, const std::vector<std::vector<std::int32_t>>& node_keys,
+                            const Neighbours& neighbours, const std::vector<std::int32_t>& classes,
+                            const MondrianParams& params, SpecializeTarget target, std::size_t work_per_row) {
+    const std::size_t n = classes.size();
+    const std::size_t count = checked_classes(qi, node_keys, neighbours, classes, params, target);
+    std::vector<std::vector<std::int32_t>> members(count);
     for (std::size_t r = 0; r < n; ++r) members[static_cast<std::size_t>(classes[r])].push_back(static_cast<std::int32_t>(r));
     const std::size_t counted = std::max<std::size_t>(n, 1 << 12);
     const std::size_t budget = work_per_row > std::numeric_limits<std::size_t>::max() / counted
@@ -630,7 +642,6 @@ SpecializeResult specialize(const LossModel& qi, const std::vector<std::vector<s
     Specializer specializer(qi, node_keys, neighbours, params, budget);
     std::vector<Part> wholes;
     for (const auto& rows : members) {
-        if (rows.empty()) throw std::invalid_argument("class ids must be 0 .. classes-1, every one used");
         // Covering reads the violations of the classes above 2% of the rows only.
         const bool checked = target == SpecializeTarget::Covering ? rows.size() * 50 > n : rows.size() >= 2 * params.k;
         wholes.push_back(specializer.describe(rows, 0, rows.size(), checked));

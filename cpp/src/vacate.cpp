@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <limits>
-#include <map>
 #include <tuple>
 #include <unordered_map>
 #include <utility>
@@ -18,9 +17,9 @@ namespace proxanon {
 
 namespace {
 
-/// One class as vacating sees it: its rows at the start, its extremes (which never change:
-/// a row moves only into a class whose tuple covers it) and its values, counted on first use
-/// and kept exact as rows join.
+/// One class as vacating sees it: its rows at the start, its extremes then and its tuple
+/// (which never changes: a row moves only into a class whose tuple covers it), and its
+/// values, counted on first use and kept exact as rows join.
 struct Class {
     std::vector<std::int32_t> rows;
     std::size_t size = 0;
@@ -39,7 +38,7 @@ public:
         : qi_(qi), keys_(node_keys), nb_(neighbours), params_(params), most_(most), counter_(neighbours),
           index_(qi, node_keys) {}
 
-    std::int64_t run(std::vector<std::int32_t>& classes) {
+    std::int64_t run(std::vector<std::int32_t>& classes, std::size_t& failing_large) {
         gather(classes);
         std::vector<std::size_t> large;
         for (std::size_t c = 0; c < classes_.size(); ++c) {
@@ -48,8 +47,10 @@ public:
         std::sort(large.begin(), large.end(), [&](std::size_t a, std::size_t b) {
             return std::tie(classes_[b].size, a) < std::tie(classes_[a].size, b);
         });
+        failing_large = large.size();
         std::int64_t emptied = 0;
         for (const std::size_t f : large) {
+            if (classes_[f].emptied) continue;  // emptied as another's owner: nothing left to deal
             for (const Key& wanted : candidates(f)) {
                 const auto found = owner_.find(wanted);
                 if (found == owner_.end()) continue;
@@ -94,21 +95,22 @@ private:
 
     /// The tuples of failing class f with one taxonomy column narrowed to a node below f's
     /// that covers at least k of its rows, most rows first (ties: the lower column, then the
-    /// lower node). O(m h).
+    /// lower node). O(m h + the taxonomies' nodes).
     std::vector<Key> candidates(std::size_t f) const {
         const Class& cls = classes_[f];
-        std::map<std::pair<std::size_t, std::int32_t>, std::size_t> covered;
+        std::vector<std::tuple<std::size_t, std::size_t, std::int32_t>> order;  // (-rows, column, node)
+        std::vector<std::size_t> covered;
         for (std::size_t i = 0; i < qi_.dimensions(); ++i) {
             const Taxonomy* tax = qi_.taxonomy(i);
             if (tax == nullptr) continue;
             const std::int32_t top = tax->lca(static_cast<std::int32_t>(cls.lo[i]), static_cast<std::int32_t>(cls.hi[i]));
+            covered.assign(tax->nodes(), 0);
             for (const std::int32_t r : cls.rows) {
-                for (auto v = static_cast<std::int32_t>(qi_.row(r)[i]); v != top; v = tax->parent(v)) ++covered[{i, v}];
+                for (auto v = static_cast<std::int32_t>(qi_.row(r)[i]); v != top; v = tax->parent(v)) ++covered[static_cast<std::size_t>(v)];
             }
-        }
-        std::vector<std::tuple<std::size_t, std::size_t, std::int32_t>> order;  // (-rows, column, node)
-        for (const auto& [at, rows] : covered) {
-            if (rows >= params_.k) order.emplace_back(std::numeric_limits<std::size_t>::max() - rows, at.first, at.second);
+            for (std::size_t v = 0; v < covered.size(); ++v) {
+                if (covered[v] >= params_.k) order.emplace_back(std::numeric_limits<std::size_t>::max() - covered[v], i, static_cast<std::int32_t>(v));
+            }
         }
         std::sort(order.begin(), order.end());
         std::vector<Key> found;
@@ -197,30 +199,39 @@ private:
 
 std::int64_t vacate(const LossModel& qi, const std::vector<std::vector<std::int32_t>>& node_keys,
                     const Neighbours& neighbours, std::vector<std::int32_t>& classes,
-                    const MondrianParams& params, std::size_t most) {
+                    const MondrianParams& params, std::size_t most, std::size_t& failing_large) {
+    failing_large = 0;
     if (classes.empty() || most < params.k) return 0;  // no class of k rows or more fits
     Vacater vacater(qi, node_keys, neighbours, params, most);
-    return vacater.run(classes);
+    return vacater.run(classes, failing_large);
 }
 
 SpecializeResult cover_failing(const LossModel& qi, const std::vector<std::vector<std::int32_t>>& node_keys,
                                const Neighbours& neighbours, std::vector<std::int32_t> classes,
                                const MondrianParams& params) {
     const std::size_t n = classes.size(), most = n / 50;  // 2% of the rows
+    // specialize()'s checks, before vacate() reads the classes (it takes their ids as given).
+    checked_classes(qi, node_keys, neighbours, classes, params, SpecializeTarget::Covering);
     SpecializeResult result;
+    std::vector<std::size_t> sizes;
     for (std::size_t round = 0; round < kVacateRounds && most >= params.k; ++round) {
-        std::vector<std::int64_t> sizes;
+        sizes.clear();
         for (const std::int32_t c : classes) {
             if (static_cast<std::size_t>(c) >= sizes.size()) sizes.resize(static_cast<std::size_t>(c) + 1, 0);
             ++sizes[static_cast<std::size_t>(c)];
         }
-        if (sizes.empty() || static_cast<std::size_t>(*std::max_element(sizes.begin(), sizes.end())) <= most) break;
-        const std::int64_t emptied = vacate(qi, node_keys, neighbours, classes, params, most);
-        SpecializeResult covered = specialize(qi, node_keys, neighbours, classes, params, SpecializeTarget::Covering);
-        classes = std::move(covered.classes);
+        if (*std::max_element(sizes.begin(), sizes.end()) <= most) break;
+        std::size_t failing_large = 0;
+        const std::int64_t emptied = vacate(qi, node_keys, neighbours, classes, params, most, failing_large);
+        std::int64_t splits = 0;
+        if (failing_large > 0) {  // where every class above 2% passes, the covering split deals none
+            SpecializeResult covered = specialize(qi, node_keys, neighbours, classes, params, SpecializeTarget::Covering);
+            classes = std::move(covered.classes);
+            splits = covered.splits;
+            result.stopped = result.stopped || covered.stopped;
+        }
         const std::int64_t absorbed = absorb(qi, node_keys, neighbours, classes, params, absorb_cap(n, params.k), true);
-        result.stopped = result.stopped || covered.stopped;
-        const std::int64_t changes = emptied + covered.splits + absorbed;
+        const std::int64_t changes = emptied + splits + absorbed;
         result.splits += changes;
         if (changes == 0) break;
     }

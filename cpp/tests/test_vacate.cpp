@@ -101,7 +101,9 @@ std::int64_t vacate_and_check(Table& t, std::size_t k, double delta, std::size_t
     const Table before = t;
     const auto old_tuples = tuples(before, taxonomy);
     const auto old_audit = audit(before, delta);
-    const std::int64_t emptied = vacate(qi, node_keys, neighbours, t.classes, params, most);
+    std::size_t failing_large = 0;
+    const std::int64_t emptied = vacate(qi, node_keys, neighbours, t.classes, params, most, failing_large);
+    CHECK(emptied == 0 || failing_large > 0);
     const auto new_tuples = tuples(t, taxonomy);
     const auto new_audit = audit(t, delta);
 

@@ -349,9 +349,10 @@ def run_specialize(classes: NDArray[np.int64], sens: NDArray[np.float64], k: int
     (cpp/include/proxanon/cover_split.hpp), into parts of at most 2% (but the one keeping the
     class's tuple), each no riskier than its class, in rounds (at most three) that first
     empty small classes publishing tuples those parts need into passing classes that cover
-    their rows (all of a class's rows or none; cpp/include/proxanon/vacate.hpp) and then
-    absorb from failing classes again; the second number then counts the classes split and
-    emptied and the rows absorbed. ``step="absorb"``, instead of splitting: rows of classes
+    their rows (all of a class's rows or none; cpp/include/proxanon/vacate.hpp) and end with
+    the absorption of ``step="absorb_failing"`` again, while a class holds more than 2% of
+    the rows; the second number then counts the classes split and emptied and the rows
+    absorbed. ``step="absorb"``, instead of splitting: rows of classes
     above the cap (the larger of 2k rows and 1/200 of the table) move into passing classes
     whose finer tuples cover them (cpp/include/proxanon/absorb.hpp; every id kept), and the
     second number is the rows moved; ``step="absorb_failing"`` (a table published as best effort):

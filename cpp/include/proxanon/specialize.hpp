@@ -95,6 +95,14 @@ struct SpecializeResult {
     bool stopped = false;               ///< the work allowed was spent: splits may remain
 };
 
+/// The number of classes C of `classes` once the arguments of specialize() are checked as it
+/// takes them (one sensitive value per row, node keys for exactly the taxonomy columns, ids 0
+/// .. C-1 with every one used, epsilon and no l for a failing target); throws
+/// std::invalid_argument naming what is wrong. O(n + d).
+std::size_t checked_classes(const LossModel& qi, const std::vector<std::vector<std::int32_t>>& node_keys,
+                            const Neighbours& neighbours, const std::vector<std::int32_t>& classes,
+                            const MondrianParams& params, SpecializeTarget target);
+
 /// Splits the classes of at least 2k rows that `target` names, as above. `classes` gives a class id per row
 /// (0 .. C-1, every id used) whose tuples are pairwise distinct; `node_keys[i]`, for a
 /// taxonomy column i, names every node of its taxonomy so that nodes with one published label
