@@ -532,7 +532,7 @@ def _call_native(relation: Relation, sens: NDArray[np.float64], eps: float,
 
 def _partition_of(raw: dict[str, Any], k: int, eps: float, dlt: float, relation: Relation,
                   moves: str, calls: int, started: float, trace: bool) -> Partition:
-    """One native run's result (cpp/bindings/module.cpp, ``engine_dict``) as a Partition."""
+    """One native run's result (cpp/bindings/bind_engine.cpp, ``engine_dict``) as a Partition."""
     n = len(raw["groups"])
     stats = stats_dict(raw["stats"])
     stats.update(distinct_values=raw["distinct_values"], value_edges=raw["value_edges"],

@@ -1,0 +1,199 @@
+// pybind11 glue for Mondrian's strict cut and the steps that refine published classes
+// (specialize, the covering split, absorption), over the sensitive values or a given
+// relation; the GIL is released around the core.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "proxanon/absorb.hpp"
+#include "proxanon/distance.hpp"
+#include "proxanon/loss.hpp"
+#include "proxanon/mondrian.hpp"
+#include "proxanon/neighbour_graph.hpp"
+#include "proxanon/neighbours.hpp"
+#include "proxanon/specialize.hpp"
+#include "proxanon/vacate.hpp"
+
+#include "convert.hpp"
+#include "signal_check.hpp"
+
+using namespace proxanon;
+using namespace proxanon::bindings;
+
+namespace {
+
+/// The checks of a Mondrian part (and of a specialized class).
+MondrianParams checks(std::size_t k, std::size_t l, bool dissimilarity, double delta) {
+    MondrianParams params;
+    params.k = k;
+    params.l = l;
+    params.dissimilarity = dissimilarity;
+    params.delta = delta;
+    return params;
+}
+
+py::dict run_mondrian(const DoubleArray& sensitive, const std::string& metric,
+                      const std::vector<double>& weights, std::optional<double> epsilon,
+                      std::size_t k, double delta, std::size_t l,
+                      const DoubleArray& quasi_identifiers,
+                      const std::vector<TaxonomySpec>& qi_taxonomies, bool grid_checks,
+                      std::size_t max_graph_entries) {
+    const Matrix sa = as_matrix(sensitive, "sensitive");
+    const Matrix qi = as_matrix(quasi_identifiers, "quasi_identifiers");
+    if (qi.rows != sa.rows) throw std::invalid_argument("quasi_identifiers and sensitive differ in rows");
+    std::vector<std::optional<Taxonomy>> taxonomies = make_taxonomies(qi_taxonomies);
+    MondrianParams params = checks(k, l, epsilon.has_value(), delta);
+    SignalCheck signals;
+    params.interrupt = signals.interrupt();
+    MondrianResult result;
+    double seconds = 0.0;
+    signals.run([&] {
+        py::gil_scoped_release release;
+        const auto start = std::chrono::steady_clock::now();
+        const ValueTable table = ValueTable::from_rows(sa.data, sa.rows, sa.cols);
+        const Neighbours neighbours =
+            epsilon ? Neighbours::for_checks(table, Distance(parse_metric(metric), weights, *epsilon),
+                                             max_graph_entries, params.interrupt, grid_checks)
+                    : Neighbours(table, NeighbourGraph::from_csr(std::vector<std::int64_t>(table.size() + 1, 0), {}),
+                                 params.interrupt);
+        const LossModel loss(qi.data, qi.rows, qi.cols, std::move(taxonomies));
+        result = mondrian(loss, neighbours, params);
+        seconds = seconds_since(start);
+    });
+    py::dict out;
+    out["groups"] = to_numpy(std::move(result.groups));
+    out["cuts"] = result.cuts;
+    out["satisfied"] = result.satisfied;
+    out["violating_rows"] = to_numpy(std::move(result.violating_rows));
+    out["seconds"] = seconds;
+    return out;
+}
+
+/// What a specialize call's `step` asks for: a target of specialize(), or none (absorb).
+std::optional<SpecializeTarget> specialize_target(const std::string& step) {
+    if (step == "split") return SpecializeTarget::Passing;
+    if (step == "split_failing") return SpecializeTarget::Failing;
+    if (step == "cover_failing") return SpecializeTarget::Covering;
+    if (step == "absorb" || step == "absorb_failing") return std::nullopt;
+    throw std::invalid_argument("step must be 'split', 'split_failing', 'cover_failing', 'absorb' or 'absorb_failing', not '" +
+                                step + "'");
+}
+
+/// Top-down specialization of published classes over the relation `build` makes (the checks
+/// of Mondrian: k, distinct l, and (epsilon, delta)^k-dissimilarity when `dissimilarity`):
+/// `step` "split" splits every class (SpecializeTarget::Passing), "split_failing" only the
+/// failing ones (SpecializeTarget::Failing), "cover_failing" the failing ones above 2% of the
+/// rows by the covering split alone (SpecializeTarget::Covering), "absorb" moves giant classes' rows instead
+/// (absorb.hpp), "absorb_failing" failing giant classes' rows too (a best-effort table).
+py::dict specialize_with(const RelationBuilder& build, std::size_t n, std::vector<std::int32_t> classes,
+                         const DoubleArray& quasi_identifiers,
+                         const std::vector<TaxonomySpec>& qi_taxonomies,
+                         const std::vector<std::vector<std::int32_t>>& node_keys, std::size_t k,
+                         std::size_t l, bool dissimilarity, double delta, const std::string& step) {
+    const std::optional<SpecializeTarget> target = specialize_target(step);
+    const Matrix qi = as_matrix(quasi_identifiers, "quasi_identifiers");
+    if (qi.rows != n || classes.size() != n) throw std::invalid_argument("classes, quasi_identifiers and the relation differ in rows");
+    check_node_keys(qi_taxonomies, node_keys, qi.cols);
+    std::vector<std::optional<Taxonomy>> taxonomies = make_taxonomies(qi_taxonomies);
+    MondrianParams params = checks(k, l, dissimilarity, delta);
+    SignalCheck signals;
+    params.interrupt = signals.interrupt();
+    SpecializeResult result;
+    std::int64_t absorbed = 0;
+    signals.run([&] {
+        py::gil_scoped_release release;
+        ValueTable table;
+        const Neighbours neighbours = build(table, 1, params.interrupt);
+        const LossModel loss(qi.data, qi.rows, qi.cols, std::move(taxonomies));
+        if (!target) {
+            absorbed = absorb(loss, node_keys, neighbours, classes, params, absorb_cap(n, k),
+                              step == "absorb_failing");
+            result.classes = std::move(classes);
+        } else if (*target == SpecializeTarget::Covering) {
+            result = cover_failing(loss, node_keys, neighbours, std::move(classes), params);
+        } else {
+            result = specialize(loss, node_keys, neighbours, classes, params, *target);
+        }
+    });
+    py::dict out;
+    out["classes"] = to_numpy(std::move(result.classes));
+    out["splits"] = result.splits;
+    out["absorbed"] = absorbed;
+    return out;
+}
+
+py::dict run_specialize(const Int32Array& classes, const DoubleArray& quasi_identifiers,
+                        const std::vector<TaxonomySpec>& qi_taxonomies,
+                        const std::vector<std::vector<std::int32_t>>& node_keys,
+                        const DoubleArray& sensitive, const std::string& metric,
+                        const std::vector<double>& weights, std::optional<double> epsilon,
+                        std::size_t k, std::size_t l, double delta, std::size_t max_graph_entries,
+                        const std::string& step) {
+    const Matrix sa = as_matrix(sensitive, "sensitive");
+    const Metric kind = parse_metric(metric);
+    // The structure `Auto` picks, as the engine's, for checks only (no grid degrees): a set's
+    // counts on an implicit one come from class_counts.hpp.
+    RelationBuilder build = [&](ValueTable& table, std::size_t /*threads*/, Interrupt* interrupt) {
+        table = ValueTable::from_rows(sa.data, sa.rows, sa.cols);
+        if (!epsilon) {
+            return Neighbours(table, NeighbourGraph::from_csr(std::vector<std::int64_t>(table.size() + 1, 0), {}),
+                              interrupt);
+        }
+        return Neighbours::for_checks(table, Distance(kind, weights, *epsilon), max_graph_entries,
+                                      interrupt);
+    };
+    return specialize_with(build, sa.rows, to_vector(classes, "classes"), quasi_identifiers, qi_taxonomies,
+                           node_keys, k, l, epsilon.has_value(), delta, step);
+}
+
+py::dict run_specialize_graph(const Int32Array& classes, const DoubleArray& quasi_identifiers,
+                              const std::vector<TaxonomySpec>& qi_taxonomies,
+                              const std::vector<std::vector<std::int32_t>>& node_keys,
+                              const Int32Array& row_values, const Int64Array& offset_array,
+                              const Int32Array& target_array, std::size_t k, double delta,
+                              const std::string& step) {
+    Csr csr = to_csr(row_values, offset_array, target_array);
+    const std::size_t n = csr.row_value.size();
+    const RelationBuilder build = csr_relation(csr.row_value, csr.offsets, csr.targets);
+    return specialize_with(build, n, to_vector(classes, "classes"), quasi_identifiers, qi_taxonomies, node_keys,
+                           k, 0, true, delta, step);
+}
+
+}  // namespace
+
+void register_mondrian(py::module_& mod) {
+    mod.def("mondrian", &run_mondrian, py::arg("sensitive"), py::arg("metric"),
+            py::arg("weights"), py::arg("epsilon"), py::arg("k"), py::arg("delta"),
+            py::arg("l"), py::arg("quasi_identifiers"),
+            py::arg("qi_taxonomies") = std::vector<TaxonomySpec>{}, py::arg("grid_checks") = true,
+            py::arg("max_graph_entries") = kMaxGraphEntries,
+            "Strict multidimensional Mondrian with k, distinct-l and (epsilon, delta) checks;\n"
+            "grid_checks=False refuses (GraphTooDenseError) where they would need a grid\n"
+            "(a graph of more than max_graph_entries).");
+    mod.def("specialize", &run_specialize, py::arg("classes"), py::arg("quasi_identifiers"),
+            py::arg("qi_taxonomies"), py::arg("node_keys"), py::arg("sensitive"), py::arg("metric"),
+            py::arg("weights"), py::arg("epsilon"), py::arg("k"), py::arg("l"), py::arg("delta"),
+            py::arg("max_graph_entries") = kMaxGraphEntries, py::arg("step") = "split",
+            "Split every class of at least 2k rows into checked parts publishing distinct finer "
+            "tuples; the checks keep the epsilon graph where it holds at most max_graph_entries "
+            "entries, else search a grid. step 'split_failing': split only failing classes, "
+            "into parts with no more violating rows in all; 'absorb': instead move rows of "
+            "classes above the cap into passing classes that cover them (absorb.hpp); "
+            "'absorb_failing': failing classes above the cap give rows too.");
+    mod.def("specialize_graph", &run_specialize_graph, py::arg("classes"),
+            py::arg("quasi_identifiers"), py::arg("qi_taxonomies"), py::arg("node_keys"),
+            py::arg("row_value"), py::arg("offsets"), py::arg("targets"), py::arg("k"),
+            py::arg("delta"), py::arg("step") = "split",
+            "The same over a given relation: value id per row and CSR between values.");
+    mod.def("absorb_cap", &absorb_cap, py::arg("n"), py::arg("k"),
+            "Absorption's cap: the larger of 2k rows and 1/200 of the n rows (absorb.hpp).");
+}
