@@ -92,8 +92,9 @@ std::optional<SpecializeTarget> specialize_target(const std::string& step) {
 /// of Mondrian: k, distinct l, and (epsilon, delta)^k-dissimilarity when `dissimilarity`):
 /// `step` "split" splits every class (SpecializeTarget::Passing), "split_failing" only the
 /// failing ones (SpecializeTarget::Failing), "cover_failing" the failing ones above 2% of the
-/// rows by the covering split alone (SpecializeTarget::Covering), "absorb" moves giant classes' rows instead
-/// (absorb.hpp), "absorb_failing" failing giant classes' rows too (a best-effort table).
+/// rows by the covering split, in vacate.hpp's rounds with vacating and absorption
+/// (cover_failing()), "absorb" moves giant classes' rows instead (absorb.hpp),
+/// "absorb_failing" failing giant classes' rows too (a best-effort table).
 py::dict specialize_with(const RelationBuilder& build, std::size_t n, std::vector<std::int32_t> classes,
                          const DoubleArray& quasi_identifiers,
                          const std::vector<TaxonomySpec>& qi_taxonomies,
@@ -188,7 +189,10 @@ void register_mondrian(py::module_& mod) {
             "entries, else search a grid. step 'split_failing': split only failing classes, "
             "into parts with no more violating rows in all; 'absorb': instead move rows of "
             "classes above the cap into passing classes that cover them (absorb.hpp); "
-            "'absorb_failing': failing classes above the cap give rows too.");
+            "'absorb_failing': failing classes above the cap give rows too; 'cover_failing': "
+            "deal failing classes above 2% of the rows into parts of at most 2%, in rounds "
+            "that empty small classes publishing tuples those parts need and absorb again "
+            "(vacate.hpp).");
     mod.def("specialize_graph", &run_specialize_graph, py::arg("classes"),
             py::arg("quasi_identifiers"), py::arg("qi_taxonomies"), py::arg("node_keys"),
             py::arg("row_value"), py::arg("offsets"), py::arg("targets"), py::arg("k"),
