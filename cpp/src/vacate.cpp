@@ -220,7 +220,7 @@ SpecializeResult cover_failing(const LossModel& qi, const std::vector<std::vecto
             if (static_cast<std::size_t>(c) >= sizes.size()) sizes.resize(static_cast<std::size_t>(c) + 1, 0);
             ++sizes[static_cast<std::size_t>(c)];
         }
-        if (*std::max_element(sizes.begin(), sizes.end()) <= most) break;
+        if (sizes.empty() || *std::max_element(sizes.begin(), sizes.end()) <= most) break;
         std::size_t failing_large = 0;
         const std::int64_t emptied = vacate(qi, node_keys, neighbours, classes, params, most, failing_large);
         std::int64_t splits = 0;
