@@ -1,6 +1,8 @@
 // The values a class holds with their neighbour counts, kept exact as rows join and leave
-// (HeldValues), and the checks of a failing class giving or taking one row (FailingChecks):
-// absorb.hpp's parts that count, apart from its search for covering classes.
+// (HeldValues), the checks of a class as it stands (passes_checks) and of a passing class
+// taking one row (passes_with), and those of a failing class giving or taking one row
+// (FailingChecks): the parts of absorb.hpp and vacate.hpp that count, apart from their
+// search for covering classes (cover_index.hpp).
 //
 // Invariant: a HeldValues holds, per distinct value, its rows and the rows of the class in
 // its closed epsilon-neighbourhood, and the values per closed count; FailingChecks' answers
