@@ -643,7 +643,7 @@ SpecializeResult specialize(const LossModel& qi, const std::vector<std::vector<s
     std::vector<Part> wholes;
     for (const auto& rows : members) {
         // Covering reads the violations of the classes above 2% of the rows only.
-        const bool checked = target == SpecializeTarget::Covering ? rows.size() * 50 > n : rows.size() >= 2 * params.k;
+        const bool checked = target == SpecializeTarget::Covering ? rows.size() > largest_class_rows(n) : rows.size() >= 2 * params.k;
         wholes.push_back(specializer.describe(rows, 0, rows.size(), checked));
         specializer.publish(wholes.back().key);
     }
@@ -672,7 +672,7 @@ SpecializeResult specialize(const LossModel& qi, const std::vector<std::vector<s
                         // The balanced split is tried in the first pass, and on its own parts
                         // only while they hold more than 2% of the table's rows (issue 11's
                         // bound; they are no riskier than their class already).
-                        if (!split && pass == 0 && (!from_balanced || rows.size() * 50 > n) && !specializer.spent()) {
+                        if (!split && pass == 0 && (!from_balanced || rows.size() > largest_class_rows(n)) && !specializer.spent()) {
                             split = specializer.balanced(rows, whole);
                             balanced = split.has_value();
                         }
@@ -680,8 +680,8 @@ SpecializeResult specialize(const LossModel& qi, const std::vector<std::vector<s
                         // A class of the table, failing, above 2% of its rows (issue 11's
                         // bound): the covering split, into parts of at most 2% (but the
                         // one keeping the class's tuple).
-                        if (pass == 0 && !made && whole.violations > 0 && rows.size() * 50 > n) {
-                            split = specializer.covering(rows, whole, n / 50);
+                        if (pass == 0 && !made && whole.violations > 0 && rows.size() > largest_class_rows(n)) {
+                            split = specializer.covering(rows, whole, largest_class_rows(n));
                         }
                     } else if (target == SpecializeTarget::Passing || made) {
                         split = specializer.best(rows, whole, 0);

@@ -7,7 +7,6 @@
 #include <utility>
 
 #include "proxanon/absorb.hpp"
-#include "proxanon/colouring.hpp"
 #include "proxanon/cover_index.hpp"
 #include "proxanon/held_values.hpp"
 #include "proxanon/interrupt.hpp"
@@ -209,7 +208,7 @@ std::int64_t vacate(const LossModel& qi, const std::vector<std::vector<std::int3
 SpecializeResult cover_failing(const LossModel& qi, const std::vector<std::vector<std::int32_t>>& node_keys,
                                const Neighbours& neighbours, std::vector<std::int32_t> classes,
                                const MondrianParams& params) {
-    const std::size_t n = classes.size(), most = n / 50;  // 2% of the rows
+    const std::size_t n = classes.size(), most = largest_class_rows(n);
     // specialize()'s checks, before vacate() reads the classes (it takes their ids as given).
     checked_classes(qi, node_keys, neighbours, classes, params, SpecializeTarget::Covering);
     SpecializeResult result;

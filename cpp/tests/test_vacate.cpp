@@ -128,7 +128,7 @@ std::int64_t vacate_and_check(Table& t, std::size_t k, double delta, std::size_t
         if (now < 0) continue;
         const std::pair<std::size_t, std::size_t>& was = old_audit.at(old);
         const std::pair<std::size_t, std::size_t>& is = new_audit.at(now);
-        if (is.first == was.first || is.first > was.first) {
+        if (is.first >= was.first) {
             const auto [it, fresh] = old_of.try_emplace(now, old);
             if (!fresh) continue;  // an emptied class's rows all went to one class
             ++kept;

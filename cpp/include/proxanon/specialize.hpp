@@ -95,6 +95,11 @@ struct SpecializeResult {
     bool stopped = false;               ///< the work allowed was spent: splits may remain
 };
 
+/// The most rows a published class should hold in a table of n rows (issue 11: 2%): the
+/// failing classes above it get the balanced split again and the covering split, and
+/// vacate.hpp's rounds run while a class is above it.
+inline std::size_t largest_class_rows(std::size_t n) { return n / 50; }
+
 /// The number of classes C of `classes` once the arguments of specialize() are checked as it
 /// takes them (one sensitive value per row, node keys for exactly the taxonomy columns, ids 0
 /// .. C-1 with every one used, epsilon and no l for a failing target); throws
