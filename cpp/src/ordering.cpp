@@ -78,20 +78,6 @@ std::vector<std::int64_t> radix_order(const std::vector<std::uint64_t>& keys) {
     return order;
 }
 
-void counting_order(std::vector<std::int64_t>& order, const std::vector<std::uint32_t>& key,
-                    std::size_t range) {
-    std::vector<std::size_t> start(range + 1, 0);
-    for (const std::int64_t r : order) {
-        const std::uint32_t k = key[static_cast<std::size_t>(r)];
-        if (k >= range) throw std::invalid_argument("counting_order: a key is not below its range");
-        ++start[k + 1];
-    }
-    for (std::size_t i = 0; i < range; ++i) start[i + 1] += start[i];
-    std::vector<std::int64_t> out(order.size());
-    for (const std::int64_t r : order) out[start[key[static_cast<std::size_t>(r)]]++] = r;
-    order.swap(out);
-}
-
 std::size_t dense_ranks(const std::vector<std::uint64_t>& keys, std::vector<std::uint32_t>& rank) {
     const std::size_t n = keys.size();
     rank.resize(n);

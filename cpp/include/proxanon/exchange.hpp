@@ -11,9 +11,10 @@
 //
 // Invariants: group sizes and every group's multiset of sensitive value ids are unchanged; the
 // number of distinct published tuples never falls. Greedy and deterministic.
-// Cost: O(n log n · d) to order the rows, then at most `tries_per_row` · n candidate exchanges,
-// each O(d) to price from the two groups' per-column extremes (O(group size · d) to update
-// them after an exchange); memory O(n · d).
+// Cost: O(n · d) expected to order the rows (plus a sort of the distinct QI combinations),
+// then at most `tries_per_row` · n candidate exchanges, each O(d) to price from the two
+// groups' per-column extremes (O(group size · d) to update them after an exchange); memory
+// O(n · d).
 #pragma once
 
 #include <cstddef>

@@ -4,7 +4,6 @@
 // are the same in all keys: O(n) per pass, at most 6 passes, usually 2-4 (keys that pack a
 // small value above a row index). radix_order: the same over (key, index) pairs, or one
 // stable counting pass where the keys span fewer than 4n values (group ids).
-// counting_order: stable counting sort of row indices by a key below `range`: O(n + range).
 // dense_ranks: the rank of every key among the distinct keys (equal keys, equal ranks,
 // ascending): O(n) expected through a hash of the distinct keys when they are few, else a
 // radix sort of the keys.
@@ -31,10 +30,6 @@ void radix_sort(std::vector<std::uint64_t>& keys, std::vector<std::uint64_t>& sp
 
 /// The indices 0 .. n-1 ordered by (keys[i], i).
 std::vector<std::int64_t> radix_order(const std::vector<std::uint64_t>& keys);
-
-/// `order` (indices into `key`) reordered stably by key[order[i]], every key below `range`.
-void counting_order(std::vector<std::int64_t>& order, const std::vector<std::uint32_t>& key,
-                    std::size_t range);
 
 /// Dense ranks of `keys` into `rank` (resized to keys.size()); returns how many distinct keys.
 std::size_t dense_ranks(const std::vector<std::uint64_t>& keys, std::vector<std::uint32_t>& rank);

@@ -34,7 +34,10 @@ inline std::uint64_t tuple_hash(const Tuple& t) { return tuple_hash(t.data(), t.
 
 /// How many groups publish each tuple: open addressing over the tuples' 64-bit hashes, the
 /// tuples themselves in one array, compared only where the hashes agree (so a lookup
-/// usually reads one slot and one tuple). Grows at half load; tuples are never removed.
+/// usually reads one slot and one tuple). A slot is 8 bytes (the hash's high half and the
+/// tuple's place) and the counts lie apart by place, so the slots of 300k tuples take 8 MB
+/// and stay in cache (3M census rows: with 24-byte slots holding hash and count, the table
+/// was 24 MB and a lookup missed cache twice). Grows at half load; tuples are never removed.
 class TupleCounts {
 public:
     explicit TupleCounts(std::size_t width) : width_(width), slots_(std::size_t{1} << 10) {}
@@ -42,11 +45,11 @@ public:
     /// A tuple is `width` values, given as a Tuple or by its first value.
     std::int64_t get(const double* t) const {
         const Slot& slot = slots_[find(t, tuple_hash(t, width_))];
-        return slot.index == kEmpty ? 0 : slot.count;
+        return slot.index == kEmpty ? 0 : counts_[slot.index];
     }
     std::int64_t get(const Tuple& t) const { return get(t.data()); }
 
-    void add(const double* t, std::int64_t delta) { slots_[slot(t)].count += delta; }
+    void add(const double* t, std::int64_t delta) { counts_[slots_[slot(t)].index] += delta; }
     void add(const Tuple& t, std::int64_t delta) { add(t.data(), delta); }
 
     /// The place of t among the distinct tuples in the order they were first added (t is
@@ -54,27 +57,30 @@ public:
     std::size_t index(const Tuple& t) { return slots_[slot(t.data())].index; }
 
     /// Distinct tuples ever added.
-    std::size_t keys() const { return keys_; }
+    std::size_t keys() const { return counts_.size(); }
 
 private:
     static constexpr std::uint32_t kEmpty = 0xffffffffU;
     struct Slot {
-        std::uint64_t hash = 0;
-        std::int64_t count = 0;
-        std::uint32_t index = kEmpty;  ///< the tuple's place in pool_
+        std::uint32_t tag = 0;         ///< the hash's high 32 bits (the low bits place the slot)
+        std::uint32_t index = kEmpty;  ///< the tuple's place in pool_ and counts_
     };
+
+    static std::uint32_t tag_of(std::uint64_t h) { return static_cast<std::uint32_t>(h >> 32); }
 
     /// The slot holding t, which is added (count 0) when absent.
     std::size_t slot(const double* t) {
         const std::uint64_t h = tuple_hash(t, width_);
         std::size_t i = find(t, h);
         if (slots_[i].index == kEmpty) {
-            if (2 * (keys_ + 1) > slots_.size()) {
+            if (2 * (keys() + 1) > slots_.size()) {
                 grow();
                 i = find(t, h);
             }
-            slots_[i] = {h, 0, static_cast<std::uint32_t>(keys_++)};
+            if (keys() >= kEmpty) throw std::length_error("TupleCounts holds fewer than 2^32 - 1 tuples");
+            slots_[i] = {tag_of(h), static_cast<std::uint32_t>(keys())};
             pool_.insert(pool_.end(), t, t + width_);
+            counts_.push_back(0);
         }
         return i;
     }
@@ -82,22 +88,24 @@ private:
     /// The slot holding t, or the empty slot where it would go.
     std::size_t find(const double* t, std::uint64_t h) const {
         const std::size_t mask = slots_.size() - 1;
+        const std::uint32_t tag = tag_of(h);
         for (std::size_t i = h & mask;; i = (i + 1) & mask) {
             const Slot& slot = slots_[i];
             if (slot.index == kEmpty) return i;
-            if (slot.hash == h && std::equal(t, t + width_, pool_.begin() + static_cast<std::ptrdiff_t>(slot.index * width_))) {
-                return i;
-            }
+            if (slot.tag == tag && std::equal(t, t + width_, tuple(slot.index))) return i;
         }
     }
 
+    const double* tuple(std::uint32_t index) const { return pool_.data() + static_cast<std::size_t>(index) * width_; }
+
+    /// Twice the slots, each tuple placed again by its hash (recomputed from the pool).
     void grow() {
         std::vector<Slot> old(slots_.size() * 2);
         old.swap(slots_);
         const std::size_t mask = slots_.size() - 1;
         for (const Slot& slot : old) {
             if (slot.index == kEmpty) continue;
-            std::size_t i = slot.hash & mask;
+            std::size_t i = tuple_hash(tuple(slot.index), width_) & mask;
             while (slots_[i].index != kEmpty) i = (i + 1) & mask;
             slots_[i] = slot;
         }
@@ -106,7 +114,7 @@ private:
     std::size_t width_;
     std::vector<Slot> slots_;
     std::vector<double> pool_;
-    std::size_t keys_ = 0;
+    std::vector<std::int64_t> counts_;  ///< per tuple, by its place
 };
 
 /// A set of 64-bit keys by open addressing (0 stands for 1: a key only skips a candidate).
