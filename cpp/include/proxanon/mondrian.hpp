@@ -1,4 +1,10 @@
 // Strict multidimensional Mondrian (LeFevre et al. 2006), the XColor paper's baseline (SPEC §6).
+// A part is cut at the median of its widest column (by loss) whose halves both pass the
+// checks (part_check.hpp), depth first; a part no column cuts is a group.
+// Invariant: every part cut off passes; the groups depend only on the parts as sets.
+// Cost: per part of m rows, O(m d) for its extremes and O(m) per column tried (a selection
+// and a three-way partition) plus the checks of the halves; the rows' codes travel with
+// them (memory O(n d)), so every read is sequential.
 #pragma once
 
 #include <cstddef>
