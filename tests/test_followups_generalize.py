@@ -113,3 +113,46 @@ def test_a_hierarchy_path_that_is_a_directory_is_refused_by_column(tmp_path) -> 
     with pytest.raises(ValueError, match=r"hierarchy file for column 'job' is a directory"):
         anonymize(frame, quasi_identifiers=["job"], sensitive=["s"], k=2, epsilon=0.1,
                   delta=1.0, hierarchies={"job": str(tmp_path)})
+
+
+def test_text_qi_values_are_published_as_given_and_kept_apart() -> None:
+    """Without a hierarchy, 'a' and 'a ' are two values: a class of one value publishes it
+    byte for byte (a stripped 'a' is not the row's own value), a mixed class '*'."""
+    q = np.array(["a", "a ", " b"] * 8, dtype=object)
+    frame = pd.DataFrame({"q": q, "s": np.arange(24.0)})
+    result = anonymize(frame, quasi_identifiers=["q"], sensitive=["s"], k=4, epsilon=0.01,
+                       delta=0.5)
+    published = result.table["q"].to_numpy()
+    kept = published != "*"
+    assert kept.all()  # every value holds 8 rows: each is a class of its own
+    np.testing.assert_array_equal(published[kept], q[kept])
+    assert set(frame["q"]) == {"a", "a ", " b"}  # the input is as it was
+
+
+def test_date_qis_a_nanosecond_apart_are_two_values() -> None:
+    """Nanoseconds since 1970 beyond 2^53 round together as float64: the codes count from
+    the column's earliest instant, so two instants 1 ns apart are two classes."""
+    times = pd.to_datetime(["2021-01-05 10:00:00.000000001"] * 3
+                           + ["2021-01-05 10:00:00.000000002"] * 3)
+    frame = pd.DataFrame({"d": times, "s": [0.0, 1.0, 2.0] * 2})
+    result = anonymize(frame, quasi_identifiers=["d"], sensitive=["s"], k=3, epsilon=0.0,
+                       delta=0.9)
+    assert result.satisfied
+    assert result.table["d"].tolist() == ["2021-01-05T10:00:00.000000001"] * 3 + [
+        "2021-01-05T10:00:00.000000002"] * 3
+
+
+def test_date_qis_no_float_tells_apart_are_refused_with_the_pair() -> None:
+    """Over a span of years, float64 codes keep no nanoseconds: refused, naming the two
+    instants and the fix; milliseconds over the whole range are told apart."""
+    times = pd.to_datetime(["2001-01-05 10:00:00"] * 3 + ["2021-01-05 10:00:00.000000002"] * 3
+                           + ["2021-01-05 10:00:00.000000003"] * 3, format="ISO8601")
+    frame = pd.DataFrame({"d": times, "s": [0.0, 1.0, 2.0] * 3})
+    with pytest.raises(ValueError, match=r"'d' holds instants too close .*"
+                                         r"10:00:00.000000002 and .*000000003.*dt.floor"):
+        anonymize(frame, quasi_identifiers=["d"], sensitive=["s"], k=3, epsilon=0.0, delta=0.9)
+    frame["d"] = pd.to_datetime(["1700-01-05 10:00:00"] * 3 + ["2250-01-05 10:00:00.001"] * 3
+                                + ["2250-01-05 10:00:00.002"] * 3, format="ISO8601")
+    result = anonymize(frame, quasi_identifiers=["d"], sensitive=["s"], k=3, epsilon=0.0,
+                       delta=0.9)
+    assert result.table["d"].nunique() == 3

@@ -114,16 +114,18 @@ def encode_qi(frame: pd.DataFrame, column: str, hierarchy: Hierarchy | None) -> 
         utc = series.dt.tz_convert("UTC").dt.tz_localize(None) if timezone else series
         _check_nanosecond_range(utc, column)
         instants = utc.to_numpy(dtype="datetime64[ns]").view(np.int64)
-        return QIColumn(column, instants.astype(np.float64), None, instants, timezone)
+        return QIColumn(column, _instant_codes(instants, column), None, instants, timezone)
     if hierarchy is None and numeric:
         if pd.api.types.is_integer_dtype(series.dtype):
             _check_exact_integers(series, column)
         return QIColumn(column, real_values(series, column, "quasi-identifier"), None)
     values = series.astype(object) if isinstance(series.dtype, pd.CategoricalDtype) else series
     try:
-        if hierarchy is None:
-            hierarchy = Hierarchy.flat(values.to_numpy())
-        codes = hierarchy.leaf_index(values.to_numpy(), column=column).astype(np.float64)
+        if hierarchy is None:  # the column's own values, each published as it is
+            hierarchy, leaves = Hierarchy.flat_column(values.to_numpy())
+        else:
+            leaves = hierarchy.leaf_index(values.to_numpy(), column=column)
+        codes = leaves.astype(np.float64)
     except TypeError as exc:
         raise TypeError(
             f"quasi-identifier column {column!r} (dtype {series.dtype}) holds values that are "
@@ -163,6 +165,34 @@ def _check_nanosecond_range(times: pd.Series, column: str) -> None:
     _refuse_first(column, ticks, outside, "a date outside 1677-09-21 00:12:44 .. 2262-04-11 "
                   "23:47:16", "beyond the nanosecond instants QI dates are published as: give "
                   "it as years (numbers) or as text (one category per date)")
+
+
+def _instant_codes(instants: NDArray[np.int64], column: str) -> NDArray[np.float64]:
+    """The float64 codes of a date QI column: nanoseconds since its earliest instant, exact
+    over a span of 2^53 ns (104 days), and told apart at any span for instants of whole
+    milliseconds; instants no float64 tells apart (nanoseconds over years) are refused, since
+    the engine would take them for one value."""
+    if instants.size == 0:
+        return instants.astype(np.float64)
+    offsets = (instants - instants.min()).view(np.uint64)  # wraps: the span fits 64 bits
+    codes = _instant_codes_of(instants, instants.min())
+    if int(offsets.max()) <= _EXACT_INTEGERS or (codes.astype(np.uint64) == offsets).all():
+        return codes
+    distinct = np.unique(instants)
+    merged = np.flatnonzero(np.diff(_instant_codes_of(distinct, instants.min())) == 0)
+    if merged.size:
+        pair = distinct[merged[0]:merged[0] + 2].astype("datetime64[ns]")
+        raise ValueError(
+            f"quasi-identifier column {column!r} holds instants too close for its span to be "
+            f"told apart ({pair[0]} and {pair[1]}: 64-bit floats over a span of more than 104 "
+            "days keep fewer digits than nanoseconds); round it first, e.g. "
+            ".dt.floor('us'), or give it as text")
+    return codes
+
+
+def _instant_codes_of(instants: NDArray[np.int64], base: np.int64) -> NDArray[np.float64]:
+    """Nanoseconds since ``base`` as float64 (see :func:`_instant_codes`)."""
+    return (instants - base).view(np.uint64).astype(np.float64)
 
 
 def _refuse_first(column: str, values: NDArray[Any], bad: NDArray[np.bool_], what: str,

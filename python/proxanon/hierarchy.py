@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 import numbers
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -478,6 +478,25 @@ class Hierarchy:
         strings. Only values that occur are leaves (unused categories of a Categorical are
         not).
         """
+        hierarchy, _ = cls._flat_of(values, root, _canonical)
+        return hierarchy
+
+    @classmethod
+    def flat_column(cls, values: Any, root: str = "*") -> tuple[Hierarchy, NDArray[np.int64]]:
+        """A one-level taxonomy of a column's own values, and each value's leaf index.
+
+        As :meth:`flat`, but a string is its own leaf exactly as given: ``"a"`` and ``"a "``
+        are two leaves, each published as itself (``flat`` and :meth:`leaf_index` strip
+        strings to match the labels of a taxonomy written by hand). Numbers are matched as
+        in ``flat``.
+        """
+        return cls._flat_of(values, root, lambda v: v if isinstance(v, str) else _canonical(v))
+
+    @classmethod
+    def _flat_of(cls, values: Any, root: str,
+                 label_of: Callable[[Any], str | None]) -> tuple[Hierarchy, NDArray[np.int64]]:
+        """The flat taxonomy of ``values`` with each distinct value's leaf labelled
+        ``label_of(value)`` (values with one label share a leaf), and every value's leaf."""
         root_label = _root_label(root)
         codes, uniques = _factorize(values, "values")
         if (codes < 0).any():
@@ -489,13 +508,15 @@ class Hierarchy:
         if not uniques:
             raise ValueError("values is empty; a flat hierarchy needs at least one value")
         labels: dict[str, Any] = {}
+        label_of_unique: list[str] = []
         for value in uniques:
-            label = _canonical(value)
-            if label is None or label == "":
+            label = label_of(value)
+            if label is None or label.strip() == "":
                 raise ValueError(
                     f"values contain {value!r}, which cannot be a label; drop or replace it"
                 )
             labels.setdefault(label, value)
+            label_of_unique.append(label)
         numeric = all(
             isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
             for v in labels.values()
@@ -508,7 +529,8 @@ class Hierarchy:
         wheres = [f"flat: value {label!r}" for label in ordered]
         hierarchy = cls.__new__(cls)
         hierarchy._build(paths, wheres)
-        return hierarchy
+        leaf = np.array([hierarchy._leaf_of[label] for label in label_of_unique], dtype=np.int64)
+        return hierarchy, leaf[codes]
 
     # ------------------------------------------------------------------ construction
 
