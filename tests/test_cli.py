@@ -444,6 +444,24 @@ def test_a_missing_value_mark_in_a_sensitive_column_is_named_as_missing(run, tmp
     assert_usage_error(proc, "'s' has a missing value", repr(mark), "line 3", "--missing drop")
 
 
+@pytest.mark.parametrize("mark", ["NaN", "-nan", "NA", "?"])
+def test_a_missing_value_mark_in_a_qi_column_of_numbers_is_missing_not_text(
+        run, tmp_path: Path, mark: str) -> None:
+    """One mark would make the column text and publish every row as '*': it is named as
+    missing, and --missing drop leaves its row out with the column still numbers."""
+    rows = [f"{i},{i % 5},{i}" for i in range(30)]
+    rows[4] = f"{mark},3,4"  # file line 6
+    (tmp_path / "in.csv").write_text("a,b,c\n" + "\n".join(rows) + "\n")
+    args = ("--qi", "a", "--sensitive", "b", "--k", "5", "--epsilon", "0.1", "--delta", "0.5")
+    proc = run("anonymize", "in.csv", "-o", "out.csv", *args)
+    assert_usage_error(proc, "'a' has a missing value", repr(mark), "line 6", "--missing drop")
+    proc = run("anonymize", "in.csv", "-o", "out.csv", *args, "--missing", "drop")
+    assert proc.returncode == 0, proc.stderr
+    assert "left out 1 row(s)" in proc.stdout
+    out = pd.read_csv(tmp_path / "out.csv", dtype=str)
+    assert len(out) == 29 and "*" not in set(out["a"])  # intervals of numbers, not text
+
+
 def test_order_repeating_a_level(run, sample_csv: Path) -> None:
     repeated = EDUCATION_ORDER + ",Doctorate"
     proc = run("anonymize", sample_csv.name, "-o", "out.csv", "--qi", "age,sex",

@@ -84,8 +84,9 @@ def add_input_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--encoding", default="utf-8",
                         help="text encoding of the CSV input and output (default utf-8)")
     parser.add_argument("--missing", choices=["error", "drop"], default="error",
-                        help="an empty cell in a QI or sensitive column: error (default, names "
-                             "the column and line) or drop (leave the row out)")
+                        help="an empty cell in a QI or sensitive column, or a missing-value "
+                             "mark (NaN, NA, ?) in a column of numbers: error (default, "
+                             "names the column and line) or drop (leave the row out)")
     parser.add_argument("--order", action="append", metavar="COL=LOW,...,HIGH",
                         help="order of a text sensitive column (repeatable)")
     parser.add_argument("--hierarchy", action="append", metavar="COL=FILE.csv",
@@ -138,7 +139,8 @@ class Columns:
 
     ``frame`` holds them typed (numbers, dates, text or ordered categoricals), with a fresh
     0-based index; ``rows[i]`` is the source's data row (0-based) of ``frame``'s row i;
-    ``dropped`` the data rows left out for an empty cell (``--missing drop``).
+    ``dropped`` the data rows left out for an empty cell or a missing-value mark
+    (``--missing drop``).
     """
 
     frame: pd.DataFrame
@@ -208,7 +210,24 @@ def _ordered(series: pd.Series, column: str, spec: str, source: CsvTable | Parqu
 
 
 #: Cell texts that mean "missing" rather than a value.
-_MISSING_MARKS = frozenset({"nan", "na", "n/a", "null", "none", "?"})
+_MISSING_MARKS = frozenset({"nan", "-nan", "na", "n/a", "<na>", "null", "none", "?"})
+
+
+def _missing_marks(series: pd.Series) -> NDArray[np.bool_]:
+    """The cells of a column of numbers that read as a missing-value mark (``NaN``, ``NA``,
+    ``?``, ...): one of them would otherwise make the whole column text. A column with any
+    other text keeps such cells as values (``?`` may be a category)."""
+    none = np.zeros(len(series), dtype=bool)
+    if not _is_text(series):
+        return none
+    text = series.astype(str).str.strip()
+    marks = text.str.lower().isin(_MISSING_MARKS).to_numpy(dtype=bool)
+    if not marks.any():
+        return none
+    rest = text[~marks & (text != "").to_numpy(dtype=bool)]
+    if rest.empty or bool(pd.to_numeric(rest, errors="coerce").isna().any()):
+        return none
+    return np.asarray(marks, dtype=bool)
 
 
 def typed_columns(source: CsvTable | ParquetTable, qi: list[str], sensitive: list[str], *,
@@ -236,12 +255,15 @@ def typed_columns(source: CsvTable | ParquetTable, qi: list[str], sensitive: lis
     empty = np.zeros(source.n_rows, dtype=bool)
     for column in wanted:
         blank = _empty(values[column])
-        if blank.any() and missing == "error":
-            raise UsageError(
-                f"column {column!r} has an empty cell on "
-                f"{source.position(int(np.argmax(blank)))}; fill it, or pass --missing drop "
-                "to leave such rows out")
-        empty |= blank
+        marked = _missing_marks(values[column])
+        if (blank | marked).any() and missing == "error":
+            first = int(np.argmax(blank | marked))
+            what = (f"a missing value ({values[column].iloc[first]!r} on "
+                    f"{source.position(first)})" if marked[first]
+                    else f"an empty cell on {source.position(first)}")
+            raise UsageError(f"column {column!r} has {what}; fill it, or pass --missing drop "
+                             "to leave such rows out")
+        empty |= blank | marked
     rows = np.flatnonzero(~empty).astype(np.int64)
     if rows.size == 0:
         raise UsageError(f"every row of {source.path} has an empty cell in a QI or sensitive "

@@ -167,8 +167,8 @@ def run(args: argparse.Namespace) -> int:
         write_bytes(html_target, page.encode("utf-8"))
     print(result.report)
     if columns.dropped.size:
-        print(f"left out {columns.dropped.size:,} row(s) with an empty QI or sensitive cell "
-              "(--missing drop)")
+        print(f"left out {columns.dropped.size:,} row(s) with an empty or missing QI or "
+              "sensitive value (--missing drop)")
     print(f"wrote {rows.size:,} rows to {target}")
     if html_target is not None:
         print(f"wrote the disclosure-risk report to {html_target}")

@@ -87,8 +87,8 @@ def run(args: argparse.Namespace) -> int:
         values = " | ".join(_text(v) for v in published.loc[group, qi])
         print(f"    group {group}: {values}")
     if columns.dropped.size:
-        print(f"left out {columns.dropped.size:,} row(s) with an empty QI or sensitive cell "
-              "(--missing drop)")
+        print(f"left out {columns.dropped.size:,} row(s) with an empty or missing QI or "
+              "sensitive value (--missing drop)")
     return common.EXIT_OK if report.satisfied else common.EXIT_NOT_SATISFIED
 
 
