@@ -129,3 +129,22 @@ def test_malformed_sensitive_ranges_are_refused_by_parameter_and_column(ranges, 
     given = anonymize(frame, quasi_identifiers=["age", "sex"], sensitive=["inc"], k=3,
                       epsilon=0.05, delta=0.5, sensitive_ranges={"inc": np.array([0, 100])})
     assert given.report.n == 60
+
+
+def test_column_lists_are_named_by_their_own_labels() -> None:
+    """Labels keep their type in messages (0, not '0'); repeats of mixed types and a nested
+    list are named, not a raw TypeError from sorting or hashing."""
+    import pandas as pd
+
+    from proxanon import anonymize
+
+    frame = pd.DataFrame({0: np.arange(20), "x": np.arange(20) % 3,
+                          "s": np.arange(20) % 4 * 1.0})
+    kw = dict(sensitive=["s"], k=2, epsilon=0.1, delta=0.5)
+    with pytest.raises(ValueError, match=r"\['0'\] not in the table; its columns are "
+                                         r"\[0, 'x', 's'\]"):
+        anonymize(frame, quasi_identifiers=["0"], **kw)
+    with pytest.raises(ValueError, match=r"\[0, 'x'\] named more than once"):
+        anonymize(frame, quasi_identifiers=[0, 0, "x", "x"], **kw)
+    with pytest.raises(TypeError, match=r"\['x'\] is not a column label"):
+        anonymize(frame, quasi_identifiers=[["x"]], **kw)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -176,13 +176,17 @@ def column_list(frame: pd.DataFrame, columns: str | Sequence[str], role: str) ->
     names = [columns] if isinstance(columns, str) else list(columns)
     if not names:
         raise ValueError(f"{role}: give at least one column name")
+    unhashable = [c for c in names if not isinstance(c, Hashable)]
+    if unhashable:
+        raise TypeError(f"{role}: {unhashable[0]!r} is not a column label; give each column "
+                        "by its label (e.g. 'age'), in one flat list")
     missing = [c for c in names if c not in frame.columns]
     if missing:
         raise ValueError(
             f"{role}: column(s) {missing} not in the table; its columns are "
-            f"{[str(c) for c in frame.columns]}"
+            f"{list(frame.columns)}"
         )
-    repeated = sorted({c for c in names if names.count(c) > 1})
+    repeated = list(dict.fromkeys(c for c in names if names.count(c) > 1))
     if repeated:
         raise ValueError(f"{role}: column(s) {repeated} named more than once")
     for name in names:
