@@ -155,6 +155,8 @@ def test_delta_bounds_are_exact_boundaries(case):
     q, q_max = min(sizes), max(sizes)
 
     def proven(d):
+        if q_max == 1 and d > 0:  # groups of one row: risk 1 (SPEC §2) > 1 - d
+            return False
         trivial = all(spec_t(s, d) >= min(theta, s - 1) for s in sizes)
         return trivial or theta * (q + q_max - 1) < q * len(sizes) * (spec_t(q, d) + 1)
 
@@ -210,6 +212,11 @@ def test_advice_never_contradicts_the_engine(case):
     sensitive, metric, weights, eps, k, delta = case
     for d in ([delta] if delta is not None else [0.5, 0.9]):
         a = advise(sensitive, k=k, epsilon=eps, metric=metric, weights=weights, delta=d)
+        if k == 1 and d > 0:  # groups of one row have risk 1 (SPEC §2): the engine refuses
+            with pytest.raises(ValueError, match=r"k=1 with delta=.*use k >= 2"):
+                partition(sensitive, k=k, epsilon=eps, metric=metric, weights=weights, delta=d)
+            assert a.max_delta_proven == 0.0  # no success is promised
+            continue
         # The equitable claim is about the paper's n // k equitable groups (moves="swap");
         # the stronger repair may regroup into fewer, larger groups, so only the claim for
         # every partition into groups of >= k rows binds it.

@@ -64,7 +64,9 @@ def brute_force(
         t = math.floor((1 - delta) * (size - 1) + 1e-9)
         sizes.append(size)
         risks.append(1.0 if size == 1 else max(counts[v] for v in group) / (size - 1))
-        bad = [v for v in group if counts[v] > t]
+        # SPEC §2: risk <= 1 - delta; a group of one row has risk 1.
+        alone = size == 1 and 1.0 > 1.0 - delta + 1e-9
+        bad = [v for v in group if counts[v] > t or alone]
         if bad:
             violating_groups.append(gid)
         violating_rows.extend(bad)
@@ -299,8 +301,13 @@ def test_singleton_group_has_risk_one() -> None:
     np.testing.assert_array_equal(report.group_ids, [3, 8])
     np.testing.assert_array_equal(report.group_risk, [0.0, 1.0])
     assert report.max_risk == 1.0
-    # A singleton has no neighbours: D = 0 <= t = 0, so it does not violate the D <= t test.
-    assert report.violating_groups.size == 0
+    # A singleton has no neighbours (D = 0 <= t = 0), but it publishes its value as it is:
+    # risk 1 > 1 - delta (SPEC §2), so it violates, and the report says so.
+    np.testing.assert_array_equal(report.violating_groups, [8])
+    np.testing.assert_array_equal(report.violating_rows, [2])
+    assert not report.satisfied
+    # With delta = 0, risk 1 is allowed: the singleton passes.
+    assert audit([0.1, 0.5, 0.9], [3, 3, 8], k=1, epsilon=0.1, delta=0.0).satisfied
     with_k2 = audit([0.1, 0.5, 0.9], [3, 3, 8], k=2, epsilon=0.1, delta=0.5)
     np.testing.assert_array_equal(with_k2.small_groups, [8])
     assert not with_k2.satisfied

@@ -131,6 +131,25 @@ def test_malformed_sensitive_ranges_are_refused_by_parameter_and_column(ranges, 
     assert given.report.n == 60
 
 
+def test_k_1_with_delta_above_0_is_refused_where_groups_are_formed() -> None:
+    """A group of one row has risk 1 (SPEC §2), above 1 - delta: no table of one-row groups
+    satisfies, so forming them is refused (and at delta = 0 they are fine)."""
+    import pandas as pd
+
+    from proxanon import anonymize
+
+    sens = np.arange(10.0)[:, None]
+    frame = pd.DataFrame({"a": range(10), "s": np.arange(10.0)})
+    with pytest.raises(ValueError, match=r"k=1 with delta=0.9 > 0.*risk 1.*use k >= 2"):
+        partition(sens, k=1, epsilon=0.05, delta=0.9)
+    with pytest.raises(ValueError, match=r"k=1 with delta=0.9 > 0.*use k >= 2"):
+        anonymize(frame, quasi_identifiers=["a"], sensitive=["s"], k=1, epsilon=0.05,
+                  delta=0.9)
+    assert partition(sens, k=1, epsilon=0.05, delta=0.0).satisfied
+    assert anonymize(frame, quasi_identifiers=["a"], sensitive=["s"], k=1, epsilon=0.05,
+                     delta=0.0).satisfied
+
+
 def test_column_lists_are_named_by_their_own_labels() -> None:
     """Labels keep their type in messages (0, not '0'); repeats of mixed types and a nested
     list are named, not a raw TypeError from sorting or hashing."""

@@ -207,8 +207,11 @@ def ranges(value: Any, columns: Sequence[str],
     return out
 
 
-def privacy(k: Any, epsilon: Any, delta: Any, n: int) -> tuple[int, float, float]:
-    """Checks (k, epsilon, delta) against a table of n rows."""
+def privacy(k: Any, epsilon: Any, delta: Any, n: int,
+            measured: bool = False) -> tuple[int, float, float]:
+    """Checks (k, epsilon, delta) against a table of n rows. Groups to be formed (not
+    ``measured`` ones, which an audit only reports on) need k >= 2 where delta > 0: a group of
+    one row has risk 1 (SPEC §2), above 1 - delta."""
     k = integer(k, "k", minimum=1)
     if n < k:
         raise ValueError(
@@ -226,7 +229,18 @@ def privacy(k: Any, epsilon: Any, delta: Any, n: int) -> tuple[int, float, float
         raise ValueError(
             f"delta must lie in [0, 1], got {delta!r}: a group's risk may be at most 1 - delta"
         )
+    if k == 1 and single_row_violates(d) and not measured:
+        raise ValueError(
+            f"k=1 with delta={delta!r} > 0: a group of one row publishes its sensitive value "
+            "as it is (risk 1, above 1 - delta), so no group of one row satisfies; use k >= 2 "
+            "(or delta=0 for k-anonymity alone)")
     return k, eps, d
+
+
+def single_row_violates(delta: float) -> bool:
+    """Whether a group of one row fails at ``delta``: its risk is 1 (SPEC §2), above
+    1 - delta beyond the allowance's tolerance."""
+    return 1.0 > 1.0 - delta + ALLOWANCE_TOLERANCE
 
 
 def metric(value: Any) -> str:

@@ -31,6 +31,8 @@ Sufficient conditions (XColor will succeed)
     With q' = q this is ``Θ < q·m(t + 1)/(2q - 1)``, slightly weaker than the paper's
     ``Θ <= m(t + 1)/2``; with q' = q + 1 it is ``Θ < m(t(q) + 1)/2``. Trivially, too, no row
     can violate when every group size s has ``t(s) >= min(Θ, s - 1)`` (e.g. at δ = 0).
+    Groups of one row (k = 1) have risk 1 (SPEC §2), so with k = 1 success is promised at
+    δ = 0 only (the engine refuses k = 1 with δ > 0).
 
 A necessary condition (a proof of infeasibility)
     For the true metrics (weighted L1, L2, L∞ with weights >= 0 obey the triangle
@@ -281,8 +283,8 @@ def advise(
     n, s = sens.shape
     relation = resolve(metric, weights, s, n)
     epsilon = checked_epsilon(epsilon, relation)
-    k, eps, _ = _validate.privacy(k, epsilon, 0.0 if delta is None else delta, n)
-    dlt = None if delta is None else _validate.privacy(k, epsilon, delta, n)[2]
+    k, eps, _ = _validate.privacy(k, epsilon, 0.0 if delta is None else delta, n, measured=True)
+    dlt = None if delta is None else _validate.privacy(k, epsilon, delta, n, measured=True)[2]
     threads = _validate.threads(n_threads)
     metric = relation.label
     m = n // k
@@ -318,6 +320,8 @@ def advise(
     # At δ = 0, t(G) = |G| - 1: capacity(0) = n >= any clique, and no row can violate.
     not_refuted_max = _largest_true_from_zero(not_refuted)
     proven_max = _largest_true_from_zero(proven)
+    if k == 1:  # groups of one row: risk 1 (SPEC §2), allowed only at delta = 0
+        proven_max = 0.0
 
     infeasible = any_infeasible = None
     reason = None
@@ -720,7 +724,7 @@ def _degree_reason(who: str, theta: int, n: int, k: int, q: int, delta: float,
 
 
 def _delta(value: Any, k: int, eps: float, n: int) -> float:
-    return _validate.privacy(k, eps, value, n)[2]
+    return _validate.privacy(k, eps, value, n, measured=True)[2]
 
 
 def _bits(x: float) -> int:

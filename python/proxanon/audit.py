@@ -362,7 +362,8 @@ def audit_owned(sens: NDArray[np.float64], labels: NDArray[np.int64], *, k: int,
                        suppressed_rows=_frozen(np.flatnonzero(~kept).astype(np.int64)))
     from proxanon.engine import checked_epsilon
 
-    k, eps, d = _validate.privacy(k, checked_epsilon(epsilon, relation), delta, n)
+    k, eps, d = _validate.privacy(k, checked_epsilon(epsilon, relation), delta, n,
+                                  measured=True)
     metric = relation.name
     threshold = relation.threshold(eps)
 
@@ -395,9 +396,12 @@ def audit_owned(sens: NDArray[np.float64], labels: NDArray[np.int64], *, k: int,
     multi = sizes > 1
     group_risk[multi] = max_per_group[multi] / (sizes[multi] - 1).astype(np.float64)
 
-    group_violates = max_per_group > t
+    # A group of one row has no neighbours but risk 1 (SPEC §2): it fails where delta > 0.
+    alone = (sizes == 1) & _validate.single_row_violates(d)
+    group_violates = (max_per_group > t) | alone
     row_t = np.repeat(t, sizes)
-    violating_rows = np.sort(order[sorted_counts > row_t]).astype(np.int64)
+    violating_rows = np.sort(order[(sorted_counts > row_t) | np.repeat(alone, sizes)]
+                             ).astype(np.int64)
     violating_groups = group_ids[group_violates]
     small_groups = group_ids[sizes < k]
 
