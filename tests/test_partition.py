@@ -38,6 +38,8 @@ def instances(draw):
     k = draw(st.integers(1, max(1, n // 2)))
     eps = draw(st.sampled_from([0.0, 0.05, 0.1, 0.2, 0.4]))
     delta = draw(st.sampled_from([0.0, 0.3, 0.5, 0.7, 0.8, 1.0]))
+    if k == 1:  # one-row groups have risk 1 (SPEC §2): k = 1 is refused with delta > 0
+        delta = 0.0
     metric = draw(st.sampled_from(METRICS))
     with_qi = draw(st.booleans())
     qi = None

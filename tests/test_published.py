@@ -40,6 +40,8 @@ def small_tables(draw: st.DrawFn) -> tuple[pd.DataFrame, int, float, float]:
     k = draw(st.integers(1, 5).filter(lambda value: value <= n))
     epsilon = draw(st.sampled_from([0.0, 0.05, 0.2]))
     delta = draw(st.sampled_from([0.3, 0.5, 0.8, 1.0]))
+    if k == 1:  # one-row groups have risk 1 (SPEC §2): k = 1 is refused with delta > 0
+        delta = 0.0
     return frame, k, epsilon, delta
 
 

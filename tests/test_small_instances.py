@@ -60,6 +60,8 @@ def small_instances(count: int, seed: int):
         k = int(rng.integers(1, max(2, n // 2 + 1)))
         eps = float(rng.choice([0.0, 0.1, 0.2, 0.3, 0.5]))
         delta = float(rng.choice([0.0, 1 / 3, 0.5, 0.7, 0.9, 1.0]))
+        if k == 1:  # one-row groups have risk 1 (SPEC §2): k = 1 is refused with delta > 0
+            delta = 0.0
         metric = str(rng.choice(["l1", "l2", "linf"]))
         yield values, k, eps, delta, metric
 

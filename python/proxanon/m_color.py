@@ -137,8 +137,10 @@ def m_color(
     codes, _ = pd.factorize(labels, sort=True)
     frame = data.copy()
     frame[colour_column] = codes.astype(np.int64)
+    # m = 1 asks nothing of a group's colours: k-anonymity alone (delta = 0), since at
+    # delta = 1 groups of one row would count as exposed (risk 1, SPEC §2).
     result = anonymize(frame, quasi_identifiers=qi, sensitive=colour_column, k=m, epsilon=0.0,
-                       delta=1.0, metric="l1", hierarchies=hierarchies,
+                       delta=1.0 if m > 1 else 0.0, metric="l1", hierarchies=hierarchies,
                        on_infeasible=on_infeasible, progress=progress,
                        search_limit=search_limit)
     report = dataclasses.replace(result.report, sensitive=(sens,))
