@@ -507,3 +507,26 @@ def test_summary_is_plain_json() -> None:
         0.5,
         "linf",
     )
+
+
+def test_a_table_audit_compares_a_sensitive_taxonomy_as_anonymize_did() -> None:
+    """hierarchies= gives the audit of a published table the taxonomy distance anonymize
+    used for that sensitive column, so its numbers are the report's."""
+    import pandas as pd
+
+    from proxanon import Hierarchy, anonymize
+
+    tree = Hierarchy.from_rows([["a1", "A", "*"], ["a2", "A", "*"], ["b1", "B", "*"],
+                                ["b2", "B", "*"]])
+    frame = pd.DataFrame({"q": np.arange(40) % 10, "t": ["a1", "a2", "b1", "b2"] * 10})
+    for delta in (0.5, 0.9):
+        kw = dict(sensitive=["t"], k=4, epsilon=0.5, delta=delta)
+        result = anonymize(frame, quasi_identifiers=["q"], hierarchies={"t": tree},
+                           on_infeasible="best_effort", **kw)
+        check = audit(result.table, quasi_identifiers=["q"], hierarchies={"t": tree}, **kw)
+        assert check.satisfied == result.satisfied
+        assert check.max_risk == result.report.max_risk
+        assert len(check.violating_rows) == result.report.remaining_violations
+    with pytest.raises(TypeError, match="hierarchies name taxonomies of a table"):
+        audit(np.zeros(4), np.zeros(4, dtype=int), k=2, epsilon=0.1, delta=0.5,
+              hierarchies={"t": tree})

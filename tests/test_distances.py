@@ -53,7 +53,7 @@ def tables(draw):
     s = draw(st.integers(1, 3))
     cells = draw(st.lists(st.integers(0, 10), min_size=n * s, max_size=n * s))
     values = np.array(cells, dtype=float).reshape(n, s) / 10
-    k = draw(st.integers(1, max(1, n // 3)))
+    k = draw(st.integers(2, max(2, n // 3)))  # k = 1 with delta > 0 is refused
     eps = draw(st.sampled_from([0.0, 0.1, 0.2, 0.3]))
     delta = draw(st.sampled_from([0.3, 0.5, 0.8, 1.0]))
     return values, k, eps, delta
@@ -211,3 +211,26 @@ def test_anonymize_accepts_every_form(uci_adult):
     with pytest.raises(ValueError, match="cannot be combined with a precomputed"):
         anonymize(sample, metric=sparse.csr_matrix(near), on_infeasible="suppress",
                   max_suppression=0.1, **args)
+
+
+def test_variational_tables_compare_the_probabilities_as_given() -> None:
+    """Columns of probabilities are not rescaled by their own range under the variational
+    distance: (0.5, 0.5) and (0.45, 0.55) are 0.05 apart, not 1.0, so at epsilon 0.1 and
+    delta 1 every class of two rows violates; anonymize, audit and the Dask audit agree.
+    Values outside [0, 1] are refused as not probabilities."""
+    import pandas as pd
+
+    from proxanon import anonymize
+
+    frame = pd.DataFrame({"q": range(20), "p1": [0.5] * 10 + [0.45] * 10,
+                          "p2": [0.5] * 10 + [0.55] * 10})
+    kw = dict(sensitive=["p1", "p2"], k=2, epsilon=0.1, delta=1.0, metric="variational")
+    result = anonymize(frame, quasi_identifiers=["q"], on_infeasible="best_effort", **kw)
+    assert not result.satisfied and result.report.max_risk == 1.0
+    assert not audit(result.table, quasi_identifiers=["q"], **kw).satisfied
+    pairs = np.arange(20) % 10  # row i with row i + 10: (0.5, 0.5) with (0.45, 0.55)
+    assert not audit(frame, groups=pairs, **kw).satisfied
+    assert audit(frame, groups=pairs, **{**kw, "epsilon": 0.04}).satisfied
+    with pytest.raises(ValueError, match=r"'p1' has values in \[1.2, 1.3\].*variational.*"
+                                         r"probabilities"):
+        anonymize(frame.assign(p1=frame["p1"] * 2 + 0.3), quasi_identifiers=["q"], **kw)

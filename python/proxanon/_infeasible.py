@@ -15,6 +15,7 @@ from proxanon.advise import infeasibility_proof
 from proxanon.distances import Relation
 from proxanon.engine import infeasible_message
 from proxanon.generalize import format_number
+from proxanon.tables import scale_ranges
 
 #: Merged classes an infeasibility message names.
 _CLASSES_SHOWN = 5
@@ -83,6 +84,7 @@ def epsilon_in_units(published: pd.DataFrame, sens_cols: list[str], relation: Re
             "l1", "l2", "linf", "min_component"):
         return None
     parts = []
+    fixed = scale_ranges(relation.label, sens_cols, None) or {}  # not by their own range
     for column, weight in zip(sens_cols, relation.weights, strict=True):
         if weight <= 0:
             continue
@@ -93,7 +95,8 @@ def epsilon_in_units(published: pd.DataFrame, sens_cols: list[str], relation: Re
             parts.append(f"{format_number(np.floor(scaled * steps + 1e-9))} categories "
                          f"apart in {column}")
         else:
-            span = float(values.max()) - float(values.min())
+            lo, hi = fixed.get(column, (float(values.min()), float(values.max())))
+            span = hi - lo
             parts.append(f"{format_number(float(f'{scaled * span:.6g}'))} in {column}")
     if not parts:
         return None

@@ -210,6 +210,7 @@ def audit(
     sensitive: Any = None,
     quasi_identifiers: Any = None,
     n_threads: int | None = None,
+    hierarchies: Any = None,
 ) -> AuditReport:
     """Checks a partition, or a published table, against (epsilon, delta)^k-dissimilarity.
 
@@ -221,7 +222,10 @@ def audit(
       pandas DataFrame, e.g. one published by proxanon or any other tool. Its groups are the
       rows that share the same (generalized) values in the ``quasi_identifiers`` columns, or
       ``groups`` (a column name or an array) when given. The ``sensitive`` columns are scaled
-      to [0, 1] as SPEC §1 says (numeric by min-max, ordered categoricals by rank).
+      to [0, 1] as SPEC §1 says (numeric by min-max, ordered categoricals by rank); a
+      sensitive column with a taxonomy in ``hierarchies`` (as :func:`proxanon.anonymize`
+      takes them: a Hierarchy or an ARX-format file per column) is compared by taxonomy
+      distance, as ``anonymize`` compared it.
 
     Inputs are never modified. See :func:`audit_arrays` for what is computed, and for
     ``n_threads``.
@@ -231,7 +235,11 @@ def audit(
     if isinstance(data, pd.DataFrame):
         return _audit_table(data, groups, k=k, epsilon=epsilon, delta=delta, metric=metric,
                             weights=weights, sensitive=sensitive,
-                            quasi_identifiers=quasi_identifiers, n_threads=n_threads)
+                            quasi_identifiers=quasi_identifiers, n_threads=n_threads,
+                            hierarchies=hierarchies)
+    if hierarchies is not None:
+        raise TypeError("hierarchies name taxonomies of a table's sensitive columns: pass a "
+                        "pandas DataFrame as the first argument")
     if quasi_identifiers is not None:
         raise TypeError(
             "quasi_identifiers names columns of a table: pass a pandas DataFrame as the first "
@@ -261,15 +269,20 @@ def refuse_duplicate_columns(table: Any, argument: str) -> None:
 def _audit_table(
     table: Any, groups: Any, *, k: int, epsilon: float, delta: float, metric: Any,
     weights: Any, sensitive: Any, quasi_identifiers: Any, n_threads: int | None,
+    hierarchies: Any = None,
 ) -> AuditReport:
     """The DataFrame form of :func:`audit`."""
-    from proxanon.tables import column_list, scale_sensitive
+    from proxanon.distances import as_arguments
+    from proxanon.generalize import load_hierarchies
+    from proxanon.tables import column_list, encode_sensitive
 
     refuse_duplicate_columns(table, "table")
     if sensitive is None:
         raise TypeError("sensitive is required with a table: the names of its sensitive columns")
     sens_cols = column_list(table, sensitive, "sensitive")
-    values = scale_sensitive(table, sens_cols)
+    given = load_hierarchies(hierarchies, sens_cols, list(table.columns))
+    values, relation = encode_sensitive(table, sens_cols, given, metric, weights)
+    metric, weights = as_arguments(relation)
     if groups is None:
         if quasi_identifiers is None:
             raise TypeError(

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
+from proxanon import _validate
 from proxanon.distances import Relation, componentwise, resolve
 from proxanon.hierarchy import Hierarchy
 
@@ -42,7 +43,8 @@ def scale_column(series: pd.Series, name: str | None = None,
         if (codes < 0).any():
             row = int(np.argmax(codes < 0))
             raise ValueError(
-                f"sensitive column {label!r} has a missing or unknown category at row {row}; "
+                f"sensitive column {label!r} has a missing or unknown category at "
+                f"{_validate.row_of(series.index, row)}; "
                 "drop or fill those rows first"
             )
         top = len(dtype.categories) - 1
@@ -68,8 +70,10 @@ def scale_column(series: pd.Series, name: str | None = None,
     if bounds is not None:
         if not bounds[0] <= lo <= hi <= bounds[1]:
             raise ValueError(
-                f"sensitive column {label!r} has values in [{lo}, {hi}], outside the given "
-                f"range [{bounds[0]}, {bounds[1]}]; pass the column's true minimum and maximum")
+                f"sensitive column {label!r} has values in [{lo}, {hi}], outside the range "
+                f"[{bounds[0]}, {bounds[1]}] it is scaled by (sensitive_ranges, or [0, 1] under "
+                "the variational distance, which compares probabilities); pass the column's "
+                "true minimum and maximum, or probabilities")
         lo, hi = float(bounds[0]), float(bounds[1])
     return span_fraction(lo, values, lo, hi)
 
@@ -92,7 +96,8 @@ def real_values(series: pd.Series, label: str, role: str) -> NDArray[np.float64]
     if not finite.all():
         row = int(np.argmax(~finite))
         raise ValueError(
-            f"{role} column {label!r} has a missing or non-finite value at row {row}; "
+            f"{role} column {label!r} has a missing or non-finite value at "
+            f"{_validate.row_of(series.index, row)}; "
             "drop or impute those rows first"
         )
     return values
@@ -105,8 +110,9 @@ def _scale_integers(series: pd.Series, label: str) -> NDArray[np.float64]:
     missing = series.isna().to_numpy()
     if missing.any():
         raise ValueError(
-            f"sensitive column {label!r} has a missing or non-finite value at row "
-            f"{int(np.argmax(missing))}; drop or impute those rows first"
+            f"sensitive column {label!r} has a missing or non-finite value at "
+            f"{_validate.row_of(series.index, int(np.argmax(missing)))}; drop or impute those "
+            "rows first"
         )
     unsigned = pd.api.types.is_unsigned_integer_dtype(series.dtype)
     return _exact_min_max(series.to_numpy(dtype=np.uint64 if unsigned else np.int64))
@@ -127,8 +133,9 @@ def _scale_times(series: pd.Series, label: str) -> NDArray[np.float64]:
     missing = series.isna().to_numpy()
     if missing.any():
         raise ValueError(
-            f"sensitive column {label!r} has a missing date or duration (NaT) at row "
-            f"{int(np.argmax(missing))}; drop or impute those rows first"
+            f"sensitive column {label!r} has a missing date or duration (NaT) at "
+            f"{_validate.row_of(series.index, int(np.argmax(missing)))}; drop or impute those "
+            "rows first"
         )
     return _exact_min_max(series.astype(np.int64).to_numpy())  # the unit's ticks (UTC if zoned)
 
@@ -198,10 +205,25 @@ def column_list(frame: pd.DataFrame, columns: str | Sequence[str], role: str) ->
     return names
 
 
-def scale_sensitive(frame: pd.DataFrame, columns: str | Sequence[str]) -> NDArray[np.float64]:
-    """The sensitive columns of ``frame`` as an ``(n, len(columns))`` float array on [0, 1]."""
+def scale_sensitive(frame: pd.DataFrame, columns: str | Sequence[str],
+                    metric: Any = None) -> NDArray[np.float64]:
+    """The sensitive columns of ``frame`` as an ``(n, len(columns))`` float array on [0, 1]
+    (by :func:`scale_ranges` for ``metric``)."""
     names = column_list(frame, columns, "sensitive")
-    return np.column_stack([scale_column(frame[c], c) for c in names])
+    ranges = scale_ranges(metric, names, None) or {}
+    return np.column_stack([scale_column(frame[c], c, ranges.get(c)) for c in names])
+
+
+def scale_ranges(metric: Any, columns: Sequence[str],
+                 ranges: Mapping[str, tuple[float, float]] | None,
+                 ) -> dict[str, tuple[float, float]] | None:
+    """The ranges sensitive columns are scaled by instead of their own: ``ranges`` where
+    given; under the variational distance, which compares probability vectors, [0, 1] for
+    every other column (rescaled by their own range, probabilities 0.45 and 0.5 would be 1.0
+    apart)."""
+    if not (isinstance(metric, str) and metric.lower() == "variational"):
+        return None if ranges is None else dict(ranges)
+    return {**{c: (0.0, 1.0) for c in columns}, **(ranges or {})}
 
 
 def encode_sensitive(data: pd.DataFrame, columns: list[str], hierarchies: dict[str, Hierarchy],
@@ -215,6 +237,7 @@ def encode_sensitive(data: pd.DataFrame, columns: list[str], hierarchies: dict[s
     diversity); the others are scaled to [0, 1] (SPEC §1), by ``ranges[column]`` where given.
     """
     taxonomies = [hierarchies.get(c) for c in columns]
+    ranges = scale_ranges(metric, columns, ranges)
     codes = []
     for column, tree in zip(columns, taxonomies, strict=True):
         if tree is None:

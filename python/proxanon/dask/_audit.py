@@ -12,7 +12,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from proxanon.audit import AuditReport, audit_arrays, table_groups
-from proxanon.tables import role_columns, scale_column
+from proxanon.tables import role_columns, scale_column, scale_ranges
 
 #: Hidden column: a row's position in the whole table (partition order, then row order).
 POSITION = "_proxanon_position"
@@ -123,7 +123,7 @@ def audit(ddf: Any, *, quasi_identifiers: str | Sequence[str], sensitive: str | 
         lengths_v, missing, minima, maxima = dask.compute(
             lengths, missing_counts(ddf, qi_cols + sens_cols), ddf[numeric].min(),
             ddf[numeric].max())
-        ranges = global_ranges(minima, maxima)
+        ranges = {**global_ranges(minima, maxima), **(scale_ranges(metric, numeric, None) or {})}
     else:
         lengths_v, missing = dask.compute(lengths, missing_counts(ddf, qi_cols + sens_cols))
         ranges = dict(sensitive_ranges)
