@@ -167,3 +167,26 @@ def test_column_lists_are_named_by_their_own_labels() -> None:
         anonymize(frame, quasi_identifiers=[0, 0, "x", "x"], **kw)
     with pytest.raises(TypeError, match=r"\['x'\] is not a column label"):
         anonymize(frame, quasi_identifiers=[["x"]], **kw)
+
+
+def test_a_bad_value_is_named_by_position_and_by_index_label() -> None:
+    """Messages count rows from 0 in the table's order; where the index says otherwise the
+    label is named too, so df.loc finds the row."""
+    import pandas as pd
+
+    from proxanon import anonymize
+
+    kw = dict(k=2, epsilon=0.1, delta=0.5)
+    frame = pd.DataFrame({"age": [30.0, 40.0, np.nan, 50.0], "s": [1.0, 2.0, 3.0, 4.0]},
+                         index=[2, 3, 0, 1])
+    with pytest.raises(ValueError, match=r"'age' has 1 missing value\(s\), first at row 2 "
+                                         r"\(index label 0\)"):
+        anonymize(frame, quasi_identifiers=["age"], sensitive=["s"], **kw)
+    frame = pd.DataFrame({"age": [30.0, 40.0, 20.0, 50.0], "s": [1.0, 2.0, np.nan, 4.0]},
+                         index=list("abcd"))
+    with pytest.raises(ValueError, match=r"'s' has a missing or non-finite value at row 2 "
+                                         r"\(index label 'c'\)"):
+        anonymize(frame, quasi_identifiers=["age"], sensitive=["s"], **kw)
+    with pytest.raises(ValueError, match=r"first at row 2;"):  # a default index: the row alone
+        anonymize(frame.reset_index(drop=True).assign(age=[30.0, 40.0, np.nan, 50.0]),
+                  quasi_identifiers=["age"], sensitive=["s"], **kw)

@@ -207,6 +207,17 @@ def ranges(value: Any, columns: Sequence[str],
     return out
 
 
+def row_of(index: Any, position: int) -> str:
+    """``row 2`` for the row at ``position`` (rows counted from 0 in the table's order), with
+    its index label where that is not the position: ``row 2 (index label 0)``."""
+    label = index[position]
+    if isinstance(label, np.generic):
+        label = label.item()
+    if isinstance(label, int) and not isinstance(label, bool) and label == position:
+        return f"row {position}"
+    return f"row {position} (index label {label!r})"
+
+
 def privacy(k: Any, epsilon: Any, delta: Any, n: int,
             measured: bool = False) -> tuple[int, float, float]:
     """Checks (k, epsilon, delta) against a table of n rows. Groups to be formed (not

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from proxanon import _core
+from proxanon import _core, _validate
 from proxanon.hierarchy import Hierarchy
 from proxanon.tables import real_values, span_fraction
 
@@ -104,7 +104,8 @@ def encode_qi(frame: pd.DataFrame, column: str, hierarchy: Hierarchy | None) -> 
     if missing.any():
         raise ValueError(
             f"quasi-identifier column {column!r} has {int(missing.sum())} missing value(s), "
-            f"first at row {int(np.argmax(missing))}; drop or fill those rows first"
+            f"first at {_validate.row_of(series.index, int(np.argmax(missing)))}; drop or fill "
+            "those rows first"
         )
     numeric = (pd.api.types.is_numeric_dtype(series.dtype)
                and not pd.api.types.is_bool_dtype(series.dtype)
@@ -150,7 +151,7 @@ def _check_exact_integers(series: pd.Series, column: str) -> None:
     beyond = values > _EXACT_INTEGERS
     if not unsigned:
         beyond |= values < -_EXACT_INTEGERS
-    _refuse_first(column, values, beyond, "integers beyond 2^53 in magnitude",
+    _refuse_first(column, series.index, values, beyond, "integers beyond 2^53 in magnitude",
                   "which its float64 codes cannot hold exactly: publish it as text "
                   "(.astype(str), one category per value) or coarsen it (e.g. // 1000) first")
 
@@ -162,9 +163,10 @@ def _check_nanosecond_range(times: pd.Series, column: str) -> None:
     ticks = times.to_numpy().astype("datetime64[s]")
     outside = ((ticks < np.datetime64("1677-09-21T00:12:44"))
                | (ticks > np.datetime64("2262-04-11T23:47:16")))
-    _refuse_first(column, ticks, outside, "a date outside 1677-09-21 00:12:44 .. 2262-04-11 "
-                  "23:47:16", "beyond the nanosecond instants QI dates are published as: give "
-                  "it as years (numbers) or as text (one category per date)")
+    _refuse_first(column, times.index, ticks, outside,
+                  "a date outside 1677-09-21 00:12:44 .. 2262-04-11 23:47:16",
+                  "beyond the nanosecond instants QI dates are published as: give it as years "
+                  "(numbers) or as text (one category per date)")
 
 
 def _instant_codes(instants: NDArray[np.int64], column: str) -> NDArray[np.float64]:
@@ -195,13 +197,13 @@ def _instant_codes_of(instants: NDArray[np.int64], base: np.int64) -> NDArray[np
     return (instants - base).view(np.uint64).astype(np.float64)
 
 
-def _refuse_first(column: str, values: NDArray[Any], bad: NDArray[np.bool_], what: str,
-                  fix: str) -> None:
+def _refuse_first(column: str, index: pd.Index, values: NDArray[Any], bad: NDArray[np.bool_],
+                  what: str, fix: str) -> None:
     """Raises, naming the column and the first value where ``bad`` holds, if any."""
     if bad.any():
         row = int(np.argmax(bad))
         raise ValueError(f"quasi-identifier column {column!r} holds {what} ({values[row]} at "
-                         f"row {row}), {fix}")
+                         f"{_validate.row_of(index, row)}), {fix}")
 
 
 def format_number(x: float) -> str:

@@ -112,7 +112,8 @@ def add_privacy_options(parser: argparse.ArgumentParser) -> None:
 def read_input(path_text: str, args: argparse.Namespace) -> CsvTable | ParquetTable:
     path = Path(path_text)
     if not path.is_file():
-        raise UsageError(f"input file not found: {path_text}")
+        problem = "is a directory, not a file" if path.is_dir() else "not found"
+        raise UsageError(f"input file {problem}: {path_text}")
     return read_table(path, args.sep, args.encoding)
 
 
