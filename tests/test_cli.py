@@ -563,3 +563,11 @@ def test_text_sensitive_column_with_a_hierarchy_uses_taxonomy_distance(run, tmp_
     for _, members in published.groupby("group"):
         t = int(np.floor(0.3 * (len(members) - 1) + 1e-9))
         assert members["occupation"].value_counts().max() <= t + 1
+
+
+def test_an_unknown_metric_is_refused_with_the_choices(run, sample_csv: Path) -> None:
+    proc = run("anonymize", sample_csv.name, "-o", "out.csv", "--qi", "age,sex",
+               "--sensitive", "education", "--k", "5", "--epsilon", "0.1", "--delta", "0.5",
+               "--metric", "l3")
+    assert proc.returncode == 2
+    assert "'l3'" in proc.stderr and "min_component" in proc.stderr

@@ -190,3 +190,17 @@ def test_a_bad_value_is_named_by_position_and_by_index_label() -> None:
     with pytest.raises(ValueError, match=r"first at row 2;"):  # a default index: the row alone
         anonymize(frame.reset_index(drop=True).assign(age=[30.0, 40.0, np.nan, 50.0]),
                   quasi_identifiers=["age"], sensitive=["s"], **kw)
+
+
+def test_a_structure_for_built_in_metrics_names_a_taxonomy_column_as_the_reason() -> None:
+    import pandas as pd
+
+    from proxanon import Hierarchy, anonymize
+
+    tree = Hierarchy.from_rows([["a1", "A", "*"], ["a2", "A", "*"], ["b1", "B", "*"],
+                                ["b2", "B", "*"]])
+    frame = pd.DataFrame({"q": np.arange(40) % 10, "t": ["a1", "a2", "b1", "b2"] * 10})
+    with pytest.raises(ValueError, match=r"neighbours='grid' needs a built-in metric; a "
+                                         r"sensitive column compared by its taxonomy"):
+        anonymize(frame, quasi_identifiers=["q"], sensitive=["t"], k=4, epsilon=0.5,
+                  delta=0.5, hierarchies={"t": tree}, neighbours="grid")

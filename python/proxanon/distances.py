@@ -52,6 +52,7 @@ class Relation:
     function: DistanceFunction | None = None
     matrix: Any = None              # scipy.sparse matrix for kind == "graph"
     is_metric: bool = False         # the triangle inequality holds
+    taxonomy: bool = False          # some column is compared by its taxonomy (componentwise)
 
     def threshold(self, epsilon: float) -> float:
         """The largest distance of neighbours (the C++ core's one definition)."""
@@ -282,4 +283,4 @@ def componentwise(relation: Relation, taxonomies: list[Hierarchy | None]) -> Rel
     label = f"{relation.label} with taxonomy distance"
     distance.__name__ = label
     return Relation("callable", "callable", label, function=distance,
-                    is_metric=relation.is_metric)
+                    is_metric=relation.is_metric, taxonomy=True)

@@ -415,9 +415,10 @@ def checked_neighbours(neighbours: Any, relation: Relation, components: int) -> 
     """``neighbours`` checked against the relation it would hold."""
     structure = _validate.choice(neighbours, "neighbours", NEIGHBOURS)
     if relation.kind != "builtin" and structure not in ("auto", "graph"):
-        raise ValueError(f"neighbours={structure!r} needs a built-in metric; a distance "
-                         "function or a precomputed graph is held as a graph: use 'auto' or "
-                         "'graph'")
+        held = ("a sensitive column compared by its taxonomy" if relation.taxonomy
+                else "a distance function or a precomputed graph")
+        raise ValueError(f"neighbours={structure!r} needs a built-in metric; {held} is held "
+                         "as a graph: use 'auto' or 'graph'")
     if structure == "sorted" and components != 1:
         raise ValueError(f"neighbours='sorted' needs a sensitive attribute of one component, "
                          f"got {components}; use 'grid' or 'auto'")

@@ -177,7 +177,7 @@ def _instant_codes(instants: NDArray[np.int64], column: str) -> NDArray[np.float
     if instants.size == 0:
         return instants.astype(np.float64)
     offsets = (instants - instants.min()).view(np.uint64)  # wraps: the span fits 64 bits
-    codes = _instant_codes_of(instants, instants.min())
+    codes: NDArray[np.float64] = offsets.astype(np.float64)
     if int(offsets.max()) <= _EXACT_INTEGERS or (codes.astype(np.uint64) == offsets).all():
         return codes
     distinct = np.unique(instants)

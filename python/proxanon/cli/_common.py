@@ -105,7 +105,9 @@ def add_privacy_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--epsilon", required=True, type=float, help="proximity threshold")
     parser.add_argument("--delta", required=True, type=float,
                         help="a group's risk may be at most 1 - delta")
-    parser.add_argument("--metric", default="l1", help="l1 (default), l2 or linf")
+    parser.add_argument("--metric", default="l1", type=str.lower,
+                        choices=["l1", "l2", "linf", "min_component", "variational"],
+                        help="l1 (default), l2, linf, min_component or variational")
     parser.add_argument("--weights", help="one weight per sensitive column, comma-separated")
 
 
