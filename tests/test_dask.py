@@ -284,3 +284,14 @@ def test_given_range_must_hold_the_values() -> None:
     with pytest.raises(ValueError, match="income"):
         proxanon.anonymize(frame, quasi_identifiers=QI, sensitive=SA, k=5, epsilon=0.05,
                            delta=0.6, sensitive_ranges={"income": (0.0, 10.0)})
+
+
+@pytest.mark.parametrize("options, words", [
+    (dict(k=1), r"k=1 with delta=0.6 > 0"),
+    (dict(delta=1.5), r"delta must lie in \[0, 1\]"),
+    (dict(epsilon=-1.0), r"epsilon must be a finite number >= 0"),
+])
+def test_bad_parameters_are_named_before_any_pass(options: Any, words: str) -> None:
+    """Checked on the driver before the table is read (no client needed)."""
+    with pytest.raises(ValueError, match=words):
+        run(dd.from_pandas(census(40, seed=7), npartitions=2), **options)

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from proxanon import _validate
 from proxanon._errors import InfeasibleError
 from proxanon.anonymize import GROUP_COLUMN, TABLE_SEARCH_LIMIT
 from proxanon.anonymize import anonymize as anonymize_table
@@ -234,6 +235,10 @@ def anonymize(
     """
     started = time.perf_counter()
     qi_cols, sens_cols = check_columns(ddf, quasi_identifiers, sensitive)
+    # k, epsilon and delta checked before any pass over the table (its rows, counted later,
+    # are taken to be k here: k > n is named when they are known).
+    checked_k = _validate.integer(k, "k", minimum=1)
+    _validate.privacy(checked_k, epsilon, delta, checked_k)
     meta = ddf._meta
     hidden = [c for c in meta.columns if str(c).startswith("_proxanon_")]
     if GROUP_COLUMN in meta.columns or hidden:
