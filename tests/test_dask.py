@@ -292,6 +292,17 @@ def test_given_range_must_hold_the_values() -> None:
     (dict(epsilon=-1.0), r"epsilon must be a finite number >= 0"),
 ])
 def test_bad_parameters_are_named_before_any_pass(options: Any, words: str) -> None:
-    """Checked on the driver before the table is read (no client needed)."""
+    """Checked on the driver before the table is read: a table whose reading fails is never
+    read (no client needed)."""
+    import dask
+
+    meta = census(4, seed=7).iloc[:0]
+
+    def unreadable() -> pd.DataFrame:
+        raise RuntimeError("the table was read")
+
+    ddf = dd.from_delayed([dask.delayed(unreadable)()], meta=meta)
     with pytest.raises(ValueError, match=words):
-        run(dd.from_pandas(census(40, seed=7), npartitions=2), **options)
+        run(ddf, **options)
+    with pytest.raises(RuntimeError, match="the table was read"):  # good parameters read it
+        run(ddf)
