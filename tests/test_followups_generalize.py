@@ -156,3 +156,22 @@ def test_date_qis_no_float_tells_apart_are_refused_with_the_pair() -> None:
     result = anonymize(frame, quasi_identifiers=["d"], sensitive=["s"], k=3, epsilon=0.0,
                        delta=0.9)
     assert result.table["d"].nunique() == 3
+
+
+def test_date_qis_on_the_first_day_of_nanosecond_instants_are_refused_not_crashed() -> None:
+    """A date on 1677-09-21 has no nanosecond midnight, which its published label reads:
+    refused by column and row (it crashed in pandas' normalize); the next day is published."""
+    frame = pd.DataFrame({"d": pd.to_datetime(["1677-09-21 06:00"] * 2 + ["2000-01-01 00:00"] * 2),
+                          "s": [0.0, 1.0, 0.0, 1.0]})
+    with pytest.raises(ValueError, match=r"'d' holds a date outside 1677-09-22.*at row 0"):
+        anonymize(frame, quasi_identifiers=["d"], sensitive=["s"], k=2, epsilon=0.1, delta=0.5)
+    frame["d"] = pd.to_datetime(["1677-09-22 06:00"] * 2 + ["2000-01-01 00:00"] * 2)
+    result = anonymize(frame, quasi_identifiers=["d"], sensitive=["s"], k=2, epsilon=0.1,
+                       delta=0.5)
+    assert result.table["d"].iloc[0] == "1677-09-22T06:00:00"
+
+
+def test_a_text_qi_value_that_cannot_be_a_leaf_is_named_with_its_column() -> None:
+    frame = pd.DataFrame({"q": ["a", "*", "b", "a"], "s": [0.0, 1.0, 0.5, 0.2]})
+    with pytest.raises(ValueError, match=r"quasi-identifier column 'q': .*'\*'"):
+        anonymize(frame, quasi_identifiers=["q"], sensitive=["s"], k=2, epsilon=0.1, delta=0.5)

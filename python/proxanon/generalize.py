@@ -123,7 +123,10 @@ def encode_qi(frame: pd.DataFrame, column: str, hierarchy: Hierarchy | None) -> 
     values = series.astype(object) if isinstance(series.dtype, pd.CategoricalDtype) else series
     try:
         if hierarchy is None:  # the column's own values, each published as it is
-            hierarchy, leaves = Hierarchy.flat_column(values.to_numpy())
+            try:
+                hierarchy, leaves = Hierarchy.flat_column(values.to_numpy())
+            except ValueError as exc:
+                raise ValueError(f"quasi-identifier column {column!r}: {exc}") from None
         else:
             leaves = hierarchy.leaf_index(values.to_numpy(), column=column)
         codes = leaves.astype(np.float64)
@@ -157,14 +160,16 @@ def _check_exact_integers(series: pd.Series, column: str) -> None:
 
 
 def _check_nanosecond_range(times: pd.Series, column: str) -> None:
-    """Refuses a date QI column outside 1677-09-21 .. 2262-04-11 (to the second): QI dates
+    """Refuses a date QI column outside 1677-09-22 .. 2262-04-11 (to the second): QI dates
     are published as nanosecond instants, which hold no date outside that range (they would
     wrap around)."""
     ticks = times.to_numpy().astype("datetime64[s]")
-    outside = ((ticks < np.datetime64("1677-09-21T00:12:44"))
+    # From 1677-09-22: a published date is read at its midnight too, and 1677-09-21's
+    # midnight is before the first nanosecond instant.
+    outside = ((ticks < np.datetime64("1677-09-22T00:00:00"))
                | (ticks > np.datetime64("2262-04-11T23:47:16")))
     _refuse_first(column, times.index, ticks, outside,
-                  "a date outside 1677-09-21 00:12:44 .. 2262-04-11 23:47:16",
+                  "a date outside 1677-09-22 00:00:00 .. 2262-04-11 23:47:16",
                   "beyond the nanosecond instants QI dates are published as: give it as years "
                   "(numbers) or as text (one category per date)")
 
@@ -178,7 +183,9 @@ def _instant_codes(instants: NDArray[np.int64], column: str) -> NDArray[np.float
         return instants.astype(np.float64)
     offsets = (instants - instants.min()).view(np.uint64)  # wraps: the span fits 64 bits
     codes: NDArray[np.float64] = offsets.astype(np.float64)
-    if int(offsets.max()) <= _EXACT_INTEGERS or (codes.astype(np.uint64) == offsets).all():
+    with np.errstate(invalid="ignore"):  # a code rounded up to 2^64 does not cast back
+        exact = bool((codes.astype(np.uint64) == offsets).all())
+    if int(offsets.max()) <= _EXACT_INTEGERS or exact:
         return codes
     distinct = np.unique(instants)
     merged = np.flatnonzero(np.diff(_instant_codes_of(distinct, instants.min())) == 0)
