@@ -178,6 +178,8 @@ def test_delta_bounds_are_exact_boundaries(case):
         return n - 1 - theta < size - 1 - spec_t(size, d)
 
     def not_refuted(d):
+        if q_max == 1 and d > 0:  # groups of one row: risk 1 (SPEC §2) > 1 - d
+            return False
         return capacity(d) >= a.clique_size and not too_few_others(q, d)
 
     r = a.largest_delta_not_refuted
@@ -200,7 +202,8 @@ def test_delta_bounds_are_exact_boundaries(case):
         if text is not None:
             assert ("THE ROWS" in text) == clique_proves
             if not clique_proves:
-                assert text == a.reason and "rows that are not" in text
+                assert text == a.reason and ("rows that are not" in text or (
+                    k == 1 and "a group of one row has risk 1" in text))
         if a.infeasible_for_any_partition:
             assert a.provably_infeasible
         assert (a.reason is not None) == a.provably_infeasible

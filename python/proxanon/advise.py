@@ -240,6 +240,7 @@ class Advice(Summarized):
             f"{_value_text(self.clique_value)} are pairwise neighbours; {self.m:,} groups can "
             f"hold them (and every row its non-neighbours) only for "
             f"δ <= {_down(self.largest_delta_not_refuted)}"
+            + (" (groups of one row: δ = 0 only)" if self.k == 1 else "")
         )
         if self.delta is not None:
             if self.provably_infeasible:
@@ -321,7 +322,7 @@ def advise(
     not_refuted_max = _largest_true_from_zero(not_refuted)
     proven_max = _largest_true_from_zero(proven)
     if k == 1:  # groups of one row: risk 1 (SPEC §2), allowed only at delta = 0
-        proven_max = 0.0
+        proven_max = not_refuted_max = 0.0
 
     infeasible = any_infeasible = None
     reason = None
@@ -334,6 +335,11 @@ def advise(
             infeasible, any_infeasible = True, degree_any
             who = f"row {int(first_row[top])} {_value_text(tuple(float(x) for x in values[top]))}"
             reason = _degree_reason(who, theta, n, k, q, dlt, degree_any)
+        if k == 1 and _validate.single_row_violates(dlt) and not infeasible:
+            infeasible = True
+            reason = ("with k = 1 the equitable groups hold one row each, and a group of one "
+                      "row has risk 1 (SPEC §2), above 1 - δ: use k >= 2 (the engine refuses "
+                      "k = 1 with δ > 0)")
 
     return Advice(
         n=n, k=k, m=m, epsilon=eps, metric=metric, delta=dlt, group_sizes=group_sizes,
