@@ -84,7 +84,7 @@ def epsilon_in_units(published: pd.DataFrame, sens_cols: list[str], relation: Re
             "l1", "l2", "linf", "min_component"):
         return None
     parts = []
-    fixed = scale_ranges(relation.label, sens_cols, None) or {}  # not by their own range
+    fixed = scale_ranges(relation.label, sens_cols, None)  # not by their own range
     for column, weight in zip(sens_cols, relation.weights, strict=True):
         if weight <= 0:
             continue

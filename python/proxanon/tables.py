@@ -210,19 +210,19 @@ def scale_sensitive(frame: pd.DataFrame, columns: str | Sequence[str],
     """The sensitive columns of ``frame`` as an ``(n, len(columns))`` float array on [0, 1]
     (by :func:`scale_ranges` for ``metric``)."""
     names = column_list(frame, columns, "sensitive")
-    ranges = scale_ranges(metric, names, None) or {}
+    ranges = scale_ranges(metric, names, None)
     return np.column_stack([scale_column(frame[c], c, ranges.get(c)) for c in names])
 
 
 def scale_ranges(metric: Any, columns: Sequence[str],
                  ranges: Mapping[str, tuple[float, float]] | None,
-                 ) -> dict[str, tuple[float, float]] | None:
+                 ) -> dict[str, tuple[float, float]]:
     """The ranges sensitive columns are scaled by instead of their own: ``ranges`` where
     given; under the variational distance, which compares probability vectors, [0, 1] for
     every other column (rescaled by their own range, probabilities 0.45 and 0.5 would be 1.0
     apart)."""
     if not (isinstance(metric, str) and metric.lower() == "variational"):
-        return None if ranges is None else dict(ranges)
+        return dict(ranges or {})
     return {**{c: (0.0, 1.0) for c in columns}, **(ranges or {})}
 
 
@@ -241,7 +241,7 @@ def encode_sensitive(data: pd.DataFrame, columns: list[str], hierarchies: dict[s
     codes = []
     for column, tree in zip(columns, taxonomies, strict=True):
         if tree is None:
-            codes.append(scale_column(data[column], column, (ranges or {}).get(column)))
+            codes.append(scale_column(data[column], column, ranges.get(column)))
         else:
             values = data[column]
             if isinstance(values.dtype, pd.CategoricalDtype):

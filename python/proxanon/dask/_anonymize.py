@@ -28,7 +28,6 @@ from proxanon.dask._audit import (
     numeric_sensitive,
     refuse_missing,
 )
-from proxanon.tables import scale_ranges
 
 #: Hidden columns carried through every part: the row's place in the input (orders rows
 #: within a part, so results do not depend on the order a shuffle delivers them), its
@@ -267,7 +266,7 @@ def anonymize(
     n = int(sizes.sum())
     if n == 0:
         raise ValueError("the table is empty: it needs at least one row")
-    ranges = {**global_ranges(minima, maxima), **(scale_ranges(metric, numeric, None) or {})}
+    ranges = global_ranges(minima, maxima, metric)
     options["sensitive_ranges"] = ranges
     if by_text:
         values = np.sort(np.asarray(distinct, dtype=object))

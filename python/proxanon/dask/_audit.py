@@ -58,9 +58,12 @@ def refuse_missing(counts: pd.Series) -> None:
                          "fill those rows first (e.g. ddf.dropna(subset=[...]))")
 
 
-def global_ranges(minima: pd.Series, maxima: pd.Series) -> dict[str, tuple[float, float]]:
-    """The whole table's (min, max) per numeric sensitive column."""
-    return {str(c): (float(minima[c]), float(maxima[c])) for c in minima.index}
+def global_ranges(minima: pd.Series, maxima: pd.Series,
+                  metric: Any) -> dict[str, tuple[float, float]]:
+    """The ranges the numeric sensitive columns are scaled by: the whole table's (min, max)
+    per column, but those :func:`proxanon.tables.scale_ranges` fixes for ``metric``."""
+    own = {str(c): (float(minima[c]), float(maxima[c])) for c in minima.index}
+    return {**own, **scale_ranges(metric, list(own), None)}
 
 
 def scaled_sensitive(frame: pd.DataFrame, sens_cols: list[str],
@@ -123,7 +126,7 @@ def audit(ddf: Any, *, quasi_identifiers: str | Sequence[str], sensitive: str | 
         lengths_v, missing, minima, maxima = dask.compute(
             lengths, missing_counts(ddf, qi_cols + sens_cols), ddf[numeric].min(),
             ddf[numeric].max())
-        ranges = {**global_ranges(minima, maxima), **(scale_ranges(metric, numeric, None) or {})}
+        ranges = global_ranges(minima, maxima, metric)
     else:
         lengths_v, missing = dask.compute(lengths, missing_counts(ddf, qi_cols + sens_cols))
         ranges = dict(sensitive_ranges)
