@@ -178,6 +178,21 @@ def test_audit_of_raw_input_finds_violations(run, sample_csv: Path) -> None:
     assert "Traceback" not in proc.stderr
 
 
+def test_a_reader_leaving_early_keeps_the_verdict(exe: str, sample_csv: Path,
+                                                 tmp_path: Path) -> None:
+    # `proxanon audit t.csv | head -1` in a script: the pipe closes before the report is
+    # printed; the exit status must still say the table does not satisfy the principle.
+    proc = subprocess.Popen([exe, "audit", sample_csv.name, *COLUMNS, *PRIVACY], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()
+    status = proc.wait(timeout=TIMEOUT)
+    stderr = proc.stderr.read().decode()
+    proc.stderr.close()
+    assert status == 3, stderr
+    assert "Traceback" not in stderr and "Exception ignored" not in stderr, stderr
+
+
 def test_text_sensitive_column_with_order(run, sample: pd.DataFrame, sample_csv: Path,
                                           tmp_path: Path) -> None:
     proc = run("anonymize", sample_csv.name, "-o", "out.csv", "--qi", "age,sex",

@@ -43,6 +43,17 @@ class UsageError(Exception):
     """Bad input found by the command line itself; printed without a traceback."""
 
 
+@dataclass(frozen=True)
+class Outcome:
+    """What a subcommand did: its exit status and the lines it prints on standard output.
+
+    The status is settled before anything is printed, so a reader that leaves early
+    (``proxanon audit t.csv | head -1``) cannot turn a verdict into a success."""
+
+    status: int
+    lines: tuple[str, ...]
+
+
 def names(text: str, option: str) -> list[str]:
     """A comma-separated list of column names."""
     found = [part.strip() for part in text.split(",") if part.strip()]

@@ -17,6 +17,7 @@ from proxanon.cli._common import (
     EXIT_NOT_SATISFIED,
     EXIT_OK,
     EXIT_USAGE,
+    Outcome,
     UsageError,
 )
 from proxanon.tableio import TableEncodingError
@@ -74,16 +75,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``proxanon`` console script."""
     args = parser().parse_args(argv)
     try:
-        status: int = args.run(args)
-        return status
+        outcome: Outcome = args.run(args)
     except KeyboardInterrupt:
         _fail("interrupted", "stopped; no output file was written")
         return EXIT_INTERRUPTED
-    except BrokenPipeError:
-        # The reader went away (e.g. `| head`): not an error of ours. Point stdout at devnull
-        # so the interpreter's final flush does not fail again.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return EXIT_OK
     except InfeasibleError as exc:
         _fail("infeasible", infeasible_message(exc, args))
         return EXIT_INFEASIBLE
@@ -94,3 +89,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         # ImportError: an optional extra is missing (parquet, report); the message names it.
         _fail("error", exc)
         return EXIT_USAGE
+    try:
+        print("\n".join(outcome.lines), flush=True)
+    except BrokenPipeError:
+        # The reader went away (e.g. `| head`): the verdict stands. Point stdout at devnull so
+        # the interpreter's last flush does not fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return outcome.status

@@ -14,6 +14,7 @@ from proxanon.cli._common import (
     EXIT_NOT_SATISFIED,
     EXIT_OK,
     GROUP_COLUMN,
+    Outcome,
     UsageError,
     add_input_options,
     add_privacy_options,
@@ -99,7 +100,7 @@ def as_written(source: CsvTable | ParquetTable, frame: pd.DataFrame, kept: Any,
     return out
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> Outcome:
     if args.dask is not None:
         try:
             from proxanon.dask._cli import run_dask
@@ -165,11 +166,11 @@ def run(args: argparse.Namespace) -> int:
         write_bytes(report_target, report)
     if html_target is not None and page is not None:
         write_bytes(html_target, page.encode("utf-8"))
-    print(result.report)
+    lines = [str(result.report)]
     if columns.dropped.size:
-        print(f"left out {columns.dropped.size:,} row(s) with an empty or missing QI or "
-              "sensitive value (--missing drop)")
-    print(f"wrote {rows.size:,} rows to {target}")
+        lines.append(f"left out {columns.dropped.size:,} row(s) with an empty or missing QI or "
+                     "sensitive value (--missing drop)")
+    lines.append(f"wrote {rows.size:,} rows to {target}")
     if html_target is not None:
-        print(f"wrote the disclosure-risk report to {html_target}")
-    return EXIT_OK if result.satisfied else EXIT_NOT_SATISFIED
+        lines.append(f"wrote the disclosure-risk report to {html_target}")
+    return Outcome(EXIT_OK if result.satisfied else EXIT_NOT_SATISFIED, tuple(lines))

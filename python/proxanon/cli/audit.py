@@ -69,7 +69,7 @@ def audited(args: argparse.Namespace) -> Audited:
     return Audited(check, columns, groups, qi, sensitive, source)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> common.Outcome:
     report_target = (None if args.report is None
                      else common.output_path(args.report, [args.table], args.force))
     result = audited(args)
@@ -79,17 +79,18 @@ def run(args: argparse.Namespace) -> int:
             "audit", report, input=str(args.table),
             positions=common.position_unit(result.source),
             rows_with_empty_cells=common.positions(result.source, columns.dropped)))
-    print(report)
+    lines = [str(report)]
     published = columns.frame[qi].assign(_group=result.groups).drop_duplicates(
         "_group").set_index("_group")
-    print(f"  published QI values of the worst groups ({' | '.join(qi)}):")
+    lines.append(f"  published QI values of the worst groups ({' | '.join(qi)}):")
     for group in report.worst_groups().tolist():
         values = " | ".join(_text(v) for v in published.loc[group, qi])
-        print(f"    group {group}: {values}")
+        lines.append(f"    group {group}: {values}")
     if columns.dropped.size:
-        print(f"left out {columns.dropped.size:,} row(s) with an empty or missing QI or "
-              "sensitive value (--missing drop)")
-    return common.EXIT_OK if report.satisfied else common.EXIT_NOT_SATISFIED
+        lines.append(f"left out {columns.dropped.size:,} row(s) with an empty or missing QI or "
+                     "sensitive value (--missing drop)")
+    return common.Outcome(common.EXIT_OK if report.satisfied else common.EXIT_NOT_SATISFIED,
+                          tuple(lines))
 
 
 def _text(value: Any) -> str:

@@ -11,6 +11,7 @@ from typing import Any
 from proxanon.cli._common import (
     EXIT_NOT_SATISFIED,
     EXIT_OK,
+    Outcome,
     output_path,
     report_json,
     write_bytes,
@@ -27,7 +28,7 @@ def add_parser(commands: Any) -> None:
     parser.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> Outcome:
     from proxanon.anonymize import anonymize
     from proxanon.datasets import load_adult
 
@@ -41,12 +42,6 @@ def run(args: argparse.Namespace) -> int:
     # Age is published as each group's exact interval: the ARX age hierarchy's fixed 5-, 10-
     # and 20-year bands force most groups to '*' and so merge them into a few huge classes.
     taxonomies = ["sex", "race", "marital-status"]
-    print("Adult census data (UCI, CC BY 4.0): 30,162 rows")
-    print("  quasi-identifiers: age (published as intervals), sex, race, marital-status "
-          "(ARX hierarchies)")
-    print(f"  sensitive: {', '.join(sensitive)} (by rank, each on [0, 1]), L1 distance")
-    print("  privacy: k = 10, epsilon = 0.05, delta = 0.8: in every group of at least 10 rows,")
-    print("  no row has more than 20% of the others within distance 0.05 of it\n")
     result = anonymize(
         adult.data, quasi_identifiers=qi, sensitive=sensitive, k=10, epsilon=0.05, delta=0.8,
         hierarchies={c: adult.hierarchies[c] for c in taxonomies}, progress=sys.stderr.isatty(),
@@ -58,6 +53,12 @@ def run(args: argparse.Namespace) -> int:
     write_bytes(target, result.table.to_csv(sep=";", index=False).encode())
     if report_target is not None and report is not None:
         write_bytes(report_target, report)
-    print(result.report)
-    print(f"\nwrote the anonymized table ({len(result.table):,} rows) to {target}")
-    return EXIT_OK if result.satisfied else EXIT_NOT_SATISFIED
+    return Outcome(EXIT_OK if result.satisfied else EXIT_NOT_SATISFIED, (
+        "Adult census data (UCI, CC BY 4.0): 30,162 rows",
+        "  quasi-identifiers: age (published as intervals), sex, race, marital-status "
+        "(ARX hierarchies)",
+        f"  sensitive: {', '.join(sensitive)} (by rank, each on [0, 1]), L1 distance",
+        "  privacy: k = 10, epsilon = 0.05, delta = 0.8: in every group of at least 10 rows,",
+        "  no row has more than 20% of the others within distance 0.05 of it\n",
+        str(result.report),
+        f"\nwrote the anonymized table ({len(result.table):,} rows) to {target}"))

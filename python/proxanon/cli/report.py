@@ -24,7 +24,7 @@ def add_parser(commands: Any) -> None:
     parser.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> common.Outcome:
     from proxanon.html_report import audit_html
 
     target = common.output_path(args.output, [args.table], args.force)
@@ -40,6 +40,6 @@ def run(args: argparse.Namespace) -> int:
         common.write_bytes(report_target, common.report_json(
             "report", result.check, input=str(args.table)))
     common.write_bytes(target, page.encode("utf-8"))
-    print(result.check)
-    print(f"wrote the disclosure-risk report to {target}")
-    return common.EXIT_OK if result.check.satisfied else common.EXIT_NOT_SATISFIED
+    return common.Outcome(
+        common.EXIT_OK if result.check.satisfied else common.EXIT_NOT_SATISFIED,
+        (str(result.check), f"wrote the disclosure-risk report to {target}"))

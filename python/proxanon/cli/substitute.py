@@ -34,7 +34,7 @@ def add_parser(commands: Any) -> None:
     parser.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> common.Outcome:
     from proxanon.substitute import substitute
 
     target = common.output_path(args.output, [args.input], args.force)
@@ -65,6 +65,5 @@ def run(args: argparse.Namespace) -> int:
                 append={})
     if extra is not None and constraints is not None:
         common.write_bytes(extra, constraints)
-    print(f"{result!r} in {result.seconds:.2f} s")
-    print(f"wrote {source.n_rows:,} rows to {target}")
-    return common.EXIT_OK
+    return common.Outcome(common.EXIT_OK, (f"{result!r} in {result.seconds:.2f} s",
+                                           f"wrote {source.n_rows:,} rows to {target}"))

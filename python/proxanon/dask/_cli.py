@@ -14,6 +14,7 @@ import dask.dataframe as dd
 from proxanon.cli._common import (
     EXIT_NOT_SATISFIED,
     EXIT_OK,
+    Outcome,
     UsageError,
     floats,
     names,
@@ -50,7 +51,7 @@ def _publish(table: Any, target: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def run_dask(args: argparse.Namespace) -> int:
+def run_dask(args: argparse.Namespace) -> Outcome:
     """The runner of ``anonymize --dask``: reads with Dask, anonymizes on the cluster at
     ``args.dask`` (empty: a LocalCluster here, shut down at the end), writes a Parquet
     folder."""
@@ -90,6 +91,5 @@ def run_dask(args: argparse.Namespace) -> int:
             moves=args.moves)
         # Published QI values are text (object columns, which Parquet cannot type from meta).
         _publish(result.table.astype({q: str for q in qi}), target)
-    print(result.report)
-    print(f"wrote {result.report.n:,} rows to the Parquet folder {target}")
-    return EXIT_OK if result.satisfied else EXIT_NOT_SATISFIED
+    return Outcome(EXIT_OK if result.satisfied else EXIT_NOT_SATISFIED, (
+        str(result.report), f"wrote {result.report.n:,} rows to the Parquet folder {target}"))
