@@ -527,6 +527,6 @@ def test_a_table_audit_compares_a_sensitive_taxonomy_as_anonymize_did() -> None:
         assert check.satisfied == result.satisfied
         assert check.max_risk == result.report.max_risk
         assert len(check.violating_rows) == result.report.remaining_violations
-    with pytest.raises(TypeError, match="hierarchies name taxonomies of a table"):
+    with pytest.raises(TypeError, match="hierarchies applies to a table.s sensitive columns"):
         audit(np.zeros(4), np.zeros(4, dtype=int), k=2, epsilon=0.1, delta=0.5,
               hierarchies={"t": tree})

@@ -147,26 +147,37 @@ def test_the_page_references_nothing_outside_itself(page):
     assert not re.search(r"https?:|//|url\(|@import", outside)
 
 
-def test_epsilon_in_the_column_units_is_the_neighbour_distance():
+SCALES = [
+    # (metric, weights, sensitive_ranges, the range epsilon is read against)
+    *[(metric, [0.25, 0.75], None, 80_000.0) for metric in ("l1", "l2", "linf")],
+    *[(metric, [0.25, 0.75], {"income": (0.0, 200_000.0)}, 200_000.0)
+      for metric in ("l1", "l2", "linf")],
+    ("variational", None, None, 1.0),  # probabilities as given: no rescaling
+]
+
+
+@pytest.mark.parametrize(("metric", "weights", "ranges", "span"), SCALES)
+def test_epsilon_in_the_column_units_is_the_neighbour_distance(metric, weights, ranges, span):
     """A difference of exactly epsilon-in-units in one column (the others equal) makes
-    neighbours; a little more does not, for every weighted metric."""
-    for metric in ("l1", "l2", "linf"):
-        weights = [0.25, 0.75]
-        base = pd.DataFrame({"q": ["a"] * 4, "income": [0.0, 0.0, 80_000.0, 40_000.0],
-                             "score": [5.0, 5.0, 0.0, 10.0]})
-        check = audit(base, quasi_identifiers=["q"], sensitive=["income", "score"], k=1,
-                      epsilon=0.1, delta=0.0, metric=metric, weights=weights)
-        scaling = read_numbers(audit_html(check, base, quasi_identifiers=["q"],
-                                          sensitive=["income", "score"]))["scaling"]
-        window = {entry["column"]: entry["epsilon_units"] for entry in scaling}
-        assert window["income"] > 0
-        for factor, neighbours in ((1.0, True), (1.01, False)):
-            table = base.copy()
-            table.loc[1, "income"] = factor * window["income"]  # rows 0 and 1: income apart
-            counts = audit(table, quasi_identifiers=["q"], sensitive=["income", "score"],
-                           k=1, epsilon=0.1, delta=0.0, metric=metric,
-                           weights=weights).neighbour_counts
-            assert bool(counts[0] >= 1) == neighbours, (metric, factor)
+    neighbours; a little more does not, for every weighted metric, whatever scale the check
+    used (the column's own range, a given one, or the variational distance's [0, 1])."""
+    income = [0.0, 0.0, 80_000.0, 40_000.0] if metric != "variational" else [0.0, 0.0, 0.5, 0.3]
+    base = pd.DataFrame({"q": ["a"] * 4, "income": income, "score": [0.5, 0.5, 0.0, 1.0]})
+    options = {"quasi_identifiers": ["q"], "sensitive": ["income", "score"], "k": 1,
+               "epsilon": 0.1, "delta": 0.0, "metric": metric, "weights": weights,
+               "sensitive_ranges": ranges}
+    check = audit(base, **options)
+    low, high = check.scales["income"]
+    assert high - low == span
+    scaling = read_numbers(audit_html(check, base, quasi_identifiers=["q"],
+                                      sensitive=["income", "score"]))["scaling"]
+    window = {entry["column"]: entry["epsilon_units"] for entry in scaling}
+    assert window["income"] > 0
+    for factor, neighbours in ((1.0, True), (1.01, False)):
+        table = base.copy()
+        table.loc[1, "income"] = factor * window["income"]  # rows 0 and 1: income apart
+        counts = audit(table, **options).neighbour_counts
+        assert bool(counts[0] >= 1) == neighbours, (metric, factor)
 
 
 def _published_foreign_table() -> pd.DataFrame:

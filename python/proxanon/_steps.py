@@ -68,6 +68,7 @@ class _Inputs:
     given: dict[str, Hierarchy]    # the hierarchies, by column (load_hierarchies)
     metric: Any                    # metric and weights as given: with ``given``, what
     weights: Any                   # encodes the sensitive columns of a subset of the rows
+    ranges: dict[str, tuple[float, float]] | None  # sensitive_ranges, as given
     columns: list[QIColumn]        # the QI columns, every row
     sens: NDArray[np.float64]      # the sensitive columns as numbers, every row
     relation: Relation             # what compares rows of ``sens``
@@ -160,7 +161,7 @@ class _Steps:
         inputs = self.inputs
         if released.size < self.n_all:
             return encode_sensitive(inputs.data.iloc[released], inputs.sens_cols, inputs.given,
-                                    inputs.metric, inputs.weights)
+                                    inputs.metric, inputs.weights, inputs.ranges)
         return inputs.sens, inputs.relation
 
     def audit_classes(self, sens: NDArray[np.float64], rel: Relation,

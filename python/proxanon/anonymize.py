@@ -40,7 +40,7 @@ from proxanon.engine import (
 )
 from proxanon.generalize import GroupSummary, QIColumn, encode_qi, load_hierarchies
 from proxanon.hierarchy import Hierarchy
-from proxanon.tables import encode_sensitive, role_columns
+from proxanon.tables import encode_sensitive, numeric_scales, role_columns
 
 #: Classes examined per violation in ``anonymize``: with the QI-aware start, classes near a
 #: violation's own (in the QI order) are examined first, and a few dozen suffice.
@@ -354,7 +354,9 @@ def anonymize(
     table (at most ``max_suppression`` of them, a fraction) until every group satisfies the
     principle; they are listed in ``report.suppressed_rows`` and their ``groups`` entry is -1.
     ``sensitive_ranges``: per numeric sensitive column, the ``(min, max)`` to scale it by
-    instead of its own (``proxanon.dask`` passes the whole table's range to each part).
+    instead of its own (``proxanon.dask`` passes the whole table's range to each part); the
+    audit of the published rows uses it too, after suppression as well, and records it in
+    ``audit.scales``.
     ``neighbours``: how the engine holds the ε-neighbour relation, ``"auto"`` (default),
     ``"graph"``, ``"sorted"`` (one numeric sensitive column) or ``"grid"``; the result
     does not depend on it (see :func:`proxanon.partition`). ``n_threads``: threads to use,
@@ -476,23 +478,32 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
     if method == "mondrian":
         if on_infeasible == "suppress":
             raise ValueError("on_infeasible='suppress' applies to method='xcolor' only")
-        return _anonymize_mondrian(data, columns, sens_cols, sens, qi, taxonomies, relation,
-                                   k, eps if checked else None, dlt if checked else None, ell,
-                                   on_infeasible, seconds, started, threads)
+        return _scaled(_anonymize_mondrian(
+            data, columns, sens_cols, sens, qi, taxonomies, relation, k,
+            eps if checked else None, dlt if checked else None, ell, on_infeasible, seconds,
+            started, threads), numeric_scales(data, sens_cols, given, metric, ranges))
     inputs = _Inputs(
         data=data, sens_cols=sens_cols, given=given, metric=metric, weights=weights,
-        columns=columns, sens=sens, relation=relation, qi=qi, taxonomies=taxonomies,
+        ranges=dict(ranges) if ranges is not None else None, columns=columns, sens=sens,
+        relation=relation, qi=qi, taxonomies=taxonomies,
         node_keys=node_keys, k=k, eps=eps, dlt=dlt, on_infeasible=on_infeasible, limit=limit,
         init=init, moves=moves, budget=budget,
         neighbours=checked_neighbours(neighbours, relation, sens.shape[1]), threads=threads,
         reporter=reporter)
     picked = _Job(inputs, seconds).run()
     if isinstance(picked, _CutPicked):
-        return _publish_mondrian(data, columns, sens_cols, sens, relation, k, eps, dlt, None,
-                                 "best_effort", seconds, started, picked.cut, threads,
-                                 picked.costs, picked.check, picked.generalized)
+        return _scaled(_publish_mondrian(
+            data, columns, sens_cols, sens, relation, k, eps, dlt, None, "best_effort",
+            seconds, started, picked.cut, threads, picked.costs, picked.check,
+            picked.generalized), numeric_scales(data, sens_cols, given, metric, ranges))
     chosen, candidates = picked
     return _publish_xcolor(inputs, chosen, candidates, seconds, started)
+
+
+def _scaled(result: Anonymization, scales: dict[str, tuple[float, float]]) -> Anonymization:
+    """``result`` with its audit's scales (Mondrian publishes every row, so the input's)."""
+    assert result.audit is not None
+    return replace(result, audit=replace(result.audit, scales=scales))
 
 
 def _publish_xcolor(inputs: _Inputs, chosen: _Published, candidates: dict[str, float],
@@ -549,6 +560,9 @@ def _publish_xcolor(inputs: _Inputs, chosen: _Published, candidates: dict[str, f
         seconds=seconds, fallback=chosen.plain, candidates=candidates,
         **_utility(summary, qi_cols),
     )
+    audited = data if suppressed_rows.size == 0 else data.iloc[released]
+    check = replace(check, scales=numeric_scales(audited, sens_cols, inputs.given,
+                                                 inputs.metric, inputs.ranges))
     return Anonymization(
         table=table, groups=all_groups, satisfied=report.satisfied, report=report,
         hierarchies={c.name: c.hierarchy for c in inputs.columns if c.hierarchy is not None},

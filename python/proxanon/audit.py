@@ -86,6 +86,9 @@ class AuditReport(Summarized):
             they are not part of any group and not audited.
         weights: the weight of each sensitive component under a built-in metric (SPEC §1),
             None for a distance function or a neighbour graph.
+        scales: per numeric sensitive column of a table, the ``(low, high)`` it was scaled
+            to [0, 1] by (its own min and max, the ``sensitive_ranges`` given, or (0, 1) under
+            the variational distance); empty when arrays were audited.
     """
 
     satisfied: bool
@@ -106,6 +109,7 @@ class AuditReport(Summarized):
     suppressed_rows: NDArray[np.int64] = field(
         default_factory=lambda: np.zeros(0, dtype=np.int64))
     weights: NDArray[np.float64] | None = None
+    scales: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     def to_html(self, path: Any, table: Any = None, *, quasi_identifiers: Any = None,
                 sensitive: Any = None, groups: Any = None) -> None:
@@ -211,6 +215,7 @@ def audit(
     quasi_identifiers: Any = None,
     n_threads: int | None = None,
     hierarchies: Any = None,
+    sensitive_ranges: Any = None,
 ) -> AuditReport:
     """Checks a partition, or a published table, against (epsilon, delta)^k-dissimilarity.
 
@@ -225,7 +230,8 @@ def audit(
       to [0, 1] as SPEC §1 says (numeric by min-max, ordered categoricals by rank); a
       sensitive column with a taxonomy in ``hierarchies`` (as :func:`proxanon.anonymize`
       takes them: a Hierarchy or an ARX-format file per column) is compared by taxonomy
-      distance, as ``anonymize`` compared it.
+      distance, as ``anonymize`` compared it. ``sensitive_ranges``, as ``anonymize`` takes it,
+      scales the numeric columns it names by the given ``(min, max)`` instead of their own.
 
     Inputs are never modified. See :func:`audit_arrays` for what is computed, and for
     ``n_threads``.
@@ -236,10 +242,11 @@ def audit(
         return _audit_table(data, groups, k=k, epsilon=epsilon, delta=delta, metric=metric,
                             weights=weights, sensitive=sensitive,
                             quasi_identifiers=quasi_identifiers, n_threads=n_threads,
-                            hierarchies=hierarchies)
-    if hierarchies is not None:
-        raise TypeError("hierarchies name taxonomies of a table's sensitive columns: pass a "
-                        "pandas DataFrame as the first argument")
+                            hierarchies=hierarchies, ranges=sensitive_ranges)
+    for name, given in (("hierarchies", hierarchies), ("sensitive_ranges", sensitive_ranges)):
+        if given is not None:
+            raise TypeError(f"{name} applies to a table's sensitive columns: pass a pandas "
+                            "DataFrame as the first argument")
     if quasi_identifiers is not None:
         raise TypeError(
             "quasi_identifiers names columns of a table: pass a pandas DataFrame as the first "
@@ -269,19 +276,21 @@ def refuse_duplicate_columns(table: Any, argument: str) -> None:
 def _audit_table(
     table: Any, groups: Any, *, k: int, epsilon: float, delta: float, metric: Any,
     weights: Any, sensitive: Any, quasi_identifiers: Any, n_threads: int | None,
-    hierarchies: Any = None,
+    hierarchies: Any = None, ranges: Any = None,
 ) -> AuditReport:
     """The DataFrame form of :func:`audit`."""
     from proxanon.distances import as_arguments
     from proxanon.generalize import load_hierarchies
-    from proxanon.tables import column_list, encode_sensitive
+    from proxanon.tables import column_list, encode_sensitive, numeric_scales
 
     refuse_duplicate_columns(table, "table")
     if sensitive is None:
         raise TypeError("sensitive is required with a table: the names of its sensitive columns")
     sens_cols = column_list(table, sensitive, "sensitive")
     given = load_hierarchies(hierarchies, sens_cols, list(table.columns))
-    values, relation = encode_sensitive(table, sens_cols, given, metric, weights)
+    ranges = _validate.ranges(ranges, sens_cols)
+    values, relation = encode_sensitive(table, sens_cols, given, metric, weights, ranges)
+    scales = numeric_scales(table, sens_cols, given, metric, ranges)
     metric, weights = as_arguments(relation)
     if groups is None:
         if quasi_identifiers is None:
@@ -293,8 +302,9 @@ def _audit_table(
     elif isinstance(groups, str):
         groups = column_list(table, [groups], "groups")[0]
         groups = table[groups].to_numpy()
-    return audit_arrays(values, groups, k=k, epsilon=epsilon, delta=delta, metric=metric,
-                        weights=weights, n_threads=n_threads)
+    report = audit_arrays(values, groups, k=k, epsilon=epsilon, delta=delta, metric=metric,
+                          weights=weights, n_threads=n_threads)
+    return replace(report, scales=scales)
 
 
 def table_groups(table: Any, quasi_identifiers: list[str]) -> NDArray[np.int64]:

@@ -141,9 +141,6 @@ def anonymization_html(anonymization: Anonymization, original: pd.DataFrame | No
         notes.append("This anonymization asked for no (ε, δ) (Mondrian with k-anonymity and "
                      "ℓ-diversity only): it was audited with ε = 0 and δ = 0, under which no "
                      "class can violate; read the k-anonymity and ℓ-diversity levels instead.")
-    if report.suppressed_rows and original is None:
-        notes.append("Sensitive ranges are taken over the published rows; pass the original "
-                     "table for the scale the anonymization used (over all rows).")
     content = _Content(
         title=title or f"proxanon anonymization ({report.method})", check=check, table=published,
         groups=published[GROUP_COLUMN].to_numpy(dtype=np.int64),
@@ -299,7 +296,9 @@ def _scaling(c: _Content) -> list[dict[str, Any]]:
                          high=str(series.dtype.categories[-1]), unit="rank steps",
                          span=float(len(series.dtype.categories) - 1))
         elif _is_numeric(series):
-            low, high = float(series.min()), float(series.max())
+            # The range the check scaled by (given, fixed by the metric, or the column's own
+            # over the rows it audited); a report of arrays carries none.
+            low, high = c.check.scales.get(name) or (float(series.min()), float(series.max()))
             entry.update(kind="numeric", low=low, high=high, unit="", span=high - low)
         else:
             entry.update(kind="taxonomy", low=None, high=None, unit="", span=None)

@@ -226,6 +226,30 @@ def scale_ranges(metric: Any, columns: Sequence[str],
     return {**{c: (0.0, 1.0) for c in columns}, **(ranges or {})}
 
 
+def is_number(dtype: Any) -> bool:
+    """Numbers proper, the sensitive columns scaled by a (min, max): not booleans, not
+    categoricals."""
+    return bool(pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
+                and not isinstance(dtype, pd.CategoricalDtype))
+
+
+def numeric_scales(data: pd.DataFrame, columns: Sequence[str], hierarchies: Mapping[str, Any],
+                   metric: Any, ranges: Mapping[str, tuple[float, float]] | None,
+                   ) -> dict[str, tuple[float, float]]:
+    """Per numeric sensitive column without a taxonomy, the ``(low, high)`` that
+    :func:`scale_column` maps onto [0, 1]: the fixed range of :func:`scale_ranges` where there
+    is one, else the column's own min and max. A report reads epsilon in a column's units
+    from it."""
+    fixed = scale_ranges(metric, columns, ranges)
+    scales = {}
+    for column in columns:
+        if column in hierarchies or not is_number(data[column].dtype):
+            continue
+        scales[column] = fixed.get(column) or (float(data[column].min()),
+                                               float(data[column].max()))
+    return scales
+
+
 def encode_sensitive(data: pd.DataFrame, columns: list[str], hierarchies: dict[str, Hierarchy],
                      metric: Any, weights: Any,
                      ranges: Mapping[str, tuple[float, float]] | None = None,

@@ -23,11 +23,11 @@ from proxanon.dask._audit import (
     audit,
     check_columns,
     global_ranges,
-    is_number,
     missing_counts,
     numeric_sensitive,
     refuse_missing,
 )
+from proxanon.tables import is_number
 
 #: Hidden columns carried through every part: the row's place in the input (orders rows
 #: within a part, so results do not depend on the order a shuffle delivers them), its

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import dask
@@ -11,8 +12,9 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from proxanon import _validate
 from proxanon.audit import AuditReport, audit_arrays, table_groups
-from proxanon.tables import role_columns, scale_column, scale_ranges
+from proxanon.tables import is_number, role_columns, scale_column, scale_ranges
 
 #: Hidden column: a row's position in the whole table (partition order, then row order).
 POSITION = "_proxanon_position"
@@ -37,12 +39,6 @@ def numeric_sensitive(meta: pd.DataFrame, sens_cols: list[str],
     """The sensitive columns scaled by min-max (numeric, without a taxonomy)."""
     return [c for c in sens_cols
             if (hierarchies is None or c not in hierarchies) and is_number(meta[c].dtype)]
-
-
-def is_number(dtype: Any) -> bool:
-    """Numbers proper: not booleans, not categoricals."""
-    return bool(pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
-                and not isinstance(dtype, pd.CategoricalDtype))
 
 
 def missing_counts(ddf: Any, columns: list[str]) -> Any:
@@ -122,14 +118,12 @@ def audit(ddf: Any, *, quasi_identifiers: str | Sequence[str], sensitive: str | 
     qi_cols, sens_cols = check_columns(ddf, quasi_identifiers, sensitive)
     lengths = ddf.map_partitions(len)
     numeric = numeric_sensitive(ddf._meta, sens_cols, None)
-    if sensitive_ranges is None:
-        lengths_v, missing, minima, maxima = dask.compute(
-            lengths, missing_counts(ddf, qi_cols + sens_cols), ddf[numeric].min(),
-            ddf[numeric].max())
-        ranges = global_ranges(minima, maxima, metric)
-    else:
-        lengths_v, missing = dask.compute(lengths, missing_counts(ddf, qi_cols + sens_cols))
-        ranges = dict(sensitive_ranges)
+    given = _validate.ranges(sensitive_ranges, sens_cols) or {}
+    lengths_v, missing, minima, maxima = dask.compute(
+        lengths, missing_counts(ddf, qi_cols + sens_cols), ddf[numeric].min(),
+        ddf[numeric].max())
+    # Every numeric column by one range over the whole table: its own, or the one given.
+    ranges = {**global_ranges(minima, maxima, metric), **given}
     refuse_missing(missing)
     sizes = np.asarray(lengths_v, dtype=np.int64)
     n = int(sizes.sum())
@@ -144,7 +138,7 @@ def audit(ddf: Any, *, quasi_identifiers: str | Sequence[str], sensitive: str | 
     parts = [dask.delayed(_audit_part)(p, qi_cols, sens_cols, ranges, k, epsilon, delta,
                                        metric, weights) for p in shuffled.to_delayed()]
     results = [r for r in dask.compute(*parts) if r[3] is not None]
-    return combine(results, qi_cols, n)
+    return replace(combine(results, qi_cols, n), scales={c: ranges[c] for c in numeric})
 
 
 def combine(results: list[tuple[pd.DataFrame, NDArray[np.int64], NDArray[np.int64],

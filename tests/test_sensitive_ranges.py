@@ -1,0 +1,96 @@
+"""``sensitive_ranges``: numeric sensitive columns scaled by a given (min, max) instead of
+their own, the same way by ``anonymize`` (its own audit included, after suppression too) and by
+``audit``, and reported as the scale the verdict was reached on."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from hypothesis import given, settings
+
+from proxanon import InfeasibleError, anonymize, audit
+
+from .conftest import brute_neighbours
+from .test_candidates import QI, SA, small_tables
+
+#: Wider than any column small_tables draws (incomes to 7,000, hours to 50).
+RANGES = {"income": (-10_000.0, 20_000.0), "hours": (0.0, 100.0)}
+
+
+def brute_satisfied_on(frame: pd.DataFrame, classes: np.ndarray, k: int, epsilon: float,
+                       delta: float) -> bool:
+    """(ε, δ)^k-dissimilarity with every sensitive column scaled by RANGES, pair by pair."""
+    sens = np.column_stack([(frame[c].to_numpy() - RANGES[c][0]) / (RANGES[c][1] - RANGES[c][0])
+                            for c in SA])
+    weights = np.full(len(SA), 1.0 / len(SA))
+    for c in np.unique(classes):
+        rows = np.flatnonzero(classes == c)
+        if rows.size < k:
+            return False
+        allowed = math.floor((1 - delta) * (rows.size - 1) + 1e-9)
+        for a in rows:
+            near = sum(brute_neighbours(sens[a], sens[b], "l1", weights, epsilon)
+                       for b in rows if b != a)
+            if near > allowed:
+                return False
+    return True
+
+
+def check_published_on_ranges(frame: pd.DataFrame, k: int, epsilon: float, delta: float,
+                              **options: object) -> np.ndarray:
+    """anonymize with RANGES: its audit's scales are RANGES, the published rows satisfy the
+    principle on them (brute force), and audit(published table, sensitive_ranges=RANGES)
+    repeats its counts. Returns the group per row (-1: suppressed)."""
+    common = dict(quasi_identifiers=QI, sensitive=SA, k=k, epsilon=epsilon, delta=delta,
+                  sensitive_ranges=RANGES)
+    result = anonymize(frame, **common, **options)
+    assert result.audit is not None and result.audit.scales == RANGES
+    released = np.flatnonzero(result.groups >= 0)
+    published = result.table.groupby(QI, sort=False).ngroup().to_numpy()
+    assert result.satisfied
+    assert brute_satisfied_on(frame.iloc[released].reset_index(drop=True), published, k,
+                              epsilon, delta)
+    again = audit(result.table, **common)
+    assert again.satisfied and again.scales == RANGES
+    counts = result.audit.neighbour_counts
+    assert np.array_equal(np.sort(again.neighbour_counts), np.sort(counts[counts >= 0]))
+    groups: np.ndarray = result.groups
+    return groups
+
+
+@settings(max_examples=60, deadline=None)
+@given(case=small_tables())
+def test_published_rows_are_checked_on_the_given_ranges(case) -> None:
+    frame, k, epsilon, delta = case
+    try:
+        check_published_on_ranges(frame, k, epsilon, delta, on_infeasible="suppress",
+                                  max_suppression=0.3)
+    except InfeasibleError:
+        pass
+
+
+def test_rows_left_out_do_not_change_the_scale() -> None:
+    # Most rows hold the same values: some must be left out, which narrows the published
+    # columns' own ranges; the check stays on the given ones.
+    rng = np.random.default_rng(3)
+    same = np.arange(40) < 28
+    frame = pd.DataFrame({"sex": rng.choice(["F", "M"], 40), "age": rng.integers(20, 60, 40),
+                          "income": np.where(same, 5000.0, rng.integers(0, 8, 40) * 2500.0),
+                          "hours": np.where(same, 40.0, rng.integers(0, 11, 40) * 10.0)})
+    groups = check_published_on_ranges(frame, 4, 0.02, 0.5, on_infeasible="suppress",
+                                       max_suppression=0.6)
+    assert (groups < 0).any()
+
+
+def test_own_ranges_are_reported_over_the_rows_audited() -> None:
+    frame = pd.DataFrame({"q": ["a"] * 6, "income": [10.0, 20.0, 30.0, 40.0, 50.0, 60.0],
+                          "hours": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]})
+    check = audit(frame, quasi_identifiers=["q"], sensitive=["income", "hours"], k=2,
+                  epsilon=0.1, delta=0.5, sensitive_ranges={"hours": (0.0, 10.0)})
+    assert check.scales == {"income": (10.0, 60.0), "hours": (0.0, 10.0)}
+    variational = audit(frame.assign(income=frame["income"] / 100), quasi_identifiers=["q"],
+                        sensitive=["income"], k=2, epsilon=0.1, delta=0.5,
+                        metric="variational")
+    assert variational.scales == {"income": (0.0, 1.0)}
