@@ -304,6 +304,8 @@ def test_report_json_holds_every_field(tmp_path: Path, capsys) -> None:
     published = pd.read_csv(tmp_path / "out.csv")
     assert sorted(audited["group_sizes"]) == sorted(published.groupby("group").size())
     assert audited["max_risk"] == pytest.approx(report["max_risk"])
+    assert audited["scales"] == {"income": [published["income"].min(),
+                                            published["income"].max()]}
 
 
 def test_audit_prints_the_worst_groups_published_values(tmp_path: Path, capsys) -> None:

@@ -43,10 +43,8 @@ class Audited:
 def audited(args: argparse.Namespace) -> Audited:
     """Reads ``args.table`` and audits it: groups are the rows sharing published QI values,
     sensitive columns compared as ``--metric``, ``--order`` and ``--hierarchy`` say."""
-    from proxanon.audit import audit_arrays
-    from proxanon.distances import as_arguments
+    from proxanon.audit import audit, table_groups
     from proxanon.generalize import load_hierarchies
-    from proxanon.tables import encode_sensitive
 
     source = common.read_input(args.table, args)
     qi = common.names(args.qi, "--qi")
@@ -57,15 +55,10 @@ def audited(args: argparse.Namespace) -> Audited:
     columns = common.typed_columns(source, qi, sensitive, missing=args.missing,
                                    orders=common.pairs(args.order, "--order"),
                                    taxonomies=set(hierarchies))
-    frame = columns.frame
-    sens, relation = encode_sensitive(
-        frame, sensitive, hierarchies, args.metric,
-        common.floats(args.weights, "--weights") if args.weights else None)
-    groups = frame.groupby(qi, sort=True, dropna=False, observed=True).ngroup().to_numpy(
-        dtype=np.int64)
-    metric, weights = as_arguments(relation)
-    check = audit_arrays(sens, groups, k=args.k, epsilon=args.epsilon, delta=args.delta,
-                         metric=metric, weights=weights)
+    groups = table_groups(columns.frame, qi)
+    check = audit(columns.frame, groups, k=args.k, epsilon=args.epsilon, delta=args.delta,
+                  metric=args.metric, sensitive=sensitive, hierarchies=hierarchies,
+                  weights=common.floats(args.weights, "--weights") if args.weights else None)
     return Audited(check, columns, groups, qi, sensitive, source)
 
 
