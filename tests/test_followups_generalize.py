@@ -129,6 +129,22 @@ def test_text_qi_values_are_published_as_given_and_kept_apart() -> None:
     assert set(frame["q"]) == {"a", "a ", " b"}  # the input is as it was
 
 
+def test_exact_fractions_are_published_as_themselves() -> None:
+    """A QI of Fractions: 1/3 is published as '1/3' (its float text would be a value not in
+    the data; 1/2 may read '0.5', the same number), and two fractions one float cannot tell
+    apart stay two values."""
+    from fractions import Fraction
+
+    close = Fraction(1, 3) + Fraction(1, 10**20)
+    assert float(close) == float(Fraction(1, 3))
+    q = np.array([Fraction(1, 3), close, Fraction(1, 2)] * 6, dtype=object)
+    frame = pd.DataFrame({"q": q, "s": np.arange(18.0)})
+    result = anonymize(frame, quasi_identifiers=["q"], sensitive=["s"], k=3, epsilon=0.01,
+                       delta=0.5)
+    assert result.report.groups == 3
+    assert all(Fraction(label) == value for label, value in zip(result.table["q"], q, strict=True))
+
+
 def test_date_qis_a_nanosecond_apart_are_two_values() -> None:
     """Nanoseconds since 1970 beyond 2^53 round together as float64: the codes count from
     the column's earliest instant, so two instants 1 ns apart are two classes."""

@@ -47,6 +47,18 @@ _EXACT_FLOAT_INT = 2.0**53
 
 
 
+def _own_label(value: Any) -> str | None:
+    """The leaf label of a column's own value (:meth:`Hierarchy.flat_column`)."""
+    if isinstance(value, str):
+        return value
+    if (isinstance(value, numbers.Real)
+            and not isinstance(value, (numbers.Integral, float, np.floating))):
+        number = float(value)
+        if not math.isnan(number) and number != value:
+            return str(value)
+    return _canonical(value)
+
+
 def _canonical(value: Any) -> str | None:
     """The label a data value is matched against, or None for a missing value.
 
@@ -488,9 +500,10 @@ class Hierarchy:
         As :meth:`flat`, but a string is its own leaf exactly as given: ``"a"`` and ``"a "``
         are two leaves, each published as itself (``flat`` and :meth:`leaf_index` strip
         strings to match the labels of a taxonomy written by hand). Numbers are matched as
-        in ``flat``.
+        in ``flat``, but an exact number that no float equals (``Fraction(1, 3)``,
+        ``Decimal("0.1")``) is its own leaf, published as its text (``1/3``, ``0.1``).
         """
-        return cls._flat_of(values, root, lambda v: v if isinstance(v, str) else _canonical(v))
+        return cls._flat_of(values, root, _own_label)
 
     @classmethod
     def _flat_of(cls, values: Any, root: str,
