@@ -203,11 +203,17 @@ def test_audit_matches_single_machine(client: Any) -> None:
     (lambda f: f.assign(edu=pd.Timestamp("2020-01-01") + pd.to_timedelta(f["edu"], "D")),
      ValueError, "edu"),
     (lambda f: f.assign(group=1), ValueError, "group"),
+    (lambda f: f.assign(income=f["income"].where(f.index != f.index[300], np.inf)),
+     ValueError, r"sensitive column 'income' holds an infinite value"),
 ])
 def test_bad_input_is_named(client: Any, change: Any, error: type, words: str) -> None:
     source = change(census(400, seed=7))
     with pytest.raises(error, match=words):
         run(dd.from_pandas(source, npartitions=8))
+    if "infinite" in words:  # the audit refuses it in the same words
+        with pytest.raises(error, match=words):
+            pdask.audit(dd.from_pandas(source, npartitions=8), quasi_identifiers=QI,
+                        sensitive=SA, k=5, epsilon=0.05, delta=0.6)
 
 
 def test_pandas_frame_is_refused() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -57,8 +58,15 @@ def refuse_missing(counts: pd.Series) -> None:
 def global_ranges(minima: pd.Series, maxima: pd.Series,
                   metric: Any) -> dict[str, tuple[float, float]]:
     """The ranges the numeric sensitive columns are scaled by: the whole table's (min, max)
-    per column, but those :func:`proxanon.tables.scale_ranges` fixes for ``metric``."""
+    per column, but those :func:`proxanon.tables.scale_ranges` fixes for ``metric``. An
+    infinite value is refused by column, as one machine refuses it."""
     own = {str(c): (float(minima[c]), float(maxima[c])) for c in minima.index}
+    for column, (low, high) in own.items():
+        if not (math.isfinite(low) and math.isfinite(high)):
+            raise ValueError(
+                f"sensitive column {column!r} holds an infinite value (its range is {low} to "
+                f"{high}); drop or replace those rows first (e.g. "
+                f"ddf[np.isfinite(ddf[{column!r}])])")
     return {**own, **scale_ranges(metric, list(own), None)}
 
 
@@ -122,9 +130,9 @@ def audit(ddf: Any, *, quasi_identifiers: str | Sequence[str], sensitive: str | 
     lengths_v, missing, minima, maxima = dask.compute(
         lengths, missing_counts(ddf, qi_cols + sens_cols), ddf[numeric].min(),
         ddf[numeric].max())
+    refuse_missing(missing)
     # Every numeric column by one range over the whole table: its own, or the one given.
     ranges = {**global_ranges(minima, maxima, metric), **given}
-    refuse_missing(missing)
     sizes = np.asarray(lengths_v, dtype=np.int64)
     n = int(sizes.sum())
     if n == 0:
