@@ -205,6 +205,9 @@ def test_audit_matches_single_machine(client: Any) -> None:
     (lambda f: f.assign(group=1), ValueError, "group"),
     (lambda f: f.assign(income=f["income"].where(f.index != f.index[300], np.inf)),
      ValueError, r"sensitive column 'income' holds an infinite value"),
+    # Rows are counted in the whole table, not in the part that holds them.
+    (lambda f: f.assign(race=f["race"].where(f.index != f.index[300], 2**60)),
+     ValueError, r"column 'race' holds integers beyond 2\^53 .*at row 300 \(index label"),
 ])
 def test_bad_input_is_named(client: Any, change: Any, error: type, words: str) -> None:
     source = change(census(400, seed=7))

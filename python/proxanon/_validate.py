@@ -11,7 +11,9 @@ import datetime
 import math
 import numbers
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
@@ -207,10 +209,30 @@ def ranges(value: Any, columns: Sequence[str],
     return out
 
 
+#: Where the rows being read lie in a larger table (the Dask path reads a table in parts):
+#: ``row_of`` then counts rows in that table, not in the part. Set by :func:`rows_in_table`.
+_TABLE_ROWS: ContextVar[NDArray[np.int64] | None] = ContextVar("table_rows", default=None)
+
+
+@contextmanager
+def rows_in_table(positions: NDArray[np.int64]) -> Iterator[None]:
+    """Within the block, the row at position i of the frame being read is row
+    ``positions[i]`` of the table it came from (for messages)."""
+    token = _TABLE_ROWS.set(positions)
+    try:
+        yield
+    finally:
+        _TABLE_ROWS.reset(token)
+
+
 def row_of(index: Any, position: int) -> str:
     """``row 2`` for the row at ``position`` (rows counted from 0 in the table's order), with
-    its index label where that is not the position: ``row 2 (index label 0)``."""
+    its index label where that is not the position: ``row 2 (index label 0)``. Inside
+    :func:`rows_in_table`, the row's place in the whole table."""
     label = index[position]
+    table_rows = _TABLE_ROWS.get()
+    if table_rows is not None and len(table_rows) == len(index):
+        position = int(table_rows[position])
     if isinstance(label, np.generic):
         label = label.item()
     if isinstance(label, int) and not isinstance(label, bool) and label == position:

@@ -134,7 +134,8 @@ def _run(parts: list[pd.DataFrame], qi_cols: list[str], index_name: Any,
     frame = frame.sort_values(ROW, kind="stable")
     frame.index = pd.Index(frame.pop(INDEX).to_numpy(), name=index_name)
     try:
-        result = anonymize_table(frame, **options)
+        with _validate.rows_in_table(frame[ROW].to_numpy(dtype=np.int64)):
+            result = anonymize_table(frame, **options)
     except InfeasibleError as exc:
         return None, str(exc) or "infeasible"
     table = result.table
