@@ -357,6 +357,29 @@ def test_infeasible_error_is_a_summary_line_then_a_proof_in_the_tables_units():
     assert "a difference of at most 1900 in income" in units
 
 
+def _units_line(frame: pd.DataFrame, sensitive: str, **options: object) -> str:
+    with pytest.raises(InfeasibleError) as caught:
+        anonymize(frame, quasi_identifiers="age", sensitive=sensitive, k=5, epsilon=0.1,
+                  delta=0.6, **options)
+    return next(line for line in str(caught.value).split("\n") if line.startswith("Units:"))
+
+
+def test_epsilon_in_units_reads_the_scale_the_check_used():
+    # Thirty equal values among forty rows: no table satisfies. The given range, not the
+    # column's own (2 to 60), is what epsilon is a fraction of; dates and durations read
+    # epsilon in time (0.1 of a 765-day span).
+    rng = np.random.default_rng(0)
+    days = np.r_[np.zeros(30), [765.0], rng.integers(1, 765, 9)]
+    frame = pd.DataFrame({"age": rng.integers(20, 60, 40), "income": 2 + days * (58 / 765),
+                          "when": pd.Timestamp("2020-01-01") + pd.to_timedelta(days, "D"),
+                          "took": pd.to_timedelta(days, "D")})
+    assert "at most 100 in income" in _units_line(
+        frame, "income", sensitive_ranges={"income": (0.0, 1000.0)})
+    assert "at most 5.8 in income" in _units_line(frame, "income")
+    for column in ("when", "took"):
+        assert f"at most 76 days 12:00:00 in {column}" in _units_line(frame, column)
+
+
 def test_unsatisfied_mondrian_lists_only_the_rows_that_violate():
     # The whole table fails (ten equal incomes, t = 7 of 19), so Mondrian cannot cut: one
     # group, in which only the ten equal rows violate.

@@ -4,7 +4,7 @@ formed."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
 
 import numpy as np
 import pandas as pd
@@ -15,7 +15,6 @@ from proxanon.advise import infeasibility_proof
 from proxanon.distances import Relation
 from proxanon.engine import infeasible_message
 from proxanon.generalize import format_number
-from proxanon.tables import scale_ranges
 
 #: Merged classes an infeasibility message names.
 _CLASSES_SHOWN = 5
@@ -23,9 +22,11 @@ _CLASSES_SHOWN = 5
 
 def infeasible_text(data: pd.DataFrame, sens_cols: list[str], result: _Published,
                     all_sens: NDArray[np.float64], relation: Relation, k: int, eps: float,
-                    dlt: float, threads: int = 1) -> str:
+                    dlt: float, threads: int, scales: Mapping[str, tuple[float, float]],
+                    taxonomies: Collection[str]) -> str:
     """Why no table could be published: a one-line summary, the proof when there is one (in
-    the table's own values), the classes that merging formed, then the engine's numbers."""
+    the table's own values), the classes that merging formed, then the engine's numbers.
+    ``scales`` and ``taxonomies``: as :func:`epsilon_in_units` takes them."""
     check = result.check
     lines = [
         f"no table satisfying (epsilon={eps:g}, delta={dlt:g})^k-dissimilarity with k={k} "
@@ -41,7 +42,7 @@ def infeasible_text(data: pd.DataFrame, sens_cols: list[str], result: _Published
                    threads)
     if proof:
         lines.append(f"Proof: {proof}.")
-    units = epsilon_in_units(published, sens_cols, relation, eps)
+    units = epsilon_in_units(published, sens_cols, relation, eps, scales, taxonomies)
     if units:
         lines.append(units)
     merged = _merged_classes_text(published, result)
@@ -77,16 +78,19 @@ def rows_by_value(published: pd.DataFrame, sens_cols: list[str],
 
 
 def epsilon_in_units(published: pd.DataFrame, sens_cols: list[str], relation: Relation,
-                      eps: float) -> str | None:
+                     eps: float, scales: Mapping[str, tuple[float, float]],
+                     taxonomies: Collection[str]) -> str | None:
     """What epsilon allows in each sensitive column alone, in the column's own units (the
-    engine compares columns scaled to [0, 1])."""
+    engine compares columns scaled to [0, 1]): ``scales`` holds the (min, max) each numeric
+    column was scaled by (:func:`proxanon.tables.numeric_scales`), dates and durations span
+    their own time range, and the ``taxonomies`` columns (compared by tree distance) have no
+    units."""
     if relation.kind != "builtin" or relation.weights is None or relation.name not in (
             "l1", "l2", "linf", "min_component"):
         return None
     parts = []
-    fixed = scale_ranges(relation.label, sens_cols, None)  # not by their own range
     for column, weight in zip(sens_cols, relation.weights, strict=True):
-        if weight <= 0:
+        if weight <= 0 or column in taxonomies:
             continue
         scaled = eps / (np.sqrt(weight) if relation.name == "l2" else weight)
         values = published[column]
@@ -94,10 +98,14 @@ def epsilon_in_units(published: pd.DataFrame, sens_cols: list[str], relation: Re
             steps = len(values.dtype.categories) - 1
             parts.append(f"{format_number(np.floor(scaled * steps + 1e-9))} categories "
                          f"apart in {column}")
-        else:
-            lo, hi = fixed.get(column, (float(values.min()), float(values.max())))
-            span = hi - lo
-            parts.append(f"{format_number(float(f'{scaled * span:.6g}'))} in {column}")
+        elif column in scales:
+            lo, hi = scales[column]
+            parts.append(f"{format_number(float(f'{scaled * (hi - lo):.6g}'))} in {column}")
+        elif (pd.api.types.is_datetime64_any_dtype(values.dtype)
+              or pd.api.types.is_timedelta64_dtype(values.dtype)):
+            span = pd.Timedelta(values.max() - values.min())
+            parts.append(f"{pd.Timedelta(seconds=round(scaled * span.total_seconds()))} "
+                         f"in {column}")
     if not parts:
         return None
     return (f"Units: rows are neighbours when their {relation.label} distance over the columns "

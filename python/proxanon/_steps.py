@@ -45,7 +45,7 @@ from proxanon.engine import (
 )
 from proxanon.generalize import QIColumn, summarize_groups
 from proxanon.hierarchy import Hierarchy
-from proxanon.tables import encode_sensitive
+from proxanon.tables import encode_sensitive, numeric_scales
 
 #: The largest share of rows that may violate in the Mondrian-(ε, δ) cut for ``anonymize`` to
 #: try repairing it, and the merging rounds that repair may take: a cut that fails in few
@@ -137,7 +137,10 @@ class _Steps:
     def proven(self, proof: str) -> InfeasibleError:
         """The error raised on ``proof``: epsilon in the columns' units, no partition."""
         inputs = self.inputs
-        units = epsilon_in_units(inputs.data, inputs.sens_cols, inputs.relation, inputs.eps)
+        units = epsilon_in_units(
+            inputs.data, inputs.sens_cols, inputs.relation, inputs.eps,
+            numeric_scales(inputs.data, inputs.sens_cols, inputs.given, inputs.metric,
+                           inputs.ranges), inputs.given)
         return InfeasibleError(proven_before_repair(proof, inputs.k, inputs.eps, inputs.dlt,
                                                     inputs.relation)
                                + ("\n" + units if units else ""))

@@ -526,10 +526,12 @@ def _publish_xcolor(inputs: _Inputs, chosen: _Published, candidates: dict[str, f
             f"except on tables of at most 16 rows), more than max_suppression={budget} allows "
             f"({int(budget * n_all)} row(s)); allow more suppression, or try a smaller epsilon "
             "or delta", partition=chosen.part)
+    audited = data if suppressed_rows.size == 0 else data.iloc[released]
+    scales = numeric_scales(audited, sens_cols, inputs.given, inputs.metric, inputs.ranges)
     if not check.satisfied and inputs.on_infeasible != "best_effort":
         raise InfeasibleError(
             infeasible_text(data, sens_cols, chosen, inputs.sens, relation, k, eps, dlt,
-                            inputs.threads),
+                            inputs.threads, scales, inputs.given),
             partition=chosen.part)
 
     if inputs.reporter is not None:
@@ -561,9 +563,7 @@ def _publish_xcolor(inputs: _Inputs, chosen: _Published, candidates: dict[str, f
         seconds=seconds, fallback=chosen.plain, candidates=candidates,
         **_utility(summary, qi_cols),
     )
-    audited = data if suppressed_rows.size == 0 else data.iloc[released]
-    check = replace(check, scales=numeric_scales(audited, sens_cols, inputs.given,
-                                                 inputs.metric, inputs.ranges))
+    check = replace(check, scales=scales)
     return Anonymization(
         table=table, groups=all_groups, satisfied=report.satisfied, report=report,
         hierarchies={c.name: c.hierarchy for c in inputs.columns if c.hierarchy is not None},
