@@ -293,6 +293,39 @@ def test_every_part_is_scaled_by_the_global_range(client: Any) -> None:
     assert brute_force(out, ["age"], ["income"], 5, 0.05, 0.6, ranges)
 
 
+def test_a_sensitive_taxonomy_is_audited_as_the_parts_compared_it(client: Any) -> None:
+    """The global audit compares a sensitive column with a taxonomy by tree distance, as
+    every part did and as one machine's audit does (numeric and text leaves alike)."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"age": rng.integers(20, 70, 200),
+                          "inc": rng.choice([10, 20, 30, 40], 200),
+                          "dept": rng.choice(["a1", "a2", "b1", "b2"], 200)})
+    trees = {"inc": proxanon.Hierarchy.from_dict({"*": {"low": [10, 20], "high": [30, 40]}}),
+             "dept": proxanon.Hierarchy.from_dict({"*": {"a": ["a1", "a2"],
+                                                         "b": ["b1", "b2"]}})}
+    for column in ("inc", "dept"):
+        options = dict(quasi_identifiers=["age"], sensitive=[column], k=5, epsilon=0.5,
+                       delta=0.5, hierarchies={column: trees[column]})
+        result = pdask.anonymize(dd.from_pandas(frame, npartitions=2), **options)
+        single = proxanon.audit(result.table.compute(), **options)
+        assert result.satisfied and single.satisfied
+        assert result.audit.max_risk == single.max_risk and result.audit.scales == {}
+        np.testing.assert_array_equal(np.sort(result.audit.neighbour_counts),
+                                      np.sort(single.neighbour_counts))
+
+
+def test_audit_takes_any_column_labels_and_names_an_empty_table(client: Any) -> None:
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame({0: rng.integers(20, 70, 200), 1: rng.normal(50, 10, 200)})
+    options = dict(quasi_identifiers=[0], sensitive=[1], k=5, epsilon=0.05, delta=0.5)
+    got = pdask.audit(dd.from_pandas(frame, npartitions=2), **options)
+    expected = proxanon.audit(frame, **options)
+    assert got.summary() == expected.summary() and got.scales == expected.scales
+    ddf = dd.from_pandas(frame, npartitions=2)
+    with pytest.raises(ValueError, match="the table is empty"):
+        pdask.audit(ddf[ddf[0] > 1000], **options)
+
+
 def test_given_range_must_hold_the_values() -> None:
     frame = census(50)
     with pytest.raises(ValueError, match="income"):

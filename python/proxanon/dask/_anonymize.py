@@ -397,7 +397,7 @@ def anonymize(
     seconds["publish"] = time.perf_counter() - tic
     tic = time.perf_counter()
     check = audit(table, quasi_identifiers=qi_cols, sensitive=sens_cols, k=k, epsilon=epsilon,
-                  delta=delta, metric=metric, weights=weights, sensitive_ranges=ranges,
+                  delta=delta, metric=metric, weights=weights, hierarchies=hierarchies,
                   classes_whole=True)
     seconds["audit"] = time.perf_counter() - tic
     seconds["total"] = time.perf_counter() - started

@@ -15,7 +15,10 @@ from numpy.typing import NDArray
 
 from proxanon import _validate
 from proxanon.audit import AuditReport, audit_arrays, table_groups
-from proxanon.tables import is_number, role_columns, scale_column, scale_ranges
+from proxanon.distances import as_arguments
+from proxanon.generalize import load_hierarchies
+from proxanon.hierarchy import Hierarchy
+from proxanon.tables import encode_sensitive, is_number, role_columns, scale_ranges
 
 #: Hidden column: a row's position in the whole table (partition order, then row order).
 POSITION = "_proxanon_position"
@@ -60,7 +63,7 @@ def global_ranges(minima: pd.Series, maxima: pd.Series,
     """The ranges the numeric sensitive columns are scaled by: the whole table's (min, max)
     per column, but those :func:`proxanon.tables.scale_ranges` fixes for ``metric``. An
     infinite value is refused by column, as one machine refuses it."""
-    own = {str(c): (float(minima[c]), float(maxima[c])) for c in minima.index}
+    own = {c: (float(minima[c]), float(maxima[c])) for c in minima.index}
     for column, (low, high) in own.items():
         if not (math.isfinite(low) and math.isfinite(high)):
             raise ValueError(
@@ -68,12 +71,6 @@ def global_ranges(minima: pd.Series, maxima: pd.Series,
                 f"{high}); drop or replace those rows first (e.g. "
                 f"ddf[np.isfinite(ddf[{column!r}])])")
     return {**own, **scale_ranges(metric, list(own), None)}
-
-
-def scaled_sensitive(frame: pd.DataFrame, sens_cols: list[str],
-                     ranges: Mapping[str, tuple[float, float]]) -> NDArray[np.float64]:
-    """Sensitive columns on [0, 1] by the whole table's ranges (SPEC §1)."""
-    return np.column_stack([scale_column(frame[c], c, ranges.get(c)) for c in sens_cols])
 
 
 def _with_positions(frame: pd.DataFrame, offsets: NDArray[np.int64],
@@ -84,18 +81,21 @@ def _with_positions(frame: pd.DataFrame, offsets: NDArray[np.int64],
 
 def _audit_part(frame: pd.DataFrame, qi_cols: list[str], sens_cols: list[str],
                 ranges: Mapping[str, tuple[float, float]], k: int, epsilon: float,
-                delta: float, metric: Any, weights: Any
+                delta: float, metric: Any, weights: Any, hierarchies: dict[str, Hierarchy]
                 ) -> tuple[pd.DataFrame, NDArray[np.int64], NDArray[np.int64], AuditReport | None]:
-    """One hash bucket of classes: every row of a class is here, so its audit is exact."""
+    """One hash bucket of classes: every row of a class is here, so its audit is exact.
+    Numeric sensitive columns are scaled by the whole table's ``ranges``, columns with a
+    taxonomy compared by tree distance (as one machine encodes them)."""
     if len(frame) == 0:
         empty = np.zeros(0, dtype=np.int64)
         return pd.DataFrame(columns=qi_cols), empty, empty, None
     frame = frame.sort_values(POSITION, kind="stable")
     groups = table_groups(frame, qi_cols)
     # One thread per task: a worker runs as many tasks at once as it has threads.
-    report = audit_arrays(scaled_sensitive(frame, sens_cols, ranges), groups, k=k,
-                          epsilon=epsilon, delta=delta, metric=metric, weights=weights,
-                          n_threads=1)
+    values, relation = encode_sensitive(frame, sens_cols, hierarchies, metric, weights, ranges)
+    metric, weights = as_arguments(relation)
+    report = audit_arrays(values, groups, k=k, epsilon=epsilon, delta=delta, metric=metric,
+                          weights=weights, n_threads=1)
     first = frame.groupby(groups, sort=True)[qi_cols].first()
     classes = first.reset_index(drop=True).assign(
         size=report.group_sizes, risk=report.group_risk,
@@ -107,13 +107,15 @@ def _audit_part(frame: pd.DataFrame, qi_cols: list[str], sens_cols: list[str],
 def audit(ddf: Any, *, quasi_identifiers: str | Sequence[str], sensitive: str | Sequence[str],
           k: int, epsilon: float, delta: float, metric: Any = "l1", weights: Any = None,
           sensitive_ranges: Mapping[str, tuple[float, float]] | None = None,
-          classes_whole: bool = False) -> AuditReport:
+          hierarchies: Any = None, classes_whole: bool = False) -> AuditReport:
     """Checks a published dask DataFrame against (epsilon, delta)^k-dissimilarity.
 
     Rows that share their published QI values are one class, wherever they lie: rows are
     shuffled by a hash of the QI tuple so that each class lands whole in one partition, and
     each partition is audited by :func:`proxanon.audit.audit_arrays` in a task. Sensitive
-    columns are scaled by the whole table's range (``sensitive_ranges`` when given). The
+    columns are scaled by the whole table's range (``sensitive_ranges`` when given); those
+    with a taxonomy in ``hierarchies`` are compared by tree distance, as
+    :func:`proxanon.audit` compares them. The
     report is :func:`proxanon.audit`'s on the computed table: group ids in sorted order of
     the QI tuples, row arrays in the table's row order (partition by partition).
     ``classes_whole=True`` skips the shuffle: the caller knows that no published tuple
@@ -125,26 +127,35 @@ def audit(ddf: Any, *, quasi_identifiers: str | Sequence[str], sensitive: str | 
     """
     qi_cols, sens_cols = check_columns(ddf, quasi_identifiers, sensitive)
     lengths = ddf.map_partitions(len)
-    numeric = numeric_sensitive(ddf._meta, sens_cols, None)
+    taxonomies = load_hierarchies(hierarchies, sens_cols, list(ddf.columns))
+    numeric = numeric_sensitive(ddf._meta, sens_cols, taxonomies)
     given = _validate.ranges(sensitive_ranges, sens_cols) or {}
     lengths_v, missing, minima, maxima = dask.compute(
         lengths, missing_counts(ddf, qi_cols + sens_cols), ddf[numeric].min(),
         ddf[numeric].max())
     refuse_missing(missing)
-    # Every numeric column by one range over the whole table: its own, or the one given.
-    ranges = {**global_ranges(minima, maxima, metric), **given}
     sizes = np.asarray(lengths_v, dtype=np.int64)
     n = int(sizes.sum())
     if n == 0:
         raise ValueError("the table is empty: there is nothing to audit")
+    # Every numeric column by one range over the whole table: its own, or the one given.
+    ranges = {**global_ranges(minima, maxima, metric), **given}
     offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
     placed = ddf[qi_cols + sens_cols].map_partitions(
         _with_positions, offsets, meta=ddf._meta[qi_cols + sens_cols].assign(
             **{POSITION: np.zeros(0, dtype=np.int64)}))
-    shuffled = placed if classes_whole else placed.shuffle(on=qi_cols,
-                                                           npartitions=ddf.npartitions)
-    parts = [dask.delayed(_audit_part)(p, qi_cols, sens_cols, ranges, k, epsilon, delta,
-                                       metric, weights) for p in shuffled.to_delayed()]
+    # The shuffle takes text column labels only: others travel under stand-in names.
+    labels = {c: f"_proxanon_column_{i}" for i, c in enumerate(qi_cols + sens_cols)
+              if not isinstance(c, str)}
+    if labels and not classes_whole:
+        placed = placed.rename(columns=labels)
+    shuffled = placed if classes_whole else placed.shuffle(
+        on=[labels.get(c, c) for c in qi_cols], npartitions=ddf.npartitions)
+    restore = {} if classes_whole else {v: c for c, v in labels.items()}
+    parts = [dask.delayed(_audit_part)(p.rename(columns=restore) if restore else p, qi_cols,
+                                       sens_cols, ranges, k, epsilon, delta, metric, weights,
+                                       taxonomies)
+             for p in shuffled.to_delayed()]
     results = [r for r in dask.compute(*parts) if r[3] is not None]
     return replace(combine(results, qi_cols, n), scales={c: ranges[c] for c in numeric})
 
