@@ -193,6 +193,27 @@ def test_a_reader_leaving_early_keeps_the_verdict(exe: str, sample_csv: Path,
     assert "Traceback" not in stderr and "Exception ignored" not in stderr, stderr
 
 
+@pytest.mark.parametrize("where", ["ascii", "full"])
+def test_a_summary_standard_output_cannot_take_keeps_the_verdict(exe: str, sample_csv: Path,
+                                                                 tmp_path: Path,
+                                                                 where: str) -> None:
+    # A console whose encoding lacks epsilon, or a full disk: status 3, no traceback.
+    import os
+
+    if where == "full" and not Path("/dev/full").exists():
+        pytest.skip("no /dev/full here")
+    env = {**os.environ, "PYTHONIOENCODING": "ascii"} if where == "ascii" else None
+    table = pd.read_csv(sample_csv)
+    table["sex"] = table["sex"].str.replace("Male", "Mâle")  # printed among the worst groups
+    table.to_csv(tmp_path / "accents.csv", index=False)
+    with open(os.devnull if where == "ascii" else "/dev/full", "w") as sink:
+        proc = subprocess.run([exe, "audit", "accents.csv", *COLUMNS, *PRIVACY], cwd=tmp_path,
+                              stdout=sink, stderr=subprocess.PIPE, text=True, env=env,
+                              timeout=TIMEOUT, check=False)
+    assert proc.returncode == 3, proc.stderr
+    assert "Traceback" not in proc.stderr and len(proc.stderr.splitlines()) <= 1, proc.stderr
+
+
 def test_text_sensitive_column_with_order(run, sample: pd.DataFrame, sample_csv: Path,
                                           tmp_path: Path) -> None:
     proc = run("anonymize", sample_csv.name, "-o", "out.csv", "--qi", "age,sex",

@@ -89,10 +89,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         # ImportError: an optional extra is missing (parquet, report); the message names it.
         _fail("error", exc)
         return EXIT_USAGE
+    # The verdict stands whatever becomes of the summary: a character the terminal's encoding
+    # lacks (epsilon on a cp1252 console) is escaped; a reader that went away (`| head`) or a
+    # full disk leaves one line on standard error.
+    if hasattr(sys.stdout, "reconfigure"):
+        sys.stdout.reconfigure(errors="backslashreplace")
     try:
         print("\n".join(outcome.lines), flush=True)
-    except BrokenPipeError:
-        # The reader went away (e.g. `| head`): the verdict stands. Point stdout at devnull so
-        # the interpreter's last flush does not fail again.
+    except OSError as exc:
+        # Point stdout at devnull so the interpreter's last flush does not fail again.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        if not isinstance(exc, BrokenPipeError):
+            _fail("warning", f"the summary could not be written to standard output ({exc}); "
+                             f"the exit status still gives the verdict")
     return outcome.status
