@@ -8,9 +8,10 @@ import math
 
 import numpy as np
 import pandas as pd
+import pytest
 from hypothesis import given, settings
 
-from proxanon import InfeasibleError, anonymize, audit
+from proxanon import Hierarchy, InfeasibleError, anonymize, audit
 
 from .conftest import brute_neighbours
 from .test_candidates import QI, SA, small_tables
@@ -94,3 +95,19 @@ def test_own_ranges_are_reported_over_the_rows_audited() -> None:
                         sensitive=["income"], k=2, epsilon=0.1, delta=0.5,
                         metric="variational")
     assert variational.scales == {"income": (0.0, 1.0)}
+
+
+def test_a_range_for_a_column_no_range_scales_is_refused_by_name() -> None:
+    frame = pd.DataFrame({
+        "q": ["a"] * 6,
+        "edu": pd.Categorical(["lo", "mid", "hi"] * 2, categories=["lo", "mid", "hi"],
+                              ordered=True),
+        "when": pd.date_range("2020-01-01", periods=6),
+        "inc": [10, 20, 30, 40, 10, 20]})
+    tree = Hierarchy.from_dict({"*": {"low": [10, 20], "high": [30, 40]}})
+    for column, extra in (("edu", {}), ("when", {}), ("inc", {"hierarchies": {"inc": tree}})):
+        options = dict(quasi_identifiers=["q"], sensitive=[column], k=2, epsilon=0.1,
+                       delta=0.5, sensitive_ranges={column: (0.0, 1000.0)}, **extra)
+        for run in (anonymize, audit):
+            with pytest.raises(ValueError, match=f"sensitive_ranges names '{column}'.*drop"):
+                run(frame, **options)

@@ -233,6 +233,20 @@ def is_number(dtype: Any) -> bool:
                 and not isinstance(dtype, pd.CategoricalDtype))
 
 
+def refuse_ranges_of_others(ranges: Mapping[str, tuple[float, float]] | None,
+                            numeric: Sequence[str]) -> None:
+    """A ``sensitive_ranges`` entry for a column that no range scales (an ordered
+    categorical, a date or duration, a column with a taxonomy) is refused by name: it would
+    be ignored."""
+    for column in ranges or {}:
+        if column not in numeric:
+            raise ValueError(
+                f"sensitive_ranges names {column!r}, which is not scaled by a range (an ordered "
+                "categorical goes by rank, a date or duration by its time span, a column "
+                "with a taxonomy by tree distance); a range applies to numeric sensitive "
+                f"columns only: drop {column!r} from sensitive_ranges")
+
+
 def numeric_scales(data: pd.DataFrame, columns: Sequence[str], hierarchies: Mapping[str, Any],
                    metric: Any, ranges: Mapping[str, tuple[float, float]] | None,
                    ) -> dict[str, tuple[float, float]]:
@@ -261,6 +275,8 @@ def encode_sensitive(data: pd.DataFrame, columns: list[str], hierarchies: dict[s
     diversity); the others are scaled to [0, 1] (SPEC §1), by ``ranges[column]`` where given.
     """
     taxonomies = [hierarchies.get(c) for c in columns]
+    refuse_ranges_of_others(ranges, [c for c in columns
+                                     if c not in hierarchies and is_number(data[c].dtype)])
     ranges = scale_ranges(metric, columns, ranges)
     codes = []
     for column, tree in zip(columns, taxonomies, strict=True):

@@ -18,7 +18,13 @@ from proxanon.audit import AuditReport, audit_arrays, table_groups
 from proxanon.distances import as_arguments
 from proxanon.generalize import load_hierarchies
 from proxanon.hierarchy import Hierarchy
-from proxanon.tables import encode_sensitive, is_number, role_columns, scale_ranges
+from proxanon.tables import (
+    encode_sensitive,
+    is_number,
+    refuse_ranges_of_others,
+    role_columns,
+    scale_ranges,
+)
 
 #: Hidden column: a row's position in the whole table (partition order, then row order).
 POSITION = "_proxanon_position"
@@ -130,6 +136,7 @@ def audit(ddf: Any, *, quasi_identifiers: str | Sequence[str], sensitive: str | 
     taxonomies = load_hierarchies(hierarchies, sens_cols, list(ddf.columns))
     numeric = numeric_sensitive(ddf._meta, sens_cols, taxonomies)
     given = _validate.ranges(sensitive_ranges, sens_cols) or {}
+    refuse_ranges_of_others(given, numeric)
     lengths_v, missing, minima, maxima = dask.compute(
         lengths, missing_counts(ddf, qi_cols + sens_cols), ddf[numeric].min(),
         ddf[numeric].max())
