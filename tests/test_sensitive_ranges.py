@@ -111,3 +111,17 @@ def test_a_range_for_a_column_no_range_scales_is_refused_by_name() -> None:
         for run in (anonymize, audit):
             with pytest.raises(ValueError, match=f"sensitive_ranges names '{column}'.*drop"):
                 run(frame, **options)
+
+
+def test_rows_left_out_of_an_audit_do_not_widen_its_scale() -> None:
+    # Row 0 (income 0) is left out: the others are scaled as a table of only them would be.
+    table = pd.DataFrame({"income": [0.0, 40.0, 45.0, 70.0, 100.0], "note": list("abcde")})
+    groups = np.array([-1, 0, 0, 1, 1])
+    kept = groups >= 0
+    options = dict(sensitive=["income"], k=2, epsilon=0.05, delta=1.0)
+    partial = audit(table, groups, **options)
+    alone = audit(table[kept], groups[kept], **options)
+    assert partial.satisfied == alone.satisfied
+    assert partial.scales == alone.scales == {"income": (40.0, 100.0)}
+    np.testing.assert_array_equal(partial.neighbour_counts[kept], alone.neighbour_counts)
+    assert partial.neighbour_counts[0] == -1

@@ -48,7 +48,7 @@ from numpy.typing import NDArray
 from proxanon import _core, _validate
 from proxanon._display import Summarized
 from proxanon._groups import group_runs
-from proxanon.distances import Relation, pairwise, resolve
+from proxanon.distances import Relation, is_sparse, pairwise, resolve
 
 __all__ = ["AuditReport", "audit"]
 
@@ -289,9 +289,6 @@ def _audit_table(
     sens_cols = column_list(table, sensitive, "sensitive")
     given = load_hierarchies(hierarchies, sens_cols, list(table.columns))
     ranges = _validate.ranges(ranges, sens_cols)
-    values, relation = encode_sensitive(table, sens_cols, given, metric, weights, ranges)
-    scales = numeric_scales(table, sens_cols, given, metric, ranges)
-    metric, weights = as_arguments(relation)
     if groups is None:
         if quasi_identifiers is None:
             raise TypeError(
@@ -302,6 +299,20 @@ def _audit_table(
     elif isinstance(groups, str):
         groups = column_list(table, [groups], "groups")[0]
         groups = table[groups].to_numpy()
+    # Rows left out (group -1) are not audited, so they do not widen a column's range either:
+    # the rows audited are scaled as a table of only them would be.
+    ids = np.asarray(groups)
+    audited = table
+    if (ids.ndim == 1 and ids.shape[0] == len(table) and ids.dtype.kind in "iu"
+            and (ids < 0).any() and not is_sparse(metric)):
+        audited = table.iloc[np.flatnonzero(ids >= 0)]
+    values, relation = encode_sensitive(audited, sens_cols, given, metric, weights, ranges)
+    if audited is not table:
+        every = np.zeros((len(table), values.shape[1]), dtype=np.float64)
+        every[ids >= 0] = values
+        values = every
+    scales = numeric_scales(audited, sens_cols, given, metric, ranges)
+    metric, weights = as_arguments(relation)
     report = audit_arrays(values, groups, k=k, epsilon=epsilon, delta=delta, metric=metric,
                           weights=weights, n_threads=n_threads)
     return replace(report, scales=scales)

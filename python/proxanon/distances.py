@@ -59,7 +59,7 @@ class Relation:
         return _core.neighbour_threshold(epsilon)
 
 
-def _is_sparse(value: Any) -> bool:
+def is_sparse(value: Any) -> bool:
     # A sparse matrix can only exist once scipy.sparse is imported: a metric name or function
     # is told apart without importing it (0.1 s on a first call).
     sparse = sys.modules.get("scipy.sparse")
@@ -68,7 +68,7 @@ def _is_sparse(value: Any) -> bool:
 
 def resolve(metric: Any, weights: Any, columns: int, rows: int) -> Relation:
     """Checks ``metric`` and ``weights`` for sensitive values of shape (rows, columns)."""
-    if _is_sparse(metric):
+    if is_sparse(metric):
         if weights is not None:
             raise ValueError("weights do not apply to a precomputed neighbour graph")
         if metric.shape != (rows, rows):
