@@ -180,6 +180,31 @@ def test_epsilon_in_the_column_units_is_the_neighbour_distance(metric, weights, 
         assert bool(counts[0] >= 1) == neighbours, (metric, factor)
 
 
+def test_dates_read_epsilon_in_days_and_taxonomy_columns_have_no_range():
+    days = np.array([0.0, 0.0, 500.0, 1000.0])
+    base = pd.DataFrame({"q": ["a"] * 4, "when": pd.Timestamp("2020-01-01")
+                         + pd.to_timedelta(days, "D"), "inc": [10, 20, 30, 40]})
+    tree = proxanon.Hierarchy.from_dict({"*": {"low": [10, 20], "high": [30, 40]}})
+    check = audit(base, quasi_identifiers=["q"], sensitive=["when", "inc"], k=1, epsilon=0.1,
+                  delta=0.0, hierarchies={"inc": tree})
+    assert check.taxonomies == ("inc",) and check.scales == {}
+    scaling = {entry["column"]: entry for entry in read_numbers(
+        audit_html(check, base, quasi_identifiers=["q"], sensitive=["when", "inc"]))["scaling"]}
+    assert scaling["inc"]["kind"] == "taxonomy" and scaling["inc"]["epsilon_units"] is None
+    assert scaling["when"]["kind"] == "date"
+
+    options = dict(quasi_identifiers=["q"], sensitive=["when"], k=1, epsilon=0.1, delta=0.0)
+    check = audit(base, **options)
+    scaling = {entry["column"]: entry for entry in read_numbers(
+        audit_html(check, base, quasi_identifiers=["q"], sensitive=["when"]))["scaling"]}
+    window = scaling["when"]["epsilon_units"]  # 0.1 of 1000 days
+    assert scaling["when"]["unit"] == "days" and window == pytest.approx(100.0)
+    for factor, neighbours in ((1.0, True), (1.01, False)):
+        table = base.copy()
+        table.loc[1, "when"] = table.loc[0, "when"] + pd.Timedelta(days=factor * window)
+        assert bool(audit(table, **options).neighbour_counts[0] >= 1) == neighbours, factor
+
+
 def _published_foreign_table() -> pd.DataFrame:
     """A table another tool might publish: generalized QIs, three classes, the second one
     holding near-identical incomes (violating), the third one too small."""

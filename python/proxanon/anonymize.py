@@ -481,7 +481,8 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
         return _scaled(_anonymize_mondrian(
             data, columns, sens_cols, sens, qi, taxonomies, relation, k,
             eps if checked else None, dlt if checked else None, ell, on_infeasible, seconds,
-            started, threads), numeric_scales(data, sens_cols, given, metric, ranges))
+            started, threads), numeric_scales(data, sens_cols, given, metric, ranges),
+            tuple(c for c in sens_cols if c in given))
     inputs = _Inputs(
         data=data, sens_cols=sens_cols, given=given, metric=metric, weights=weights,
         ranges=dict(ranges) if ranges is not None else None, columns=columns, sens=sens,
@@ -495,16 +496,19 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
         return _scaled(_publish_mondrian(
             data, columns, sens_cols, sens, relation, k, eps, dlt, None, "best_effort",
             seconds, started, picked.cut, threads, picked.costs, picked.check,
-            picked.generalized), numeric_scales(data, sens_cols, given, metric, ranges))
+            picked.generalized), numeric_scales(data, sens_cols, given, metric, ranges),
+            tuple(c for c in sens_cols if c in given))
     chosen, candidates = picked
     return _publish_xcolor(inputs, chosen, candidates, seconds, started)
 
 
-def _scaled(result: Anonymization, scales: dict[str, tuple[float, float]]) -> Anonymization:
+def _scaled(result: Anonymization, scales: dict[str, tuple[float, float]],
+            taxonomies: tuple[str, ...]) -> Anonymization:
     """``result`` with its audit's scales (Mondrian publishes every row, so the input's)."""
     if result.audit is None:
         return result
-    return replace(result, audit=replace(result.audit, scales=scales))
+    return replace(result, audit=replace(result.audit, scales=scales,
+                                         taxonomies=taxonomies))
 
 
 def _publish_xcolor(inputs: _Inputs, chosen: _Published, candidates: dict[str, float],
@@ -563,7 +567,8 @@ def _publish_xcolor(inputs: _Inputs, chosen: _Published, candidates: dict[str, f
         seconds=seconds, fallback=chosen.plain, candidates=candidates,
         **_utility(summary, qi_cols),
     )
-    check = replace(check, scales=scales)
+    check = replace(check, scales=scales,
+                    taxonomies=tuple(c for c in sens_cols if c in inputs.given))
     return Anonymization(
         table=table, groups=all_groups, satisfied=report.satisfied, report=report,
         hierarchies={c.name: c.hierarchy for c in inputs.columns if c.hierarchy is not None},

@@ -89,6 +89,8 @@ class AuditReport(Summarized):
         scales: per numeric sensitive column of a table, the ``(low, high)`` it was scaled
             to [0, 1] by (its own min and max, the ``sensitive_ranges`` given, or (0, 1) under
             the variational distance); empty when arrays were audited.
+        taxonomies: the sensitive columns of a table compared by tree distance (their
+            ``hierarchies``), which no range scales.
     """
 
     satisfied: bool
@@ -110,6 +112,7 @@ class AuditReport(Summarized):
         default_factory=lambda: np.zeros(0, dtype=np.int64))
     weights: NDArray[np.float64] | None = None
     scales: dict[str, tuple[float, float]] = field(default_factory=dict)
+    taxonomies: tuple[str, ...] = ()
 
     def to_html(self, path: Any, table: Any = None, *, quasi_identifiers: Any = None,
                 sensitive: Any = None, groups: Any = None) -> None:
@@ -315,7 +318,7 @@ def _audit_table(
     metric, weights = as_arguments(relation)
     report = audit_arrays(values, groups, k=k, epsilon=epsilon, delta=delta, metric=metric,
                           weights=weights, n_threads=n_threads)
-    return replace(report, scales=scales)
+    return replace(report, scales=scales, taxonomies=tuple(c for c in sens_cols if c in given))
 
 
 def table_groups(table: Any, quasi_identifiers: list[str]) -> NDArray[np.int64]:

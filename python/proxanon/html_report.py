@@ -295,11 +295,20 @@ def _scaling(c: _Content) -> list[dict[str, Any]]:
             entry.update(kind="ordered categorical", low=str(series.dtype.categories[0]),
                          high=str(series.dtype.categories[-1]), unit="rank steps",
                          span=float(len(series.dtype.categories) - 1))
+        elif name in c.check.taxonomies:
+            entry.update(kind="taxonomy", low=None, high=None, unit="", span=None)
         elif _is_numeric(series):
             # The range the check scaled by (given, fixed by the metric, or the column's own
             # over the rows it audited); a report of arrays carries none.
             low, high = c.check.scales.get(name) or (float(series.min()), float(series.max()))
             entry.update(kind="numeric", low=low, high=high, unit="", span=high - low)
+        elif (pd.api.types.is_datetime64_any_dtype(series.dtype)
+              or pd.api.types.is_timedelta64_dtype(series.dtype)):
+            # Dates and durations: min-max over their time span, read in days.
+            low, high = series.min(), series.max()
+            entry.update(kind="date" if pd.api.types.is_datetime64_any_dtype(series.dtype)
+                         else "duration", low=str(low), high=str(high), unit="days",
+                         span=pd.Timedelta(high - low) / pd.Timedelta(days=1))
         else:
             entry.update(kind="taxonomy", low=None, high=None, unit="", span=None)
         if weights is not None and entry["span"] is not None and j < weights.shape[0]:

@@ -164,7 +164,8 @@ def audit(ddf: Any, *, quasi_identifiers: str | Sequence[str], sensitive: str | 
                                        taxonomies)
              for p in shuffled.to_delayed()]
     results = [r for r in dask.compute(*parts) if r[3] is not None]
-    return replace(combine(results, qi_cols, n), scales={c: ranges[c] for c in numeric})
+    return replace(combine(results, qi_cols, n), scales={c: ranges[c] for c in numeric},
+                   taxonomies=tuple(c for c in sens_cols if c in taxonomies))
 
 
 def combine(results: list[tuple[pd.DataFrame, NDArray[np.int64], NDArray[np.int64],
