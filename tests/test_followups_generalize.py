@@ -137,11 +137,14 @@ def test_exact_fractions_are_published_as_themselves() -> None:
 
     close = Fraction(1, 3) + Fraction(1, 10**20)
     assert float(close) == float(Fraction(1, 3))
-    q = np.array([Fraction(1, 3), close, Fraction(1, 2)] * 6, dtype=object)
-    frame = pd.DataFrame({"q": q, "s": np.arange(18.0)})
+    # 2^-60 is a float, but its float's text is a decimal that is not it; 10^400 / 3 is
+    # beyond any float.
+    q = np.array([Fraction(1, 3), close, Fraction(1, 2), Fraction(1, 2**60),
+                  Fraction(10**400, 3)] * 6, dtype=object)
+    frame = pd.DataFrame({"q": q, "s": np.arange(30.0)})
     result = anonymize(frame, quasi_identifiers=["q"], sensitive=["s"], k=3, epsilon=0.01,
                        delta=0.5)
-    assert result.report.groups == 3
+    assert result.report.groups == 5
     assert all(Fraction(label) == value for label, value in zip(result.table["q"], q, strict=True))
 
 

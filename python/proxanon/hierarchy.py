@@ -27,6 +27,7 @@ different lengths (a "ragged" tree), as in the UCI Adult taxonomies of Basic Mon
 
 from __future__ import annotations
 
+import fractions
 import math
 import numbers
 import os
@@ -53,8 +54,12 @@ def _own_label(value: Any) -> str | None:
         return value
     if (isinstance(value, numbers.Real)
             and not isinstance(value, (numbers.Integral, float, np.floating))):
-        number = float(value)
-        if not math.isnan(number) and number != value:
+        try:
+            number = float(value)
+        except OverflowError:  # beyond any float: its own text
+            return str(value)
+        # Its float's text only where that text reads back as exactly this value.
+        if not math.isnan(number) and fractions.Fraction(_canonical(number) or "nan") != value:
             return str(value)
     return _canonical(value)
 
@@ -500,8 +505,9 @@ class Hierarchy:
         As :meth:`flat`, but a string is its own leaf exactly as given: ``"a"`` and ``"a "``
         are two leaves, each published as itself (``flat`` and :meth:`leaf_index` strip
         strings to match the labels of a taxonomy written by hand). Numbers are matched as
-        in ``flat``, but an exact number that no float equals (``Fraction(1, 3)``,
-        ``Decimal("0.1")``) is its own leaf, published as its text (``1/3``, ``0.1``).
+        in ``flat``, but an exact number whose float's text is not exactly it
+        (``Fraction(1, 3)``, ``Fraction(1, 2**60)``) is its own leaf, published as its own
+        text (``1/3``, ``1/1152921504606846976``).
         """
         return cls._flat_of(values, root, _own_label)
 
@@ -535,7 +541,7 @@ class Hierarchy:
             for v in labels.values()
         )
         if numeric:
-            ordered = sorted(labels, key=lambda label: float(labels[label]))
+            ordered = sorted(labels, key=lambda label: labels[label])  # exact, any size
         else:
             ordered = sorted(labels)
         paths = [(root_label, label) for label in ordered]
