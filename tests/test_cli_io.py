@@ -295,6 +295,8 @@ def test_report_json_holds_every_field(tmp_path: Path, capsys) -> None:
     assert set(report) == {f.name for f in dataclasses.fields(Report)}
     assert report["satisfied"] is True and report["n"] == 120
     assert report["quasi_identifiers"] == ["age", "sex"]
+    income = pd.read_csv(tmp_path / "in.csv", skipinitialspace=True)["income"]
+    assert document["scales"] == {"income": [income.min(), income.max()]}
 
     status, out, err = _cli(capsys, "audit", str(tmp_path / "out.csv"), *COLUMNS, *PRIVACY,
                             "--report", str(tmp_path / "audit.json"))

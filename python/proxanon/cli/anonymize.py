@@ -153,7 +153,8 @@ def run(args: argparse.Namespace) -> Outcome:
         "anonymize", result.report, input=str(args.input), output=str(target),
         positions=position_unit(source),
         rows_with_empty_cells=positions(source, columns.dropped),
-        rows_suppressed=positions(source, columns.rows[~kept]))
+        rows_suppressed=positions(source, columns.rows[~kept]),
+        scales=None if result.audit is None else result.audit.scales)
     page = None
     if html_target is not None:
         from proxanon.html_report import anonymization_html

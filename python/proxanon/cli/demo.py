@@ -48,8 +48,9 @@ def run(args: argparse.Namespace) -> Outcome:
     )
     if target is None:  # made only now, so a failed run leaves no empty folder behind
         target = Path(tempfile.mkdtemp(prefix="proxanon-demo-")) / "adult-anonymized.csv"
-    report = None if report_target is None else report_json("demo", result.report,
-                                                             output=str(target))
+    report = None if report_target is None else report_json(
+        "demo", result.report, output=str(target),
+        scales=None if result.audit is None else result.audit.scales)
     write_bytes(target, result.table.to_csv(sep=";", index=False).encode())
     if report_target is not None and report is not None:
         write_bytes(report_target, report)
