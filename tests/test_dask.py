@@ -326,6 +326,17 @@ def test_audit_takes_any_column_labels_and_names_an_empty_table(client: Any) -> 
         pdask.audit(ddf[ddf[0] > 1000], **options)
 
 
+def test_integers_beyond_2_53_are_audited_exactly(client: Any) -> None:
+    base = 10**17
+    frame = pd.DataFrame({"q": ["a"] * 6 + ["b"] * 6,
+                          "inc": np.array([base + 3 * i for i in range(12)])})
+    options = dict(quasi_identifiers=["q"], sensitive=["inc"], k=2, epsilon=0.1, delta=0.5)
+    got = pdask.audit(dd.from_pandas(frame, npartitions=3), **options)
+    expected = proxanon.audit(frame, **options)
+    assert got.neighbour_counts.tolist() == expected.neighbour_counts.tolist()
+    assert got.neighbour_counts.max() == 2 and got.scales == expected.scales
+
+
 def test_given_range_must_hold_the_values() -> None:
     frame = census(50)
     with pytest.raises(ValueError, match="income"):

@@ -125,3 +125,16 @@ def test_rows_left_out_of_an_audit_do_not_widen_its_scale() -> None:
     assert partial.scales == alone.scales == {"income": (40.0, 100.0)}
     np.testing.assert_array_equal(partial.neighbour_counts[kept], alone.neighbour_counts)
     assert partial.neighbour_counts[0] == -1
+
+
+def test_integers_beyond_2_53_are_scaled_exactly_by_a_given_range() -> None:
+    # 10^17 + 3i: a float64 holds them 16 apart, so a float scaling would merge most.
+    base = 10**17
+    frame = pd.DataFrame({"q": ["a"] * 12, "inc": np.array([base + 3 * i for i in range(12)])})
+    options = dict(quasi_identifiers=["q"], sensitive=["inc"], k=2, epsilon=0.1, delta=0.5)
+    own = audit(frame, **options)
+    given = audit(frame, **options, sensitive_ranges={"inc": (base, base + 33)})
+    # Each value's neighbours are the values 3 apart (3/33 <= 0.1 < 6/33).
+    assert own.neighbour_counts.tolist() == [1] + [2] * 10 + [1]
+    np.testing.assert_array_equal(given.neighbour_counts, own.neighbour_counts)
+    assert given.scales == {"inc": (base, base + 33)}

@@ -200,7 +200,7 @@ def ranges(value: Any, columns: Sequence[str],
         if (isinstance(pair, (str, bytes, Mapping)) or not isinstance(pair, (Sequence, np.ndarray))
                 or len(pair) != 2):
             raise TypeError(f"{where} must be a (min, max) pair of numbers, got {pair!r}")
-        lo, hi = real(pair[0], f"{where} min"), real(pair[1], f"{where} max")
+        lo, hi = (_exact_real(pair[0], f"{where} min"), _exact_real(pair[1], f"{where} max"))
         if not (math.isfinite(lo) and math.isfinite(hi)):
             raise ValueError(f"{where} must be finite, got ({lo}, {hi})")
         if lo > hi:
@@ -223,6 +223,14 @@ def rows_in_table(positions: NDArray[np.int64]) -> Iterator[None]:
         yield
     finally:
         _TABLE_ROWS.reset(token)
+
+
+def _exact_real(value: Any, name: str) -> float:
+    """``real(value)``, but an integer stays an int: a bound of an integer column beyond 2^53
+    is kept exactly (``tables.scale_column``)."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        return int(value)
+    return real(value, name)
 
 
 def row_of(index: Any, position: int) -> str:

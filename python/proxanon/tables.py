@@ -63,19 +63,30 @@ def scale_column(series: pd.Series, name: str | None = None,
             "duration, or an ordered categorical (pd.Categorical(values, categories=[...], "
             f"ordered=True)){hint}"
         )
-    if bounds is None and pd.api.types.is_integer_dtype(dtype):
-        return _scale_integers(series, label)
+    if pd.api.types.is_integer_dtype(dtype) and (bounds is None or _whole(bounds)):
+        return _scale_integers(series, label, bounds)
     values = real_values(series, label, "sensitive")
     lo, hi = float(values.min()), float(values.max())
     if bounds is not None:
-        if not bounds[0] <= lo <= hi <= bounds[1]:
-            raise ValueError(
-                f"sensitive column {label!r} has values in [{lo}, {hi}], outside the range "
-                f"[{bounds[0]}, {bounds[1]}] it is scaled by (sensitive_ranges, or [0, 1] under "
-                "the variational distance, which compares probabilities); pass the column's "
-                "true minimum and maximum, or probabilities")
+        _refuse_outside(label, lo, hi, bounds)
         lo, hi = float(bounds[0]), float(bounds[1])
     return span_fraction(lo, values, lo, hi)
+
+
+def _whole(bounds: tuple[float, float]) -> bool:
+    """Bounds an integer column can be scaled by exactly: whole numbers less than 2^64
+    apart (the differences are taken in 64-bit unsigned integers)."""
+    return (all(float(b).is_integer() for b in bounds)
+            and int(bounds[1]) - int(bounds[0]) < 2**64)
+
+
+def _refuse_outside(label: str, lo: Any, hi: Any, bounds: tuple[float, float]) -> None:
+    if not bounds[0] <= lo <= hi <= bounds[1]:
+        raise ValueError(
+            f"sensitive column {label!r} has values in [{lo}, {hi}], outside the range "
+            f"[{bounds[0]}, {bounds[1]}] it is scaled by (sensitive_ranges, or [0, 1] under "
+            "the variational distance, which compares probabilities); pass the column's "
+            "true minimum and maximum, or probabilities")
 
 
 def real_values(series: pd.Series, label: str, role: str) -> NDArray[np.float64]:
@@ -103,10 +114,12 @@ def real_values(series: pd.Series, label: str, role: str) -> NDArray[np.float64]
     return values
 
 
-def _scale_integers(series: pd.Series, label: str) -> NDArray[np.float64]:
+def _scale_integers(series: pd.Series, label: str,
+                    bounds: tuple[float, float] | None = None) -> NDArray[np.float64]:
     """Min-max scaling of an integer column, exact in its integers: beyond 2^53, converting
     the values to floats first would merge or move some (1e17 + 10 and 1e17 + 16 are one
-    float), and their differences with them."""
+    float), and their differences with them. ``bounds``: whole numbers to scale by instead
+    of the column's own min and max (see :func:`_whole`)."""
     missing = series.isna().to_numpy()
     if missing.any():
         raise ValueError(
@@ -115,14 +128,22 @@ def _scale_integers(series: pd.Series, label: str) -> NDArray[np.float64]:
             "rows first"
         )
     unsigned = pd.api.types.is_unsigned_integer_dtype(series.dtype)
-    return _exact_min_max(series.to_numpy(dtype=np.uint64 if unsigned else np.int64))
+    ticks = series.to_numpy(dtype=np.uint64 if unsigned else np.int64)
+    if bounds is None:
+        return _exact_min_max(ticks)
+    lo, hi = int(bounds[0]), int(bounds[1])
+    if ticks.size:
+        _refuse_outside(label, int(ticks.min()), int(ticks.max()), (lo, hi))
+    return _exact_min_max(ticks, lo, hi)
 
 
-def _exact_min_max(ticks: NDArray[Any]) -> NDArray[np.float64]:
-    """``(x - min) / (max - min)`` of 64-bit integers, each difference exact before its one
-    rounding: as unsigned integers they lie in [0, 2**64) even when max - min exceeds the
-    int64 range (uint64 arithmetic wraps)."""
-    lo, hi = int(ticks.min()), int(ticks.max())
+def _exact_min_max(ticks: NDArray[Any], lo: int | None = None,
+                   hi: int | None = None) -> NDArray[np.float64]:
+    """``(x - lo) / (hi - lo)`` of 64-bit integers, by default their own min and max, each
+    difference exact before its one rounding: as unsigned integers they lie in [0, 2**64)
+    even when hi - lo exceeds the int64 range (uint64 arithmetic wraps)."""
+    if lo is None or hi is None:
+        lo, hi = int(ticks.min()), int(ticks.max())
     offsets = ticks.astype(np.uint64) - np.uint64(lo % 2**64)
     span = float(hi - lo)
     return offsets.astype(np.float64) / span if span > 0 else np.zeros(len(ticks))
@@ -247,6 +268,14 @@ def refuse_ranges_of_others(ranges: Mapping[str, tuple[float, float]] | None,
                 f"columns only: drop {column!r} from sensitive_ranges")
 
 
+def exact_number(value: Any) -> float:
+    """A column's extreme as a Python number: an int where it is an integer (a float64
+    would merge integers beyond 2^53; :func:`scale_column` scales by whole bounds exactly)."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        return int(value)
+    return float(value)
+
+
 def numeric_scales(data: pd.DataFrame, columns: Sequence[str], hierarchies: Mapping[str, Any],
                    metric: Any, ranges: Mapping[str, tuple[float, float]] | None,
                    ) -> dict[str, tuple[float, float]]:
@@ -259,8 +288,8 @@ def numeric_scales(data: pd.DataFrame, columns: Sequence[str], hierarchies: Mapp
     for column in columns:
         if column in hierarchies or not is_number(data[column].dtype):
             continue
-        scales[column] = fixed.get(column) or (float(data[column].min()),
-                                               float(data[column].max()))
+        scales[column] = fixed.get(column) or (exact_number(data[column].min()),
+                                               exact_number(data[column].max()))
     return scales
 
 

@@ -20,6 +20,7 @@ from proxanon.generalize import load_hierarchies
 from proxanon.hierarchy import Hierarchy
 from proxanon.tables import (
     encode_sensitive,
+    exact_number,
     is_number,
     refuse_ranges_of_others,
     role_columns,
@@ -69,7 +70,9 @@ def global_ranges(minima: pd.Series, maxima: pd.Series,
     """The ranges the numeric sensitive columns are scaled by: the whole table's (min, max)
     per column, but those :func:`proxanon.tables.scale_ranges` fixes for ``metric``. An
     infinite value is refused by column, as one machine refuses it."""
-    own = {c: (float(minima[c]), float(maxima[c])) for c in minima.index}
+    # Integers stay exact (a float64 merges those beyond 2^53): scale_column scales an
+    # integer column by whole-number bounds exactly.
+    own = {c: (exact_number(minima[c]), exact_number(maxima[c])) for c in minima.index}
     for column, (low, high) in own.items():
         if not (math.isfinite(low) and math.isfinite(high)):
             raise ValueError(
