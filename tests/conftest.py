@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from importlib import resources
 from pathlib import Path
 
@@ -59,6 +60,24 @@ def brute_distance(x: NDArray[np.float64], y: NDArray[np.float64], metric: str,
 def brute_neighbours(x: NDArray[np.float64], y: NDArray[np.float64], metric: str,
                      w: NDArray[np.float64], eps: float) -> bool:
     return brute_distance(x, y, metric, w) <= eps + 1e-9 * max(1.0, eps)
+
+
+def brute_classes_satisfy(sens: NDArray[np.float64], classes: NDArray[np.int64], k: int,
+                          epsilon: float, delta: float) -> bool:
+    """(ε, δ)^k-dissimilarity of ``classes`` over sensitive values already on [0, 1], L1 with
+    equal weights (SPEC §1-2), pair by pair."""
+    weights = np.full(sens.shape[1], 1.0 / sens.shape[1])
+    for c in np.unique(classes):
+        rows = np.flatnonzero(classes == c)
+        if rows.size < k:
+            return False
+        allowed = math.floor((1 - delta) * (rows.size - 1) + 1e-9)
+        for a in rows:
+            near = sum(brute_neighbours(sens[a], sens[b], "l1", weights, epsilon)
+                       for b in rows if b != a)
+            if near > allowed:
+                return False
+    return True
 
 
 def brute_potential(sensitive: NDArray[np.float64], groups: NDArray[np.int64], metric: str,

@@ -4,8 +4,6 @@ utility is no worse than that cut's."""
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -17,7 +15,7 @@ from proxanon.datasets import load_adult
 from proxanon.evaluate import count_query_error, gcp
 from proxanon.tables import scale_sensitive
 
-from .conftest import brute_neighbours
+from .conftest import brute_classes_satisfy
 
 QI = ["sex", "age"]
 SA = ["income", "hours"]
@@ -44,19 +42,7 @@ def small_tables(draw: st.DrawFn) -> tuple[pd.DataFrame, int, float, float]:
 def brute_satisfied(frame: pd.DataFrame, classes: np.ndarray, k: int, epsilon: float,
                     delta: float) -> bool:
     """(ε, δ)^k-dissimilarity of the published classes (SPEC §1), pair by pair."""
-    sens = scale_sensitive(frame, SA)
-    weights = np.full(len(SA), 1.0 / len(SA))
-    for c in np.unique(classes):
-        rows = np.flatnonzero(classes == c)
-        if rows.size < k:
-            return False
-        allowed = math.floor((1 - delta) * (rows.size - 1) + 1e-9)
-        for a in rows:
-            near = sum(brute_neighbours(sens[a], sens[b], "l1", weights, epsilon)
-                       for b in rows if b != a)
-            if near > allowed:
-                return False
-    return True
+    return brute_classes_satisfy(scale_sensitive(frame, SA), classes, k, epsilon, delta)
 
 
 def published_classes(result) -> np.ndarray:

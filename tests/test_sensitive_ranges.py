@@ -4,8 +4,6 @@ their own, the same way by ``anonymize`` (its own audit included, after suppress
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -13,7 +11,7 @@ from hypothesis import given, settings
 
 from proxanon import Hierarchy, InfeasibleError, anonymize, audit
 
-from .conftest import brute_neighbours
+from .conftest import brute_classes_satisfy
 from .test_candidates import QI, SA, small_tables
 
 #: Wider than any column small_tables draws (incomes to 7,000, hours to 50).
@@ -25,18 +23,7 @@ def brute_satisfied_on(frame: pd.DataFrame, classes: np.ndarray, k: int, epsilon
     """(ε, δ)^k-dissimilarity with every sensitive column scaled by RANGES, pair by pair."""
     sens = np.column_stack([(frame[c].to_numpy() - RANGES[c][0]) / (RANGES[c][1] - RANGES[c][0])
                             for c in SA])
-    weights = np.full(len(SA), 1.0 / len(SA))
-    for c in np.unique(classes):
-        rows = np.flatnonzero(classes == c)
-        if rows.size < k:
-            return False
-        allowed = math.floor((1 - delta) * (rows.size - 1) + 1e-9)
-        for a in rows:
-            near = sum(brute_neighbours(sens[a], sens[b], "l1", weights, epsilon)
-                       for b in rows if b != a)
-            if near > allowed:
-                return False
-    return True
+    return brute_classes_satisfy(sens, classes, k, epsilon, delta)
 
 
 def check_published_on_ranges(frame: pd.DataFrame, k: int, epsilon: float, delta: float,
