@@ -1,11 +1,14 @@
 #include "proxanon/specialize.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <tuple>
 #include <stdexcept>
+#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 
@@ -13,6 +16,7 @@
 #include "proxanon/cover_split.hpp"
 #include "proxanon/interrupt.hpp"
 #include "proxanon/ordering.hpp"
+#include "proxanon/parallel.hpp"
 #include "proxanon/part_check.hpp"
 #include "proxanon/published_key.hpp"
 #include "proxanon/tuple_counts.hpp"
@@ -61,6 +65,10 @@ struct Part {
     }
 };
 
+/// A class of a pass: its rows, its record, and whether a split made it (here, not by the
+/// caller).
+using Entry = std::tuple<std::vector<std::int32_t>, Part, bool>;
+
 /// One way of splitting a class: `rows` holds the kept parts, then the remainder.
 struct Split {
     std::vector<std::int32_t> rows;
@@ -68,6 +76,24 @@ struct Split {
     std::size_t kept_rows = 0;
     double loss = 0.0;
     std::int64_t violations = 0;  ///< of all parts (read by the failing split only)
+};
+
+/// A class's run (its whole subtree of splits) on the published tuples as a pass began
+/// (speculation, see specialize.hpp): what it read there, what it changed, and what it made,
+/// to be committed in the classes' order where what it read is still so.
+struct Speculation {
+    const TupleCounts* published = nullptr;                   ///< the pass's snapshot
+    const std::unordered_set<Key, KeyHash>* balanced = nullptr;  ///< the pass's snapshot
+    std::unordered_map<Key, std::int64_t, KeyHash> seen;      ///< per tuple asked: its count there
+    std::unordered_map<Key, std::int64_t, KeyHash> own;       ///< per tuple: the run's changes
+    std::vector<std::pair<Key, std::int64_t>> changes;        ///< the run's changes, in order
+    std::unordered_set<Key, KeyHash> balanced_own;            ///< balanced tuples the run added
+    std::vector<Key> balanced_added;                          ///< the same, in order
+    std::vector<Key> balanced_unseen;  ///< tuples asked whether balanced, in neither set
+    std::size_t allowance = 0;  ///< the largest work allowance of a balanced or covering split
+    std::size_t work = 0;       ///< work done by the run
+    std::vector<Entry> done;    ///< the classes it leaves, in order
+    std::int64_t splits = 0;
 };
 
 class Specializer {
@@ -78,10 +104,65 @@ public:
           published_(2 * qi.dimensions()),
           budget_(budget) {}
 
+    const MondrianParams& params() const { return params_; }
+
+    /// Work done: the specializer's own and its checks' (since a speculation began).
+    std::size_t work() const { return work_ + check_.work() - check_start_; }
+
     /// Whether the work allowed is spent, asked between rounds of a split's search: no split
     /// is then searched any further (the splits made stand; the split being searched is
     /// dropped, or kept if its last round completed it).
-    bool spent() const { return work_ + check_.work() > budget_; }
+    bool spent() const { return work() > budget_; }
+
+    /// From here on, runs on `record`'s snapshot as though `work` had been done, recording
+    /// into it (nullptr: on its own tuples again). The checks' work so far is not counted.
+    void speculate(Speculation* record, std::size_t work) {
+        spec_ = record;
+        work_ = work;
+        check_start_ = check_.work();
+    }
+
+    /// Whether `record`'s run (on a snapshot of this specializer's tuples, from the work done
+    /// then) would run alike from here: every tuple it asked about has the count it saw, no
+    /// tuple it asked whether balanced became so, and the work allowed could not stop it
+    /// (its work and its largest split allowance on top of the work done now stay below the
+    /// budget: no spent() nor any cap of balanced_parts and covering_parts then differs).
+    bool holds(const Speculation& record) const {
+        for (const auto& [key, count] : record.seen) {
+            if (published_.get(key) != count) return false;
+        }
+        for (const Key& key : record.balanced_unseen) {
+            if (balanced_.count(key) != 0) return false;
+        }
+        const std::size_t now = work();
+        return now < budget_ && record.work < budget_ - now && record.allowance < budget_ - now - record.work;
+    }
+
+    /// Applies what `record`'s run changed, as that run would have (holds() first).
+    void commit(const Speculation& record) {
+        for (const auto& [key, delta] : record.changes) published_.add(key, delta);
+        for (const Key& key : record.balanced_added) balanced_.insert(key);
+        work_ += record.work;
+    }
+
+    const TupleCounts& published() const { return published_; }
+    const std::unordered_set<Key, KeyHash>& balanced_tuples() const { return balanced_; }
+
+    /// Whether a balanced split made a part publishing `key`.
+    bool balanced_tuple(const Key& key) const {
+        if (spec_ == nullptr) return balanced_.count(key) != 0;
+        if (spec_->balanced_own.count(key) != 0 || spec_->balanced->count(key) != 0) return true;
+        spec_->balanced_unseen.push_back(key);
+        return false;
+    }
+
+    void add_balanced(const Key& key) {
+        if (spec_ == nullptr) {
+            balanced_.insert(key);
+        } else if (spec_->balanced_own.insert(key).second) {
+            spec_->balanced_added.push_back(key);
+        }
+    }
 
     /// The part rows[begin, end): its tuple, loss and, with `checked`, its violating rows
     /// (a class too small to split is never checked: its count stays 0, unread).
@@ -117,13 +198,19 @@ public:
         return worst;
     }
 
-    void publish(const Key& key) { published_.add(key, 1); }
+    void publish(const Key& key) { change(key, 1); }
 
-    bool taken(const Key& key) const { return published_.get(key) > 0; }
+    bool taken(const Key& key) const {
+        if (spec_ == nullptr) return published_.get(key) > 0;
+        const std::int64_t count = spec_->published->get(key);
+        spec_->seen.try_emplace(key, count);
+        const auto own = spec_->own.find(key);
+        return count + (own == spec_->own.end() ? 0 : own->second) > 0;
+    }
 
     /// Replaces the tuple of a class by those of its parts.
     void replace(const Key& old, const std::vector<Part>& parts) {
-        published_.add(old, -1);
+        change(old, -1);
         for (const Part& part : parts) publish(part.key);
     }
 
@@ -524,20 +611,34 @@ public:
     /// The balanced split (balanced_split.hpp) of failing class `rows` (record `top`), kept
     /// where the failing target's invariants hold (kept()).
     std::optional<Split> balanced(const std::vector<std::int32_t>& rows, const Part& top) {
-        const std::size_t cap = budget_ > check_.work() ? budget_ - check_.work() : 0;  // work_ may reach it
+        const std::size_t checks = check_.work() - check_start_;
+        const std::size_t cap = budget_ > checks ? budget_ - checks : 0;  // work_ may reach it
+        if (spec_ != nullptr) spec_->allowance = std::max(spec_->allowance, kBalancedWorkPerRow * rows.size());
         return kept(rows, top, balanced_parts(rows, qi_, nb_, params_.k, params_.delta, publishable(top), work_, cap));
     }
 
     /// The covering split (cover_split.hpp) of failing class `rows` (record `top`) into parts
     /// of at most `most` rows (but the one keeping its tuple), kept where the failing target's invariants hold (kept()).
     std::optional<Split> covering(const std::vector<std::int32_t>& rows, const Part& top, std::size_t most) {
-        const std::size_t cap = budget_ > check_.work() ? budget_ - check_.work() : 0;  // work_ may reach it
+        const std::size_t checks = check_.work() - check_start_;
+        const std::size_t cap = budget_ > checks ? budget_ - checks : 0;  // work_ may reach it
+        if (spec_ != nullptr) spec_->allowance = std::max(spec_->allowance, kCoverWorkPerRow * rows.size());
         const FreeKey free = [&](const Key& key) { return !taken(key); };
         return kept(rows, top, covering_parts(rows, top.key, qi_, keys_, nb_, params_.k, params_.delta, most, free,
                                               publishable(top), work_, cap));
     }
 
 private:
+    /// Adds `delta` to the classes publishing `key` (on a speculation: to its own changes).
+    void change(const Key& key, std::int64_t delta) {
+        if (spec_ == nullptr) {
+            published_.add(key, delta);
+            return;
+        }
+        spec_->own[key] += delta;
+        spec_->changes.emplace_back(key, delta);
+    }
+
     /// Whether a set of rows of class `top` would publish a tuple of its own (or `top`'s).
     Publishable publishable(const Part& top) {
         return [this, &top](const std::vector<std::int32_t>& set) {
@@ -589,6 +690,8 @@ private:
     PartChecker check_;
     const MondrianParams& params_;
     TupleCounts published_;  ///< tuple -> classes publishing it
+    std::unordered_set<Key, KeyHash> balanced_;  ///< tuples of the parts balanced splits made
+    Speculation* spec_ = nullptr;  ///< where a speculation reads and records, if one runs
     std::vector<std::int32_t> scratch_;
     std::vector<std::pair<double, std::int32_t>> by_value_;  ///< scratch of order_by_value()
     std::vector<std::uint64_t> sort_keys_, sort_spare_;      ///< scratch of order_by_value()
@@ -597,6 +700,92 @@ private:
     std::vector<std::int64_t> shed_rows_;  ///< per value: rows shed so far in a round (Relief)
     std::size_t budget_;                ///< work allowed (checks' and the specializer's own)
     std::size_t work_ = 0;              ///< adjacency tests made here, outside the checks
+    std::size_t check_start_ = 0;       ///< the checks' work when the speculation began
+};
+
+/// What a pass tells every class it tries.
+struct Round {
+    SpecializeTarget target;
+    std::size_t pass;
+    std::size_t n;  ///< rows of the table
+};
+
+/// Class `entry` of a pass tried, and the parts its splits make tried in turn, depth first
+/// (a split's parts in order): the classes left appended to `done`, the splits counted.
+void split_class(Specializer& specializer, Entry entry, const Round& round, std::vector<Entry>& done,
+                 std::int64_t& splits) {
+    const MondrianParams& params = specializer.params();
+    const SpecializeTarget target = round.target;
+    const std::size_t n = round.n;
+    std::vector<Entry> stack;
+    stack.push_back(std::move(entry));
+    while (!stack.empty()) {
+        auto [rows, whole, made] = std::move(stack.back());
+        const bool from_balanced = specializer.balanced_tuple(whole.key) && made;
+        bool balanced = false;
+        stack.pop_back();
+        poll(params.interrupt);
+        std::optional<Split> split;
+        if (rows.size() >= 2 * params.k && !specializer.spent()) {
+            if (target == SpecializeTarget::Failing && whole.violations > 0) {
+                split = specializer.best_failing(rows, whole, 0);
+                // The balanced split is tried in the first pass, and on its own parts
+                // only while they hold more than 2% of the table's rows (issue 11's
+                // bound; they are no riskier than their class already).
+                if (!split && round.pass == 0 && (!from_balanced || rows.size() > largest_class_rows(n)) && !specializer.spent()) {
+                    split = specializer.balanced(rows, whole);
+                    balanced = split.has_value();
+                }
+            } else if (target == SpecializeTarget::Covering) {
+                // A class of the table, failing, above 2% of its rows (issue 11's
+                // bound): the covering split, into parts of at most 2% (but the
+                // one keeping the class's tuple).
+                if (round.pass == 0 && !made && whole.violations > 0 && rows.size() > largest_class_rows(n)) {
+                    split = specializer.covering(rows, whole, largest_class_rows(n));
+                }
+            } else if (target == SpecializeTarget::Passing || made) {
+                split = specializer.best(rows, whole, 0);
+            }
+        }
+        if (!split) {
+            done.emplace_back(std::move(rows), std::move(whole), made);
+            continue;
+        }
+        ++splits;
+        specializer.replace(whole.key, split->parts);
+        if (balanced) {
+            for (const Part& part : split->parts) specializer.add_balanced(part.key);
+        }
+        for (auto it = split->parts.rbegin(); it != split->parts.rend(); ++it) {
+            std::vector<std::int32_t> part_rows(split->rows.begin() + static_cast<std::ptrdiff_t>(it->begin),
+                                                split->rows.begin() + static_cast<std::ptrdiff_t>(it->end));
+            Part part = *it;
+            part.begin = 0;
+            part.end = part_rows.size();
+            stack.emplace_back(std::move(part_rows), std::move(part), true);
+        }
+    }
+}
+
+/// A specializer for one thread's speculations: its own checks, scratch and polls, which
+/// throw once `stopping`; the calling thread's (`caller` given) polls the caller's interrupt
+/// too, which no other thread may.
+struct Speculator {
+    Speculator(const LossModel& qi, const std::vector<std::vector<std::int32_t>>& node_keys,
+               const Neighbours& neighbours, const MondrianParams& checks, std::size_t budget,
+               const std::atomic<bool>& stopping, Interrupt* caller)
+        : interrupt([caller] { poll(caller); return false; },
+                    [&stopping] { return stopping.load(std::memory_order_relaxed); }),
+          params(polled_by(checks, &interrupt)), specializer(qi, node_keys, neighbours, params, budget) {}
+
+    static MondrianParams polled_by(MondrianParams checks, Interrupt* polled) {
+        checks.interrupt = polled;
+        return checks;
+    }
+
+    Interrupt interrupt;
+    MondrianParams params;
+    Specializer specializer;
 };
 
 }  // namespace
@@ -631,7 +820,8 @@ std::size_t checked_classes(const LossModel& qi, const std::vector<std::vector<s
 
 SpecializeResult specialize(const LossModel& qi, const std::vector<std::vector<std::int32_t>>& node_keys,
                             const Neighbours& neighbours, const std::vector<std::int32_t>& classes,
-                            const MondrianParams& params, SpecializeTarget target, std::size_t work_per_row) {
+                            const MondrianParams& params, SpecializeTarget target, std::size_t work_per_row,
+                            std::size_t threads) {
     const std::size_t n = classes.size();
     const std::size_t count = checked_classes(qi, node_keys, neighbours, classes, params, target);
     std::vector<std::vector<std::int32_t>> members(count);
@@ -650,61 +840,62 @@ SpecializeResult specialize(const LossModel& qi, const std::vector<std::vector<s
 
     // A split frees its class's tuple for classes tried later, so passes repeat while any
     // class splits (at most kPasses).
-    // Per class: its rows, its record, and whether a split made it (here, not by the caller).
     SpecializeResult result;
-    std::vector<std::tuple<std::vector<std::int32_t>, Part, bool>> open, done, stack;
-    std::unordered_set<Key, KeyHash> balanced_tuples;  // of the parts that balanced splits made
+    std::vector<Entry> open, done;
     for (std::size_t c = 0; c < members.size(); ++c) open.emplace_back(std::move(members[c]), std::move(wholes[c]), false);
+    // Per thread beyond the caller's: a specializer of its own for speculations, stopped
+    // (its polls throw) once the pass's in_order() returns.
+    std::atomic<bool> stopping{false};
+    std::vector<std::unique_ptr<Speculator>> speculators;
     for (std::size_t pass = 0; pass < kPasses && !open.empty(); ++pass) {
         const std::int64_t before = result.splits;
-        for (auto& entry : open) {
-            stack.push_back(std::move(entry));
-            while (!stack.empty()) {
-                auto [rows, whole, made] = std::move(stack.back());
-                const bool from_balanced = balanced_tuples.count(whole.key) != 0 && made;
-                bool balanced = false;
-                stack.pop_back();
-                poll(params.interrupt);
-                std::optional<Split> split;
-                if (rows.size() >= 2 * params.k && !specializer.spent()) {
-                    if (target == SpecializeTarget::Failing && whole.violations > 0) {
-                        split = specializer.best_failing(rows, whole, 0);
-                        // The balanced split is tried in the first pass, and on its own parts
-                        // only while they hold more than 2% of the table's rows (issue 11's
-                        // bound; they are no riskier than their class already).
-                        if (!split && pass == 0 && (!from_balanced || rows.size() > largest_class_rows(n)) && !specializer.spent()) {
-                            split = specializer.balanced(rows, whole);
-                            balanced = split.has_value();
-                        }
-                    } else if (target == SpecializeTarget::Covering) {
-                        // A class of the table, failing, above 2% of its rows (issue 11's
-                        // bound): the covering split, into parts of at most 2% (but the
-                        // one keeping the class's tuple).
-                        if (pass == 0 && !made && whole.violations > 0 && rows.size() > largest_class_rows(n)) {
-                            split = specializer.covering(rows, whole, largest_class_rows(n));
-                        }
-                    } else if (target == SpecializeTarget::Passing || made) {
-                        split = specializer.best(rows, whole, 0);
+        const Round round{target, pass, n};
+        const std::size_t workers = std::min(thread_count(threads), open.size());
+        if (workers <= 1) {
+            for (auto& entry : open) split_class(specializer, std::move(entry), round, done, result.splits);
+        } else {
+            // Speculate in parallel on the pass's snapshot, commit in the classes' order, and
+            // run again on what is committed a class whose speculation no longer holds.
+            const TupleCounts snapshot = specializer.published();
+            const std::unordered_set<Key, KeyHash> balanced = specializer.balanced_tuples();
+            const std::size_t work = specializer.work();
+            if (speculators.size() < workers) speculators.resize(workers);  // made on first use
+            std::vector<Speculation> records(open.size());
+            stopping = false;
+            in_order(
+                open.size(), workers, params.interrupt, stopping,
+                [&](std::size_t slot, std::size_t i) {
+                    Speculation& record = records[i];
+                    record.published = &snapshot;
+                    record.balanced = &balanced;
+                    if (!speculators[slot]) {
+                        speculators[slot] = std::make_unique<Speculator>(qi, node_keys, neighbours, params, budget,
+                                                                         stopping, slot == 0 ? params.interrupt : nullptr);
                     }
-                }
-                if (!split) {
-                    done.emplace_back(std::move(rows), std::move(whole), made);
-                    continue;
-                }
-                ++result.splits;
-                specializer.replace(whole.key, split->parts);
-                if (balanced) {
-                    for (const Part& part : split->parts) balanced_tuples.insert(part.key);
-                }
-                for (auto it = split->parts.rbegin(); it != split->parts.rend(); ++it) {
-                    std::vector<std::int32_t> part_rows(split->rows.begin() + static_cast<std::ptrdiff_t>(it->begin),
-                                                        split->rows.begin() + static_cast<std::ptrdiff_t>(it->end));
-                    Part part = *it;
-                    part.begin = 0;
-                    part.end = part_rows.size();
-                    stack.emplace_back(std::move(part_rows), std::move(part), true);
-                }
-            }
+                    Specializer& own = speculators[slot]->specializer;
+                    own.speculate(&record, work);
+                    try {
+                        split_class(own, Entry(open[i]), round, record.done, record.splits);
+                    } catch (...) {
+                        speculators[slot].reset();  // its scratch may be left mid-use: a new one next time
+                        throw;
+                    }
+                    record.work = own.work() - work;
+                    own.speculate(nullptr, 0);
+                },
+                [&](std::size_t i) {
+                    Speculation& record = records[i];
+                    if (!specializer.holds(record)) return false;
+                    specializer.commit(record);
+                    result.splits += record.splits;
+                    for (Entry& entry : record.done) done.push_back(std::move(entry));
+                    record = Speculation{};
+                    return true;
+                },
+                [&](std::size_t i) {
+                    records[i] = Speculation{};
+                    split_class(specializer, std::move(open[i]), round, done, result.splits);
+                });
         }
         open = std::move(done);
         done.clear();

@@ -207,7 +207,7 @@ std::int64_t vacate(const LossModel& qi, const std::vector<std::vector<std::int3
 
 SpecializeResult cover_failing(const LossModel& qi, const std::vector<std::vector<std::int32_t>>& node_keys,
                                const Neighbours& neighbours, std::vector<std::int32_t> classes,
-                               const MondrianParams& params) {
+                               const MondrianParams& params, std::size_t threads) {
     const std::size_t n = classes.size(), most = largest_class_rows(n);
     // specialize()'s checks, before vacate() reads the classes (it takes their ids as given).
     checked_classes(qi, node_keys, neighbours, classes, params, SpecializeTarget::Covering);
@@ -224,7 +224,8 @@ SpecializeResult cover_failing(const LossModel& qi, const std::vector<std::vecto
         const std::int64_t emptied = vacate(qi, node_keys, neighbours, classes, params, most, failing_large);
         std::int64_t splits = 0;
         if (failing_large > 0) {  // where every class above 2% passes, the covering split deals none
-            SpecializeResult covered = specialize(qi, node_keys, neighbours, classes, params, SpecializeTarget::Covering);
+            SpecializeResult covered = specialize(qi, node_keys, neighbours, classes, params, SpecializeTarget::Covering,
+                                                   kSpecializeWorkPerRow, threads);
             classes = std::move(covered.classes);
             splits = covered.splits;
             result.stopped = result.stopped || covered.stopped;

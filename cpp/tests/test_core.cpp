@@ -1068,6 +1068,42 @@ void test_specialize_against_brute_force() {
     }
 }
 
+/// Classes speculated on in parallel and committed in order (specialize.hpp): 2 and 3
+/// threads make the classes one thread makes, for the passing and the failing target, from
+/// one class and from 50 (one per value of the numeric column), and where the work allowed
+/// runs out midway (speculations then fail to hold and are run again).
+void test_specialize_same_for_any_thread_count() {
+    const std::size_t n = 4000, k = 5;
+    const std::vector<double> qi = two_column_qis(n, 11);
+    const LossModel loss = two_column_loss(qi);
+    const std::vector<std::int32_t> keys = eight_leaf_keys();
+    const Distance distance(Metric::L1, {1.0}, 0.02);
+    std::vector<std::int32_t> bands(n);
+    for (std::size_t r = 0; r < n; ++r) bands[r] = static_cast<std::int32_t>(qi[2 * r + 1]);
+    const std::vector<std::int32_t> whole(n, 0);
+    std::int64_t splits = 0;
+    for (const SpecializeTarget target : {SpecializeTarget::Passing, SpecializeTarget::Failing}) {
+        const bool failing = target == SpecializeTarget::Failing;
+        // Failing: three crowded levels, every row violating at delta 0.8.
+        const std::vector<double> sens = random_levels(n, 1, failing ? 2 : 40, 29);
+        const ValueTable table = ValueTable::from_rows(sens.data(), n, 1);
+        const Neighbours nb = Neighbours::build(table, distance, Structure::Graph, kMaxGraphEntries);
+        const MondrianParams params = dissimilarity_checks(k, failing ? 0.8 : 0.7);
+        const std::vector<std::int32_t>* starts[] = {&whole, &bands};
+        for (const std::vector<std::int32_t>* start : starts) {
+            for (const std::size_t per_row : {std::size_t{4}, std::size_t{64}, kSpecializeWorkPerRow}) {
+                const SpecializeResult one = specialize(loss, {keys, {}}, nb, *start, params, target, per_row, 1);
+                splits += one.splits;
+                for (const std::size_t threads : {std::size_t{2}, std::size_t{3}}) {
+                    const SpecializeResult more = specialize(loss, {keys, {}}, nb, *start, params, target, per_row, threads);
+                    CHECK(more.classes == one.classes && more.splits == one.splits && more.stopped == one.stopped);
+                }
+            }
+        }
+    }
+    CHECK(splits > 1000);
+}
+
 /// The largest D_G(v) over a class's rows, times (|G| - 1) of `other`, compared by cross
 /// products: whether risk(rows) <= risk(other) (SPEC §2), pair by pair.
 bool brute_no_riskier(const std::vector<std::size_t>& rows, const std::vector<std::size_t>& other,
@@ -1639,6 +1675,7 @@ int main() {
     test_swap_loop_settles_repeated_searches_exactly();
     test_specialize_against_brute_force();
     test_failing_specialize_against_brute_force();
+    test_specialize_same_for_any_thread_count();
     test_absorb_moves_rows_to_covering_classes();
     test_absorb_is_the_same_over_any_structure();
     test_absorb_from_failing_classes_against_brute_force();

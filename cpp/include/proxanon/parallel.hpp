@@ -1,8 +1,13 @@
-// Independent per-item work spread over threads (row degrees of the implicit structures).
+// Independent per-item work spread over threads (row degrees of the implicit structures),
+// and items that read what earlier ones wrote run in order by speculation (specialize.hpp).
 #pragma once
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstddef>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -39,6 +44,87 @@ void parallel_for(std::size_t count, std::size_t threads, Interrupt* interrupt, 
         }
         for (std::size_t i = start; i < std::min(end, start + share); ++i) f(i);
         for (auto& worker : pool) worker.join();
+    }
+}
+
+/// Items 0 .. count-1 that may read what earlier ones wrote, run with the results of running
+/// them one after another on the calling thread, on up to `threads` threads (0: the
+/// hardware's) by speculation. Threads take the items in order, each the next one no thread
+/// has taken: `speculate(slot, i)` runs item i on the state as it was before the first item
+/// into a record of its own, on the thread's context `slot` (0 the calling thread's, 1 ..
+/// threads-1 the others'), and may throw (on another thread the item is then run instead;
+/// on the calling thread, which may poll `interrupt` there, the exception leaves). The calling thread
+/// completes the items in order: an item no thread has taken it runs itself with `run(i)`,
+/// on the state the items before it left; another's it waits for (speculating on the next
+/// free item meanwhile, and polling `interrupt`), then `commit(i)` applies the record where
+/// it still holds (true) or else `run(i)` runs the item. With one thread every item is run,
+/// in order. `run` and `commit` run on the calling thread only, and may throw: `stop` is
+/// set when this returns or throws, after which speculations should end soon (throw), and
+/// the threads are joined. Unlike parallel_for's fixed shares, items go to whichever thread
+/// is free, so one long item holds up no others.
+template <typename Speculate, typename Commit, typename Run>
+void in_order(std::size_t count, std::size_t threads, Interrupt* interrupt, std::atomic<bool>& stop,
+              Speculate&& speculate, Commit&& commit, Run&& run) {
+    threads = std::min(thread_count(threads), count);
+    std::atomic<std::size_t> next{0};  // the first item no thread has taken
+    std::mutex mutex;
+    std::condition_variable finished;
+    std::vector<char> ready(count, 0), held(count, 0);  // guarded by `mutex`
+    // Takes the next free item and speculates on it; false when none is left.
+    const auto take = [&](std::size_t slot) {
+        const std::size_t i = next.fetch_add(1);
+        if (i >= count) return false;
+        bool ok = false;
+        if (!stop.load()) {
+            try {
+                speculate(slot, i);
+                ok = true;
+            } catch (...) {
+                if (slot == 0) throw;  // the calling thread's (its polls of `interrupt`)
+            }
+        }
+        {
+            const std::lock_guard<std::mutex> lock(mutex);
+            ready[i] = 1;
+            held[i] = ok ? 1 : 0;
+        }
+        finished.notify_all();
+        return true;
+    };
+    struct Pool {
+        std::atomic<bool>& stop;
+        std::vector<std::thread> threads;
+        ~Pool() {
+            stop = true;
+            for (std::thread& thread : threads) thread.join();
+        }
+    } pool{stop, {}};
+    for (std::size_t slot = 1; slot < threads; ++slot) {
+        pool.threads.emplace_back([&take, &stop, slot] {
+            while (!stop.load() && take(slot)) {
+            }
+        });
+    }
+    for (std::size_t i = 0; i < count; ++i) {
+        std::size_t expected = i;
+        if (next.compare_exchange_strong(expected, i + 1)) {
+            run(i);
+            continue;
+        }
+        bool ok = false;
+        for (;;) {
+            {
+                std::unique_lock<std::mutex> lock(mutex);
+                if (next.load() >= count) finished.wait_for(lock, std::chrono::milliseconds(20), [&] { return ready[i] != 0; });
+                if (ready[i]) {
+                    ok = held[i] != 0;
+                    break;
+                }
+            }
+            poll(interrupt);
+            take(0);
+        }
+        if (!ok || !commit(i)) run(i);
     }
 }
 

@@ -71,9 +71,9 @@ std::int64_t vacate(const LossModel& qi, const std::vector<std::vector<std::int3
 /// Rounds of vacate(), the covering split and absorption from failing classes, as above;
 /// `splits` counts the classes split, emptied, and the rows absorbed (0: the table is as it
 /// was). Checks its arguments as specialize() does (checked_classes(), throws
-/// std::invalid_argument).
+/// std::invalid_argument). The covering splits run on `threads` threads (specialize()).
 SpecializeResult cover_failing(const LossModel& qi, const std::vector<std::vector<std::int32_t>>& node_keys,
                                const Neighbours& neighbours, std::vector<std::int32_t> classes,
-                               const MondrianParams& params);
+                               const MondrianParams& params, std::size_t threads = 1);
 
 }  // namespace proxanon
