@@ -17,11 +17,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import proxanon
-from proxanon import InfeasibleError, advise, anonymize, audit, partition
+from proxanon import InfeasibleError, advise, anonymize, audit, engine, partition
+from proxanon import _classes as classes_module
+from proxanon import _steps as steps
 from proxanon._beside import Beside
 from proxanon.datasets import load_adult
 
 THREADS = (1, 2, 3)
+#: The steps of ``run_specialize`` that split classes (the others absorb rows).
+SPLITS = ("split", "split_failing", "cover_failing")
 
 
 def same_anonymization(a: proxanon.Anonymization, b: proxanon.Anonymization) -> None:
@@ -57,6 +61,40 @@ def test_adult_default_path_same_for_any_thread_count(adult_taxonomies, epsilon,
     assert set(results[0].report.candidates)  # both candidates were compared
     for other in results[1:]:
         same_anonymization(results[0], other)
+
+
+def test_specialize_same_for_any_thread_count(adult_taxonomies, monkeypatch):
+    """Specialization speculates on classes in parallel and commits them in order
+    (cpp/include/proxanon/specialize.hpp): Adult with the ARX taxonomies at (0.1, 0.8), best
+    effort, splits hundreds of classes in each of its steps (split, split_failing,
+    cover_failing). The published table is the same for 1, 2 and 3 threads, and so is every
+    specialization call of the one-thread run made again on 2 and 3 threads."""
+    data, common = adult_taxonomies
+    calls = []
+    specialize = engine.run_specialize
+
+    def recorded(classes, *args, **kwargs):  # type: ignore[no-untyped-def]
+        out = specialize(classes, *args, **kwargs)
+        calls.append((classes, args, kwargs, out))
+        return out
+
+    with monkeypatch.context() as patch:
+        for module in (steps, classes_module):
+            patch.setattr(module, "run_specialize", recorded)
+        first = anonymize(data, epsilon=0.1, delta=0.8, on_infeasible="best_effort",
+                          n_threads=1, **common)
+    splitting = [c for c in calls if c[2].get("step", "split") in SPLITS]
+    assert {c[2].get("step", "split") for c in splitting} == set(SPLITS)
+    assert sum(c[3][1] for c in splitting) > 1000
+    for classes, args, kwargs, (groups, count) in splitting:
+        for threads in (2, 3):
+            again, again_count = specialize(classes, *args, **{**kwargs, "threads": threads})
+            np.testing.assert_array_equal(again, groups)
+            assert again_count == count
+    for threads in (2, 3):
+        same_anonymization(first, anonymize(data, epsilon=0.1, delta=0.8,
+                                            on_infeasible="best_effort", n_threads=threads,
+                                            **common))
 
 
 def test_continuous_and_suppression_same_for_any_thread_count():

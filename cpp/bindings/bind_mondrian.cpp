@@ -99,7 +99,8 @@ py::dict specialize_with(const RelationBuilder& build, std::size_t n, std::vecto
                          const DoubleArray& quasi_identifiers,
                          const std::vector<TaxonomySpec>& qi_taxonomies,
                          const std::vector<std::vector<std::int32_t>>& node_keys, std::size_t k,
-                         std::size_t l, bool dissimilarity, double delta, const std::string& step) {
+                         std::size_t l, bool dissimilarity, double delta, const std::string& step,
+                         std::size_t threads) {
     const std::optional<SpecializeTarget> target = specialize_target(step);
     const Matrix qi = as_matrix(quasi_identifiers, "quasi_identifiers");
     if (qi.rows != n || classes.size() != n) throw std::invalid_argument("classes, quasi_identifiers and the relation differ in rows");
@@ -120,9 +121,9 @@ py::dict specialize_with(const RelationBuilder& build, std::size_t n, std::vecto
                               step == "absorb_failing");
             result.classes = std::move(classes);
         } else if (*target == SpecializeTarget::Covering) {
-            result = cover_failing(loss, node_keys, neighbours, std::move(classes), params);
+            result = cover_failing(loss, node_keys, neighbours, std::move(classes), params, threads);
         } else {
-            result = specialize(loss, node_keys, neighbours, classes, params, *target);
+            result = specialize(loss, node_keys, neighbours, classes, params, *target, kSpecializeWorkPerRow, threads);
         }
     });
     py::dict out;
@@ -138,7 +139,7 @@ py::dict run_specialize(const Int32Array& classes, const DoubleArray& quasi_iden
                         const DoubleArray& sensitive, const std::string& metric,
                         const std::vector<double>& weights, std::optional<double> epsilon,
                         std::size_t k, std::size_t l, double delta, std::size_t max_graph_entries,
-                        const std::string& step) {
+                        const std::string& step, std::size_t threads) {
     const Matrix sa = as_matrix(sensitive, "sensitive");
     const Metric kind = parse_metric(metric);
     // The structure `Auto` picks, as the engine's, for checks only (no grid degrees): a set's
@@ -153,7 +154,7 @@ py::dict run_specialize(const Int32Array& classes, const DoubleArray& quasi_iden
                                       interrupt);
     };
     return specialize_with(build, sa.rows, to_vector(classes, "classes"), quasi_identifiers, qi_taxonomies,
-                           node_keys, k, l, epsilon.has_value(), delta, step);
+                           node_keys, k, l, epsilon.has_value(), delta, step, threads);
 }
 
 py::dict run_specialize_graph(const Int32Array& classes, const DoubleArray& quasi_identifiers,
@@ -161,12 +162,12 @@ py::dict run_specialize_graph(const Int32Array& classes, const DoubleArray& quas
                               const std::vector<std::vector<std::int32_t>>& node_keys,
                               const Int32Array& row_values, const Int64Array& offset_array,
                               const Int32Array& target_array, std::size_t k, double delta,
-                              const std::string& step) {
+                              const std::string& step, std::size_t threads) {
     Csr csr = to_csr(row_values, offset_array, target_array);
     const std::size_t n = csr.row_value.size();
     const RelationBuilder build = csr_relation(csr.row_value, csr.offsets, csr.targets);
     return specialize_with(build, n, to_vector(classes, "classes"), quasi_identifiers, qi_taxonomies, node_keys,
-                           k, 0, true, delta, step);
+                           k, 0, true, delta, step, threads);
 }
 
 }  // namespace
@@ -184,6 +185,7 @@ void register_mondrian(py::module_& mod) {
             py::arg("qi_taxonomies"), py::arg("node_keys"), py::arg("sensitive"), py::arg("metric"),
             py::arg("weights"), py::arg("epsilon"), py::arg("k"), py::arg("l"), py::arg("delta"),
             py::arg("max_graph_entries") = kMaxGraphEntries, py::arg("step") = "split",
+            py::arg("threads") = 1,
             "Split every class of at least 2k rows into checked parts publishing distinct finer "
             "tuples; the checks keep the epsilon graph where it holds at most max_graph_entries "
             "entries, else search a grid. step 'split_failing': split only failing classes, "
@@ -192,11 +194,12 @@ void register_mondrian(py::module_& mod) {
             "'absorb_failing': failing classes above the cap give rows too; 'cover_failing': "
             "deal failing classes above 2% of the rows into parts of at most 2%, in rounds "
             "that empty small classes publishing tuples those parts need and absorb again "
-            "(vacate.hpp).");
+            "(vacate.hpp). The splits run on `threads` threads (0: the hardware's), with the same "
+            "result for any number.");
     mod.def("specialize_graph", &run_specialize_graph, py::arg("classes"),
             py::arg("quasi_identifiers"), py::arg("qi_taxonomies"), py::arg("node_keys"),
             py::arg("row_value"), py::arg("offsets"), py::arg("targets"), py::arg("k"),
-            py::arg("delta"), py::arg("step") = "split",
+            py::arg("delta"), py::arg("step") = "split", py::arg("threads") = 1,
             "The same over a given relation: value id per row and CSR between values.");
     mod.def("absorb_cap", &absorb_cap, py::arg("n"), py::arg("k"),
             "Absorption's cap: the larger of 2k rows and 1/200 of the n rows (absorb.hpp).");

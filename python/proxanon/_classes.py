@@ -29,16 +29,17 @@ KeyInputs = tuple[NDArray[np.float64], list[tuple[NDArray[np.int32], int] | None
 def _specialize_classes(classes: NDArray[np.int64], formed_from: NDArray[np.int64],
                         columns: list[QIColumn], sens: NDArray[np.float64], relation: Relation,
                         k: int, eps: float | None, dlt: float | None, ell: int | None,
-                        inputs: KeyInputs | None = None
+                        inputs: KeyInputs | None = None, threads: int = 1
                         ) -> tuple[NDArray[np.int64], GroupSummary, NDArray[np.int64]]:
     """The published classes with every class of at least 2k rows split top-down into parts
     that pass the same checks and publish finer tuples no other class publishes (a taxonomy
     of several levels otherwise gathers many groups under one coarse node); see
     :func:`proxanon.engine.run_specialize`. Returns the classes, their summary, and per class
     the ``formed_from`` of the class it came from. ``inputs``: ``_published_key_inputs``
-    of ``columns`` where the caller has them."""
+    of ``columns`` where the caller has them; ``threads``: the threads the splits run on (the
+    same classes for any number)."""
     split, _ = run_specialize(classes, sens, k, eps, dlt, relation, ell,
-                              *(inputs or _published_key_inputs(columns)))
+                              *(inputs or _published_key_inputs(columns)), threads=threads)
     return split, summarize_groups(columns, split), _carried(formed_from, classes, split)
 
 
@@ -157,13 +158,13 @@ def _mondrian_cut(columns: list[QIColumn], sens: NDArray[np.float64], qi: NDArra
                   taxonomies: list[tuple[NDArray[np.int32], int] | None], relation: Relation,
                   k: int, eps: float | None, dlt: float | None, ell: int | None,
                   grid_checks: bool = True, max_graph_entries: int = MAX_GRAPH_ENTRIES,
-                  part: Partition | None = None) -> _Cut:
+                  part: Partition | None = None, threads: int = 1) -> _Cut:
     """Strict Mondrian's groups, those that publish the same values merged (one pass: a union
     keeps its tuple), classes of 2k rows or more specialized, giant classes' rows absorbed
     (:func:`_absorb_classes`), and their summary (``part.stats["merge_rounds"]``: 1 when the
     pass merged). Three native calls; O(n log n) per level of cuts. ``grid_checks``,
     ``max_graph_entries``: as :func:`proxanon.engine.run_mondrian`; ``part``: Mondrian's
-    groups where the caller has them already."""
+    groups where the caller has them already; ``threads``: specialization's."""
     if part is None:
         part = run_mondrian(sens, k, eps, dlt, relation, ell, qi, taxonomies, "best_effort",
                             time.perf_counter(), grid_checks, max_graph_entries)
@@ -175,7 +176,8 @@ def _mondrian_cut(columns: list[QIColumn], sens: NDArray[np.float64], qi: NDArra
     # publish one coarse node: split those classes top-down along the taxonomies.
     inputs = (qi, taxonomies, _node_keys(columns))
     start, summary, _ = _specialize_classes(merged, np.ones(int(merged.max()) + 1, np.int64),
-                                            columns, sens, relation, k, eps, dlt, ell, inputs)
+                                            columns, sens, relation, k, eps, dlt, ell, inputs,
+                                            threads)
     absorbed = _absorb_classes(start, columns, sens, relation, k, eps, dlt, ell, inputs)
     groups, summary = ((absorbed, summarize_groups(columns, absorbed)) if absorbed is not None
                        else (start, summary))

@@ -229,7 +229,7 @@ class _Steps:
                 if released.size == self.n_all else _published_key_inputs(columns))
         classes, summary, formed_from = _specialize_classes(
             classes, formed_from, columns, sens, rel, inputs.k, inputs.eps, inputs.dlt, None,
-            keys)
+            keys, self.threads_for(beside))
         times["specialize"] = time.perf_counter() - tic
         tic = time.perf_counter()
         absorbed = _absorb_classes(classes, columns, sens, rel, inputs.k, inputs.eps,
@@ -263,7 +263,7 @@ class _Steps:
                 if result.released.size == self.n_all
                 else _published_key_inputs(result.columns))
         classes, splits = run_specialize(result.classes, sens, k, eps, dlt, rel, None, *keys,
-                                         step="split_failing")
+                                         step="split_failing", threads=inputs.threads)
         seconds["specialize"] = seconds.get("specialize", 0.0) + time.perf_counter() - tic
         tic = time.perf_counter()
         absorbed = _absorb_classes(classes, result.columns, sens, rel, k, eps, dlt, None, keys,
@@ -274,7 +274,7 @@ class _Steps:
         if np.bincount(after).max() * 50 > after.size:  # a class above 2% of the rows
             tic = time.perf_counter()
             cover, covers = run_specialize(after, sens, k, eps, dlt, rel, None, *keys,
-                                           step="cover_failing")
+                                           step="cover_failing", threads=inputs.threads)
             seconds["specialize"] += time.perf_counter() - tic
             covered = cover if covers else None
         if not splits and absorbed is None and covered is None:
@@ -327,7 +327,8 @@ class _Steps:
         if part is None:
             return None
         cut = _mondrian_cut(inputs.columns, inputs.sens, inputs.qi, inputs.taxonomies,
-                            inputs.relation, inputs.k, inputs.eps, inputs.dlt, None, part=part)
+                            inputs.relation, inputs.k, inputs.eps, inputs.dlt, None, part=part,
+                            threads=self.threads_for(beside))
         # The verdict is the audit's of the published classes (specialization may have
         # split a class that Mondrian's own cut left failing).
         check = self.audit_classes(inputs.sens, inputs.relation, cut.groups,

@@ -245,7 +245,7 @@ def _anonymize_mondrian(data: pd.DataFrame, columns: list[QIColumn], sens_cols: 
     """The table job with strict Mondrian: cut, merge groups publishing the same values,
     generalize, and audit every check that was asked for."""
     tic = time.perf_counter()
-    cut = _mondrian_cut(columns, sens, qi, taxonomies, relation, k, eps, dlt, ell)
+    cut = _mondrian_cut(columns, sens, qi, taxonomies, relation, k, eps, dlt, ell, threads=threads)
     seconds["mondrian"] = time.perf_counter() - tic
     return _publish_mondrian(data, columns, sens_cols, sens, relation, k, eps, dlt, ell,
                              on_infeasible, seconds, started, cut, threads)

@@ -333,8 +333,8 @@ def run_specialize(classes: NDArray[np.int64], sens: NDArray[np.float64], k: int
                    epsilon: float | None, delta: float | None, relation: Relation,
                    ell: int | None, qi: NDArray[np.float64],
                    qi_taxonomies: list[tuple[NDArray[np.int32], int] | None],
-                   node_keys: list[NDArray[np.int32] | None], step: SpecializeStep = "split"
-                   ) -> tuple[NDArray[np.int64], int]:
+                   node_keys: list[NDArray[np.int32] | None], step: SpecializeStep = "split",
+                   threads: int = 1) -> tuple[NDArray[np.int64], int]:
     """Published classes (ids 0 .. C-1, pairwise distinct published tuples) with every class
     of at least 2k rows split top-down into parts that publish finer, distinct tuples and pass
     the checks asked for (k; distinct ``ell``; (epsilon, delta)^k-dissimilarity unless
@@ -358,12 +358,13 @@ def run_specialize(classes: NDArray[np.int64], sens: NDArray[np.float64], k: int
     second number is the rows moved; ``step="absorb_failing"`` (a table published as best effort):
     failing classes above the cap give rows too, each staying within its risk (worst D over
     size - 1) and keeping its rows' violations, into passing classes, or failing ones that
-    stay within theirs and gain no violating row but the one taken."""
+    stay within theirs and gain no violating row but the one taken. The splits run on
+    ``threads`` threads (0: every core), with the same result for any number."""
     keys = [[] if key is None else key.tolist() for key in node_keys]
     common: dict[str, Any] = dict(
         classes=classes.astype(np.int32), quasi_identifiers=qi,
         qi_taxonomies=qi_taxonomies, node_keys=keys, k=k, delta=0.0 if delta is None else delta,
-        step=step)
+        step=step, threads=threads)
     try:
         if relation.weights is not None or epsilon is None:  # a built-in metric, or no distance
             raw = _core.specialize(
