@@ -82,6 +82,7 @@ struct Split {
 /// (speculation, see specialize.hpp): what it read there, what it changed, and what it made,
 /// to be committed in the classes' order where what it read is still so.
 struct Speculation {
+    bool recorded = true;  ///< whether the tuples read are recorded (`seen`)
     const TupleCounts* published = nullptr;                   ///< the pass's snapshot
     const std::unordered_set<Key, KeyHash>* balanced = nullptr;  ///< the pass's snapshot
     std::unordered_map<Key, std::int64_t, KeyHash> seen;      ///< per tuple asked: its count there
@@ -96,6 +97,12 @@ struct Speculation {
     std::int64_t splits = 0;
 };
 
+struct ColumnHelpers;
+
+/// Rows from which a class's columns are searched on several threads (ColumnHelpers; below,
+/// a thread's start costs more than the search saves).
+constexpr std::size_t kColumnRows = 2048;
+
 class Specializer {
 public:
     Specializer(const LossModel& qi, const std::vector<std::vector<std::int32_t>>& node_keys,
@@ -105,6 +112,20 @@ public:
           budget_(budget) {}
 
     const MondrianParams& params() const { return params_; }
+
+    /// Searches the columns of a large class's splits on `helpers`' threads from here on
+    /// (nullptr: one after another).
+    void search_columns_on(ColumnHelpers* helpers) { columns_ = helpers; }
+
+    /// The splits of class `rows` (record `whole`) along each column at depth 0 (failing_along
+    /// with `failing`, else along), searched at once on the column helpers' threads, each by
+    /// a specializer of its own that reads this one's tuples (no search writes any) from the
+    /// work done now; their work is then charged here. Empty where they are not used (no
+    /// helpers, a speculation, depth > 0, fewer than kColumnRows rows), or where a search
+    /// threw or the work allowed could have stopped one (their work on top of the work done
+    /// stays below the budget, else the caller searches the columns one after another).
+    std::vector<std::optional<Split>> along_each(bool failing, const std::vector<std::int32_t>& rows,
+                                                 const Part& whole, std::size_t depth);
 
     /// Work done: the specializer's own and its checks' (since a speculation began).
     std::size_t work() const { return work_ + check_.work() - check_start_; }
@@ -203,7 +224,7 @@ public:
     bool taken(const Key& key) const {
         if (spec_ == nullptr) return published_.get(key) > 0;
         const std::int64_t count = spec_->published->get(key);
-        spec_->seen.try_emplace(key, count);
+        if (spec_->recorded) spec_->seen.try_emplace(key, count);
         const auto own = spec_->own.find(key);
         return count + (own == spec_->own.end() ? 0 : own->second) > 0;
     }
@@ -520,10 +541,11 @@ public:
 
     /// The best split of a class over all columns, if any keeps rows.
     std::optional<Split> best(const std::vector<std::int32_t>& rows, const Part& whole, std::size_t depth) {
+        std::vector<std::optional<Split>> each = along_each(false, rows, whole, depth);
         std::optional<Split> chosen;
         for (std::size_t j = 0; j < qi_.dimensions() && !spent(); ++j) {
             poll(params_.interrupt);
-            std::optional<Split> split = along(j, rows, whole, depth);
+            std::optional<Split> split = each.empty() ? along(j, rows, whole, depth) : std::move(each[j]);
             if (split && (!chosen || split->kept_rows > chosen->kept_rows ||
                           (split->kept_rows == chosen->kept_rows && split->loss < chosen->loss))) {
                 chosen = std::move(split);
@@ -596,10 +618,11 @@ public:
     /// The failing split (see failing_along) of `rows`, `top` or a piece of it, over all
     /// columns with the fewest violating rows (ties: the least loss, then the lower column).
     std::optional<Split> best_failing(const std::vector<std::int32_t>& rows, const Part& top, std::size_t depth) {
+        std::vector<std::optional<Split>> each = along_each(true, rows, top, depth);
         std::optional<Split> chosen;
         for (std::size_t j = 0; j < qi_.dimensions() && !spent(); ++j) {
             poll(params_.interrupt);
-            std::optional<Split> split = failing_along(j, rows, top, depth);
+            std::optional<Split> split = each.empty() ? failing_along(j, rows, top, depth) : std::move(each[j]);
             if (split && (!chosen || split->violations < chosen->violations ||
                           (split->violations == chosen->violations && split->loss < chosen->loss))) {
                 chosen = std::move(split);
@@ -692,6 +715,7 @@ private:
     TupleCounts published_;  ///< tuple -> classes publishing it
     std::unordered_set<Key, KeyHash> balanced_;  ///< tuples of the parts balanced splits made
     Speculation* spec_ = nullptr;  ///< where a speculation reads and records, if one runs
+    ColumnHelpers* columns_ = nullptr;  ///< where large classes' columns are searched at once
     std::vector<std::int32_t> scratch_;
     std::vector<std::pair<double, std::int32_t>> by_value_;  ///< scratch of order_by_value()
     std::vector<std::uint64_t> sort_keys_, sort_spare_;      ///< scratch of order_by_value()
@@ -709,6 +733,20 @@ struct Round {
     std::size_t pass;
     std::size_t n;  ///< rows of the table
 };
+
+/// Whether split_class() tries to split class `entry` as a pass begins (but for the work
+/// allowed): which classes' rows count in choosing how the pass uses its threads.
+bool tries(const Entry& entry, const Round& round, std::size_t k) {
+    const auto& [rows, whole, made] = entry;
+    if (rows.size() < 2 * k) return false;
+    switch (round.target) {
+        case SpecializeTarget::Passing: return true;
+        case SpecializeTarget::Failing: return whole.violations > 0 || made;
+        case SpecializeTarget::Covering:
+            return round.pass == 0 && !made && whole.violations > 0 && rows.size() > largest_class_rows(round.n);
+    }
+    return false;
+}
 
 /// Class `entry` of a pass tried, and the parts its splits make tried in turn, depth first
 /// (a split's parts in order): the classes left appended to `done`, the splits counted.
@@ -788,6 +826,64 @@ struct Speculator {
     Specializer specializer;
 };
 
+/// Per column, a speculator that searches a large class's splits along it (along_each()),
+/// on `threads` threads (parallel_for; its polls throw once `stopping`, set by a search that
+/// threw).
+struct ColumnHelpers {
+    ColumnHelpers(const LossModel& qi_, const std::vector<std::vector<std::int32_t>>& node_keys_,
+                  const Neighbours& neighbours_, const MondrianParams& params_, std::size_t budget_,
+                  std::size_t threads_)
+        : qi(qi_), node_keys(node_keys_), neighbours(neighbours_), params(params_), budget(budget_),
+          threads(threads_), each(qi_.dimensions()) {}
+
+    const LossModel& qi;
+    const std::vector<std::vector<std::int32_t>>& node_keys;
+    const Neighbours& neighbours;
+    const MondrianParams& params;
+    std::size_t budget, threads;
+    std::atomic<bool> stopping{false};
+    std::vector<std::unique_ptr<Speculator>> each;  ///< made on first use
+};
+
+std::vector<std::optional<Split>> Specializer::along_each(bool failing, const std::vector<std::int32_t>& rows,
+                                                          const Part& whole, std::size_t depth) {
+    const std::size_t d = qi_.dimensions();
+    if (columns_ == nullptr || spec_ != nullptr || depth != 0 || rows.size() < kColumnRows || d < 2 || spent()) return {};
+    ColumnHelpers& helpers = *columns_;
+    std::vector<std::optional<Split>> splits(d);
+    std::vector<Speculation> records(d);
+    std::vector<char> threw(d, 0);
+    const std::size_t start = work();
+    helpers.stopping = false;
+    parallel_for(d, std::min(helpers.threads, d), nullptr, [&](std::size_t j) {
+        try {
+            if (!helpers.each[j]) {
+                helpers.each[j] = std::make_unique<Speculator>(helpers.qi, helpers.node_keys, helpers.neighbours,
+                                                               helpers.params, helpers.budget, helpers.stopping, nullptr);
+            }
+            Specializer& own = helpers.each[j]->specializer;
+            records[j].recorded = false;
+            records[j].published = &published_;
+            records[j].balanced = &balanced_;
+            own.speculate(&records[j], start);
+            splits[j] = failing ? own.failing_along(j, rows, whole, 0) : own.along(j, rows, whole, 0);
+            records[j].work = own.work() - start;
+            own.speculate(nullptr, 0);
+        } catch (...) {
+            threw[j] = 1;
+            helpers.stopping = true;
+            helpers.each[j].reset();  // its scratch may be left mid-use
+        }
+    });
+    std::size_t total = 0;
+    for (std::size_t j = 0; j < d; ++j) {
+        if (threw[j] || records[j].work >= budget_ - start - total) return {};  // start < budget_: not spent()
+        total += records[j].work;
+    }
+    work_ += total;
+    return splits;
+}
+
 }  // namespace
 
 std::size_t checked_classes(const LossModel& qi, const std::vector<std::vector<std::int32_t>>& node_keys,
@@ -847,12 +943,23 @@ SpecializeResult specialize(const LossModel& qi, const std::vector<std::vector<s
     // (its polls throw) once the pass's in_order() returns.
     std::atomic<bool> stopping{false};
     std::vector<std::unique_ptr<Speculator>> speculators;
+    ColumnHelpers helpers(qi, node_keys, neighbours, params, budget, thread_count(threads));
     for (std::size_t pass = 0; pass < kPasses && !open.empty(); ++pass) {
         const std::int64_t before = result.splits;
         const Round round{target, pass, n};
         const std::size_t workers = std::min(thread_count(threads), open.size());
-        if (workers <= 1) {
+        // Where one class holds half the rows of the classes tried or more, its columns are
+        // searched at once and the classes run one after another; else they are speculated on.
+        std::size_t largest = 0, tried = 0;
+        for (const Entry& entry : open) {
+            if (!tries(entry, round, params.k)) continue;
+            tried += std::get<0>(entry).size();
+            largest = std::max(largest, std::get<0>(entry).size());
+        }
+        if (workers <= 1 || 2 * largest >= tried) {
+            specializer.search_columns_on(helpers.threads > 1 ? &helpers : nullptr);
             for (auto& entry : open) split_class(specializer, std::move(entry), round, done, result.splits);
+            specializer.search_columns_on(nullptr);
         } else {
             // Speculate in parallel on the pass's snapshot, commit in the classes' order, and
             // run again on what is committed a class whose speculation no longer holds.
