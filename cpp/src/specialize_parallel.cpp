@@ -54,7 +54,7 @@ std::vector<std::optional<Split>> Specializer::along_each(bool failing, const st
     std::vector<char> threw(d, 0);
     const std::size_t start = work();
     pool.stopping() = false;
-    parallel_for(d, std::min(pool.threads(), d), nullptr, [&](std::size_t j) {
+    parallel_each(d, pool.threads(), [&](std::size_t j) {
         try {
             Specializer& own = pool.at(j);
             records[j].recorded = false;  // the tuples do not change while the columns are searched

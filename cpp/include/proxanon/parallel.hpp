@@ -47,6 +47,24 @@ void parallel_for(std::size_t count, std::size_t threads, Interrupt* interrupt, 
     }
 }
 
+/// Calls f(i) for every i in [0, count) on up to `threads` threads (0: the hardware's), the
+/// calling thread one of them, each taking the next item no thread has taken: for a few items
+/// of unequal cost, which parallel_for's equal shares would leave on one thread. f must not
+/// throw, and each f(i) must write only what belongs to i. Cost: the work of f plus one
+/// thread start per extra thread.
+template <typename F>
+void parallel_each(std::size_t count, std::size_t threads, F&& f) {
+    threads = std::min(thread_count(threads), count);
+    std::atomic<std::size_t> next{0};
+    const auto work = [&f, &next, count] {
+        for (std::size_t i = next.fetch_add(1); i < count; i = next.fetch_add(1)) f(i);
+    };
+    std::vector<std::thread> pool;
+    for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+    work();
+    for (std::thread& thread : pool) thread.join();
+}
+
 /// Items 0 .. count-1 that may read what earlier ones wrote, run with the results of running
 /// them one after another on the calling thread, on up to `threads` threads (0: the
 /// hardware's) by speculation. Threads take the items in order, each the next one no thread

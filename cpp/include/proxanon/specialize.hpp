@@ -83,8 +83,8 @@
 // after another). Extra cost: per tuple read or changed, a hash lookup or two; per class,
 // its rows copied; per speculation that does not hold, the class run again. Adult, ARX
 // taxonomies, epsilon 0.1, delta 0.8, best effort, two threads: of its five calls that
-// split, 2,579 speculations committed, 20 classes run again and 349 run by the calling
-// thread, and 32 large classes had their columns searched at once; the classes run again
+// split, 2,560 speculations committed, 20 classes run again and 368 run by the calling
+// thread, and 55 large classes had their columns searched at once; the classes run again
 // are often the costliest (large classes publish tuples that other large ones ask about),
 // so a pass gains less than its share of small classes suggests. The code: specializer.hpp
 // (the searches, split_class()), specialize_parallel.hpp (speculators, the speculated pass).

@@ -107,8 +107,8 @@ struct Speculation {
 class SpeculatorPool;
 
 /// Rows from which a class's columns are searched on several threads (along_each(); below,
-/// a thread's start costs more than the search saves).
-constexpr std::size_t kColumnRows = 2048;
+/// a thread's start costs more than the search saves; on Adult 256 to 2048 did about alike).
+constexpr std::size_t kColumnRows = 1024;
 
 class Specializer {
 public:
