@@ -194,6 +194,14 @@ def test_dates_read_epsilon_in_days_and_taxonomy_columns_have_no_range():
     assert scaling["when"]["kind"] == "date"
 
     options = dict(quasi_identifiers=["q"], sensitive=["when"], k=1, epsilon=0.1, delta=0.0)
+    # A row left out (group -1) is neither audited nor part of the span.
+    far = pd.concat([base, base.iloc[:1].assign(when=pd.Timestamp("1900-01-01"))],
+                    ignore_index=True)
+    groups = np.r_[np.zeros(4, dtype=np.int64), -1]
+    left_out = audit(far, groups, sensitive=["when"], k=1, epsilon=0.1, delta=0.0)
+    scaling = read_numbers(audit_html(left_out, far, sensitive=["when"],
+                                      groups=groups))["scaling"]
+    assert scaling[0]["epsilon_units"] == pytest.approx(100.0)
     check = audit(base, **options)
     scaling = {entry["column"]: entry for entry in read_numbers(
         audit_html(check, base, quasi_identifiers=["q"], sensitive=["when"]))["scaling"]}

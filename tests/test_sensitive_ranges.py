@@ -125,3 +125,15 @@ def test_integers_beyond_2_53_are_scaled_exactly_by_a_given_range() -> None:
     assert own.neighbour_counts.tolist() == [1] + [2] * 10 + [1]
     np.testing.assert_array_equal(given.neighbour_counts, own.neighbour_counts)
     assert given.scales == {"inc": (base, base + 33)}
+
+
+def test_float_bounds_of_an_integer_column_are_read_as_floats() -> None:
+    # float(10^17 + 1000) is 10^17 + 992: as floats, the column lies within its own range.
+    base = 10**17
+    frame = pd.DataFrame({"q": ["a"] * 4, "inc": np.array([base, base + 8, base + 16,
+                                                          base + 1000])})
+    options = dict(quasi_identifiers=["q"], sensitive=["inc"], k=2, epsilon=0.1, delta=0.5)
+    floats = (float(frame["inc"].min()), float(frame["inc"].max()))
+    assert audit(frame, **options, sensitive_ranges={"inc": floats}).scales == {"inc": floats}
+    with pytest.raises(ValueError, match=r"sensitive_ranges\['inc'\] max is too large"):
+        audit(frame, **options, sensitive_ranges={"inc": (0, 10**400)})

@@ -228,9 +228,10 @@ def rows_in_table(positions: NDArray[np.int64]) -> Iterator[None]:
 def _exact_real(value: Any, name: str) -> float:
     """``real(value)``, but an integer stays an int: a bound of an integer column beyond 2^53
     is kept exactly (``tables.scale_column``)."""
+    number = real(value, name)  # refuses, by name, an integer beyond the float range
     if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
         return int(value)
-    return real(value, name)
+    return number
 
 
 def row_of(index: Any, position: int) -> str:

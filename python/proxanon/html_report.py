@@ -145,7 +145,7 @@ def anonymization_html(anonymization: Anonymization, original: pd.DataFrame | No
         title=title or f"proxanon anonymization ({report.method})", check=check, table=published,
         groups=published[GROUP_COLUMN].to_numpy(dtype=np.int64),
         quasi_identifiers=list(report.quasi_identifiers), sensitive=list(report.sensitive),
-        original=aligned, scale_source=original if original is not None else published,
+        original=aligned, scale_source=aligned if aligned is not None else published,
         utility=utility, seconds=seconds, notes=notes, max_classes=max_classes)
     return _render(content)
 
@@ -201,7 +201,8 @@ def audit_html(check: AuditReport, table: pd.DataFrame | None = None, *,
     content = _Content(
         title=title, check=check, table=table.iloc[np.flatnonzero(kept)],
         groups=labels[kept], quasi_identifiers=qi_cols, sensitive=sens_cols,
-        scale_source=table, seconds=dict(seconds or {}), max_classes=max_classes)
+        scale_source=table.iloc[np.flatnonzero(kept)], seconds=dict(seconds or {}),
+        max_classes=max_classes)
     return _render(content)
 
 

@@ -74,9 +74,11 @@ def scale_column(series: pd.Series, name: str | None = None,
 
 
 def _whole(bounds: tuple[float, float]) -> bool:
-    """Bounds an integer column can be scaled by exactly: whole numbers less than 2^64
-    apart (the differences are taken in 64-bit unsigned integers)."""
-    return (all(float(b).is_integer() for b in bounds)
+    """Bounds an integer column is scaled by exactly: integers (a float bound keeps the float
+    path, compared in floats as given) less than 2^64 apart (the differences are taken in
+    64-bit unsigned integers)."""
+    return (all(isinstance(b, (int, np.integer)) and not isinstance(b, (bool, np.bool_))
+                for b in bounds)
             and int(bounds[1]) - int(bounds[0]) < 2**64)
 
 
