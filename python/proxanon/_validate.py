@@ -225,13 +225,20 @@ def rows_in_table(positions: NDArray[np.int64]) -> Iterator[None]:
         _TABLE_ROWS.reset(token)
 
 
-def _exact_real(value: Any, name: str) -> float:
-    """``real(value)``, but an integer stays an int: a bound of an integer column beyond 2^53
-    is kept exactly (``tables.scale_column``)."""
-    number = real(value, name)  # refuses, by name, an integer beyond the float range
+def exact_number(value: Any) -> float:
+    """A number as Python keeps it exactly: an int where it is an integer (a float64 merges
+    integers beyond 2^53; ``tables.scale_column`` scales an integer column by integer bounds
+    exactly), else a float."""
     if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
         return int(value)
-    return number
+    return float(value)
+
+
+def _exact_real(value: Any, name: str) -> float:
+    """``real(value)`` (which refuses, by name, what is no finite-sized real number), kept
+    exact by :func:`exact_number`."""
+    real(value, name)
+    return exact_number(value)
 
 
 def row_of(index: Any, position: int) -> str:

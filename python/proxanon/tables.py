@@ -120,8 +120,8 @@ def _scale_integers(series: pd.Series, label: str,
                     bounds: tuple[float, float] | None = None) -> NDArray[np.float64]:
     """Min-max scaling of an integer column, exact in its integers: beyond 2^53, converting
     the values to floats first would merge or move some (1e17 + 10 and 1e17 + 16 are one
-    float), and their differences with them. ``bounds``: whole numbers to scale by instead
-    of the column's own min and max (see :func:`_whole`)."""
+    float), and their differences with them. ``bounds``: integers to scale by instead of
+    the column's own min and max (see :func:`_whole`)."""
     missing = series.isna().to_numpy()
     if missing.any():
         raise ValueError(
@@ -270,14 +270,6 @@ def refuse_ranges_of_others(ranges: Mapping[str, tuple[float, float]] | None,
                 f"columns only: drop {column!r} from sensitive_ranges")
 
 
-def exact_number(value: Any) -> float:
-    """A column's extreme as a Python number: an int where it is an integer (a float64
-    would merge integers beyond 2^53; :func:`scale_column` scales by whole bounds exactly)."""
-    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
-        return int(value)
-    return float(value)
-
-
 def numeric_scales(data: pd.DataFrame, columns: Sequence[str], hierarchies: Mapping[str, Any],
                    metric: Any, ranges: Mapping[str, tuple[float, float]] | None,
                    ) -> dict[str, tuple[float, float]]:
@@ -290,8 +282,8 @@ def numeric_scales(data: pd.DataFrame, columns: Sequence[str], hierarchies: Mapp
     for column in columns:
         if column in hierarchies or not is_number(data[column].dtype):
             continue
-        scales[column] = fixed.get(column) or (exact_number(data[column].min()),
-                                               exact_number(data[column].max()))
+        scales[column] = fixed.get(column) or (_validate.exact_number(data[column].min()),
+                                               _validate.exact_number(data[column].max()))
     return scales
 
 

@@ -20,7 +20,6 @@ from proxanon.generalize import load_hierarchies
 from proxanon.hierarchy import Hierarchy
 from proxanon.tables import (
     encode_sensitive,
-    exact_number,
     is_number,
     refuse_ranges_of_others,
     role_columns,
@@ -72,7 +71,8 @@ def global_ranges(minima: pd.Series, maxima: pd.Series,
     infinite value is refused by column, as one machine refuses it."""
     # Integers stay exact (a float64 merges those beyond 2^53): scale_column scales an
     # integer column by whole-number bounds exactly.
-    own = {c: (exact_number(minima[c]), exact_number(maxima[c])) for c in minima.index}
+    own = {c: (_validate.exact_number(minima[c]), _validate.exact_number(maxima[c]))
+           for c in minima.index}
     for column, (low, high) in own.items():
         if not (math.isfinite(low) and math.isfinite(high)):
             raise ValueError(
