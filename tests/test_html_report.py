@@ -379,6 +379,8 @@ def _chromium() -> str | None:
 def test_the_page_renders_in_headless_chromium(tmp_path, result, sample):
     browser = _chromium()
     if browser is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI must install headless Chromium (.ci/run installs Debian's chromium)")
         pytest.skip("headless Chromium is not installed (Debian: apt-get install chromium)")
     path = tmp_path / "report.html"
     result.to_html(path, sample, queries=QUERIES)
