@@ -16,12 +16,12 @@
 #include <utility>
 #include <vector>
 
-#include "proxanon/distance.hpp"
-#include "proxanon/loss.hpp"
-#include "proxanon/neighbour_graph.hpp"
-#include "proxanon/neighbours.hpp"
-#include "proxanon/session.hpp"
-#include "proxanon/xcolor.hpp"
+#include "proxanon/common/distance.hpp"
+#include "proxanon/common/loss.hpp"
+#include "proxanon/neighbours/neighbour_graph.hpp"
+#include "proxanon/neighbours/neighbours.hpp"
+#include "proxanon/publish/session.hpp"
+#include "proxanon/xcolor/xcolor.hpp"
 
 #include "convert.hpp"
 #include "signal_check.hpp"
