@@ -40,7 +40,7 @@ void split_class(Specializer& specializer, Entry entry, const Round& round, std:
     stack.push_back(std::move(entry));
     while (!stack.empty()) {
         auto [rows, whole, made] = std::move(stack.back());
-        const bool from_balanced = specializer.balanced_tuple(whole.key) && made;
+        const bool from_balanced = specializer.ledger().balanced_tuple(whole.key) && made;
         bool balanced = false;
         stack.pop_back();
         poll(params.interrupt);
@@ -71,9 +71,9 @@ void split_class(Specializer& specializer, Entry entry, const Round& round, std:
             continue;
         }
         ++splits;
-        specializer.replace(whole.key, split->parts);
+        specializer.ledger().replace(whole.key, split->parts);
         if (balanced) {
-            for (const Part& part : split->parts) specializer.add_balanced(part.key);
+            for (const Part& part : split->parts) specializer.ledger().add_balanced(part.key);
         }
         for (auto it = split->parts.rbegin(); it != split->parts.rend(); ++it) {
             std::vector<std::int32_t> part_rows(split->rows.begin() + static_cast<std::ptrdiff_t>(it->begin),
@@ -135,7 +135,7 @@ SpecializeResult specialize(const LossModel& qi, const std::vector<std::vector<s
         // Covering reads the violations of the classes above 2% of the rows only.
         const bool checked = target == SpecializeTarget::Covering ? rows.size() > largest_class_rows(n) : rows.size() >= 2 * params.k;
         wholes.push_back(specializer.describe(rows, 0, rows.size(), checked));
-        specializer.publish(wholes.back().key);
+        specializer.ledger().publish(wholes.back().key);
     }
 
     // A split frees its class's tuple for classes tried later, so passes repeat while any

@@ -47,7 +47,7 @@ void SpeculatorPool::drop(std::size_t i) { each_[i].reset(); }
 std::vector<std::optional<Split>> Specializer::along_each(bool failing, const std::vector<std::int32_t>& rows,
                                                           const Part& whole, std::size_t depth) {
     const std::size_t d = qi_.dimensions();
-    if (columns_ == nullptr || spec_ != nullptr || depth != 0 || rows.size() < kColumnRows || d < 2 || spent()) return {};
+    if (columns_ == nullptr || ledger_.speculating() || depth != 0 || rows.size() < kColumnRows || d < 2 || spent()) return {};
     SpeculatorPool& pool = *columns_;
     std::vector<std::optional<Split>> splits(d);
     std::vector<Speculation> records(d);
@@ -58,8 +58,8 @@ std::vector<std::optional<Split>> Specializer::along_each(bool failing, const st
         try {
             Specializer& own = pool.at(j);
             records[j].recorded = false;  // the tuples do not change while the columns are searched
-            records[j].published = &published_;
-            records[j].balanced = &balanced_;
+            records[j].published = &ledger_.published();
+            records[j].balanced = &ledger_.balanced_tuples();
             own.speculate(&records[j], start);
             splits[j] = failing ? own.failing_along(j, rows, whole, 0) : own.along(j, rows, whole, 0);
             records[j].work = own.work() - start;
@@ -70,19 +70,20 @@ std::vector<std::optional<Split>> Specializer::along_each(bool failing, const st
             pool.drop(j);
         }
     });
+    const std::size_t budget = ledger_.budget();
     std::size_t total = 0;
     for (std::size_t j = 0; j < d; ++j) {
-        if (threw[j] || records[j].work >= budget_ - start - total) return {};  // start < budget_: not spent()
+        if (threw[j] || records[j].work >= budget - start - total) return {};  // start < budget: not spent()
         total += records[j].work;
     }
-    work_ += total;
+    ledger_.charge(total);
     return splits;
 }
 
 void speculated_pass(Specializer& specializer, std::vector<Entry>& open, const Round& round,
                      SpeculatorPool& pool, std::vector<Entry>& done, std::int64_t& splits) {
-    const TupleCounts snapshot = specializer.published();
-    const std::unordered_set<Key, KeyHash> balanced = specializer.balanced_tuples();
+    const TupleCounts snapshot = specializer.ledger().published();
+    const std::unordered_set<Key, KeyHash> balanced = specializer.ledger().balanced_tuples();
     const std::size_t work = specializer.work();
     Interrupt* const interrupt = specializer.params().interrupt;
     std::vector<Speculation> records(open.size());
@@ -107,7 +108,7 @@ void speculated_pass(Specializer& specializer, std::vector<Entry>& open, const R
         [&](std::size_t i) {
             Speculation& record = records[i];
             if (!specializer.holds(record)) return false;
-            specializer.commit(record);
+            specializer.ledger().commit(record);
             splits += record.splits;
             for (Entry& entry : record.done) done.push_back(std::move(entry));
             record = Speculation{};

@@ -1,4 +1,6 @@
-// The Specializer's searches of splits (specializer.hpp).
+// The Specializer's searches of splits of a passing class (specializer.hpp): the cuts along a
+// column, the peeling of pieces until they pass, the feeding of the remainder, and the best
+// split over all columns; specializer_failing.cpp has those of a failing class.
 #include "proxanon/publish/specializer.hpp"
 
 #include <algorithm>
@@ -163,10 +165,10 @@ std::optional<Split> Specializer::along(std::size_t j, const std::vector<std::in
         for (std::size_t p = 0; p < pieces.size();) {
             Part part = describe(pieces[p], 0, pieces[p].size(), false);
             part.worst = peeled[p].first;
-            work_ += peeled[p].second;
+            ledger_.charge(peeled[p].second);
             std::optional<Split> own;
             if (part.size() >= params_.k) {
-                if (!taken(part.key)) {
+                if (!ledger_.taken(part.key)) {
                     own = Split{pieces[p], {part}, pieces[p].size(), part.loss};
                 } else if (depth < kMaxDepth) {
                     if (further[p].first != pieces[p].size()) {
@@ -193,7 +195,7 @@ std::optional<Split> Specializer::along(std::size_t j, const std::vector<std::in
             const std::size_t offset = split.rows.size();
             split.rows.insert(split.rows.end(), rest.begin(), rest.end());
             Part remainder = describe(split.rows, offset, split.rows.size());
-            const bool owned = ((depth == 0 && remainder.key == whole.key) || !taken(remainder.key)) &&
+            const bool owned = ((depth == 0 && remainder.key == whole.key) || !ledger_.taken(remainder.key)) &&
                                keys.count(remainder.key) == 0;
             feedable = owned && rest.size() >= params_.k;
             fits = feedable && remainder.violations <= whole.violations;
@@ -249,7 +251,7 @@ bool Specializer::peel(std::vector<std::int32_t>& piece, std::vector<std::int32_
             relief_of.shed(w, x);
             removed += x;
         }
-        work_ += relief_of.work();
+        ledger_.charge(relief_of.work());
         // quota_ is all zero between rounds: only the shed values' entries are set (a
         // round on a small piece costs no pass over every value of the table).
         quota_.resize(check_.values(), 0);
@@ -291,7 +293,7 @@ bool Specializer::feed(std::vector<std::vector<std::int32_t>>& pieces, std::vect
             if (far < 0) {
                 far = 1;
                 decided.push_back(w);
-                work_ += worst.size();
+                ledger_.charge(worst.size());
                 for (const auto& [e, u] : worst) {
                     if (check_.adjacent(u, w)) { far = 0; break; }
                 }
@@ -318,128 +320,6 @@ std::optional<Split> Specializer::best(const std::vector<std::int32_t>& rows, co
         }
     }
     return chosen;
-}
-
-std::optional<Split> Specializer::failing_along(std::size_t j, const std::vector<std::int32_t>& rows, const Part& top,
-                                   std::size_t depth) {
-    const std::vector<std::size_t> cuts = cut_along(j, rows);
-    if (cuts.empty()) return std::nullopt;
-    std::vector<std::vector<std::int32_t>> pieces;
-    std::vector<std::int32_t> rest;
-    pieces_of(cuts, pieces, rest);
-    // Each piece as the parts it publishes (itself, or its own failing split).
-    std::vector<Split> kept;
-    std::unordered_set<Key, KeyHash> keys;
-    for (auto& piece : pieces) {
-        Part part = describe(piece, 0, piece.size());
-        std::optional<Split> own;
-        if (!taken(part.key) && part.no_riskier_than(top)) {
-            own = Split{piece, {part}, piece.size(), part.loss, part.violations};
-        } else if (depth < kMaxDepth && piece.size() >= 2 * params_.k) {
-            own = best_failing(piece, top, depth + 1);
-        }
-        if (own && std::none_of(own->parts.begin(), own->parts.end(),
-                                [&](const Part& q) { return keys.count(q.key) != 0; })) {
-            for (const Part& q : own->parts) keys.insert(q.key);
-            kept.push_back(std::move(*own));
-        } else {
-            rest.insert(rest.end(), piece.begin(), piece.end());
-        }
-    }
-    while (!rest.empty() && rest.size() < params_.k && !kept.empty()) {
-        const auto smallest = std::min_element(kept.begin(), kept.end(), [](const Split& a, const Split& b) {
-            return a.rows.size() < b.rows.size();
-        });
-        rest.insert(rest.end(), smallest->rows.begin(), smallest->rows.end());
-        for (const Part& q : smallest->parts) keys.erase(q.key);
-        kept.erase(smallest);
-    }
-    if (kept.empty() || (!rest.empty() && rest.size() < params_.k) ||
-        (depth == 0 && rest.empty() && kept.size() == 1 && kept[0].parts.size() == 1)) {
-        return std::nullopt;
-    }
-    Split split = joined(kept);
-    if (!rest.empty()) {
-        const std::size_t offset = split.rows.size();
-        split.rows.insert(split.rows.end(), rest.begin(), rest.end());
-        Part remainder = describe(split.rows, offset, split.rows.size());
-        const bool owned = (depth == 0 && remainder.key == top.key) || !taken(remainder.key);
-        if (!owned || keys.count(remainder.key) != 0 || !remainder.no_riskier_than(top)) return std::nullopt;
-        split.violations += remainder.violations;
-        split.parts.push_back(std::move(remainder));
-    }
-    if (depth == 0 && split.violations > top.violations) return std::nullopt;
-    for (const Part& part : split.parts) split.loss += part.loss;
-    return split;
-}
-
-std::optional<Split> Specializer::best_failing(const std::vector<std::int32_t>& rows, const Part& top, std::size_t depth) {
-    std::vector<std::optional<Split>> each = along_each(true, rows, top, depth);
-    std::optional<Split> chosen;
-    for (std::size_t j = 0; j < qi_.dimensions() && !spent(); ++j) {
-        poll(params_.interrupt);
-        std::optional<Split> split = each.empty() ? failing_along(j, rows, top, depth) : std::move(each[j]);
-        if (split && (!chosen || split->violations < chosen->violations ||
-                      (split->violations == chosen->violations && split->loss < chosen->loss))) {
-            chosen = std::move(split);
-        }
-    }
-    return chosen;
-}
-
-std::optional<Split> Specializer::balanced(const std::vector<std::int32_t>& rows, const Part& top) {
-    const std::size_t checks = check_.work() - check_start_;
-    const std::size_t cap = budget_ > checks ? budget_ - checks : 0;  // work_ may reach it
-    if (spec_ != nullptr) spec_->allowance = std::max(spec_->allowance, kBalancedWorkPerRow * rows.size());
-    return kept(rows, top, balanced_parts(rows, qi_, nb_, params_.k, params_.delta, publishable(top), work_, cap));
-}
-
-std::optional<Split> Specializer::covering(const std::vector<std::int32_t>& rows, const Part& top, std::size_t most) {
-    const std::size_t checks = check_.work() - check_start_;
-    const std::size_t cap = budget_ > checks ? budget_ - checks : 0;  // work_ may reach it
-    if (spec_ != nullptr) spec_->allowance = std::max(spec_->allowance, kCoverWorkPerRow * rows.size());
-    const FreeKey free = [&](const Key& key) { return !taken(key); };
-    return kept(rows, top, covering_parts(rows, top.key, qi_, keys_, nb_, params_.k, params_.delta, most, free,
-                                          publishable(top), work_, cap));
-}
-
-Publishable Specializer::publishable(const Part& top) {
-    return [this, &top](const std::vector<std::int32_t>& set) {
-        const Part part = describe(set, 0, set.size(), false);
-        return part.key == top.key || !taken(part.key);
-    };
-}
-
-std::optional<Split> Specializer::kept(const std::vector<std::int32_t>& rows, const Part& top,
-                          const std::vector<std::vector<std::int32_t>>& parts) {
-    if (parts.empty()) return std::nullopt;
-    // The parts are the class's rows, each once.
-    std::unordered_set<std::int32_t> members(rows.begin(), rows.end()), seen;
-    std::size_t total = 0;
-    for (const auto& part : parts) {
-        total += part.size();
-        for (const std::int32_t r : part) {
-            if (members.count(r) == 0 || !seen.insert(r).second) return std::nullopt;
-        }
-    }
-    if (total != rows.size()) return std::nullopt;
-    Split split;
-    std::unordered_set<Key, KeyHash> keys;
-    for (const auto& rows_of_part : parts) {
-        const std::size_t begin = split.rows.size();
-        split.rows.insert(split.rows.end(), rows_of_part.begin(), rows_of_part.end());
-        Part part = describe(split.rows, begin, split.rows.size());
-        const bool owned = part.key == top.key || !taken(part.key);
-        if (part.size() < params_.k || !owned || !keys.insert(part.key).second || !part.no_riskier_than(top)) {
-            return std::nullopt;
-        }
-        split.violations += part.violations;
-        split.loss += part.loss;
-        split.parts.push_back(std::move(part));
-    }
-    if (split.violations > top.violations) return std::nullopt;
-    split.kept_rows = split.rows.size();
-    return split;
 }
 
 }  // namespace proxanon::specializing

@@ -1,10 +1,12 @@
 // The search of one class's splits behind specialize() (specialize.hpp, which explains the
-// algorithm, its invariant and its cost): Specializer holds the published tuples, the work
-// done and the scratch of the searches; split_class() tries one class of a pass with every
-// split of its parts. A Specializer may run as a speculation (specialize_parallel.hpp): it
-// then reads the tuples of a snapshot and records what it read and changed, for its run to
-// be committed later where it still holds.
-// Invariant: a Specializer's answers depend only on its tuples, the work done and its
+// algorithm, its invariant and its cost): Specializer holds the scratch of the searches and
+// its checks, and a ledger (specializer_ledger.hpp) of the published tuples and the work done;
+// split_class() tries one class of a pass with every split of its parts. The searches of a
+// passing class are in specializer.cpp, those of a failing one in specializer_failing.cpp. A
+// Specializer may run as a speculation (specialize_parallel.hpp): its ledger then reads the
+// tuples of a snapshot and records what it read and changed, for its run to be committed
+// later where it still holds.
+// Invariant: a Specializer's answers depend only on its ledger's tuples and work and its
 // arguments (never on what it searched before: its scratch is left as it was found).
 // Cost: as specialize.hpp says; a speculation adds a hash lookup or two per tuple read or
 // changed.
@@ -14,8 +16,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
-#include <tuple>
-#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -28,7 +28,7 @@
 #include "proxanon/mondrian/part_check.hpp"
 #include "proxanon/publish/published_key.hpp"
 #include "proxanon/publish/specialize.hpp"
-#include "proxanon/publish/tuple_counts.hpp"
+#include "proxanon/publish/specializer_ledger.hpp"
 
 namespace proxanon::specializing {
 
@@ -50,32 +50,6 @@ constexpr std::size_t kMaxDepth = 2;
 /// third pass split nothing more on Adult).
 constexpr std::size_t kPasses = 2;
 
-/// A set of rows rows[begin, end) of some array, with what a split needs to know of it.
-struct Part {
-    std::size_t begin = 0, end = 0;
-    std::int64_t violations = 0;
-    std::int64_t worst = 0;  ///< the largest D of a row, exact where it exceeds t(G) (if checked)
-    Key key;
-    double loss = 0.0;  ///< rows times loss(part), the paper's per-group loss
-    std::size_t size() const { return end - begin; }
-    /// Whether its risk (SPEC §2: largest D over size - 1, 1 for one row) is at most
-    /// `other`'s; exact where either fails (a passing part's risk is within 1 - delta, below
-    /// a failing one's).
-    bool no_riskier_than(const Part& other) const {
-        const auto risk = [](const Part& p) {
-            return p.size() <= 1 ? std::pair<std::int64_t, std::int64_t>{1, 1}
-                                 : std::pair<std::int64_t, std::int64_t>{p.worst, static_cast<std::int64_t>(p.size()) - 1};
-        };
-        const auto [a, b] = risk(*this);
-        const auto [c, e] = risk(other);
-        return a * e <= c * b;
-    }
-};
-
-/// A class of a pass: its rows, its record, and whether a split made it (here, not by the
-/// caller).
-using Entry = std::tuple<std::vector<std::int32_t>, Part, bool>;
-
 /// One way of splitting a class: `rows` holds the kept parts, then the remainder.
 struct Split {
     std::vector<std::int32_t> rows;
@@ -83,25 +57,6 @@ struct Split {
     std::size_t kept_rows = 0;
     double loss = 0.0;
     std::int64_t violations = 0;  ///< of all parts (read by the failing split only)
-};
-
-/// A class's run (its whole subtree of splits) on the published tuples as a pass began
-/// (speculation, see specialize.hpp): what it read there, what it changed, and what it made,
-/// to be committed in the classes' order where what it read is still so.
-struct Speculation {
-    bool recorded = true;  ///< whether the tuples read are recorded (`seen`)
-    const TupleCounts* published = nullptr;                   ///< the pass's snapshot
-    const std::unordered_set<Key, KeyHash>* balanced = nullptr;  ///< the pass's snapshot
-    std::unordered_map<Key, std::int64_t, KeyHash> seen;      ///< per tuple asked: its count there
-    std::unordered_map<Key, std::int64_t, KeyHash> own;       ///< per tuple: the run's changes
-    std::vector<std::pair<Key, std::int64_t>> changes;        ///< the run's changes, in order
-    std::unordered_set<Key, KeyHash> balanced_own;            ///< balanced tuples the run added
-    std::vector<Key> balanced_added;                          ///< the same, in order
-    std::vector<Key> balanced_unseen;  ///< tuples asked whether balanced, in neither set
-    std::size_t allowance = 0;  ///< the largest work allowance of a balanced or covering split
-    std::size_t work = 0;       ///< work done by the run
-    std::vector<Entry> done;    ///< the classes it leaves, in order
-    std::int64_t splits = 0;
 };
 
 class SpeculatorPool;
@@ -115,8 +70,7 @@ public:
     Specializer(const LossModel& qi, const std::vector<std::vector<std::int32_t>>& node_keys,
                 const Neighbours& neighbours, const MondrianParams& params, std::size_t budget)
         : qi_(qi), keys_(node_keys), nb_(neighbours), check_(neighbours, params), params_(params),
-          published_(2 * qi.dimensions()),
-          budget_(budget) {}
+          ledger_(2 * qi.dimensions(), budget) {}
 
     const MondrianParams& params() const { return params_; }
 
@@ -135,63 +89,24 @@ public:
     std::vector<std::optional<Split>> along_each(bool failing, const std::vector<std::int32_t>& rows,
                                                  const Part& whole, std::size_t depth);
 
+    /// The tuples, the balanced tuples and the work counted (specializer_ledger.hpp).
+    SpecializerLedger& ledger() { return ledger_; }
+    const SpecializerLedger& ledger() const { return ledger_; }
+
     /// Work done: the specializer's own and its checks' (since a speculation began).
-    std::size_t work() const { return work_ + check_.work() - check_start_; }
+    std::size_t work() const { return ledger_.work(check_.work()); }
 
     /// Whether the work allowed is spent, asked between rounds of a split's search: no split
     /// is then searched any further (the splits made stand; the split being searched is
     /// dropped, or kept if its last round completed it).
-    bool spent() const { return work() > budget_; }
+    bool spent() const { return work() > ledger_.budget(); }
 
     /// From here on, runs on `record`'s snapshot as though `work` had been done, recording
     /// into it (nullptr: on its own tuples again). The checks' work so far is not counted.
-    void speculate(Speculation* record, std::size_t work) {
-        spec_ = record;
-        work_ = work;
-        check_start_ = check_.work();
-    }
+    void speculate(Speculation* record, std::size_t work) { ledger_.speculate(record, work, check_.work()); }
 
-    /// Whether `record`'s run (on a snapshot of this specializer's tuples, from the work done
-    /// then) would run alike from here: every tuple it asked about has the count it saw, no
-    /// tuple it asked whether balanced became so, and the work allowed could not stop it
-    /// (its work and its largest split allowance on top of the work done now stay below the
-    /// budget: no spent() nor any cap of balanced_parts and covering_parts then differs).
-    bool holds(const Speculation& record) const {
-        for (const auto& [key, count] : record.seen) {
-            if (published_.get(key) != count) return false;
-        }
-        for (const Key& key : record.balanced_unseen) {
-            if (balanced_.count(key) != 0) return false;
-        }
-        const std::size_t now = work();
-        return now < budget_ && record.work < budget_ - now && record.allowance < budget_ - now - record.work;
-    }
-
-    /// Applies what `record`'s run changed, as that run would have (holds() first).
-    void commit(const Speculation& record) {
-        for (const auto& [key, delta] : record.changes) published_.add(key, delta);
-        for (const Key& key : record.balanced_added) balanced_.insert(key);
-        work_ += record.work;
-    }
-
-    const TupleCounts& published() const { return published_; }
-    const std::unordered_set<Key, KeyHash>& balanced_tuples() const { return balanced_; }
-
-    /// Whether a balanced split made a part publishing `key`.
-    bool balanced_tuple(const Key& key) const {
-        if (spec_ == nullptr) return balanced_.count(key) != 0;
-        if (spec_->balanced_own.count(key) != 0 || spec_->balanced->count(key) != 0) return true;
-        spec_->balanced_unseen.push_back(key);
-        return false;
-    }
-
-    void add_balanced(const Key& key) {
-        if (spec_ == nullptr) {
-            balanced_.insert(key);
-        } else if (spec_->balanced_own.insert(key).second) {
-            spec_->balanced_added.push_back(key);
-        }
-    }
+    /// Whether `record`'s run would run alike from here (SpecializerLedger::holds()).
+    bool holds(const Speculation& record) const { return ledger_.holds(record, work()); }
 
     /// The part rows[begin, end): its tuple, loss and, with `checked`, its violating rows
     /// (a class too small to split is never checked: its count stays 0, unread).
@@ -202,22 +117,6 @@ public:
         std::int64_t worst = 0;
         for (const std::int32_t u : check_.present()) worst = std::max(worst, check_.degree(u));
         return worst;
-    }
-
-    void publish(const Key& key) { change(key, 1); }
-
-    bool taken(const Key& key) const {
-        if (spec_ == nullptr) return published_.get(key) > 0;
-        const std::int64_t count = spec_->published->get(key);
-        if (spec_->recorded) spec_->seen.try_emplace(key, count);
-        const auto own = spec_->own.find(key);
-        return count + (own == spec_->own.end() ? 0 : own->second) > 0;
-    }
-
-    /// Replaces the tuple of a class by those of its parts.
-    void replace(const Key& old, const std::vector<Part>& parts) {
-        change(old, -1);
-        for (const Part& part : parts) publish(part.key);
     }
 
     /// `rows` ordered by (value in column j, row) into scratch_. Codes that are integers in a
@@ -300,16 +199,6 @@ public:
     std::optional<Split> covering(const std::vector<std::int32_t>& rows, const Part& top, std::size_t most);
 
 private:
-    /// Adds `delta` to the classes publishing `key` (on a speculation: to its own changes).
-    void change(const Key& key, std::int64_t delta) {
-        if (spec_ == nullptr) {
-            published_.add(key, delta);
-            return;
-        }
-        spec_->own[key] += delta;
-        spec_->changes.emplace_back(key, delta);
-    }
-
     /// Whether a set of rows of class `top` would publish a tuple of its own (or `top`'s).
     Publishable publishable(const Part& top);
 
@@ -326,9 +215,7 @@ private:
     const Neighbours& nb_;
     PartChecker check_;
     const MondrianParams& params_;
-    TupleCounts published_;  ///< tuple -> classes publishing it
-    std::unordered_set<Key, KeyHash> balanced_;  ///< tuples of the parts balanced splits made
-    Speculation* spec_ = nullptr;  ///< where a speculation reads and records, if one runs
+    SpecializerLedger ledger_;
     SpeculatorPool* columns_ = nullptr;  ///< where large classes' columns are searched at once
     std::vector<std::int32_t> scratch_;
     std::vector<std::pair<double, std::int32_t>> by_value_;  ///< scratch of order_by_value()
@@ -336,9 +223,6 @@ private:
     std::vector<std::int8_t> verdict_;  ///< per value: -1 unknown, 1 far from the worst, 0 not
     std::vector<std::int64_t> quota_;   ///< per value: rows still to shed in a peeling round
     std::vector<std::int64_t> shed_rows_;  ///< per value: rows shed so far in a round (Relief)
-    std::size_t budget_;                ///< work allowed (checks' and the specializer's own)
-    std::size_t work_ = 0;              ///< adjacency tests made here, outside the checks
-    std::size_t check_start_ = 0;       ///< the checks' work when the speculation began
 };
 
 /// What a pass tells every class it tries.
