@@ -8,6 +8,7 @@
 #include <tuple>
 #include <utility>
 
+#include "proxanon/common/splitmix.hpp"
 #include "proxanon/publish/class_mix.hpp"
 
 namespace proxanon {
@@ -24,16 +25,13 @@ constexpr double kLeastHeat = 0.05;
 /// Excess charged per row a part holds beyond `most` or short of k.
 constexpr double kSizePenalty = 10.0;
 
-/// splitmix64: a small generator whose sequence depends on its seed only.
-class Random {
+/// The draws of the covering split's annealing (Coverer::search(): which row moves where,
+/// and whether a move that raises the excess is taken): a splitmix64 sequence seeded from the
+/// class alone, so that a class is dealt alike on every run and thread.
+class AnnealingStream {
 public:
-    explicit Random(std::uint64_t seed) : state_(seed) {}
-    std::uint64_t next() {
-        std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ULL);
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-        return z ^ (z >> 31);
-    }
+    explicit AnnealingStream(std::uint64_t seed) : state_(seed) {}
+    std::uint64_t next() { return splitmix64(state_); }
     std::size_t below(std::size_t n) { return static_cast<std::size_t>(next() % n); }
     double unit() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
 
@@ -405,7 +403,7 @@ private:
     std::size_t& work_;
     std::size_t limit_;
     ClassMix mix_;
-    Random random_;
+    AnnealingStream random_;
     std::vector<Cell> cells_;                    ///< T's part, then the candidates chosen
     std::vector<std::size_t> part_of_;           ///< per row position
     std::vector<std::vector<std::size_t>> members_;

@@ -13,15 +13,10 @@
 #include <tuple>
 #include <utility>
 
+#include "proxanon/common/splitmix.hpp"
+
 namespace proxanon {
 namespace {
-
-std::uint64_t splitmix64(std::uint64_t& state) {
-    std::uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
 
 /// Natural logarithm of a positive normal double from exactly rounded operations only
 /// (frexp, +, *, /), so that it gives the same bits on every platform, unlike std::log.
@@ -44,11 +39,14 @@ double portable_log(double x) {
     return exponent * 0.69314718055994531 + 2.0 * t * series;
 }
 
-/// xoshiro256** (Blackman and Vigna) seeded through splitmix64; normal samples by
-/// Marsaglia's polar method, which needs only a logarithm and a square root.
-class Random {
+/// The random numbers of one segment (its choice of properties of interest and its random
+/// walk): xoshiro256** (Blackman and Vigna) seeded through splitmix64 from (seed, stream,
+/// segment), so that each segment draws a stream of its own, alike on any thread and in any
+/// order of the segments; normal samples by Marsaglia's polar method, which needs only a
+/// logarithm and a square root.
+class SegmentStream {
 public:
-    Random(std::uint64_t seed, std::uint64_t stream, std::uint64_t segment) {
+    SegmentStream(std::uint64_t seed, std::uint64_t stream, std::uint64_t segment) {
         std::uint64_t mix = seed;
         mix = splitmix64(mix) ^ stream;
         mix = splitmix64(mix) ^ segment;
@@ -187,7 +185,7 @@ public:
     /// Runs the iterations; returns (steps moved, steps rejected). Each iteration is one scan
     /// of the constraints: it checks the current point exactly and bounds the next step; a
     /// point that fails the check (rounding at the end of a maximal step) is undone.
-    std::pair<std::size_t, std::size_t> run(std::size_t iterations, Random& random) {
+    std::pair<std::size_t, std::size_t> run(std::size_t iterations, SegmentStream& random) {
         const std::size_t m = x_.size();
         std::vector<double> direction(m);
         std::vector<double> previous = x_;
@@ -272,7 +270,7 @@ private:
 
 Segment substitute_segment(const double* values, std::size_t begin, std::size_t end, double lo,
                            double hi, const SubstitutionParams& params, std::size_t index) {
-    Random random(params.seed, params.stream, index);
+    SegmentStream random(params.seed, params.stream, index);
     const std::size_t rows = end - begin;
     std::vector<std::size_t> order(rows);
     std::iota(order.begin(), order.end(), std::size_t{0});
