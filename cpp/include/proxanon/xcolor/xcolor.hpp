@@ -56,28 +56,39 @@ struct XColorOptions {
     Interrupt* interrupt = nullptr; ///< optional stop request, polled between units of work
 };
 
+/// The numbers of one engine run, each described once here as X(name, type, doc): the struct
+/// XColorStats below, the binding's read-only `_core.Stats` (its attributes, their docs) and
+/// `_core.ENGINE_STATS_FIELDS` (the names in this order) are generated from it
+/// (cpp/bindings/bind_engine.cpp). A field added here reaches Python with nothing else to edit
+/// in C++; python/proxanon/_core.pyi lists the attributes for type checkers.
+#define PROXANON_ENGINE_STATS(X)                                                                  \
+    X(n, std::int64_t, "rows of the run")                                                         \
+    X(m, std::int64_t, "classes: floor(n / k), or those of the starting colouring given")         \
+    X(max_degree, std::int64_t, "Theta: the largest row degree in Psi")                           \
+    X(row_edges, std::int64_t, "|E| of Psi (never materialized)")                                 \
+    X(initial_violations, std::int64_t, "violating rows of the starting colouring")               \
+    X(initial_potential, std::int64_t, "monochromatic edges after INITIALIZE")                    \
+    X(final_potential, std::int64_t, "monochromatic edges at the end")                            \
+    X(swaps, std::int64_t, "pairwise swaps of the swap loop")                                     \
+    X(set_aside, std::int64_t, "times a violation had no exchangeable partner")                  \
+    X(classes_examined, std::int64_t, "classes examined for a swap partner")                      \
+    X(remaining_violations, std::int64_t, "violating rows at the end")                            \
+    X(excess_moves, std::int64_t, "phase 2 swaps and transfers")                                  \
+    X(transfers, std::int64_t, "of which transfers (sizes change)")                               \
+    X(stalled_violations, std::int64_t, "violating rows when the pairwise swaps stopped")         \
+    X(suppressed, std::int64_t, "rows left out")                                                  \
+    X(regrouped_size, std::int64_t, "group size chosen when swaps stalled (0: kept k)")           \
+    X(exact_search, std::int64_t,                                                                 \
+      "1: the exact search settled a small table (the partition it found, or proof that none "    \
+      "exists)")                                                                                  \
+    X(seconds_suppress, double, "seconds spent leaving rows out (suppress)")                      \
+    X(seconds_initialize, double, "seconds of INITIALIZE and the start's neighbour counts")       \
+    X(seconds_repair, double, "seconds of the swap loop and the stronger repair")
+
 struct XColorStats {
-    std::int64_t n = 0;
-    std::int64_t m = 0;
-    std::int64_t max_degree = 0;         ///< Theta: the largest row degree in Psi
-    std::int64_t row_edges = 0;          ///< |E| of Psi (never materialized)
-    std::int64_t initial_violations = 0;
-    std::int64_t initial_potential = 0;  ///< monochromatic edges after INITIALIZE
-    std::int64_t final_potential = 0;
-    std::int64_t swaps = 0;
-    std::int64_t set_aside = 0;          ///< times a violation had no exchangeable partner
-    std::int64_t classes_examined = 0;
-    std::int64_t remaining_violations = 0;
-    std::int64_t excess_moves = 0;        ///< phase 2 swaps and transfers
-    std::int64_t transfers = 0;           ///< of which transfers (sizes change)
-    std::int64_t stalled_violations = 0;  ///< violating rows when the pairwise swaps stopped
-    std::int64_t suppressed = 0;
-    std::int64_t regrouped_size = 0;      ///< group size chosen when swaps stalled (0: kept k)
-    std::int64_t exact_search = 0;        ///< 1: the exact search settled a small table
-                                          ///< (the partition it found, or proof that none exists)
-    double seconds_suppress = 0.0;
-    double seconds_initialize = 0.0;
-    double seconds_repair = 0.0;
+#define PROXANON_STATS_MEMBER(name, type, doc) type name{};
+    PROXANON_ENGINE_STATS(PROXANON_STATS_MEMBER)
+#undef PROXANON_STATS_MEMBER
 };
 
 struct XColorResult {
@@ -96,7 +107,8 @@ struct XColorResult {
 /// swap loop, and what `options` asks for after it, over the rows described by `table` and
 /// the relation `neighbours` (built over the same table). With Moves::Auto, a table of at
 /// most kExactRows rows that the heuristics leave unsatisfied is searched exactly (exact.hpp),
-/// suppression included. Cost: see the parts; the swap loop dominates, O(|E| |V|) (Theorem 3).
+/// suppression included. Cost: see the parts; the swap loop dominates, O(|E| |V|) (Wang and Liu,
+/// XColor, Theorem 3).
 XColorResult run_xcolor(const ValueTable& table, const Neighbours& neighbours,
                         const LossModel& loss, const XColorOptions& options,
                         const std::vector<std::int32_t>* initial = nullptr);
