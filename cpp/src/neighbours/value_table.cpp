@@ -1,4 +1,4 @@
-// The value table (SPEC §3): rows grouped by their exact sensitive value.
+// The value table (docs/design/xcolor.md): rows grouped by their exact sensitive value.
 #include <algorithm>
 #include <cmath>
 #include <cstring>

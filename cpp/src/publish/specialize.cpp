@@ -49,16 +49,17 @@ void split_class(Specializer& specializer, Entry entry, const Round& round, std:
             if (target == SpecializeTarget::Failing && whole.violations > 0) {
                 split = specializer.best_failing(rows, whole, 0);
                 // The balanced split is tried in the first pass, and on its own parts
-                // only while they hold more than 2% of the table's rows (issue 11's
-                // bound; they are no riskier than their class already).
+                // only while they hold more than 2% of the table's rows (the class-size
+                // rule of docs/design/publishing.md; they are no riskier than their class
+                // already).
                 if (!split && round.pass == 0 && (!from_balanced || rows.size() > largest_class_rows(n)) && !specializer.spent()) {
                     split = specializer.balanced(rows, whole);
                     balanced = split.has_value();
                 }
             } else if (target == SpecializeTarget::Covering) {
-                // A class of the table, failing, above 2% of its rows (issue 11's
-                // bound): the covering split, into parts of at most 2% (but the
-                // one keeping the class's tuple).
+                // A class of the table, failing, above 2% of its rows (the class-size
+                // rule of docs/design/publishing.md): the covering split, into parts of at most
+                // 2% (but the one keeping the class's tuple).
                 if (round.pass == 0 && !made && whole.violations > 0 && rows.size() > largest_class_rows(n)) {
                     split = specializer.covering(rows, whole, largest_class_rows(n));
                 }

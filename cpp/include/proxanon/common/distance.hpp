@@ -1,4 +1,5 @@
-// Distances over the sensitive attribute (SPEC §1) and the epsilon-neighbour test (SPEC §2).
+// Distances over the sensitive attribute (docs/design/definitions.md) and the epsilon-neighbour
+// test (docs/design/privacy-model.md).
 #pragma once
 
 #include <algorithm>
@@ -14,11 +15,12 @@ namespace proxanon {
 
 /// The built-in distances over sensitive components already on a common scale.
 /// L1 = sum w_i |x_i - y_i|, L2 = sqrt(sum w_i (x_i - y_i)^2), Linf = max_i w_i |x_i - y_i|,
-/// MinComponent = min_i w_i |x_i - y_i| (the XColor paper's Example 2; not a metric: two
+/// MinComponent = min_i w_i |x_i - y_i| (Wang and Liu, XColor, Example 2; not a metric: two
 /// values are neighbours as soon as one component is close).
 enum class Metric { L1, L2, Linf, MinComponent };
 
-/// The neighbour test's threshold: delta(x, y) <= eps + kNeighbourSlack * max(1, eps) (SPEC §2).
+/// The neighbour test's threshold: delta(x, y) <= eps + kNeighbourSlack * max(1, eps)
+/// (docs/design/privacy-model.md).
 inline double neighbour_threshold(double epsilon) {
     return epsilon + kNeighbourSlack * std::max(1.0, epsilon);
 }

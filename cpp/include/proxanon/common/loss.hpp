@@ -1,4 +1,5 @@
-// The information-loss model of §V-B / SPEC §4 over numeric and taxonomy quasi-identifiers.
+// The information-loss model (Wang and Liu, XColor, §V-B; docs/design/publishing.md) over
+// numeric and taxonomy quasi-identifiers.
 #pragma once
 
 #include <algorithm>
@@ -216,9 +217,10 @@ private:
 };
 
 /// Per-column extremes of one group, enough to price the removal of any one member and the
-/// arrival of any one outsider in O(d) cost evaluations (the two-step greedy of §V-B).
-/// Invariant per column: lo <= lo2 where lo2 is the minimum once one holder of lo leaves
-/// (equal to lo when lo is held twice; +inf when the group has a single member); hi likewise.
+/// arrival of any one outsider in O(d) cost evaluations (the two-step greedy of Wang and Liu,
+/// XColor, §V-B). Invariant per column: lo <= lo2 where lo2 is the minimum once one holder of lo
+/// leaves (equal to lo when lo is held twice; +inf when the group has a single member); hi
+/// likewise.
 class GroupExtremes {
 public:
     void compute(const LossModel& model, const std::int32_t* members, std::size_t size) {

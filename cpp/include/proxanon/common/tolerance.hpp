@@ -1,11 +1,13 @@
-// The float tolerances of the principle (SPEC §2), named once; Python reads them from the
-// native module (NEIGHBOUR_SLACK, ALLOWANCE_SLACK) or calls the functions that use them.
+// The float tolerances of the principle (docs/design/privacy-model.md), named once; Python reads
+// them from the native module (NEIGHBOUR_SLACK, ALLOWANCE_SLACK) or calls the functions that use
+// them.
 #pragma once
 
 namespace proxanon {
 
 /// Relative slack of the neighbour test: delta(x, y) <= eps + kNeighbourSlack * max(1, eps).
-/// Without it |0.7 - 0.8| = 0.10000000000000009 is not within 0.1 and the paper's Table I fails.
+/// Without it |0.7 - 0.8| = 0.10000000000000009 is not within 0.1 and Table I of Wang and Liu,
+/// XColor, fails.
 inline constexpr double kNeighbourSlack = 1e-9;
 
 /// Added before the floor in t(V) = floor((1 - delta)(|V| - 1) + kAllowanceSlack), so that

@@ -1,4 +1,6 @@
-// Strict multidimensional Mondrian (LeFevre et al. 2006), the XColor paper's baseline (SPEC §6).
+// Strict multidimensional Mondrian (LeFevre, DeWitt and Ramakrishnan, Mondrian
+// Multidimensional K-Anonymity, ICDE 2006), the baseline of Wang and Liu's XColor paper
+// (docs/design/mondrian.md).
 // A part is cut at the median of its widest column (by loss) whose halves both pass the
 // checks (part_check.hpp), depth first; a part no column cuts is a group.
 // Invariant: every part cut off passes; the groups depend only on the parts as sets.
@@ -44,8 +46,8 @@ struct MondrianResult {
 /// values never make a graph): per distinct value of the half, O(sum of their degrees) over a
 /// graph, class_counts.hpp's counts over an implicit structure. A column tried at a part of
 /// m rows costs a selection of its median and a three-way split, O(m), not a sort, so the
-/// cuts cost about O(n log n · d) plus the checks. Polls `params.interrupt` per part and per column tried (throws
-/// Interrupted).
+/// cuts cost about O(n log n · d) plus the checks. Polls `params.interrupt` per part and per
+/// column tried (throws Interrupted).
 MondrianResult mondrian(const LossModel& qi, const Neighbours& neighbours, const MondrianParams& params);
 
 }  // namespace proxanon

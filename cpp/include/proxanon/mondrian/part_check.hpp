@@ -1,5 +1,5 @@
 // Violating rows of a set of rows under the checks of a Mondrian part or a specialized class
-// (SPEC §2), without a pass over pairs of rows.
+// (docs/design/privacy-model.md), without a pass over pairs of rows.
 #pragma once
 
 #include <cstddef>

@@ -1,7 +1,7 @@
-// The neighbour counts inside classes (SPEC §2): D_V(v), how many other rows of v's class V are
-// epsilon-neighbours of v (rows of identical value always are). The one implementation behind
-// the engine's class counts on the implicit structures and behind `audit` for the built-in
-// metrics.
+// The neighbour counts inside classes (docs/design/privacy-model.md): D_V(v), how many other rows
+// of v's class V are epsilon-neighbours of v (rows of identical value always are). The one
+// implementation behind the engine's class counts on the implicit structures and behind `audit`
+// for the built-in metrics.
 //
 // A class is taken by its distinct values with their multiplicities: up to kPairwiseValues
 // distinct values are tested pairwise (O(u^2) tests, u <= kPairwiseValues); more, with one

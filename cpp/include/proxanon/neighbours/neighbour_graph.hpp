@@ -1,4 +1,5 @@
-// The epsilon-neighbour graph over the distinct sensitive values, in CSR form (SPEC §3).
+// The epsilon-neighbour graph over the distinct sensitive values, in CSR form
+// (docs/design/xcolor.md).
 #pragma once
 
 #include <cstddef>

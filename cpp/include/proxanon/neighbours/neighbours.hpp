@@ -1,7 +1,7 @@
 // The epsilon-neighbour relation over the distinct sensitive values, as the engine asks it
-// (SPEC §2): the row degree of a value (INITIALIZE, Theta), whether two values are neighbours,
-// and how many rows of a small set (a class) are neighbours of a value. One interface, three
-// structures, chosen per instance by `choose_structure`:
+// (docs/design/privacy-model.md): the row degree of a value (INITIALIZE, Theta), whether two
+// values are neighbours, and how many rows of a small set (a class) are neighbours of a value.
+// One interface, three structures, chosen per instance by `choose_structure`:
 //   Graph   the materialized CSR graph (neighbour_graph.hpp); adjacency by a bit matrix when
 //           the values are few, else by binary search; memory O(U + value edges).
 //   Sorted  one component: values in ascending order with prefix sums of their counts; a
@@ -168,9 +168,9 @@ private:
 /// Cost: Graph: add O(degree(u)), count O(1), clear O(what was touched), memory O(U) once;
 /// Sorted: add O(1), the first count after adds sorts the d values added (O(d log d)), then
 /// count O(log d) (two binary searches for the neighbourhood interval), O(1) inline where
-/// one add was made (the swap loop counts one value's neighbours in every row it reads); Grid: add O(1),
-/// count O(d) distance tests (sets are classes: small). Not for concurrent use: a count may
-/// sort what was added.
+/// one add was made (the swap loop counts one value's neighbours in every row it reads); Grid:
+/// add O(1), count O(d) distance tests (sets are classes: small). Not for concurrent use: a count
+/// may sort what was added.
 class NeighbourCount {
 public:
     explicit NeighbourCount(const Neighbours& neighbours);

@@ -1,11 +1,11 @@
 // Absorption of rows from giant published classes into finer classes that cover them
-// (issue 11, last step of specialization): a row of a class C may move to a class D whose
-// published tuple already covers the row's QI values (each taxonomy node of D is the row's
-// leaf or an ancestor of it; each numeric interval of D holds the row's value). D's tuple
-// does not change, and C's does not either, because a row that alone holds one of C's
-// extremes never moves; so the published tuples stay pairwise distinct. The row is then
-// published with D's finer tuple (loss(D) < loss(C) is required: each move lowers the
-// table's loss), and C shrinks.
+// (the last step of specialization, docs/design/publishing.md): a row of a class C may move to a
+// class D whose published tuple already covers the row's QI values (each taxonomy node of D is
+// the row's leaf or an ancestor of it; each numeric interval of D holds the row's value). D's
+// tuple does not change, and C's does not either, because a row that alone holds one of C's
+// extremes never moves; so the published tuples stay pairwise distinct. The row is then published
+// with D's finer tuple (loss(D) < loss(C) is required: each move lowers the table's loss), and C
+// shrinks.
 //
 // Rows move one at a time, then in bundles: a giving class at its limit (a value with exactly
 // t(G) neighbours) can spare a row of that value but none of its other rows alone (each lowers
@@ -40,20 +40,19 @@
 // it (then O(p_giver)), at most kMaxCovers covering tuples looked up in a hash index, at most
 // kScan classes read per tuple, and a check of O(p) adjacency tests for each class read (p:
 // its distinct values, p <= cap); per row moved, O(min(p_giver, degree)) to update the giver's
-// counts (HeldValues, held_values.hpp: its value's adjacency list over a graph, where that is shorter); so
-// O(rows in giving classes * kMaxCovers * kScan * cap) plus O(p_giver) per row moved or
-// spared under a falling t(G), independent of the other classes' sizes. Bundles: per pass (at most kBundlePasses) at most
-// kBundleTriesPerRow bundles per row of the giving class, each reading at most
-// kCompanionCombos of its QI combinations (O(d) each) and moving at most kBundle rows at O(p)
-// each; each QI combination's covering classes looked up once. A giving class's QI
-// combinations list their candidate takers once, and a taker that refused a value is not
-// asked again until it changes. A failing giver's check costs O(min(degree, p)) per row
-// (its counts at its current size, O(p), made again after each move; O(p) more where the
-// row's value alone holds the largest D), a failing taker's O(p); those checks charge p
-// each, whatever the structure (so that it moves the same rows over any), and stop at
-// kFailingTestsPerRow * n; a failing giver makes at most kFailingPasses passes. The counts
-// of classes (passes(), and each move's HeldValues::change) are not charged.
-// Memory O(n + classes * d).
+// counts (HeldValues, held_values.hpp: its value's adjacency list over a graph, where that is
+// shorter); so O(rows in giving classes * kMaxCovers * kScan * cap) plus O(p_giver) per row moved
+// or spared under a falling t(G), independent of the other classes' sizes. Bundles: per pass (at
+// most kBundlePasses) at most kBundleTriesPerRow bundles per row of the giving class, each
+// reading at most kCompanionCombos of its QI combinations (O(d) each) and moving at most kBundle
+// rows at O(p) each; each QI combination's covering classes looked up once. A giving class's QI
+// combinations list their candidate takers once, and a taker that refused a value is not asked
+// again until it changes. A failing giver's check costs O(min(degree, p)) per row (its counts at
+// its current size, O(p), made again after each move; O(p) more where the row's value alone holds
+// the largest D), a failing taker's O(p); those checks charge p each, whatever the structure (so
+// that it moves the same rows over any), and stop at kFailingTestsPerRow * n; a failing giver
+// makes at most kFailingPasses passes. The counts of classes (passes(), and each move's
+// HeldValues::change) are not charged. Memory O(n + classes * d).
 #pragma once
 
 #include <cstddef>

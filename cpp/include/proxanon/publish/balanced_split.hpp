@@ -1,4 +1,4 @@
-// A balanced split of a failing class (specialize.hpp's failing target, issue 11): where no
+// A balanced split of a failing class (specialize.hpp's failing target): where no
 // table satisfies, the rows that cannot be protected gather in a class publishing a coarse
 // tuple, and every cut of it along the QIs leaves some piece with a larger share of its
 // crowded values than the class has (its rows would be exposed more), because the QIs and

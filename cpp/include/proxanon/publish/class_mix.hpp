@@ -6,8 +6,8 @@
 // numbered in ascending order of their ids) with D + 1 per value (its rows' neighbours in the
 // set, itself included). A set "exceeds the class's risk" where a value in it has D above
 // risk(class) * (size - 1), or a value that does not violate in the class ("calm") has D above
-// t(set) (SPEC §2); a set within both is no riskier than the class and violates only where the
-// class did, so the table's violating rows do not grow.
+// t(set) (docs/design/privacy-model.md); a set within both is no riskier than the class and
+// violates only where the class did, so the table's violating rows do not grow.
 //
 // Invariant: for counts built by counts() and changed only by move(), near[w] = sum over the
 // values u adjacent to w (w itself included) of x[u]. Cost: building, O(v^2) adjacency tests
@@ -117,7 +117,8 @@ public:
         const double x = static_cast<double>(d);
         return std::max(x - bounds.cap, calm_[w] ? x - bounds.t : -std::numeric_limits<double>::infinity());
     }
-    /// The excess of a set of fewer than two rows: one row's risk is 1 (SPEC §2).
+    /// The excess of a set of fewer than two rows: one row's risk is 1
+    /// (docs/design/privacy-model.md).
     double tiny_excess(std::int64_t size) const { return size == 1 && worst_ < size_ - 1 ? 1.0 : 0.0; }
 
     /// Exactly: at least k rows, no value's D above risk(class) · (size - 1), no calm value's

@@ -1,4 +1,4 @@
-// A covering split of a failing class (specialize.hpp's Covering target, issue 11): where a
+// A covering split of a failing class (specialize.hpp's Covering target): where a
 // best-effort table's failing class still holds more than `most` rows (2% of the table)
 // after the cuts, the balanced split and absorption, its rows are dealt into parts that each
 // publish a tuple of their own and keep the class's mix (class_mix.hpp: no part riskier than

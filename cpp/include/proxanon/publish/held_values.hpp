@@ -91,7 +91,7 @@ bool passes_checks(const HeldValues& held, std::size_t size, const MondrianParam
 
 /// Whether a class that passes the dissimilarity check (`held`, `size` rows) still passes it
 /// with one more row of value v: that row's D and the D of each value near v, one more,
-/// within t(size + 1) (SPEC §2). O(p) adjacency tests.
+/// within t(size + 1) (docs/design/privacy-model.md). O(p) adjacency tests.
 bool passes_with(const HeldValues& held, std::size_t size, std::int32_t v, const Neighbours& nb, double delta);
 
 /// A class's risk as the largest D over size - 1, compared in integers.
@@ -105,9 +105,9 @@ struct Risk {
 
 /// Whether a failing class may give or take one row without becoming riskier than `bound`
 /// (its risk when absorption first measured it) and without more violating rows (D over
-/// SPEC §2's t(G), allowed_neighbours()), within a budget: each check charges p (the values
-/// held; its counts made again, or a rescan, p more), whatever the structure, and once a
-/// check finds the budget short, every later answer is no.
+/// t(G) of docs/design/privacy-model.md, allowed_neighbours()), within a budget: each check
+/// charges p (the values held; its counts made again, or a rescan, p more), whatever the
+/// structure, and once a check finds the budget short, every later answer is no.
 class FailingChecks {
 public:
     FailingChecks(const Neighbours& neighbours, double delta, std::size_t l)

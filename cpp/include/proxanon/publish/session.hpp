@@ -1,6 +1,6 @@
-// One native session per published table (issue 11): XColor's run, the exchange step, and
-// the rounds that merge groups publishing one QI tuple (an attacker sees them as one class)
-// and repair the merged classes, over one value table, neighbour structure and loss model.
+// One native session per published table (docs/design/publishing.md): XColor's run, the exchange
+// step, and the rounds that merge groups publishing one QI tuple (an attacker sees them as one
+// class) and repair the merged classes, over one value table, neighbour structure and loss model.
 //
 // A round: the groups of the last run (after the first run, the exchange step of
 // exchange.hpp spreads equal tuples apart); their published tuples (published_key.hpp) merge

@@ -1,6 +1,6 @@
-// Top-down specialization of published classes (issue 11): a class an attacker sees (rows
-// sharing one published QI tuple) is split along one quasi-identifier into sub-classes that
-// publish finer, pairwise distinct tuples, so that coarse taxonomy nodes do not gather giant
+// Top-down specialization of published classes (docs/design/publishing.md): a class an attacker
+// sees (rows sharing one published QI tuple) is split along one quasi-identifier into sub-classes
+// that publish finer, pairwise distinct tuples, so that coarse taxonomy nodes do not gather giant
 // classes.
 //
 // Invariant kept at every step: the published tuples of all classes are pairwise distinct,
@@ -16,22 +16,21 @@
 // of one column; a piece whose tuple another class publishes, or that is riskier than the
 // class, split again up to two levels down; what is left pooled into a remainder that keeps
 // the class's tuple), but its parts need not pass: the split with the fewest violating rows
-// is taken if they are no more than the class's and no part's risk (SPEC §2: largest D over
-// size - 1) exceeds the class's, and its parts are split again. Parts that pass are
-// specialized as above; classes that passed before are not tried. Adult, ARX taxonomies on
+// is taken if they are no more than the class's and no part's risk (docs/design/privacy-model.md:
+// largest D over size - 1) exceeds the class's, and its parts are split again. Parts that pass
+// are specialized as above; classes that passed before are not tried. Adult, ARX taxonomies on
 // the four QIs, epsilon 0.1, delta 0.7: the largest class 3,228 -> 1,208 rows, violating rows
-// 3,134 -> 3,128. A class that is the table's worst mix of neighbours (at delta 0.8 one of
-// 8,061 rows publishing "*" on every QI, 7,923 of them violating, risk 0.76) cannot be split
-// this way: a part of it with a larger share of the crowd would expose its rows more, and
-// parts that all share it equally are not found along QI cuts. Such a class (of at least
-// 2 kBalancedLeafK k rows), once no cut splits it, gets the balanced split of
-// balanced_split.hpp in the first pass, checked here against the same invariants (its parts
-// are tried like any other part, and balanced again only while they hold more than 2% of the
-// table's rows). After absorption (absorb.hpp), a failing class still above 2% of the rows
-// gets the covering split of cover_split.hpp (the Covering target, a call of its own: the
-// class's rows dealt into parts publishing tuples that overlap, checked here as above), in
-// the rounds of vacate.hpp's cover_failing(), which first empties small classes publishing
-// tuples its parts need.
+// 3,134 -> 3,128. A class that is the table's worst mix of neighbours (at delta 0.8 one of 8,061
+// rows publishing "*" on every QI, 7,923 of them violating, risk 0.76) cannot be split this way:
+// a part of it with a larger share of the crowd would expose its rows more, and parts that all
+// share it equally are not found along QI cuts. Such a class (of at least 2 kBalancedLeafK k
+// rows), once no cut splits it, gets the balanced split of balanced_split.hpp in the first pass,
+// checked here against the same invariants (its parts are tried like any other part, and balanced
+// again only while they hold more than 2% of the table's rows). After absorption (absorb.hpp), a
+// failing class still above 2% of the rows gets the covering split of cover_split.hpp (the
+// Covering target, a call of its own: the class's rows dealt into parts publishing tuples that
+// overlap, checked here as above), in the rounds of vacate.hpp's cover_failing(), which first
+// empties small classes publishing tuples its parts need.
 //
 // One split of a class C (tuple T) along QI j: a taxonomy column is partitioned by the child
 // of T_j's node that holds each row's leaf, a numeric column is cut at its median (between
@@ -104,10 +103,10 @@ namespace proxanon {
 /// entries read and pairs of values tested over a graph, pairs of values tested in peeling
 /// and feeding; over an implicit structure a check counts its rows only): the benchmarks'
 /// specializations do at most 6,500 per row (Adult, suppressing at epsilon 0.1), a fifth of
-/// it. The budget is asked between rounds, so a round in progress may finish past it. Peeling rows off pieces of a
-/// class whose thousands of distinct values are neighbours of one another costs the square
-/// of them per round: Mondrian's uncut table of 20k census rows at epsilon 0.2, delta 0.9
-/// took 31 s of specialization, about a million per row.
+/// it. The budget is asked between rounds, so a round in progress may finish past it. Peeling
+/// rows off pieces of a class whose thousands of distinct values are neighbours of one another
+/// costs the square of them per round: Mondrian's uncut table of 20k census rows at epsilon 0.2,
+/// delta 0.9 took 31 s of specialization, about a million per row.
 inline constexpr std::size_t kSpecializeWorkPerRow = std::size_t{1} << 15;
 
 /// Which classes specialize() splits: every class of at least 2k rows, each into passing
@@ -125,7 +124,8 @@ struct SpecializeResult {
     bool stopped = false;               ///< the work allowed was spent: splits may remain
 };
 
-/// The most rows a published class should hold in a table of n rows (issue 11: 2%): the
+/// The most rows a published class should hold in a table of n rows (2%: the
+/// class-size rule of docs/design/publishing.md): the
 /// failing classes above it get the balanced split again and the covering split, and
 /// vacate.hpp's rounds run while a class is above it.
 inline std::size_t largest_class_rows(std::size_t n) { return n / 50; }
@@ -138,16 +138,16 @@ std::size_t checked_classes(const LossModel& qi, const std::vector<std::vector<s
                             const Neighbours& neighbours, const std::vector<std::int32_t>& classes,
                             const MondrianParams& params, SpecializeTarget target);
 
-/// Splits the classes of at least 2k rows that `target` names, as above. `classes` gives a class id per row
-/// (0 .. C-1, every id used) whose tuples are pairwise distinct; `node_keys[i]`, for a
+/// Splits the classes of at least 2k rows that `target` names, as above. `classes` gives a class
+/// id per row (0 .. C-1, every id used) whose tuples are pairwise distinct; `node_keys[i]`, for a
 /// taxonomy column i, names every node of its taxonomy so that nodes with one published label
 /// share a key (empty for a numeric column). `neighbours` is any structure (a set's counts on an
-/// implicit one come from class_counts.hpp). The checks are those of
-/// `params` (k, distinct l, (epsilon, delta)^k-dissimilarity). Stops searching splits once
-/// it has done `work_per_row` · max(n, 2^12) work (kSpecializeWorkPerRow); the splits made
-/// until then stand, with every invariant above. Polls `params.interrupt` per class and per
-/// column tried (throws Interrupted; on the calling thread only). On `threads` threads (0:
-/// the hardware's) as above, with the same result for any number.
+/// implicit one come from class_counts.hpp). The checks are those of `params` (k, distinct l,
+/// (epsilon, delta)^k-dissimilarity). Stops searching splits once it has done `work_per_row` ·
+/// max(n, 2^12) work (kSpecializeWorkPerRow); the splits made until then stand, with every
+/// invariant above. Polls `params.interrupt` per class and per column tried (throws Interrupted;
+/// on the calling thread only). On `threads` threads (0: the hardware's) as above, with the same
+/// result for any number.
 SpecializeResult specialize(const LossModel& qi, const std::vector<std::vector<std::int32_t>>& node_keys,
                             const Neighbours& neighbours, const std::vector<std::int32_t>& classes,
                             const MondrianParams& params,

@@ -31,11 +31,11 @@ struct Part {
     std::int64_t violations = 0;
     std::int64_t worst = 0;  ///< the largest D of a row, exact where it exceeds t(G) (if checked)
     Key key;
-    double loss = 0.0;  ///< rows times loss(part), the paper's per-group loss
+    double loss = 0.0;  ///< rows times loss(part): Wang and Liu's per-group loss (§V-B)
     std::size_t size() const { return end - begin; }
-    /// Whether its risk (SPEC §2: largest D over size - 1, 1 for one row) is at most
-    /// `other`'s; exact where either fails (a passing part's risk is within 1 - delta, below
-    /// a failing one's).
+    /// Whether its risk (docs/design/privacy-model.md: largest D over size - 1, 1 for one
+    /// row) is at most `other`'s; exact where either fails (a passing part's risk is within 1 -
+    /// delta, below a failing one's).
     bool no_riskier_than(const Part& other) const {
         const auto risk = [](const Part& p) {
             return p.size() <= 1 ? std::pair<std::int64_t, std::int64_t>{1, 1}

@@ -1,4 +1,4 @@
-// Vacating the tuples a failing class needs (issue 11, a table published as best effort),
+// Vacating the tuples a failing class needs (a table published as best effort),
 // and the rounds that deal such classes: cover_split.hpp deals a failing class F above
 // `most` rows (2% of the table) into parts that publish F's tuple with a taxonomy column
 // narrowed (its age band, its sex, ...), each a tuple no other class publishes. On real
@@ -28,10 +28,10 @@
 // absorption, and absorption run again moves rows it could not before (the UCI copy at
 // epsilon 0.05, delta 0.7: after the absorption of a best-effort table its largest class,
 // which passes, holds 2,319 rows; a second call moves 2,598 rows and leaves 458, a third 750
-// more), and the next round vacates what the failing ones need. Adult, ARX taxonomies, best effort at epsilon 0.1,
-// delta 0.8: the largest class 1,233 -> 592 rows (4.1% -> 1.96%), violating rows 9,528 ->
-// 9,197, max risk 0.76014 -> 0.75969, GCP 0.394 -> 0.376, for 0.04 s more (the step 0.08 ->
-// 0.12 s); the UCI copy at epsilon 0.05, delta 0.7: 7.7% -> 1.5%.
+// more), and the next round vacates what the failing ones need. Adult, ARX taxonomies, best
+// effort at epsilon 0.1, delta 0.8: the largest class 1,233 -> 592 rows (4.1% -> 1.96%),
+// violating rows 9,528 -> 9,197, max risk 0.76014 -> 0.75969, GCP 0.394 -> 0.376, for 0.04 s more
+// (the step 0.08 -> 0.12 s); the UCI copy at epsilon 0.05, delta 0.7: 7.7% -> 1.5%.
 //
 // Cost of vacate(): O(n d) to gather the classes and file them by tuple (O(C) hash entries);
 // per failing class above `most` rows, its candidates O(m h + the taxonomies' nodes) for m

@@ -1,5 +1,5 @@
-// Property-preserving value substitution (papers/property-preserving-anonymization: Algorithm 1
-// for the localities, §4 for the random walk, §4.2 for segments).
+// Property-preserving value substitution, after the property-preserving anonymization paper
+// (its Algorithm 1 for the localities, §4 for the random walk, §4.2 for segments).
 //
 // One numeric column is cut into segments of consecutive rows. In a segment, rows with equal
 // values share one variable (so ties stay ties), and the distinct values u_0 < ... < u_{m-1}

@@ -1,5 +1,6 @@
-// The colouring counts of Algorithm 2 (§V-D): which class each row is in, and for every row
-// D_V(v), its number of epsilon-neighbours inside its own class V.
+// The colouring counts of Wang and Liu, XColor, Algorithm 2 (§V-D; docs/design/xcolor.md): which
+// class each row is in, and for every row D_V(v), its number of epsilon-neighbours inside its own
+// class V.
 #pragma once
 
 #include <cstddef>
@@ -12,7 +13,8 @@
 
 namespace proxanon {
 
-/// t(V) = floor((1 - delta)(|V| - 1) + kAllowanceSlack) for a class of `size` rows (SPEC §2).
+/// t(V) = floor((1 - delta)(|V| - 1) + kAllowanceSlack) for a class of `size` rows
+/// (docs/design/privacy-model.md).
 std::int32_t allowed_neighbours(std::size_t size, double delta);
 
 /// The colouring and its per-class neighbour counts, shared by the swap loop, the excess
@@ -25,13 +27,13 @@ std::int32_t allowed_neighbours(std::size_t size, double delta);
 /// members in ascending (value id, row).
 /// Cost, with the counts of neighbours.hpp: construction O(n + sum over classes of the cost
 /// of counting a class against itself); swap O(|V| + |V'|) adjacency tests (two per row);
-/// detach and attach O(|class|) adjacency tests. Over the sorted structure, for a class indexed once it had kIndexedRows rows or more when counted
-/// (count_near, tally_class; kept after it shrinks), the tests are replaced by two binary
-/// searches and the rows near the values concerned, and the index is kept by moving at most
-/// |class| entries per change (one pass). The
+/// detach and attach O(|class|) adjacency tests. Over the sorted structure, for a class indexed
+/// once it had kIndexedRows rows or more when counted (count_near, tally_class; kept after it
+/// shrinks), the tests are replaced by two binary searches and the rows near the values
+/// concerned, and the index is kept by moving at most |class| entries per change (one pass). The
 /// extremes follow each change in O(d) (GroupExtremes::add, remove), and are computed again,
-/// O(|class| d) when next read, only where the member leaving held a lowest or highest value
-/// with at most one other, or a second one alone.
+/// O(|class| d) when next read, only where the member leaving held a lowest or highest value with
+/// at most one other, or a second one alone.
 class Colouring {
 public:
     /// `initial` gives a class id 0..m-1 per row, every id used, or -1 for a row left out.

@@ -1,5 +1,5 @@
-// Exact search over partitions for very small tables (not in the paper): settles every
-// instance the heuristics leave unsatisfied, and finds the least suppression.
+// Exact search over partitions for very small tables (not in Wang and Liu's XColor paper):
+// settles every instance the heuristics leave unsatisfied, and finds the least suppression.
 #pragma once
 
 #include <cstddef>

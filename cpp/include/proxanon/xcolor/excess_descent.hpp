@@ -23,8 +23,9 @@ namespace proxanon {
 /// bounded, but where merged classes hold thousands of rows each step reads millions (a
 /// suppressing run on Adult whose merging gathered a class of 22,000 rows did not end in 10
 /// minutes; with the budget it ends in 18 s). The benchmarks' descents read at most 4,400
-/// rows per row, a quarter of the default budget. Not in the paper: Algorithm 2 only swaps
-/// and only when the potential drops, which can stall with violations left (issue 5).
+/// rows per row, a quarter of the default budget. Not in Wang and Liu's XColor paper: its
+/// Algorithm 2 only swaps and only when the potential drops, which can stall with violations left
+/// (docs/design/decisions.md).
 ///
 /// Invariant: E drops by at least one per move and every class keeps >= k rows, so it ends
 /// after at most E moves and E + max(n / 8, 2^12) steps, and after reading at most

@@ -1,4 +1,5 @@
-// INITIALIZE (Algorithm 1, §V-C): a degree-balanced equitable starting colouring.
+// INITIALIZE (Wang and Liu, XColor, Algorithm 1, §V-C; docs/design/xcolor.md): a degree-balanced
+// equitable starting colouring.
 #pragma once
 
 #include <cstddef>
@@ -10,7 +11,7 @@
 namespace proxanon {
 
 /// Sizes of the m equitable colour classes of n rows: the first n mod m classes hold
-/// ceil(n/m) rows, the others floor(n/m) (SPEC §3). Requires 1 <= m <= n.
+/// ceil(n/m) rows, the others floor(n/m) (docs/design/xcolor.md). Requires 1 <= m <= n.
 std::vector<std::int32_t> equitable_sizes(std::size_t n, std::size_t m);
 
 /// Algorithm 1. Rows are taken in descending order of degree (ties: lower row index first);

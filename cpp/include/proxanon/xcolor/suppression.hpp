@@ -1,6 +1,6 @@
 // Suppression (on_infeasible = "suppress"): leave rows out until every class satisfies
-// (epsilon, delta)^k-dissimilarity. Not in the paper, whose Algorithm 2 has no answer for an
-// instance it cannot repair.
+// (epsilon, delta)^k-dissimilarity. Not in Wang and Liu's XColor paper, whose Algorithm 2 has no
+// answer for an instance it cannot repair.
 #pragma once
 
 #include <cstddef>

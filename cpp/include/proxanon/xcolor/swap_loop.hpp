@@ -1,4 +1,5 @@
-// The swap loop of XColor (Algorithm 2, §V-D, lines 4-11): drain the violations by pairwise
+// The swap loop of XColor (Wang and Liu, XColor, Algorithm 2, §V-D, lines 4-11;
+// docs/design/xcolor.md): drain the violations by pairwise
 // exchanges that lower the potential.
 #pragma once
 
@@ -29,21 +30,21 @@ namespace proxanon {
 ///
 /// Invariant between steps: every violating row is queued or set aside, never both; queue
 /// priority is the loss its departure saves. Every swap lowers the potential by at least one,
-/// so the loop makes at most |E| swaps (Theorem 3); each examines at most every class once,
-/// O(n), and costs O(|V| + |V'| + degrees) to apply. With a search_limit L, all searches
-/// together examine at most 80 n classes plus L per search that finds a partner and 16 per
-/// search once the second budget is spent. Examining class W for v costs O(|W|) to count
+/// so the loop makes at most |E| swaps (Wang and Liu, XColor, Theorem 3); each examines at most
+/// every class once, O(n), and costs O(|V| + |V'| + degrees) to apply. With a search_limit L, all
+/// searches together examine at most 80 n classes plus L per search that finds a partner and 16
+/// per search once the second budget is spent. Examining class W for v costs O(|W|) to count
 /// D_W(v), unless the count for (W, v's value) is kept from an earlier search and W has not
-/// changed since: then O(1) (a table of at most 2^21 slots of 16 bytes, made once a quarter
-/// as many classes were counted; classes of 256 rows or more keep theirs in a map). Once a
-/// partner is found, a movable class is read only where a floor of its exchanges' loss
-/// change (V \ {v}'s ranges, and V''s second extremes with v: O(d)) does not exceed the best
-/// change so far, and a row's exchange is priced only where that floor with the row's own
-/// home price does not: exact, since every term of the floor is at most its price's. A search
-/// for a row whose value and class a search since the last swap found without a partner is
-/// settled without reading a class (O(classes it would examine) to charge the budgets):
-/// where a few merged classes hold thousands of rows of a few values, most searches were so.
-/// The loop's shortcuts: each gives the same run as without it (off, the tests compare).
+/// changed since: then O(1) (a table of at most 2^21 slots of 16 bytes, made once a quarter as
+/// many classes were counted; classes of 256 rows or more keep theirs in a map). Once a partner
+/// is found, a movable class is read only where a floor of its exchanges' loss change (V \ {v}'s
+/// ranges, and V''s second extremes with v: O(d)) does not exceed the best change so far, and a
+/// row's exchange is priced only where that floor with the row's own home price does not: exact,
+/// since every term of the floor is at most its price's. A search for a row whose value and class
+/// a search since the last swap found without a partner is settled without reading a class
+/// (O(classes it would examine) to charge the budgets): where a few merged classes hold thousands
+/// of rows of a few values, most searches were so. The loop's shortcuts: each gives the same run
+/// as without it (off, the tests compare).
 struct SwapLoopShortcuts {
     /// A search that an earlier one since the last swap proved fruitless is settled without
     /// reading its classes.

@@ -1,5 +1,6 @@
-// XColor (Algorithm 2, §V-D): repair an equitable colouring until no vertex has more than
-// t(V) neighbours in its own class. The parts, in the order a run uses them:
+// XColor (Wang and Liu, XColor, Algorithm 2, §V-D; docs/design/xcolor.md): repair an equitable
+// colouring until no vertex has more than t(V) neighbours in its own class. The parts, in the
+// order a run uses them:
 //   initialize.hpp      INITIALIZE (Algorithm 1): the degree-balanced starting colouring
 //   colouring.hpp       the colouring and D_V(v) per row, kept current under moves
 //   violation_queue.hpp the violations still to repair (Algorithm 2, line 5)
