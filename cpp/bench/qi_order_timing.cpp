@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "proxanon/initialize.hpp"
-#include "proxanon/loss.hpp"
+#include "proxanon/xcolor/initialize.hpp"
+#include "proxanon/common/loss.hpp"
 
 namespace {
 

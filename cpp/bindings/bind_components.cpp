@@ -15,16 +15,16 @@
 #include <utility>
 #include <vector>
 
-#include "proxanon/class_counts.hpp"
-#include "proxanon/colouring.hpp"
-#include "proxanon/distance.hpp"
-#include "proxanon/exchange.hpp"
-#include "proxanon/initialize.hpp"
-#include "proxanon/loss.hpp"
-#include "proxanon/neighbour_graph.hpp"
-#include "proxanon/ordering.hpp"
-#include "proxanon/tolerance.hpp"
-#include "proxanon/violation_queue.hpp"
+#include "proxanon/neighbours/class_counts.hpp"
+#include "proxanon/xcolor/colouring.hpp"
+#include "proxanon/common/distance.hpp"
+#include "proxanon/publish/exchange.hpp"
+#include "proxanon/xcolor/initialize.hpp"
+#include "proxanon/common/loss.hpp"
+#include "proxanon/neighbours/neighbour_graph.hpp"
+#include "proxanon/common/ordering.hpp"
+#include "proxanon/common/tolerance.hpp"
+#include "proxanon/xcolor/violation_queue.hpp"
 
 #include "convert.hpp"
 #include "signal_check.hpp"

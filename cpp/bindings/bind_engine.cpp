@@ -16,12 +16,12 @@
 #include <utility>
 #include <vector>
 
-#include "proxanon/distance.hpp"
-#include "proxanon/loss.hpp"
-#include "proxanon/neighbour_graph.hpp"
-#include "proxanon/neighbours.hpp"
-#include "proxanon/session.hpp"
-#include "proxanon/xcolor.hpp"
+#include "proxanon/common/distance.hpp"
+#include "proxanon/common/loss.hpp"
+#include "proxanon/neighbours/neighbour_graph.hpp"
+#include "proxanon/neighbours/neighbours.hpp"
+#include "proxanon/publish/session.hpp"
+#include "proxanon/xcolor/xcolor.hpp"
 
 #include "convert.hpp"
 #include "signal_check.hpp"
@@ -312,25 +312,14 @@ void register_engine(py::module_& mod) {
         .def_property_readonly("set_aside", [](const Progress& p) { return p.set_aside.load(std::memory_order_relaxed); })
         .def_property_readonly("swaps", [](const Progress& p) { return p.swaps.load(std::memory_order_relaxed); });
 
-    py::class_<XColorStats>(mod, "Stats", "The numbers of one engine run (read-only).")
-        .def_readonly("n", &XColorStats::n)
-        .def_readonly("m", &XColorStats::m)
-        .def_readonly("max_degree", &XColorStats::max_degree)
-        .def_readonly("row_edges", &XColorStats::row_edges)
-        .def_readonly("initial_violations", &XColorStats::initial_violations)
-        .def_readonly("initial_potential", &XColorStats::initial_potential)
-        .def_readonly("final_potential", &XColorStats::final_potential)
-        .def_readonly("swaps", &XColorStats::swaps)
-        .def_readonly("set_aside", &XColorStats::set_aside)
-        .def_readonly("classes_examined", &XColorStats::classes_examined)
-        .def_readonly("remaining_violations", &XColorStats::remaining_violations)
-        .def_readonly("excess_moves", &XColorStats::excess_moves)
-        .def_readonly("transfers", &XColorStats::transfers)
-        .def_readonly("stalled_violations", &XColorStats::stalled_violations)
-        .def_readonly("suppressed", &XColorStats::suppressed)
-        .def_readonly("regrouped_size", &XColorStats::regrouped_size)
-        .def_readonly("exact_search", &XColorStats::exact_search)
-        .def_readonly("seconds_suppress", &XColorStats::seconds_suppress)
-        .def_readonly("seconds_initialize", &XColorStats::seconds_initialize)
-        .def_readonly("seconds_repair", &XColorStats::seconds_repair);
+    // The statistics as PROXANON_ENGINE_STATS (xcolor.hpp) lists them: one read-only attribute
+    // per field, and their names in order as ENGINE_STATS_FIELDS.
+    py::class_<XColorStats> stats(mod, "Stats", "The numbers of one engine run (read-only).");
+#define PROXANON_STATS_ATTRIBUTE(name, type, doc) stats.def_readonly(#name, &XColorStats::name, doc);
+    PROXANON_ENGINE_STATS(PROXANON_STATS_ATTRIBUTE)
+#undef PROXANON_STATS_ATTRIBUTE
+#define PROXANON_STATS_NAME(name, type, doc) #name,
+    const std::vector<std::string> names{PROXANON_ENGINE_STATS(PROXANON_STATS_NAME)};
+    mod.attr("ENGINE_STATS_FIELDS") = py::tuple(py::cast(names));
+#undef PROXANON_STATS_NAME
 }

@@ -14,14 +14,14 @@
 #include <utility>
 #include <vector>
 
-#include "proxanon/absorb.hpp"
-#include "proxanon/distance.hpp"
-#include "proxanon/loss.hpp"
-#include "proxanon/mondrian.hpp"
-#include "proxanon/neighbour_graph.hpp"
-#include "proxanon/neighbours.hpp"
-#include "proxanon/specialize.hpp"
-#include "proxanon/vacate.hpp"
+#include "proxanon/publish/absorb.hpp"
+#include "proxanon/common/distance.hpp"
+#include "proxanon/common/loss.hpp"
+#include "proxanon/mondrian/mondrian.hpp"
+#include "proxanon/neighbours/neighbour_graph.hpp"
+#include "proxanon/neighbours/neighbours.hpp"
+#include "proxanon/publish/specialize.hpp"
+#include "proxanon/publish/vacate.hpp"
 
 #include "convert.hpp"
 #include "signal_check.hpp"

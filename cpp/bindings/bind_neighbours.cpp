@@ -10,10 +10,10 @@
 #include <utility>
 #include <vector>
 
-#include "proxanon/balls.hpp"
-#include "proxanon/distance.hpp"
-#include "proxanon/neighbour_graph.hpp"
-#include "proxanon/neighbours.hpp"
+#include "proxanon/proofs/balls.hpp"
+#include "proxanon/common/distance.hpp"
+#include "proxanon/neighbours/neighbour_graph.hpp"
+#include "proxanon/neighbours/neighbours.hpp"
 
 #include "convert.hpp"
 #include "signal_check.hpp"

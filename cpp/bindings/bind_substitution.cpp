@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "proxanon/substitution.hpp"
+#include "proxanon/substitution/substitution.hpp"
 
 namespace py = pybind11;
 

@@ -16,11 +16,11 @@
 #include <utility>
 #include <vector>
 
-#include "proxanon/distance.hpp"
-#include "proxanon/interrupt.hpp"
-#include "proxanon/loss.hpp"
-#include "proxanon/neighbour_graph.hpp"
-#include "proxanon/neighbours.hpp"
+#include "proxanon/common/distance.hpp"
+#include "proxanon/common/interrupt.hpp"
+#include "proxanon/common/loss.hpp"
+#include "proxanon/neighbours/neighbour_graph.hpp"
+#include "proxanon/neighbours/neighbours.hpp"
 
 namespace py = pybind11;
 

@@ -2,7 +2,7 @@
 // area (bind_*.cpp, signal_check.cpp), registered in turn.
 #include <pybind11/pybind11.h>
 
-#include "proxanon/neighbour_graph.hpp"
+#include "proxanon/neighbours/neighbour_graph.hpp"
 
 namespace py = pybind11;
 

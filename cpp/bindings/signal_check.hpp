@@ -8,7 +8,7 @@
 #include <atomic>
 #include <vector>
 
-#include "proxanon/interrupt.hpp"
+#include "proxanon/common/interrupt.hpp"
 
 namespace py = pybind11;
 

@@ -10,13 +10,13 @@
 #include <random>
 #include <vector>
 
-#include "proxanon/balanced_split.hpp"
-#include "proxanon/colouring.hpp"
-#include "proxanon/cover_split.hpp"
-#include "proxanon/distance.hpp"
-#include "proxanon/loss.hpp"
-#include "proxanon/neighbour_graph.hpp"
-#include "proxanon/neighbours.hpp"
+#include "proxanon/publish/balanced_split.hpp"
+#include "proxanon/xcolor/colouring.hpp"
+#include "proxanon/publish/cover_split.hpp"
+#include "proxanon/common/distance.hpp"
+#include "proxanon/common/loss.hpp"
+#include "proxanon/neighbours/neighbour_graph.hpp"
+#include "proxanon/neighbours/neighbours.hpp"
 #include "check.hpp"
 
 namespace {

@@ -12,12 +12,12 @@
 #include <tuple>
 #include <vector>
 
-#include "proxanon/colouring.hpp"
-#include "proxanon/distance.hpp"
-#include "proxanon/loss.hpp"
-#include "proxanon/neighbour_graph.hpp"
-#include "proxanon/neighbours.hpp"
-#include "proxanon/swap_loop.hpp"
+#include "proxanon/xcolor/colouring.hpp"
+#include "proxanon/common/distance.hpp"
+#include "proxanon/common/loss.hpp"
+#include "proxanon/neighbours/neighbour_graph.hpp"
+#include "proxanon/neighbours/neighbours.hpp"
+#include "proxanon/xcolor/swap_loop.hpp"
 #include "check.hpp"
 #include "random_levels.hpp"
 

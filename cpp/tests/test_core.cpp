@@ -14,24 +14,24 @@
 #include <string>
 #include <vector>
 
-#include "proxanon/box_tree.hpp"
-#include "proxanon/distance.hpp"
-#include "proxanon/colouring.hpp"
-#include "proxanon/exchange.hpp"
-#include "proxanon/excess_descent.hpp"
-#include "proxanon/initialize.hpp"
-#include "proxanon/loss.hpp"
-#include "proxanon/neighbour_graph.hpp"
-#include "proxanon/neighbours.hpp"
-#include "proxanon/ordering.hpp"
-#include "proxanon/absorb.hpp"
-#include "proxanon/part_check.hpp"
-#include "proxanon/class_counts.hpp"
-#include "proxanon/specialize.hpp"
-#include "proxanon/swap_loop.hpp"
-#include "proxanon/tuple_counts.hpp"
-#include "proxanon/violation_queue.hpp"
-#include "proxanon/xcolor.hpp"
+#include "proxanon/neighbours/box_tree.hpp"
+#include "proxanon/common/distance.hpp"
+#include "proxanon/xcolor/colouring.hpp"
+#include "proxanon/publish/exchange.hpp"
+#include "proxanon/xcolor/excess_descent.hpp"
+#include "proxanon/xcolor/initialize.hpp"
+#include "proxanon/common/loss.hpp"
+#include "proxanon/neighbours/neighbour_graph.hpp"
+#include "proxanon/neighbours/neighbours.hpp"
+#include "proxanon/common/ordering.hpp"
+#include "proxanon/publish/absorb.hpp"
+#include "proxanon/mondrian/part_check.hpp"
+#include "proxanon/neighbours/class_counts.hpp"
+#include "proxanon/publish/specialize.hpp"
+#include "proxanon/xcolor/swap_loop.hpp"
+#include "proxanon/publish/tuple_counts.hpp"
+#include "proxanon/xcolor/violation_queue.hpp"
+#include "proxanon/xcolor/xcolor.hpp"
 #include "check.hpp"
 #include "random_levels.hpp"
 
@@ -39,7 +39,7 @@ namespace {
 
 using namespace proxanon;
 
-/// Paper Table I, group 1 and 2 syndrome values.
+/// Wang and Liu, XColor, Table I, group 1 and 2 syndrome values.
 const std::vector<double> kTableOne = {
     0.8, 0.0, 0.0, 0.6, 0.4, 0.4, 0.7, 0.1, 0.1, 1.0, 0.2, 0.2, 0.1, 0.9, 0.9,
     0.2, 0.5, 0.2, 0.8, 0.1, 0.9, 0.4, 0.3, 0.5, 0.6, 0.9, 0.3, 1.0, 0.7, 0.7};
@@ -1105,7 +1105,7 @@ void test_specialize_same_for_any_thread_count() {
 }
 
 /// The largest D_G(v) over a class's rows, times (|G| - 1) of `other`, compared by cross
-/// products: whether risk(rows) <= risk(other) (SPEC §2), pair by pair.
+/// products: whether risk(rows) <= risk(other) (docs/design/privacy-model.md), pair by pair.
 bool brute_no_riskier(const std::vector<std::size_t>& rows, const std::vector<std::size_t>& other,
                       const std::vector<double>& sens, std::size_t s, const Distance& distance) {
     const auto worst = [&](const std::vector<std::size_t>& set) {

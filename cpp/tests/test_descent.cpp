@@ -7,11 +7,11 @@
 #include <random>
 #include <vector>
 
-#include "proxanon/colouring.hpp"
-#include "proxanon/loss.hpp"
-#include "proxanon/excess_descent.hpp"
-#include "proxanon/neighbour_graph.hpp"
-#include "proxanon/neighbours.hpp"
+#include "proxanon/xcolor/colouring.hpp"
+#include "proxanon/common/loss.hpp"
+#include "proxanon/xcolor/excess_descent.hpp"
+#include "proxanon/neighbours/neighbour_graph.hpp"
+#include "proxanon/neighbours/neighbours.hpp"
 #include "check.hpp"
 
 namespace {

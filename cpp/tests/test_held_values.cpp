@@ -9,11 +9,11 @@
 #include <random>
 #include <vector>
 
-#include "proxanon/colouring.hpp"
-#include "proxanon/distance.hpp"
-#include "proxanon/held_values.hpp"
-#include "proxanon/neighbour_graph.hpp"
-#include "proxanon/neighbours.hpp"
+#include "proxanon/xcolor/colouring.hpp"
+#include "proxanon/common/distance.hpp"
+#include "proxanon/publish/held_values.hpp"
+#include "proxanon/neighbours/neighbour_graph.hpp"
+#include "proxanon/neighbours/neighbours.hpp"
 #include "check.hpp"
 #include "random_levels.hpp"
 

@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "proxanon/substitution.hpp"
+#include "proxanon/substitution/substitution.hpp"
 #include "check.hpp"
 
 namespace {

@@ -14,12 +14,12 @@
 #include <utility>
 #include <vector>
 
-#include "proxanon/colouring.hpp"
-#include "proxanon/distance.hpp"
-#include "proxanon/loss.hpp"
-#include "proxanon/neighbour_graph.hpp"
-#include "proxanon/neighbours.hpp"
-#include "proxanon/vacate.hpp"
+#include "proxanon/xcolor/colouring.hpp"
+#include "proxanon/common/distance.hpp"
+#include "proxanon/common/loss.hpp"
+#include "proxanon/neighbours/neighbour_graph.hpp"
+#include "proxanon/neighbours/neighbours.hpp"
+#include "proxanon/publish/vacate.hpp"
 #include "check.hpp"
 
 namespace {

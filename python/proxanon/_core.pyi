@@ -220,6 +220,9 @@ class Progress:
     @property
     def swaps(self) -> int: ...
 
+# The names of Stats' fields in the order the C++ struct declares them (PROXANON_ENGINE_STATS).
+ENGINE_STATS_FIELDS: tuple[str, ...]
+
 class Stats:
     n: int
     m: int
