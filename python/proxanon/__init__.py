@@ -3,6 +3,10 @@
 from importlib.metadata import version as _distribution_version
 
 from proxanon import datasets, evaluate
+
+# The renderer registers the writers of Anonymization.to_html and AuditReport.to_html
+# (proxanon._display.html_writer): imported with the package, they are always registered.
+from proxanon import html_report as _html_report  # noqa: F401
 from proxanon._errors import GraphTooDenseError, InfeasibleError
 from proxanon.advise import Advice, advise
 from proxanon.anonymize import Anonymization, Report, anonymize

@@ -10,7 +10,7 @@ import threading
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
-from proxanon import _core
+from proxanon._engine import kernels
 
 T = TypeVar("T")
 
@@ -24,7 +24,7 @@ class Beside(Generic[T]):
     def __init__(self, work: Callable[..., T], *args: object) -> None:
         self._value: T | None = None
         self._error: BaseException | None = None
-        self._stop = _core.StopRequest()
+        self._stop = kernels.StopRequest()
 
         def run() -> None:
             try:

@@ -1,11 +1,11 @@
 """Exceptions raised by proxanon."""
 
-from proxanon import _core
+from proxanon._engine import kernels
 
 #: The epsilon-neighbour graph would exceed ``_core.MAX_GRAPH_ENTRIES`` adjacency entries; a
 #: ValueError raised (from C++) before the graph is allocated, its message giving the size
 #: and memory it would need. Use a smaller epsilon.
-GraphTooDenseError = _core.GraphTooDenseError
+GraphTooDenseError = kernels.GraphTooDenseError
 
 
 class InfeasibleError(ValueError):

@@ -7,7 +7,7 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from proxanon import _core
+from proxanon._engine import kernels
 
 
 class GroupRuns(NamedTuple):
@@ -24,7 +24,7 @@ def group_runs(labels: NDArray[np.int64]) -> GroupRuns:
     """The rows of every distinct label, as runs of a stable order by label. O(n): the order
     is a radix sort (``_core.order_by_label``), the runs are where the sorted labels change
     (``np.unique`` would sort them once more: 0.1 s at 3M rows)."""
-    order = _core.order_by_label(labels)
+    order = kernels.order_by_label(labels)
     ordered = labels[order]
     n = ordered.size
     change = np.empty(n, dtype=bool)

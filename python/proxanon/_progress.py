@@ -10,7 +10,7 @@ import threading
 from types import TracebackType
 from typing import Any, TextIO
 
-from proxanon import _core
+from proxanon._engine import kernels
 
 #: Bar layouts: a stage with a known amount of work (the bar takes the width left over;
 #: times are elapsed<remaining), and one without (time only).
@@ -50,7 +50,7 @@ class ProgressReporter:
                 delay = 0.5
         self.delay = delay
         self.interval = interval if interval is not None else (0.2 if self.tty else 2.0)
-        self.counters = _core.Progress()
+        self.counters = kernels.Progress()
         self.phase = "prepare"
         self.engine_running = False
         self._stop = threading.Event()

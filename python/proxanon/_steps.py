@@ -83,7 +83,7 @@ class _Inputs:
     init: str
     moves: str
     budget: float                  # the share of rows that may be left out (max_suppression)
-    neighbours: str                # how the engine holds the relation (checked_neighbours)
+    neighbours: str                # how the engine holds the relation (_validate.neighbours)
     threads: int
     reporter: ProgressReporter | None  # progress, shown by the caller's thread only
 

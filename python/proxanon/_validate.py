@@ -19,18 +19,18 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from proxanon import _core
+from proxanon._engine import kernels
 
 #: Float tolerance of the neighbour test (SPEC §2): x and y are epsilon-neighbours iff
 #: ``distance <= epsilon + NEIGHBOUR_TOLERANCE * max(1, epsilon)``. Without it the paper's own
 #: example fails in float64 (``|0.7 - 0.8| = 0.10000000000000009 > 0.1``). The C++ core
 #: owns the number (tolerance.hpp); Python reads it so the two can never differ.
-NEIGHBOUR_TOLERANCE: float = _core.NEIGHBOUR_SLACK
+NEIGHBOUR_TOLERANCE: float = kernels.NEIGHBOUR_SLACK
 
 #: Float tolerance of the allowance (SPEC §2): ``t(G) = floor((1 - delta)(|G| - 1) +
 #: ALLOWANCE_TOLERANCE)``, so that ``(1 - 0.8) * 10 = 1.9999999999999996`` still allows 2.
 #: Owned by the C++ core, like the neighbour tolerance.
-ALLOWANCE_TOLERANCE: float = _core.ALLOWANCE_SLACK
+ALLOWANCE_TOLERANCE: float = kernels.ALLOWANCE_SLACK
 
 #: Relative float tolerance of exact-looking decimal arithmetic on user numbers: a quotient
 #: this close (relatively) to an integer is taken as that integer (hierarchy band boundaries
@@ -47,6 +47,15 @@ _NOT_REAL_TYPES = (str, bytes, datetime.date, datetime.timedelta, np.datetime64,
 METRICS = ("l1", "l2", "linf")
 ON_INFEASIBLE = ("raise", "best_effort", "suppress")
 MOVES = ("auto", "swap")
+#: Starting colourings: Algorithm 1 as published, or the QI-aware start.
+INITS = ("degree", "qi")
+#: Partitioning algorithms.
+METHODS = ("xcolor", "mondrian")
+#: Neighbour structures (see ``partition``): the rule of "auto" lives in the core.
+NEIGHBOURS = ("auto", "graph", "sorted", "grid")
+#: The largest search_limit: groups are numbered by 32-bit ids, so any limit this large
+#: already examines every group.
+MAX_SEARCH_LIMIT = 2**31 - 1
 
 
 def float_matrix(value: Any, name: str, *, rows: int | None = None) -> NDArray[np.float64]:
@@ -360,3 +369,63 @@ def group_labels(value: Any, rows: int) -> NDArray[np.int64]:
             f"groups must be >= 0, or -1 for a suppressed row; row {row} has group {labels[row]}"
         )
     return labels
+
+
+def epsilon(value: Any, *, graph: bool) -> float:
+    """epsilon, which a precomputed neighbour graph (``graph``) does not need (it is then
+    ignored)."""
+    if graph:
+        return 0.0
+    if value is None:
+        raise TypeError("epsilon is required (the distance within which values are "
+                        "neighbours), unless metric is a precomputed neighbour graph")
+    return real(value, "epsilon")
+
+
+def search_limit(value: Any) -> int:
+    """``search_limit`` checked, as the engine takes it: 0 for None (every group)."""
+    if value is None:
+        return 0
+    limit = integer(value, "search_limit", minimum=1)
+    if limit > MAX_SEARCH_LIMIT:
+        raise ValueError(
+            f"search_limit must be at most {MAX_SEARCH_LIMIT} (any limit at least the number "
+            f"of groups examines them all; None does the same), got {value}")
+    return limit
+
+
+def neighbours(value: Any, *, builtin: bool, taxonomy: bool, components: int) -> str:
+    """``neighbours`` checked against the relation it would hold: ``builtin`` (a built-in
+    metric), ``taxonomy`` (some column compared by its taxonomy) and its ``components``."""
+    structure = choice(value, "neighbours", NEIGHBOURS)
+    if not builtin and structure not in ("auto", "graph"):
+        held = ("a sensitive column compared by its taxonomy" if taxonomy
+                else "a distance function or a precomputed graph")
+        raise ValueError(f"neighbours={structure!r} needs a built-in metric; {held} is held "
+                         "as a graph: use 'auto' or 'graph'")
+    if structure == "sorted" and components != 1:
+        raise ValueError(f"neighbours='sorted' needs a sensitive attribute of one component, "
+                         f"got {components}; use 'grid' or 'auto'")
+    return structure
+
+
+def suppression(value: Any, on_infeasible: str) -> float:
+    """``max_suppression`` checked: a fraction in [0, 1], meaningful with "suppress"."""
+    budget = real(value, "max_suppression")
+    if not 0.0 <= budget <= 1.0:
+        raise ValueError(f"max_suppression must be a fraction of the rows in [0, 1], got "
+                         f"{value!r}")
+    if budget > 0.0 and on_infeasible != "suppress":
+        raise ValueError("max_suppression applies only with on_infeasible='suppress'")
+    return budget
+
+
+def unique_columns(table: Any, argument: str) -> None:
+    """A table whose column names repeat is ambiguous (``table[name]`` is then a table):
+    refused with the names that repeat."""
+    repeated = table.columns[table.columns.duplicated()].unique()
+    if len(repeated):
+        names = ", ".join(repr(str(c)) for c in repeated)
+        raise ValueError(
+            f"{argument} has more than one column named {names}; "
+            "give every column its own name (e.g. table.set_axis([...], axis=1))")

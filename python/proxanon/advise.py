@@ -107,7 +107,7 @@ from proxanon import _core, _validate
 from proxanon._display import Summarized
 from proxanon._errors import GraphTooDenseError
 from proxanon.distances import Relation, resolve, row_graph, value_graph
-from proxanon.engine import checked_epsilon, inequality_4_bound, too_dense
+from proxanon.engine import inequality_4_bound, too_dense
 
 #: Metrics for which the triangle inequality holds (weighted Lp with weights >= 0), so
 #: the ε/2-ball argument proves a clique.
@@ -283,7 +283,7 @@ def advise(
     sens = _validate.float_matrix(sensitive, "sensitive")
     n, s = sens.shape
     relation = resolve(metric, weights, s, n)
-    epsilon = checked_epsilon(epsilon, relation)
+    epsilon = _validate.epsilon(epsilon, graph=relation.kind == "graph")
     k, eps, _ = _validate.privacy(k, epsilon, 0.0 if delta is None else delta, n, measured=True)
     dlt = None if delta is None else _validate.privacy(k, epsilon, delta, n, measured=True)[2]
     threads = _validate.threads(n_threads)

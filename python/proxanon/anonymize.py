@@ -20,23 +20,17 @@ from proxanon._classes import (
     _mondrian_table,
     _published_key_inputs,
 )
-from proxanon._display import Summarized
+from proxanon._display import Summarized, html_writer
 from proxanon._errors import InfeasibleError
 from proxanon._infeasible import infeasible_text
 from proxanon._job import _CutPicked, _Job
 from proxanon._progress import ProgressReporter
 from proxanon._published import _Published
 from proxanon._steps import _Inputs
-from proxanon.audit import AuditReport, refuse_duplicate_columns
+from proxanon.audit import AuditReport
 from proxanon.distances import Relation
 from proxanon.engine import (
-    INITS,
-    METHODS,
-    NEIGHBOURS,
     Partition,
-    checked_neighbours,
-    checked_search_limit,
-    suppression_budget,
 )
 from proxanon.generalize import GroupSummary, QIColumn, encode_qi, load_hierarchies
 from proxanon.hierarchy import Hierarchy
@@ -203,9 +197,7 @@ class Anonymization(Summarized):
         with ``original``) the count-query error. See :func:`proxanon.html_report.
         anonymization_html`. Needs the ``report`` extra (matplotlib).
         """
-        from proxanon.html_report import anonymization_html, write_html
-
-        write_html(anonymization_html(self, original, queries=queries), path)
+        html_writer("anonymization")(self, path, original, queries=queries)
 
     def _summary_fields(self) -> list[tuple[str, Any]]:
         return [("satisfied", self.satisfied), ("rows", self.report.n),
@@ -410,7 +402,7 @@ def anonymize(
         raise TypeError(f"data must be a pandas DataFrame, got {type(data).__name__}")
     if len(data) == 0:
         raise ValueError("data is empty: it needs at least one row")
-    refuse_duplicate_columns(data, "data")
+    _validate.unique_columns(data, "data")
     qi_cols, sens_cols = role_columns(data, quasi_identifiers, sensitive)
     if GROUP_COLUMN in data.columns:
         raise ValueError(f"data already has a column named {GROUP_COLUMN!r}, which the "
@@ -419,7 +411,7 @@ def anonymize(
         if not isinstance(flag, bool):
             raise TypeError(f"{name} must be True or False, got {flag!r}")
     on_infeasible = _validate.choice(on_infeasible, "on_infeasible", _validate.ON_INFEASIBLE)
-    method = _validate.choice(method, "method", METHODS)
+    method = _validate.choice(method, "method", _validate.METHODS)
     if method == "xcolor":
         if l is not None:
             raise ValueError("l (distinct l-diversity) applies to method='mondrian' only")
@@ -432,11 +424,11 @@ def anonymize(
                                     0.0 if delta is None else delta, len(data))
     checked = epsilon is not None
     ell = None if l is None else _validate.integer(l, "l", minimum=1)
-    limit = checked_search_limit(search_limit)
-    init = _validate.choice(init, "init", INITS)
+    limit = _validate.search_limit(search_limit)
+    init = _validate.choice(init, "init", _validate.INITS)
     moves = _validate.choice(moves, "moves", _validate.MOVES)
-    budget = suppression_budget(max_suppression, on_infeasible)
-    structure = _validate.choice(neighbours, "neighbours", NEIGHBOURS)
+    budget = _validate.suppression(max_suppression, on_infeasible)
+    structure = _validate.choice(neighbours, "neighbours", _validate.NEIGHBOURS)
     threads = _validate.threads(n_threads)
     sensitive_ranges = _validate.ranges(sensitive_ranges, sens_cols)
     if method == "mondrian" and structure != "auto":
@@ -489,7 +481,9 @@ def _anonymize(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: 
         relation=relation, qi=qi, taxonomies=taxonomies,
         node_keys=node_keys, k=k, eps=eps, dlt=dlt, on_infeasible=on_infeasible, limit=limit,
         init=init, moves=moves, budget=budget,
-        neighbours=checked_neighbours(neighbours, relation, sens.shape[1]), threads=threads,
+        neighbours=_validate.neighbours(neighbours, builtin=relation.kind == "builtin",
+                                       taxonomy=relation.taxonomy,
+                                       components=sens.shape[1]), threads=threads,
         reporter=reporter)
     picked = _Job(inputs, seconds).run()
     if isinstance(picked, _CutPicked):

@@ -8,7 +8,7 @@ an index over its own values beyond that, so a class of m rows costs O(m log m) 
 candidate pairs, never m^2 distance tests); the tests check it against an independent brute
 force. User distance functions and precomputed graphs are counted here, in blocks. The
 reading of the inputs is shared with the engine too: the parameter checks (``_validate``,
-``engine.checked_epsilon``) and how a ``metric`` argument becomes a distance
+``_validate.epsilon``) and how a ``metric`` argument becomes a distance
 (``distances.resolve``, and ``distances.pairwise`` for user functions and graphs).
 
 What is computed (SPEC §1-2):
@@ -46,7 +46,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from proxanon import _core, _validate
-from proxanon._display import Summarized
+from proxanon._display import Summarized, html_writer
 from proxanon._groups import group_runs
 from proxanon.distances import Relation, is_sparse, pairwise, resolve
 
@@ -122,10 +122,8 @@ class AuditReport(Summarized):
         adds the published values of the worst classes and the plots of the columns; see
         :func:`proxanon.html_report.audit_html`. Needs the ``report`` extra (matplotlib).
         """
-        from proxanon.html_report import audit_html, write_html
-
-        write_html(audit_html(self, table, quasi_identifiers=quasi_identifiers,
-                              sensitive=sensitive, groups=groups), path)
+        html_writer("audit")(self, path, table, quasi_identifiers=quasi_identifiers,
+                             sensitive=sensitive, groups=groups)
 
     def _summary_fields(self) -> list[tuple[str, Any]]:
         return [("satisfied", self.satisfied), ("rows", int(self.neighbour_counts.shape[0])),
@@ -265,16 +263,6 @@ def audit(
                         weights=weights, n_threads=n_threads)
 
 
-def refuse_duplicate_columns(table: Any, argument: str) -> None:
-    """A table whose column names repeat is ambiguous (``table[name]`` is then a table):
-    refused with the names that repeat."""
-    repeated = table.columns[table.columns.duplicated()].unique()
-    if len(repeated):
-        names = ", ".join(repr(str(c)) for c in repeated)
-        raise ValueError(
-            f"{argument} has more than one column named {names}; "
-            "give every column its own name (e.g. table.set_axis([...], axis=1))")
-
 
 def _audit_table(
     table: Any, groups: Any, *, k: int, epsilon: float, delta: float, metric: Any,
@@ -286,7 +274,7 @@ def _audit_table(
     from proxanon.generalize import load_hierarchies
     from proxanon.tables import column_list, encode_sensitive, numeric_scales
 
-    refuse_duplicate_columns(table, "table")
+    _validate.unique_columns(table, "table")
     if sensitive is None:
         raise TypeError("sensitive is required with a table: the names of its sensitive columns")
     sens_cols = column_list(table, sensitive, "sensitive")
@@ -397,10 +385,8 @@ def audit_owned(sens: NDArray[np.float64], labels: NDArray[np.int64], *, k: int,
         return replace(inner, violating_rows=_frozen(rows[inner.violating_rows]),
                        neighbour_counts=_frozen(counts),
                        suppressed_rows=_frozen(np.flatnonzero(~kept).astype(np.int64)))
-    from proxanon.engine import checked_epsilon
-
-    k, eps, d = _validate.privacy(k, checked_epsilon(epsilon, relation), delta, n,
-                                  measured=True)
+    eps = _validate.epsilon(epsilon, graph=relation.kind == "graph")
+    k, eps, d = _validate.privacy(k, eps, delta, n, measured=True)
     metric = relation.name
     threshold = relation.threshold(eps)
 

@@ -29,7 +29,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from proxanon import _core, _validate
+from proxanon import _validate
+from proxanon._engine import kernels
 from proxanon.hierarchy import Hierarchy
 
 BUILTINS = ("l1", "l2", "linf", "min_component", "variational")
@@ -56,7 +57,7 @@ class Relation:
 
     def threshold(self, epsilon: float) -> float:
         """The largest distance of neighbours (the C++ core's one definition)."""
-        return _core.neighbour_threshold(epsilon)
+        return kernels.neighbour_threshold(epsilon)
 
 
 def is_sparse(value: Any) -> bool:

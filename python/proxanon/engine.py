@@ -25,14 +25,6 @@ MAX_GRAPH_ENTRIES: int = _core.MAX_GRAPH_ENTRIES
 #: Classes examined per violation before the best partner seen so far is taken.
 DEFAULT_SEARCH_LIMIT = 512
 
-#: Starting colourings: Algorithm 1 as published, or the QI-aware start.
-INITS = ("degree", "qi")
-
-#: Partitioning algorithms.
-METHODS = ("xcolor", "mondrian")
-#: Neighbour structures (see ``partition``): the rule of "auto" lives in the core.
-NEIGHBOURS = ("auto", "graph", "sorted", "grid")
-
 
 @dataclass(frozen=True)
 class EngineOptions:
@@ -43,7 +35,7 @@ class EngineOptions:
     delta: float
     search_limit: int = 0           # classes per violation (0: all, the paper's full scan)
     trace: bool = False
-    init: str = "degree"            # one of INITS
+    init: str = "degree"            # one of _validate.INITS
     init_block: int = 8             # classes per QI-local run (init="qi")
     moves: str = "swap"             # one of _validate.MOVES
     suppress: bool = False
@@ -235,7 +227,7 @@ def partition(
     sens = _validate.float_matrix(sensitive, "sensitive")
     n, s = sens.shape
     relation = resolve(metric, weights, s, n)
-    method = _validate.choice(method, "method", METHODS)
+    method = _validate.choice(method, "method", _validate.METHODS)
     if method == "mondrian":
         return run_mondrian(sens, k, epsilon, delta, relation, l, quasi_identifiers,
                             None, on_infeasible, started)
@@ -243,19 +235,21 @@ def partition(
         raise ValueError("l (distinct l-diversity) applies to method='mondrian' only")
     if delta is None:
         raise TypeError("delta is required: a group's risk may be at most 1 - delta")
-    k, eps, dlt = _validate.privacy(k, checked_epsilon(epsilon, relation), delta, n)
+    eps = _validate.epsilon(epsilon, graph=relation.kind == "graph")
+    k, eps, dlt = _validate.privacy(k, eps, delta, n)
     qi = None
     if quasi_identifiers is not None:
         qi = _validate.float_matrix(quasi_identifiers, "quasi_identifiers", rows=n)
     on_infeasible = _validate.choice(on_infeasible, "on_infeasible", _validate.ON_INFEASIBLE)
-    limit = checked_search_limit(search_limit)
+    limit = _validate.search_limit(search_limit)
     for flag, name in ((trace, "trace"), (progress, "progress")):
         if not isinstance(flag, bool):
             raise TypeError(f"{name} must be True or False, got {flag!r}")
-    init = _validate.choice(init, "init", INITS)
+    init = _validate.choice(init, "init", _validate.INITS)
     moves = _validate.choice(moves, "moves", _validate.MOVES)
-    budget = suppression_budget(max_suppression, on_infeasible)
-    structure = checked_neighbours(neighbours, relation, s)
+    budget = _validate.suppression(max_suppression, on_infeasible)
+    structure = _validate.neighbours(neighbours, builtin=relation.kind == "builtin",
+                                     taxonomy=relation.taxonomy, components=s)
     if init == "qi" and qi is None:
         raise ValueError("init='qi' builds groups from the quasi-identifiers: pass "
                          "quasi_identifiers, or use init='degree'")
@@ -384,57 +378,6 @@ def run_specialize(classes: NDArray[np.int64], sens: NDArray[np.float64], k: int
     return (np.asarray(raw["classes"], dtype=np.int64),
             int(raw["absorbed"] if step.startswith("absorb") else raw["splits"]))
 
-
-def checked_epsilon(epsilon: Any, relation: Relation) -> float:
-    """epsilon, which a precomputed neighbour graph does not need (it is then ignored)."""
-    if relation.kind == "graph":
-        return 0.0
-    if epsilon is None:
-        raise TypeError("epsilon is required (the distance within which values are "
-                        "neighbours), unless metric is a precomputed neighbour graph")
-    return _validate.real(epsilon, "epsilon")
-
-
-#: The largest search_limit: groups are numbered by 32-bit ids, so any limit this large
-#: already examines every group.
-MAX_SEARCH_LIMIT = 2**31 - 1
-
-
-def checked_search_limit(search_limit: Any) -> int:
-    """``search_limit`` checked, as the engine takes it: 0 for None (every group)."""
-    if search_limit is None:
-        return 0
-    limit = _validate.integer(search_limit, "search_limit", minimum=1)
-    if limit > MAX_SEARCH_LIMIT:
-        raise ValueError(
-            f"search_limit must be at most {MAX_SEARCH_LIMIT} (any limit at least the number "
-            f"of groups examines them all; None does the same), got {search_limit}")
-    return limit
-
-
-def checked_neighbours(neighbours: Any, relation: Relation, components: int) -> str:
-    """``neighbours`` checked against the relation it would hold."""
-    structure = _validate.choice(neighbours, "neighbours", NEIGHBOURS)
-    if relation.kind != "builtin" and structure not in ("auto", "graph"):
-        held = ("a sensitive column compared by its taxonomy" if relation.taxonomy
-                else "a distance function or a precomputed graph")
-        raise ValueError(f"neighbours={structure!r} needs a built-in metric; {held} is held "
-                         "as a graph: use 'auto' or 'graph'")
-    if structure == "sorted" and components != 1:
-        raise ValueError(f"neighbours='sorted' needs a sensitive attribute of one component, "
-                         f"got {components}; use 'grid' or 'auto'")
-    return structure
-
-
-def suppression_budget(max_suppression: Any, on_infeasible: str) -> float:
-    """``max_suppression`` checked: a fraction in [0, 1], meaningful with "suppress"."""
-    budget = _validate.real(max_suppression, "max_suppression")
-    if not 0.0 <= budget <= 1.0:
-        raise ValueError(f"max_suppression must be a fraction of the rows in [0, 1], got "
-                         f"{max_suppression!r}")
-    if budget > 0.0 and on_infeasible != "suppress":
-        raise ValueError("max_suppression applies only with on_infeasible='suppress'")
-    return budget
 
 
 def run_engine(

@@ -43,6 +43,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from proxanon import _validate, evaluate
+from proxanon._display import register_html_writer
 from proxanon._groups import group_runs
 from proxanon.anonymize import GROUP_COLUMN, Anonymization
 from proxanon.audit import AuditReport, table_groups
@@ -787,3 +788,22 @@ def _columns_section(c: _Content, numbers: Mapping[str, Any]) -> list[str]:
         parts += [_img(_plot_sensitive(s, c.table[s], windows.get(s)), s) for s in numeric]
         parts.append("</div>")
     return parts
+
+
+def _write_anonymization(anonymization: Anonymization, path: Any,
+                         original: pd.DataFrame | None = None, *,
+                         queries: Mapping[str, Any] | None = None) -> None:
+    """``Anonymization.to_html``: :func:`anonymization_html` written to ``path``."""
+    write_html(anonymization_html(anonymization, original, queries=queries), path)
+
+
+def _write_audit(check: AuditReport, path: Any, table: pd.DataFrame | None = None, *,
+                 quasi_identifiers: Any = None, sensitive: Any = None,
+                 groups: Any = None) -> None:
+    """``AuditReport.to_html``: :func:`audit_html` written to ``path``."""
+    write_html(audit_html(check, table, quasi_identifiers=quasi_identifiers,
+                          sensitive=sensitive, groups=groups), path)
+
+
+register_html_writer("anonymization", _write_anonymization)
+register_html_writer("audit", _write_audit)
