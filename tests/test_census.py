@@ -91,7 +91,8 @@ def test_exchange_step_keeps_verdicts_and_never_joins_tuples(data) -> None:
     sensitive values (hence its verdict), the number of distinct published tuples never falls,
     and the step is deterministic."""
     from proxanon._classes import _spread_equal_tuples
-    from proxanon.generalize import encode_qi, summarize_groups
+    from proxanon._results.measures import summarize_groups
+    from proxanon.generalize import encode_qi
 
     n = data.draw(st.integers(2, 60), label="n")
     size = data.draw(st.integers(1, 5), label="group size")

@@ -27,8 +27,8 @@ import pytest
 
 import proxanon
 from proxanon import tableio
-from proxanon.anonymize import Report
-from proxanon.audit import AuditReport
+from proxanon._results.anonymization import Report
+from proxanon._results.audit import AuditReport
 from proxanon.cli import main
 from proxanon.cli._common import json_value
 from tests.test_cli import run_on_a_terminal

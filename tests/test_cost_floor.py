@@ -18,9 +18,10 @@ from hypothesis import strategies as st
 from proxanon import anonymize, audit
 from proxanon._classes import _absorb_classes, _specialize_classes
 from proxanon._published import _cost, _cost_floor
+from proxanon._results.measures import summarize_groups
 from proxanon.anonymize import encode_sensitive
 from proxanon.datasets import load_adult
-from proxanon.generalize import encode_qi, summarize_groups
+from proxanon.generalize import encode_qi
 
 #: The modules of ``anonymize``'s default path: the job that compares the tables, and the
 #: steps that make and check each of them.

@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 from proxanon import anonymize, partition
-from proxanon.generalize import QIColumn, summarize_groups
+from proxanon._results.measures import summarize_groups
+from proxanon.generalize import QIColumn
 
 HUGE = [1e308, -1e308]
 

@@ -23,9 +23,10 @@ from proxanon._classes import (
     _row_ids,
     _spread_equal_tuples,
 )
+from proxanon._results.measures import summarize_groups
 from proxanon.distances import Relation, resolve
 from proxanon.engine import EngineOptions, run_engine, run_session
-from proxanon.generalize import QIColumn, encode_qi, summarize_groups
+from proxanon.generalize import QIColumn, encode_qi
 from tests.test_specialize import random_taxonomy
 
 

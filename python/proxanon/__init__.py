@@ -8,10 +8,13 @@ from proxanon import datasets, evaluate
 # (proxanon._display.html_writer): imported with the package, they are always registered.
 from proxanon import html_report as _html_report  # noqa: F401
 from proxanon._errors import GraphTooDenseError, InfeasibleError
+from proxanon._results.anonymization import Anonymization, Report
+from proxanon._results.audit import AuditReport
+from proxanon._results.partition import Partition
 from proxanon.advise import Advice, advise
-from proxanon.anonymize import Anonymization, Report, anonymize
-from proxanon.audit import AuditReport, audit
-from proxanon.engine import Partition, partition
+from proxanon.anonymize import anonymize
+from proxanon.audit import audit
+from proxanon.engine import partition
 from proxanon.hierarchy import Hierarchy
 from proxanon.m_color import m_color
 from proxanon.substitute import substitute

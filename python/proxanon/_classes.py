@@ -14,13 +14,14 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from proxanon import _core
-from proxanon.audit import AuditReport, audit_owned
+from proxanon._results.anonymization import GROUP_COLUMN
+from proxanon._results.audit import AuditReport
+from proxanon._results.measures import GroupSummary, summarize_groups
+from proxanon._results.partition import Partition
+from proxanon.audit import audit_owned
 from proxanon.distances import Relation, as_arguments
-from proxanon.engine import MAX_GRAPH_ENTRIES, Partition, run_mondrian, run_specialize
-from proxanon.generalize import GroupSummary, QIColumn, summarize_groups
-
-#: The column the published table adds: each row's class.
-GROUP_COLUMN = "group"
+from proxanon.engine import MAX_GRAPH_ENTRIES, run_mondrian, run_specialize
+from proxanon.generalize import QIColumn
 
 KeyInputs = tuple[NDArray[np.float64], list[tuple[NDArray[np.int32], int] | None],
                   list[NDArray[np.int32] | None]]

@@ -16,9 +16,10 @@ from proxanon._beside import Beside
 from proxanon._classes import _Cut, _mondrian_table, _Unwanted
 from proxanon._errors import InfeasibleError
 from proxanon._published import _better, _cost, _cost_floor, _Published
+from proxanon._results.audit import AuditReport
+from proxanon._results.partition import Partition
 from proxanon._steps import CheckedCut, _Inputs, _Steps
-from proxanon.audit import AuditReport
-from proxanon.engine import Partition, Session
+from proxanon.engine import Session
 
 #: Share of the rows that fail in Mondrian's groups above which the plain partition's session
 #: is started beside the QI-aware one, before the cut is specialized (after it, with

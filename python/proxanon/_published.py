@@ -10,9 +10,10 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from proxanon.audit import AuditReport
-from proxanon.engine import Partition
-from proxanon.generalize import GroupSummary, QIColumn, summarize_groups
+from proxanon._results.audit import AuditReport
+from proxanon._results.measures import GroupSummary, summarize_groups
+from proxanon._results.partition import Partition
+from proxanon.generalize import QIColumn
 
 
 @dataclass(frozen=True)

@@ -29,13 +29,14 @@ from proxanon._errors import GraphTooDenseError, InfeasibleError
 from proxanon._infeasible import epsilon_in_units, rows_by_value
 from proxanon._progress import ProgressReporter
 from proxanon._published import _Published
-from proxanon.audit import AuditReport
+from proxanon._results.audit import AuditReport
+from proxanon._results.measures import summarize_groups
+from proxanon._results.partition import Partition
 from proxanon.distances import Relation
 from proxanon.engine import (
     CHECK_GRAPH_ENTRIES,
     DEFAULT_SEARCH_LIMIT,
     EngineOptions,
-    Partition,
     Session,
     early_proof,
     proven_before_repair,
@@ -43,7 +44,7 @@ from proxanon.engine import (
     run_session,
     run_specialize,
 )
-from proxanon.generalize import QIColumn, summarize_groups
+from proxanon.generalize import QIColumn
 from proxanon.hierarchy import Hierarchy
 from proxanon.tables import encode_sensitive, numeric_scales
 

@@ -13,6 +13,7 @@ from numpy.typing import ArrayLike, NDArray
 from proxanon import _core, _validate
 from proxanon._errors import GraphTooDenseError, InfeasibleError
 from proxanon._progress import ProgressReporter
+from proxanon._results.partition import Partition
 from proxanon.distances import Relation, resolve, row_graph, value_graph
 
 if TYPE_CHECKING:
@@ -55,47 +56,6 @@ STATS_FIELDS = (
     "excess_moves", "transfers", "stalled_violations", "suppressed", "regrouped_size",
     "exact_search", "seconds_suppress", "seconds_initialize", "seconds_repair",
 )
-
-
-@dataclass(frozen=True)
-class Partition:
-    """The groups XColor found, whether they satisfy (ε, δ)^k-dissimilarity, and how.
-
-    ``groups[i]`` is the group (colour class) of row ``i``: ids are ``0 .. m-1`` with
-    ``m = n // k``; sizes are ``n // m`` or ``n // m + 1``.
-    ``satisfied`` is True iff every row has at most ``t(G)`` ε-neighbours in its group.
-    ``stats`` holds the numbers of the run (see ``partition``).
-    ``suppressed_rows`` (with ``on_infeasible="suppress"``) are the rows left out; their
-    group is -1.
-    With ``trace=True``, ``initial_groups`` is the colouring INITIALIZE built, ``swap_log``
-    one row ``(v, v', Λ)`` per pairwise swap, in order, and ``move_log`` one row
-    ``(v, v' or -1, target group, change of E)`` per move of the stronger repair.
-    """
-
-    groups: NDArray[np.int64]
-    satisfied: bool
-    stats: dict[str, Any]
-    violating_rows: NDArray[np.int64]
-    violating_groups: NDArray[np.int64]
-    suppressed_rows: NDArray[np.int64] = field(
-        default_factory=lambda: np.zeros(0, dtype=np.int64), repr=False)
-    initial_groups: NDArray[np.int64] | None = field(default=None, repr=False)
-    swap_log: NDArray[np.int64] | None = field(default=None, repr=False)
-    move_log: NDArray[np.int64] | None = field(default=None, repr=False)
-
-    @property
-    def n_groups(self) -> int:
-        return int(self.stats["m"])
-
-    def __repr__(self) -> str:
-        s = self.stats
-        verdict = "satisfied" if self.satisfied else f"{s['remaining_violations']} violating rows"
-        method = "" if s.get("method", "xcolor") == "xcolor" else f"method={s['method']}, "
-        return (
-            f"Partition({method}n={s['n']}, groups={s['m']}, k={s['k']}, "
-            f"epsilon={s['epsilon']}, delta={s['delta']}, {verdict}, swaps={s['swaps']}, "
-            f"seconds={s['seconds']['total']:.3f})"
-        )
 
 
 def inequality_4_bound(n: int, k: int, delta: float) -> float:
@@ -377,7 +337,6 @@ def run_specialize(classes: NDArray[np.int64], sens: NDArray[np.float64], k: int
         return classes, 0
     return (np.asarray(raw["classes"], dtype=np.int64),
             int(raw["absorbed"] if step.startswith("absorb") else raw["splits"]))
-
 
 
 def run_engine(

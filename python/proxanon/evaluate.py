@@ -6,7 +6,7 @@ and, assuming each generalized value spreads its rows uniformly over the domain 
 covers (LeFevre et al., Mondrian), on the published one; the workload's utility is the mean
 relative error. SPEC §4's loss, GCP, NCP, discernibility and average group size are recomputed
 from the original table and the published groups with the functions the report uses
-(:class:`~proxanon.generalize.GroupSummary`), so they are the numbers
+(:class:`~proxanon._results.measures.GroupSummary`), so they are the numbers
 :class:`~proxanon.Report` shows.
 """
 
@@ -22,10 +22,11 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from proxanon import _validate
-from proxanon import generalize as _measures
 from proxanon._groups import group_runs
-from proxanon.anonymize import Anonymization
-from proxanon.generalize import GroupSummary, QIColumn, encode_qi, summarize_groups
+from proxanon._results import measures as _measures
+from proxanon._results.anonymization import Anonymization
+from proxanon._results.measures import GroupSummary, summarize_groups
+from proxanon.generalize import QIColumn, encode_qi
 
 __all__ = [
     "WorkloadResult",

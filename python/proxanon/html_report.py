@@ -45,8 +45,9 @@ from numpy.typing import NDArray
 from proxanon import _validate, evaluate
 from proxanon._display import register_html_writer
 from proxanon._groups import group_runs
-from proxanon.anonymize import GROUP_COLUMN, Anonymization
-from proxanon.audit import AuditReport, table_groups
+from proxanon._results.anonymization import GROUP_COLUMN, Anonymization
+from proxanon._results.audit import AuditReport
+from proxanon.audit import table_groups
 from proxanon.tableio import atomic_write
 from proxanon.tables import column_list
 

@@ -25,7 +25,8 @@ import numpy as np
 import pandas as pd
 
 from proxanon import _validate
-from proxanon.anonymize import TABLE_SEARCH_LIMIT, Anonymization, anonymize
+from proxanon._results.anonymization import Anonymization
+from proxanon.anonymize import TABLE_SEARCH_LIMIT, anonymize
 from proxanon.generalize import load_hierarchies
 from proxanon.hierarchy import Hierarchy
 from proxanon.tables import column_list

@@ -42,7 +42,7 @@ def parser() -> argparse.ArgumentParser:
 
 def infeasible_message(exc: InfeasibleError, args: argparse.Namespace) -> str:
     """The library's finding in the command line's words, from the error's partition."""
-    from proxanon.engine import Partition
+    from proxanon._results.partition import Partition
 
     part = exc.partition
     if not isinstance(part, Partition):

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from proxanon.audit import AuditReport
+from proxanon._results.audit import AuditReport
 from proxanon.cli import _common as common
 from proxanon.tableio import CsvTable, ParquetTable
 

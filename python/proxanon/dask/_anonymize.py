@@ -16,9 +16,10 @@ from numpy.typing import NDArray
 
 from proxanon import _validate
 from proxanon._errors import InfeasibleError
-from proxanon.anonymize import GROUP_COLUMN, TABLE_SEARCH_LIMIT
+from proxanon._results.anonymization import GROUP_COLUMN
+from proxanon._results.audit import AuditReport
+from proxanon.anonymize import TABLE_SEARCH_LIMIT
 from proxanon.anonymize import anonymize as anonymize_table
-from proxanon.audit import AuditReport
 from proxanon.dask._audit import (
     audit,
     check_columns,

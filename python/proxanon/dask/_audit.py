@@ -14,7 +14,8 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from proxanon import _validate
-from proxanon.audit import AuditReport, audit_arrays, table_groups
+from proxanon._results.audit import AuditReport
+from proxanon.audit import audit_arrays, table_groups
 from proxanon.distances import as_arguments
 from proxanon.generalize import load_hierarchies
 from proxanon.hierarchy import Hierarchy

@@ -1,0 +1,207 @@
+"""The result of :func:`proxanon.anonymize`: the published table (:class:`Anonymization`)
+and its privacy and utility numbers (:class:`Report`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from proxanon._display import Summarized, html_writer
+from proxanon._results.audit import AuditReport
+from proxanon._results.measures import GroupSummary
+from proxanon._results.partition import Partition
+from proxanon.hierarchy import Hierarchy
+
+#: The column the published table adds: each row's class.
+GROUP_COLUMN = "group"
+
+
+@dataclass(frozen=True, repr=False)
+class Report(Summarized):
+    """The privacy and utility numbers of one anonymization; ``print(report)`` reads well.
+
+    Every number describes the published table: its groups are its equivalence classes (rows
+    that share the published QI values, the ``group`` column), whatever ``on_infeasible`` is.
+    Privacy: ``satisfied``, ``max_risk``, ``vulnerability``, ``remaining_violations`` (rows)
+    and ``violating_groups`` come from the independent audit of those classes, reading the
+    sensitive columns as ``proxanon.audit(result.table, ...)`` does (scaled over the published
+    rows); the engine's numbers (``max_degree``, ``bound``, ``initial_violations``, ``swaps``)
+    describe how it got there. ``fallback``: the QI-aware groups failed and the plain
+    partition's groups (:func:`proxanon.partition`'s defaults) were published.
+    Utility (SPEC §4), over the published classes: ``loss`` is the paper's
+    loss(G) = Σ_i |G.A_i| / |A_i| averaged over groups (0 to the number of QIs); ``gcp`` the
+    global certainty penalty Σ_G |G|·Σ_i NCP_i(G) / (n·d) in [0, 1], where NCP is the same
+    ratio except that a group with one category costs 0; ``ncp`` the per-column average NCP
+    over rows; ``discernibility`` Σ_G |G|²; ``average_group_size`` n / groups.
+    ``method``: how the published groups were formed, ``"xcolor"`` or ``"mondrian"`` (also
+    when the default ``anonymize`` published the Mondrian-(ε, δ) cut); ``candidates``: the
+    cost (GCP over all rows, a suppressed row counting as fully generalized) of each
+    satisfying table ``anonymize`` compared before publishing the cheapest, empty when it
+    compared none. ``"xcolor (at least)"`` is a lower bound of XColor's cost, given where
+    it already exceeded the cut's: XColor's table was then not finished (see
+    :func:`anonymize`).
+    Class sizes: ``min_group_size``, ``max_group_size``, ``largest_class_share`` (the
+    largest class's share of the published rows) and ``class_size_quantiles`` (the sizes at
+    the 50%, 90% and 99% quantiles of the classes, lower).
+    """
+
+    satisfied: bool
+    n: int
+    groups: int
+    k: int
+    epsilon: float
+    delta: float
+    metric: str
+    quasi_identifiers: tuple[str, ...]
+    sensitive: tuple[str, ...]
+    max_risk: float
+    vulnerability: float
+    max_degree: int
+    bound: float
+    bound_holds: bool
+    initial_violations: int
+    swaps: int
+    merge_rounds: int
+    remaining_violations: int
+    violating_groups: tuple[int, ...]
+    suppressed_rows: tuple[int, ...]
+    loss: float
+    gcp: float
+    ncp: dict[str, float]
+    discernibility: int
+    average_group_size: float
+    min_group_size: int
+    max_group_size: int
+    largest_class_share: float
+    class_size_quantiles: dict[str, int]
+    seconds: dict[str, float] = field(default_factory=dict)
+    method: str = "xcolor"
+    fallback: bool = False
+    candidates: dict[str, float] = field(default_factory=dict)
+
+    def _summary_fields(self) -> list[tuple[str, Any]]:
+        return [("satisfied", self.satisfied), ("rows", self.n), ("groups", self.groups),
+                ("k", self.k), ("epsilon", self.epsilon), ("delta", self.delta),
+                ("metric", self.metric), ("max_risk", self.max_risk),
+                ("vulnerability", self.vulnerability),
+                ("suppressed", len(self.suppressed_rows)), ("loss", self.loss),
+                ("gcp", self.gcp), ("method", self.method)]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain Python values, ready for JSON."""
+        return {
+            name: (list(value) if isinstance(value, tuple) else
+                   dict(value) if isinstance(value, dict) else value)
+            for name, value in self.__dict__.items()
+        }
+
+    def _engine_line(self, bound: str) -> str:
+        """How the groups were formed: XColor's run, or the Mondrian-(ε, δ) cut (which has no
+        colouring, so no degree bound, INITIALIZE or swaps to report)."""
+        rounds = (f"{self.merge_rounds} round(s) merging groups that published the same QI "
+                  "values")
+        if self.method == "mondrian":
+            return (f"  engine         : the Mondrian-(ε, δ) cut (no colouring); {rounds}; "
+                    f"{self.remaining_violations:,} violating row(s) left")
+        return (f"  engine         : max degree {self.max_degree:,} (inequality (4) bound "
+                f"{self.bound:,.1f} {bound}); {self.initial_violations:,} violating row(s) after "
+                f"INITIALIZE, {self.swaps:,} swap(s), {self.remaining_violations:,} left; "
+                + rounds
+                + ("; the plain partition's groups (the QI-aware ones failed)" if self.fallback
+                   else ""))
+
+    def __str__(self) -> str:
+        verdict = "satisfied" if self.satisfied else (
+            f"NOT satisfied: {self.remaining_violations:,} violating row(s) in "
+            f"{len(self.violating_groups):,} group(s)")
+        bound = "holds" if self.bound_holds else "fails"
+        ncp = ", ".join(f"{name} {value:.3f}" for name, value in self.ncp.items())
+        seconds = ", ".join(f"{name} {value:.3f}" for name, value in self.seconds.items())
+        return "\n".join([
+            f"proxanon anonymization: {verdict}",
+            f"  table          : {self.n:,} rows in {self.groups:,} groups "
+            f"(sizes {self.min_group_size} to {self.max_group_size}, "
+            f"average {self.average_group_size:.2f}; largest class "
+            f"{self.largest_class_share:.2%} of the rows; sizes at the quantiles "
+            + ", ".join(f"{q} {size}" for q, size in self.class_size_quantiles.items()) + ")"
+            + (f"; {len(self.suppressed_rows):,} row(s) suppressed" if self.suppressed_rows
+               else ""),
+            f"  privacy        : k = {self.k}, epsilon = {self.epsilon}, delta = {self.delta}, "
+            f"{self.metric} over {', '.join(self.sensitive)}",
+            f"  max risk       : {self.max_risk:.4f} (allowed 1 - delta = {1 - self.delta:.4f}); "
+            f"vulnerability {self.vulnerability:.2%}",
+            self._engine_line(bound),
+            f"  utility        : loss {self.loss:.4f} per group over "
+            f"{len(self.quasi_identifiers)} QI(s); GCP {self.gcp:.4f}; "
+            f"discernibility {self.discernibility:,}",
+            f"  NCP per column : {ncp}",
+            *([f"  published      : {self.method}; satisfying tables compared by GCP: "
+               + ", ".join(f"{name} {cost:.4f}" for name, cost in self.candidates.items())]
+              if self.candidates else []),
+            f"  seconds        : {seconds}",
+        ])
+
+
+@dataclass(frozen=True, repr=False)
+class Anonymization(Summarized):
+    """The result of :func:`anonymize`.
+
+    ``table``: a new DataFrame with the input's columns and row order (suppressed rows left
+    out), QI columns generalized (strings), sensitive and other columns unchanged, plus a
+    ``group`` column. ``groups``: int64 group id per input row, -1 for a suppressed row.
+    ``report``: see :class:`Report`.
+    ``hierarchies``: the taxonomy used for each categorical QI column (flat when none given).
+    ``partition``: the engine's :class:`~proxanon.Partition`.
+    ``audit``: the independent audit of the published rows (rows in ``table`` order).
+    """
+
+    table: pd.DataFrame
+    groups: NDArray[np.int64]
+    satisfied: bool
+    report: Report
+    hierarchies: dict[str, Hierarchy] = field(repr=False)
+    partition: Partition = field(repr=False)
+    audit: AuditReport | None = field(default=None, repr=False)
+
+    def to_html(self, path: Any, original: pd.DataFrame | None = None, *,
+                queries: Mapping[str, Any] | None = None) -> None:
+        """Writes the disclosure-risk report as one self-contained HTML file.
+
+        ``original`` (the table that was anonymized) adds the before/after plots of the QI
+        columns; ``queries`` (keyword arguments of :func:`proxanon.evaluate.count_query_error`,
+        with ``original``) the count-query error. See :func:`proxanon.html_report.
+        anonymization_html`. Needs the ``report`` extra (matplotlib).
+        """
+        html_writer("anonymization")(self, path, original, queries=queries)
+
+    def _summary_fields(self) -> list[tuple[str, Any]]:
+        return [("satisfied", self.satisfied), ("rows", self.report.n),
+                ("groups", self.report.groups),
+                ("suppressed", len(self.report.suppressed_rows)),
+                ("max_risk", self.report.max_risk), ("loss", self.report.loss)]
+
+
+#: Quantiles (percent) of the published class sizes that the report gives.
+_CLASS_SIZE_QUANTILES = (50, 90, 99)
+
+
+def utility(summary: GroupSummary, columns: Sequence[str]) -> dict[str, Any]:
+    """The report's utility numbers (SPEC §4) from the per-class summary."""
+    return {
+        "loss": summary.loss(),
+        "gcp": summary.gcp(),
+        "ncp": summary.ncp_by_column(columns),
+        "discernibility": summary.discernibility(),
+        "average_group_size": summary.average_group_size(),
+        "min_group_size": int(summary.sizes.min()),
+        "max_group_size": int(summary.sizes.max()),
+        "largest_class_share": int(summary.sizes.max()) / int(summary.sizes.sum()),
+        "class_size_quantiles": {
+            f"{q}%": int(np.quantile(summary.sizes, q / 100, method="lower"))
+            for q in _CLASS_SIZE_QUANTILES},
+    }
