@@ -22,9 +22,9 @@ from hypothesis import strategies as st
 
 import proxanon
 from proxanon import Hierarchy, anonymize
+from proxanon._engine.runs import run_specialize
 from proxanon._results.measures import summarize_groups
 from proxanon.distances import resolve
-from proxanon.engine import run_specialize
 from proxanon.generalize import encode_qi
 from tests.test_specialize import (
     SA,

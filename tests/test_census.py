@@ -55,7 +55,7 @@ def test_exchanges_never_lift_a_deep_taxonomy_value() -> None:
     apart) but never lifts a group's value in a taxonomy of several levels to a node that
     covers more leaves; and it only trades rows of identical sensitive values, so every
     group keeps its multiset of sensitive values."""
-    from proxanon._classes import _spread_equal_tuples
+    from proxanon._engine.classes import spread_equal_tuples
     from proxanon.generalize import encode_qi
 
     adult = proxanon.datasets.load_adult()
@@ -69,7 +69,7 @@ def test_exchanges_never_lift_a_deep_taxonomy_value() -> None:
     order = np.lexsort((frame["marital-status"].cat.codes, frame["age"]))
     groups = np.empty(len(frame), dtype=np.int64)
     groups[order] = np.arange(len(frame)) // 10
-    spread = _spread_equal_tuples(groups, columns, sa_ids)
+    spread = spread_equal_tuples(groups, columns, sa_ids)
     assert (spread != groups).any()  # the step did exchange rows here
 
     def leaves_per_group(labels: np.ndarray) -> np.ndarray:
@@ -90,7 +90,7 @@ def test_exchange_step_keeps_verdicts_and_never_joins_tuples(data) -> None:
     values, so many rows are exchangeable): every group keeps its size and its multiset of
     sensitive values (hence its verdict), the number of distinct published tuples never falls,
     and the step is deterministic."""
-    from proxanon._classes import _spread_equal_tuples
+    from proxanon._engine.classes import spread_equal_tuples
     from proxanon._results.measures import summarize_groups
     from proxanon.generalize import encode_qi
 
@@ -105,8 +105,8 @@ def test_exchange_step_keeps_verdicts_and_never_joins_tuples(data) -> None:
                encode_qi(frame, "z", None)]
     groups = rng.permutation(np.minimum(np.arange(n) // size, max(n // size - 1, 0)))
     sa_ids = rng.integers(0, data.draw(st.integers(1, 4), label="values"), n).astype(np.int64)
-    spread = _spread_equal_tuples(groups, columns, sa_ids)
-    assert np.array_equal(spread, _spread_equal_tuples(groups, columns, sa_ids))
+    spread = spread_equal_tuples(groups, columns, sa_ids)
+    assert np.array_equal(spread, spread_equal_tuples(groups, columns, sa_ids))
     assert np.array_equal(np.bincount(spread), np.bincount(groups))
     for g in np.unique(groups):
         assert sorted(sa_ids[groups == g]) == sorted(sa_ids[spread == g])

@@ -9,8 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from proxanon import InfeasibleError, _core, anonymize, engine, partition
-from proxanon.advise import infeasibility_proof
+from proxanon import InfeasibleError, _core, anonymize, partition
+from proxanon._engine import proofs as proofs_module
+from proxanon._engine.proofs import infeasibility_proof
 from proxanon.distances import resolve
 from tests.conftest import brute_neighbours
 from tests.test_small_instances import largest_coverable, small_instances
@@ -99,7 +100,7 @@ def small_frames(count: int, seed: int):
 def test_anonymize_raises_the_proof_at_once_and_it_is_right(monkeypatch):
     # The early verdict runs above EARLY_VERDICT_ROWS rows; lowered, small tables take it and
     # every proof can be checked against an exhaustive search.
-    monkeypatch.setattr(engine, "EARLY_VERDICT_ROWS", 0)
+    monkeypatch.setattr(proofs_module, "EARLY_VERDICT_ROWS", 0)
     proofs = 0
     for frame, k, eps, delta, metric in small_frames(150, 21):
         sens = [c for c in frame.columns if c.startswith("s")]

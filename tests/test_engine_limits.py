@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 import proxanon
-from proxanon import _core, engine
+from proxanon import _core
+from proxanon._engine import runs
 from proxanon.distances import resolve
 
 
@@ -87,7 +88,7 @@ def test_advise_proves_a_relation_too_dense_for_a_graph_in_little_memory():
 
 
 def test_one_cap_and_one_threshold_owned_by_the_core():
-    assert engine.MAX_GRAPH_ENTRIES == _core.MAX_GRAPH_ENTRIES
+    assert runs.MAX_GRAPH_ENTRIES == _core.MAX_GRAPH_ENTRIES
     relation = resolve("l1", None, 1, 1)
     for eps in (0.0, 0.1, 1.0, 7.5):
         assert relation.threshold(eps) == _core.neighbour_threshold(eps)

@@ -157,8 +157,8 @@ def test_the_default_path_asks_for_no_grid_checks():
     grid_checks=False and gets GraphTooDenseError at once, and then compares no Mondrian
     candidate."""
     from proxanon import GraphTooDenseError
+    from proxanon._engine.runs import run_mondrian
     from proxanon.distances import resolve
-    from proxanon.engine import run_mondrian
 
     rng = np.random.default_rng(5)
     values = rng.random((21_000, 3))

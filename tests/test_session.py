@@ -17,15 +17,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.typing import NDArray
 
-from proxanon._classes import (
-    _merge_equal_tuples,
-    _published_key_inputs,
-    _row_ids,
-    _spread_equal_tuples,
-)
+from proxanon._classes import _merge_equal_tuples, _published_key_inputs
+from proxanon._engine.classes import row_ids, spread_equal_tuples
+from proxanon._engine.options import EngineOptions
+from proxanon._engine.runs import run_engine, run_session
 from proxanon._results.measures import summarize_groups
 from proxanon.distances import Relation, resolve
-from proxanon.engine import EngineOptions, run_engine, run_session
 from proxanon.generalize import QIColumn, encode_qi
 from tests.test_specialize import random_taxonomy
 
@@ -38,7 +35,7 @@ def reference(sens: NDArray[np.float64], columns: list[QIColumn], relation: Rela
     per round as anonymize made them before the session."""
     n = sens.shape[0]
     qi, taxonomies, _ = _published_key_inputs(columns)
-    sa_ids = _row_ids(sens)
+    sa_ids = row_ids(sens)
     mode = "suppress" if suppress else "best_effort"
 
     def run(released: NDArray[np.int64], initial: NDArray[np.int64] | None):  # type: ignore[no-untyped-def]
@@ -57,7 +54,7 @@ def reference(sens: NDArray[np.float64], columns: list[QIColumn], relation: Rela
         released, groups, row_from = released[kept], part.groups[kept], row_from[kept]
         subset = [c.subset(released) for c in columns]
         if rounds == 0:
-            groups = _spread_equal_tuples(groups, subset, sa_ids[released])
+            groups = spread_equal_tuples(groups, subset, sa_ids[released])
         summary = summarize_groups(subset, groups)
         merged = _merge_equal_tuples(summary.labels)
         group_from = np.zeros(summary.sizes.size, dtype=np.int64)
@@ -130,7 +127,7 @@ def run_native(sens, columns, relation, k, eps, dlt, qi_aware, suppress, start, 
     options = EngineOptions(k=k, delta=dlt, search_limit=0,
                             init="qi" if qi_aware else "degree", init_block=1, moves="auto",
                             suppress=suppress)
-    return run_session(sens, k, eps, dlt, relation, qi, taxonomies, keys, _row_ids(sens),
+    return run_session(sens, k, eps, dlt, relation, qi, taxonomies, keys, row_ids(sens),
                        options, qi_aware=qi_aware, start=start, max_rounds=max_rounds,
                        budget=budget, neighbours="auto", reporter=None, started=0.0)
 

@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 
 import proxanon
 from proxanon import Hierarchy, anonymize
+from proxanon._engine.runs import run_specialize
 from proxanon._results.measures import summarize_groups
 from proxanon.distances import resolve
-from proxanon.engine import run_specialize
 
 SA = ["s1", "s2"]
 

@@ -17,10 +17,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import proxanon
-from proxanon import InfeasibleError, advise, anonymize, audit, engine, partition
+from proxanon import InfeasibleError, advise, anonymize, audit, partition
 from proxanon import _classes as classes_module
 from proxanon import _steps as steps
 from proxanon._beside import Beside
+from proxanon._engine import runs
 from proxanon.datasets import load_adult
 
 THREADS = (1, 2, 3)
@@ -71,7 +72,7 @@ def test_specialize_same_for_any_thread_count(adult_taxonomies, monkeypatch):
     specialization call of the one-thread run made again on 2 and 3 threads."""
     data, common = adult_taxonomies
     calls = []
-    specialize = engine.run_specialize
+    specialize = runs.run_specialize
 
     def recorded(classes, *args, **kwargs):  # type: ignore[no-untyped-def]
         out = specialize(classes, *args, **kwargs)

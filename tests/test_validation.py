@@ -72,9 +72,9 @@ def test_bad_input_is_refused_clearly(overrides, error, pattern):
 
 
 def test_too_large_epsilon_for_a_continuous_attribute_is_refused(monkeypatch):
-    from proxanon import engine
+    from proxanon._engine import runs
 
-    monkeypatch.setattr(engine, "MAX_GRAPH_ENTRIES", 10_000)
+    monkeypatch.setattr(runs, "MAX_GRAPH_ENTRIES", 10_000)
     values = np.linspace(0, 1, 2000)
     with pytest.raises(ValueError, match="epsilon=0.5 makes the neighbour graph .* too dense"):
         partition(values, k=10, epsilon=0.5, delta=0.5)

@@ -14,9 +14,9 @@ from proxanon._results.partition import Partition
 from proxanon.advise import Advice, advise
 from proxanon.anonymize import anonymize
 from proxanon.audit import audit
-from proxanon.engine import partition
 from proxanon.hierarchy import Hierarchy
 from proxanon.m_color import m_color
+from proxanon.partition import partition
 from proxanon.substitute import substitute
 from proxanon.tables import scale_sensitive
 

@@ -13,14 +13,14 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from proxanon import _core
+from proxanon._engine import classes as native_classes
+from proxanon._engine.audit import audit_owned
+from proxanon._engine.runs import MAX_GRAPH_ENTRIES, run_mondrian, run_specialize
 from proxanon._results.anonymization import GROUP_COLUMN
 from proxanon._results.audit import AuditReport
 from proxanon._results.measures import GroupSummary, summarize_groups
 from proxanon._results.partition import Partition
-from proxanon.audit import audit_owned
 from proxanon.distances import Relation, as_arguments
-from proxanon.engine import MAX_GRAPH_ENTRIES, run_mondrian, run_specialize
 from proxanon.generalize import QIColumn
 
 KeyInputs = tuple[NDArray[np.float64], list[tuple[NDArray[np.int32], int] | None],
@@ -35,7 +35,7 @@ def _specialize_classes(classes: NDArray[np.int64], formed_from: NDArray[np.int6
     """The published classes with every class of at least 2k rows split top-down into parts
     that pass the same checks and publish finer tuples no other class publishes (a taxonomy
     of several levels otherwise gathers many groups under one coarse node); see
-    :func:`proxanon.engine.run_specialize`. Returns the classes, their summary, and per class
+    :func:`proxanon._engine.runs.run_specialize`. Returns the classes, their summary, and per class
     the ``formed_from`` of the class it came from. ``inputs``: ``_published_key_inputs``
     of ``columns`` where the caller has them; ``threads``: the threads the splits run on (the
     same classes for any number)."""
@@ -80,7 +80,7 @@ def _absorb_classes(classes: NDArray[np.int64], columns: list[QIColumn],
     failing giant classes give rows too, to passing classes or to failing ones, and no
     failing class becomes riskier than it was nor the table's violating rows more. One
     native call, and none when no class is above the cap."""
-    if np.bincount(classes).max() <= _core.absorb_cap(classes.size, k):
+    if np.bincount(classes).max() <= native_classes.absorb_cap(classes.size, k):
         return None
     moved, count = run_specialize(classes, sens, k, eps, dlt, relation, ell,
                                   *(inputs or _published_key_inputs(columns)),
@@ -93,7 +93,7 @@ def _interchangeable_rows(sens: NDArray[np.float64], relation: Relation) -> NDAr
     identical sensitive values; with a row-indexed neighbour graph, rows whose neighbours
     (themselves included) are the same."""
     if relation.kind != "graph":
-        return _row_ids(sens)
+        return native_classes.row_ids(sens)
     from scipy import sparse  # only a graph relation needs it (a slow import)
 
     n = sens.shape[0]
@@ -105,12 +105,6 @@ def _interchangeable_rows(sens: NDArray[np.float64], relation: Relation) -> NDAr
     return ids
 
 
-def _row_ids(values: NDArray[np.float64]) -> NDArray[np.int64]:
-    """An id per row of a 2-D array, equal exactly for equal rows, in the rows' sorted order
-    (column by column): the engine's value ids, one native call (O(n) expected and a sort of
-    the distinct rows)."""
-    return _core.value_ids(np.ascontiguousarray(np.atleast_2d(values.T).T, dtype=np.float64))
-
 
 def _merge_equal_tuples(labels: list[NDArray[np.object_]]) -> NDArray[np.int64]:
     """Class id per group such that groups with the same published tuple share a class;
@@ -120,28 +114,6 @@ def _merge_equal_tuples(labels: list[NDArray[np.object_]]) -> NDArray[np.int64]:
         dtype=np.int64)
     return ids
 
-
-def _spread_equal_tuples(groups: NDArray[np.int64], columns: list[QIColumn],
-                         sa_ids: NDArray[np.int64]) -> NDArray[np.int64]:
-    """Groups with rows exchanged so that fewer of them publish the same QI tuple.
-
-    Two rows with identical sensitive values (``sa_ids``) can trade groups without changing
-    any group's multiset of sensitive values, so every group keeps its dissimilarity verdict
-    exactly; only the published tuples change. The native exchange step (``exchange.hpp``)
-    trades a row of a group whose tuple another group also publishes for a row of a nearby QI
-    combination with the same sensitive value, when that gives it a tuple no group publishes,
-    and never lifts a value of a taxonomy of several levels to a node covering more leaves.
-    Greedy, deterministic, at most 8 candidate exchanges per row of the table. The native
-    session (:func:`proxanon.engine.run_session`) runs this step itself after its first run;
-    this function gives the same step on its own (tests check its invariants with it).
-    """
-    if groups.size == 0 or not columns:
-        return groups
-    qi = np.ascontiguousarray(np.column_stack([c.codes for c in columns]))
-    moved: NDArray[np.int64] = _core.exchange_rows(
-        np.ascontiguousarray(groups, dtype=np.int64), qi, [c.taxonomy_spec() for c in columns],
-        np.ascontiguousarray(sa_ids, dtype=np.int64))
-    return moved
 
 
 @dataclass(frozen=True)
@@ -164,7 +136,7 @@ def _mondrian_cut(columns: list[QIColumn], sens: NDArray[np.float64], qi: NDArra
     keeps its tuple), classes of 2k rows or more specialized, giant classes' rows absorbed
     (:func:`_absorb_classes`), and their summary (``part.stats["merge_rounds"]``: 1 when the
     pass merged). Three native calls; O(n log n) per level of cuts. ``grid_checks``,
-    ``max_graph_entries``: as :func:`proxanon.engine.run_mondrian`; ``part``: Mondrian's
+    ``max_graph_entries``: as :func:`proxanon._engine.runs.run_mondrian`; ``part``: Mondrian's
     groups where the caller has them already; ``threads``: specialization's."""
     if part is None:
         part = run_mondrian(sens, k, eps, dlt, relation, ell, qi, taxonomies, "best_effort",

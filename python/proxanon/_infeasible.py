@@ -10,10 +10,10 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from proxanon._engine.proofs import infeasibility_proof
+from proxanon._engine.verdicts import infeasible_message
 from proxanon._published import _Published
-from proxanon.advise import infeasibility_proof
 from proxanon.distances import Relation
-from proxanon.engine import infeasible_message
 from proxanon.generalize import format_number
 
 #: Merged classes an infeasibility message names.

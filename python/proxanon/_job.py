@@ -11,15 +11,15 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from proxanon import _core
 from proxanon._beside import Beside
 from proxanon._classes import _Cut, _mondrian_table, _Unwanted
+from proxanon._engine import kernels
+from proxanon._engine.runs import Session
 from proxanon._errors import InfeasibleError
 from proxanon._published import _better, _cost, _cost_floor, _Published
 from proxanon._results.audit import AuditReport
 from proxanon._results.partition import Partition
 from proxanon._steps import CheckedCut, _Inputs, _Steps
-from proxanon.engine import Session
 
 #: Share of the rows that fail in Mondrian's groups above which the plain partition's session
 #: is started beside the QI-aware one, before the cut is specialized (after it, with
@@ -76,7 +76,7 @@ class _Job(_Steps):
         # and the plain session where it computes it (``plain_ahead``).
         self.cut_ready: Future[tuple[CheckedCut | None, _Published | None]] = Future()
         self.plain_ready: Future[Session] = Future()
-        self.plain_stop = _core.StopRequest()  # set by the caller: no plain session needed
+        self.plain_stop = kernels.StopRequest()  # set by the caller: no plain session needed
         # Under plain_lock: whether the cut's thread computes the plain session (written by
         # that thread, once, in ``plain_ahead``), and whether the caller has asked for it
         # (written by the caller, in ``plain_partition``); whichever comes first decides.
@@ -92,7 +92,7 @@ class _Job(_Steps):
         # XColor's run is stopped (main_stop) and the caller raises it, as if it had been
         # found before the run.
         self.proof_ready: Future[str | None] = Future()
-        self.main_stop = _core.StopRequest()
+        self.main_stop = kernels.StopRequest()
         # Set by the cut's thread last: the cut's table where it generalized it, else None.
         self.table_ready: Future[tuple[pd.DataFrame, float] | None] = Future()
         self.ended = threading.Event()  # set once the caller's work has ended (any way out)

@@ -25,6 +25,17 @@ from proxanon._classes import (
     _published_key_inputs,
     _specialize_classes,
 )
+from proxanon._engine.options import EngineOptions
+from proxanon._engine.proofs import early_proof
+from proxanon._engine.runs import (
+    CHECK_GRAPH_ENTRIES,
+    DEFAULT_SEARCH_LIMIT,
+    Session,
+    run_mondrian,
+    run_session,
+    run_specialize,
+)
+from proxanon._engine.verdicts import proven_before_repair
 from proxanon._errors import GraphTooDenseError, InfeasibleError
 from proxanon._infeasible import epsilon_in_units, rows_by_value
 from proxanon._progress import ProgressReporter
@@ -33,17 +44,6 @@ from proxanon._results.audit import AuditReport
 from proxanon._results.measures import summarize_groups
 from proxanon._results.partition import Partition
 from proxanon.distances import Relation
-from proxanon.engine import (
-    CHECK_GRAPH_ENTRIES,
-    DEFAULT_SEARCH_LIMIT,
-    EngineOptions,
-    Session,
-    early_proof,
-    proven_before_repair,
-    run_mondrian,
-    run_session,
-    run_specialize,
-)
 from proxanon.generalize import QIColumn
 from proxanon.hierarchy import Hierarchy
 from proxanon.tables import encode_sensitive, numeric_scales
@@ -180,7 +180,7 @@ class _Steps:
 
         The engine's groups, with groups that publish one tuple merged and repaired until
         every class publishes its own tuple (or a repair fails), in one native session
-        (:func:`proxanon.engine.run_session`). ``plain``: the engine as
+        (:func:`proxanon._engine.runs.run_session`). ``plain``: the engine as
         :func:`proxanon.partition` runs it by default (no QI loss, Algorithm 1's start).
         ``start``: groups to repair instead of INITIALIZE's; ``max_rounds``: merging rounds at
         most (what still collides is then published as one class, and audited so)."""

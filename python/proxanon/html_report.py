@@ -47,9 +47,8 @@ from proxanon._display import register_html_writer
 from proxanon._groups import group_runs
 from proxanon._results.anonymization import GROUP_COLUMN, Anonymization
 from proxanon._results.audit import AuditReport
-from proxanon.audit import table_groups
 from proxanon.tableio import atomic_write
-from proxanon.tables import column_list
+from proxanon.tables import column_list, table_groups
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

@@ -1,5 +1,5 @@
 """``substitute``: publish numeric QI columns as substituted values that keep chosen
-properties of the originals (papers/property-preserving-anonymization, Algorithm 1 and §4).
+properties of the originals (the property-preserving anonymization paper, its Algorithm 1 and §4).
 
 Each column is cut into segments of ``segment_size`` consecutive rows (the last segment also
 takes the remainder). In a segment, Algorithm 1 lists the localities among the distinct
@@ -19,7 +19,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from proxanon import _core, _validate
+from proxanon import _validate
+from proxanon._engine.substitution import substitute_column
 from proxanon.tables import column_list
 
 #: The ``relation`` of a constraint, indexed by the core's code for it.
@@ -174,9 +175,9 @@ def substitute(
     localities: dict[str, int] = {}
     seconds: dict[str, float] = {}
     for column in names:
-        lo, hi = limits[column]
-        out = _core.substitute_column(values[column], lo, hi, size, fraction, steps, seed_value,
-                                      labels.index(column), threads)
+        out = substitute_column(values[column], limits[column], segment_size=size,
+                                poi_fraction=fraction, iterations=steps, seed=seed_value,
+                                stream=labels.index(column), threads=threads)
         table[column] = pd.Series(out["values"], index=data.index, name=column)
         frames.append(pd.DataFrame({
             "column": column,

@@ -319,3 +319,11 @@ def encode_sensitive(data: pd.DataFrame, columns: list[str], hierarchies: dict[s
                 "combines with metric 'l1', 'l2', 'linf' or 'min_component' only")
         relation = componentwise(relation, taxonomies)
     return sens, relation
+
+
+def table_groups(table: Any, quasi_identifiers: list[str]) -> NDArray[np.int64]:
+    """Group id per row of a published table: rows sharing their QI values, ids in sorted
+    order of those values (how :func:`audit` groups a table)."""
+    labels = table.groupby(quasi_identifiers, sort=True, dropna=False, observed=True).ngroup()
+    ids: NDArray[np.int64] = labels.to_numpy(dtype=np.int64)
+    return ids

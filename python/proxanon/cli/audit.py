@@ -43,8 +43,9 @@ class Audited:
 def audited(args: argparse.Namespace) -> Audited:
     """Reads ``args.table`` and audits it: groups are the rows sharing published QI values,
     sensitive columns compared as ``--metric``, ``--order`` and ``--hierarchy`` say."""
-    from proxanon.audit import audit, table_groups
+    from proxanon.audit import audit
     from proxanon.generalize import load_hierarchies
+    from proxanon.tables import table_groups
 
     source = common.read_input(args.table, args)
     qi = common.names(args.qi, "--qi")

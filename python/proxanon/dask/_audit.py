@@ -15,7 +15,7 @@ from numpy.typing import NDArray
 
 from proxanon import _validate
 from proxanon._results.audit import AuditReport
-from proxanon.audit import audit_arrays, table_groups
+from proxanon.audit import audit_arrays
 from proxanon.distances import as_arguments
 from proxanon.generalize import load_hierarchies
 from proxanon.hierarchy import Hierarchy
@@ -25,6 +25,7 @@ from proxanon.tables import (
     refuse_ranges_of_others,
     role_columns,
     scale_ranges,
+    table_groups,
 )
 
 #: Hidden column: a row's position in the whole table (partition order, then row order).

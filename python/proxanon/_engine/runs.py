@@ -1,0 +1,351 @@
+"""The native runs: XColor (``run_engine``), the session that merges and repairs groups
+publishing one tuple (``run_session``), strict Mondrian (``run_mondrian``) and the
+specialization of published classes (``run_specialize``); each converts its inputs once,
+calls ``_core`` and wraps the result (Wang and Liu, XColor, §IV–V)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from proxanon import _core, _validate
+from proxanon._engine.options import EngineOptions
+from proxanon._engine.proofs import early_verdict, feasibility_advice, inequality_4_bound
+from proxanon._engine.stats import EngineStats
+from proxanon._engine.verdicts import (
+    infeasible_message,
+    infeasible_summary,
+    nothing_released,
+    too_dense,
+)
+from proxanon._errors import GraphTooDenseError, InfeasibleError
+from proxanon._progress import ProgressReporter
+from proxanon._results.partition import Partition
+from proxanon.distances import Relation, row_graph, value_graph
+
+if TYPE_CHECKING:
+    from proxanon._core import SpecializeStep
+
+#: Adjacency entries the value-level neighbour graph may hold (4 bytes each) before
+#: ``partition`` refuses epsilon as too large for the data; the C++ core owns the number.
+MAX_GRAPH_ENTRIES: int = _core.MAX_GRAPH_ENTRIES
+
+#: Classes examined per violation before the best partner seen so far is taken.
+DEFAULT_SEARCH_LIMIT = 512
+
+
+
+
+
+
+def run_mondrian(sens: NDArray[np.float64], k: Any, epsilon: Any, delta: Any,
+                 relation: Relation, ell: Any, quasi_identifiers: Any,
+                 qi_taxonomies: list[tuple[NDArray[np.int32], int] | None] | None,
+                 on_infeasible: str, started: float, grid_checks: bool = True,
+                 max_graph_entries: int = MAX_GRAPH_ENTRIES) -> Partition:
+    """Strict multidimensional Mondrian with the checks asked for (see ``partition``).
+    ``grid_checks=False``: GraphTooDenseError where the relation's graph would hold more
+    than ``max_graph_entries`` entries (the checks would then search a grid at every cut)."""
+    n = sens.shape[0]
+    if quasi_identifiers is None:
+        raise ValueError("method='mondrian' cuts along the quasi-identifiers: pass "
+                         "quasi_identifiers")
+    qi = _validate.float_matrix(quasi_identifiers, "quasi_identifiers", rows=n)
+    dissimilar = epsilon is not None or delta is not None
+    if dissimilar and (epsilon is None or delta is None):
+        raise ValueError("give both epsilon and delta to check (epsilon, delta)^k-"
+                         "dissimilarity, or neither")
+    k, eps, dlt = _validate.privacy(k, epsilon if dissimilar else 0.0,
+                                    delta if dissimilar else 0.0, n)
+    ell_checked = 0 if ell is None else _validate.integer(ell, "l", minimum=1)
+    on_infeasible = _validate.choice(on_infeasible, "on_infeasible", ("raise", "best_effort"))
+    if dissimilar and relation.kind != "builtin":
+        raise ValueError("method='mondrian' checks dissimilarity with the built-in metrics")
+    raw = _core.mondrian(
+        sens, relation.name, [] if relation.weights is None else relation.weights.tolist(),
+        eps if dissimilar else None, k, dlt, ell_checked, qi, qi_taxonomies or [], grid_checks,
+        max_graph_entries)
+    groups = np.asarray(raw["groups"], dtype=np.int64)
+    satisfied = bool(raw["satisfied"])
+    violating_rows = np.asarray(raw["violating_rows"], dtype=np.int64)
+    # Unsatisfied means uncut: the one group is the whole table.
+    violating_groups = np.zeros(0 if satisfied else 1, dtype=np.int64)
+    stats: dict[str, Any] = {
+        "method": "mondrian", "n": n, "m": int(groups.max()) + 1, "k": k, "l": ell,
+        "epsilon": eps if dissimilar else None, "delta": dlt if dissimilar else None,
+        "metric": relation.label, "cuts": int(raw["cuts"]), "swaps": 0,
+        "remaining_violations": int(violating_rows.size),
+        "violating_groups": violating_groups.tolist(),
+        "seconds": {"mondrian": float(raw["seconds"]), "total": time.perf_counter() - started},
+    }
+    result = Partition(groups=groups, satisfied=satisfied, stats=stats,
+                       violating_rows=violating_rows, violating_groups=violating_groups)
+    if not satisfied and on_infeasible == "raise":
+        raise InfeasibleError(
+            f"Mondrian cannot start: the whole table ({n} rows) already fails the checks "
+            f"(k={k}, l={ell}, epsilon={epsilon}, delta={delta}), so no cut can keep both halves "
+            "valid. Relax the parameters, or use method='xcolor'.", partition=result)
+    return result
+
+
+#: The largest neighbour graph (adjacency entries, 128 MiB) that the checks of Mondrian's cut
+#: and of specialization build: they read the neighbours of every value of a part at every
+#: cut, so over a denser relation a grid search per check is cheaper than building the graph
+#: (Adult's fnlwgt, hours-per-week and capital-gain at epsilon = 0.1: a graph took 10 s per
+#: specialization); Mondrian's cut as anonymize's candidate is not built at all beyond it.
+CHECK_GRAPH_ENTRIES = 1 << 25
+
+
+def run_specialize(classes: NDArray[np.int64], sens: NDArray[np.float64], k: int,
+                   epsilon: float | None, delta: float | None, relation: Relation,
+                   ell: int | None, qi: NDArray[np.float64],
+                   qi_taxonomies: list[tuple[NDArray[np.int32], int] | None],
+                   node_keys: list[NDArray[np.int32] | None], step: SpecializeStep = "split",
+                   threads: int = 1) -> tuple[NDArray[np.int64], int]:
+    """Published classes (ids 0 .. C-1, pairwise distinct published tuples) with every class
+    of at least 2k rows split top-down into parts that publish finer, distinct tuples and pass
+    the checks asked for (k; distinct ``ell``; (epsilon, delta)^k-dissimilarity unless
+    epsilon is None); see cpp/include/proxanon/specialize.hpp. ``node_keys[i]`` names the
+    nodes of taxonomy column i by published label (None for a numeric column).
+    Returns (class per row, classes split); the classes unchanged when the relation is too
+    dense to hold as a graph. ``step="split_failing"`` (a table published as best effort):
+    only failing classes are split, into parts of at least k rows that may fail but hold no
+    more violating rows in all than the class (``SpecializeTarget::Failing``), and parts
+    that pass as above. ``step="cover_failing"`` (the same table after absorption): only
+    failing classes of more than 2% of the rows, by the covering split alone
+    (cpp/include/proxanon/cover_split.hpp), into parts of at most 2% (but the one keeping the
+    class's tuple), each no riskier than its class, in rounds (at most three) that first
+    empty small classes publishing tuples those parts need into passing classes that cover
+    their rows (all of a class's rows or none; cpp/include/proxanon/vacate.hpp) and end with
+    the absorption of ``step="absorb_failing"`` again, while a class holds more than 2% of
+    the rows; the second number then counts the classes split and emptied and the rows
+    absorbed. ``step="absorb"``, instead of splitting: rows of classes
+    above the cap (the larger of 2k rows and 1/200 of the table) move into passing classes
+    whose finer tuples cover them (cpp/include/proxanon/absorb.hpp; every id kept), and the
+    second number is the rows moved; ``step="absorb_failing"`` (a table published as best effort):
+    failing classes above the cap give rows too, each staying within its risk (worst D over
+    size - 1) and keeping its rows' violations, into passing classes, or failing ones that
+    stay within theirs and gain no violating row but the one taken. The splits run on
+    ``threads`` threads (0: every core), with the same result for any number."""
+    keys = [[] if key is None else key.tolist() for key in node_keys]
+    common: dict[str, Any] = dict(
+        classes=classes.astype(np.int32), quasi_identifiers=qi,
+        qi_taxonomies=qi_taxonomies, node_keys=keys, k=k, delta=0.0 if delta is None else delta,
+        step=step, threads=threads)
+    try:
+        if relation.weights is not None or epsilon is None:  # a built-in metric, or no distance
+            raw = _core.specialize(
+                sensitive=sens, metric=relation.name if relation.weights is not None else "l1",
+                weights=[] if relation.weights is None else relation.weights.tolist(),
+                epsilon=epsilon, l=0 if ell is None else ell,
+                max_graph_entries=CHECK_GRAPH_ENTRIES, **common)
+        else:
+            if relation.kind == "callable":
+                row_value, offsets, targets, _ = value_graph(relation, sens, epsilon)
+            else:
+                row_value, offsets, targets = row_graph(relation, sens.shape[0])
+            raw = _core.specialize_graph(row_value=row_value, offsets=offsets, targets=targets,
+                                         **common)
+    except GraphTooDenseError:
+        return classes, 0
+    return (np.asarray(raw["classes"], dtype=np.int64),
+            int(raw["absorbed"] if step.startswith("absorb") else raw["splits"]))
+
+
+def run_engine(
+    sens: NDArray[np.float64],
+    k: int,
+    eps: float,
+    dlt: float,
+    relation: Relation,
+    qi: NDArray[np.float64] | None,
+    qi_taxonomies: list[tuple[NDArray[np.int32], int] | None] | None,
+    on_infeasible: str,
+    limit: int,
+    trace: bool,
+    reporter: ProgressReporter | None,
+    started: float,
+    initial_groups: NDArray[np.int64] | None = None,
+    init: str = "degree",
+    init_block: int = 1,
+    moves: str = "auto",
+    max_suppression: float = 0.0,
+    neighbours: str = "auto",
+    threads: int = 1,
+) -> Partition:
+    """Runs the native engine on validated inputs and wraps its result (see ``partition``).
+
+    ``initial_groups`` (ids 0..m-1, all used) replaces INITIALIZE as the starting colouring.
+
+    ``qi_taxonomies`` marks QI columns that hold DFS leaf indices of a taxonomy, given as
+    (parent of every node, number of leaves), so that their loss is the LCA's leaf share.
+    """
+    n = sens.shape[0]
+    early_verdict(sens, k, eps, dlt, relation, on_infeasible, moves, initial_groups, threads)
+    options = EngineOptions(
+        k=k, delta=dlt, search_limit=limit, trace=trace, init=init, init_block=init_block,
+        moves=moves, suppress=on_infeasible == "suppress", threads=threads,
+        progress=reporter.counters if reporter is not None else None)
+    data: dict[str, Any] = dict(
+        quasi_identifiers=qi, qi_taxonomies=qi_taxonomies or [],
+        initial_groups=initial_groups)
+    raw, calls = _call_native(
+        relation, sens, eps, reporter,
+        lambda name, weights: _core.partition(sens, name, weights, eps, options,
+                                              max_graph_entries=MAX_GRAPH_ENTRIES,
+                                              neighbours=neighbours, **data),
+        lambda row_value, offsets, targets: _core.partition_graph(
+            row_value, offsets, targets, options, **data))
+    result = _partition_of(raw, k, eps, dlt, relation, moves, calls, started, trace)
+    suppressed, stats = result.suppressed_rows, result.stats
+    if on_infeasible == "suppress" and n - suppressed.size < k:
+        raise InfeasibleError(nothing_released(n, suppressed.size, stats), partition=result)
+    if on_infeasible == "suppress" and suppressed.size > max_suppression * n:
+        needs = ("at least {} of {} row(s) must be left out (an exhaustive search over all "
+                 "partitions found no release that keeps more)" if stats["exact_search"] else
+                 "XColor's suppression left out {} of {} row(s)")
+        raise InfeasibleError(
+            f"{needs.format(suppressed.size, n)} ({suppressed.size / n:.2%}), more than "
+            f"max_suppression={max_suppression} allows ({int(max_suppression * n)} row(s)). "
+            "Allow more suppression, or try a smaller epsilon or delta.", partition=result)
+    if not result.satisfied and on_infeasible == "raise":
+        raise InfeasibleError(
+            infeasible_summary(stats) + "\n" + infeasible_message(stats)
+            + feasibility_advice(sens, stats, relation), partition=result)
+    return result
+
+
+def _call_native(relation: Relation, sens: NDArray[np.float64], eps: float,
+                 reporter: ProgressReporter | None,
+                 builtin: Callable[[str, list[float]], dict[str, Any]],
+                 graph: Callable[[NDArray[np.int32], NDArray[np.int64], NDArray[np.int32]],
+                                 dict[str, Any]]
+                 ) -> tuple[dict[str, Any], int]:
+    """One native run (``builtin`` with a built-in metric's name and weights, else ``graph``
+    with the value ids per row and the CSR between values, evaluated here) and the distance
+    function's calls; the graph's building time is added to the run's "seconds_graph"
+    (``raw["last"]`` for a session). GraphTooDenseError becomes the user's error."""
+    if reporter is not None:
+        reporter.engine_running = True
+    calls = 0
+    try:
+        if relation.weights is not None:  # a built-in metric
+            return builtin(relation.name, relation.weights.tolist()), calls
+        tic = time.perf_counter()
+        if relation.kind == "callable":
+            row_value, offsets, targets, calls = value_graph(relation, sens, eps)
+        else:
+            row_value, offsets, targets = row_graph(relation, sens.shape[0])
+        built = time.perf_counter() - tic
+        raw = graph(row_value, offsets, targets)
+        (raw["last"] if "last" in raw else raw)["seconds_graph"] += built
+        return raw, calls
+    except GraphTooDenseError as exc:
+        raise too_dense(eps, relation, exc) from None
+    finally:
+        if reporter is not None:
+            reporter.engine_running = False
+
+
+def _partition_of(raw: dict[str, Any], k: int, eps: float, dlt: float, relation: Relation,
+                  moves: str, calls: int, started: float, trace: bool) -> Partition:
+    """One native run's result (cpp/bindings/bind_engine.cpp, ``engine_dict``) as a Partition."""
+    n = len(raw["groups"])
+    stats = EngineStats.of(raw["stats"]).as_dict()
+    stats.update(distinct_values=raw["distinct_values"], value_edges=raw["value_edges"],
+                 neighbours=raw["neighbours"], seconds_graph=raw["seconds_graph"])
+    bound = inequality_4_bound(n, k, dlt)
+    violating_groups = np.asarray(raw["violating_groups"], dtype=np.int64)
+    stats.update(
+        k=k, epsilon=eps, delta=dlt, metric=relation.label, distance_calls=calls,
+        bound=bound, bound_holds=bool(stats["max_degree"] <= bound),
+        violating_groups=violating_groups.tolist(),
+    )
+    stats["seconds"] = {
+        "graph": stats.pop("seconds_graph"),
+        "initialize": stats.pop("seconds_initialize"),
+        "repair": stats.pop("seconds_repair"),
+        "suppress": stats.pop("seconds_suppress"),
+        "total": time.perf_counter() - started,
+    }
+    stats["moves"] = moves
+    return Partition(
+        groups=np.asarray(raw["groups"], dtype=np.int64),
+        satisfied=stats["remaining_violations"] == 0,
+        stats=stats,
+        violating_rows=np.asarray(raw["violating_rows"], dtype=np.int64),
+        violating_groups=violating_groups,
+        suppressed_rows=np.asarray(raw["suppressed_rows"], dtype=np.int64),
+        initial_groups=np.asarray(raw["initial_groups"], dtype=np.int64) if trace else None,
+        swap_log=np.asarray(raw["swap_log"], dtype=np.int64) if trace else None,
+        move_log=np.asarray(raw["move_log"], dtype=np.int64) if trace else None,
+    )
+
+
+@dataclass(frozen=True)
+class Session:
+    """What one native session published (cpp/include/proxanon/session.hpp): the rows it
+    releases (ascending), the class of each (groups merged by published tuple, 0 .. C-1 in
+    the order of their first group), per class the first-run groups it gathers, and its last
+    run as a Partition over ``last_rows``."""
+
+    released: NDArray[np.int64]
+    classes: NDArray[np.int64]
+    formed_from: NDArray[np.int64]
+    last: Partition
+    last_rows: NDArray[np.int64]
+    rounds: int
+    swaps: int
+    initial_violations: int
+    seconds: dict[str, float]
+
+
+def run_session(sens: NDArray[np.float64], k: int, eps: float, dlt: float, relation: Relation,
+                qi: NDArray[np.float64], qi_taxonomies: list[tuple[NDArray[np.int32], int] | None],
+                node_keys: list[NDArray[np.int32] | None], sensitive_ids: NDArray[np.int64],
+                options: EngineOptions, qi_aware: bool, start: NDArray[np.int64] | None,
+                max_rounds: int | None, budget: float, neighbours: str,
+                reporter: ProgressReporter | None, started: float) -> Session:
+    """XColor's run and the rounds that merge groups publishing one QI tuple and repair the
+    merged classes, in one native call over structures built once (rebuilt only over the rows
+    a suppressing run leaves in). ``qi_aware``: the runs price QI loss (False: the plain
+    partition's path; the QIs still decide the tuples). ``max_rounds``: merging rounds at
+    most; ``budget``: the share of rows that may be left out before merging stops. Raises
+    InfeasibleError when a suppressing run leaves fewer than k rows."""
+    keys = [[] if key is None else key.tolist() for key in node_keys]
+    common: dict[str, Any] = dict(
+        options=options, quasi_identifiers=qi, qi_taxonomies=qi_taxonomies, node_keys=keys,
+        sensitive_ids=np.ascontiguousarray(sensitive_ids, dtype=np.int64), qi_aware=qi_aware,
+        max_rounds=max_rounds, budget=budget,
+        start=None if start is None else start.astype(np.int32))
+    raw, calls = _call_native(
+        relation, sens, eps, reporter,
+        lambda name, weights: _core.session(sens, name, weights, eps,
+                                            max_graph_entries=MAX_GRAPH_ENTRIES,
+                                            neighbours=neighbours, **common),
+        lambda row_value, offsets, targets: _core.session_graph(
+            row_value, offsets, targets, **common))
+    last = _partition_of(raw["last"], k, eps, dlt, relation, options.moves, calls, started,
+                         options.trace)
+    if raw["too_few"]:
+        raise InfeasibleError(nothing_released(last.groups.size, last.suppressed_rows.size,
+                                               last.stats), partition=last)
+    first = EngineStats.of(raw["first"])
+    seconds = {"graph": last.stats["seconds"]["graph"],
+               "initialize": first.seconds_initialize, "repair": first.seconds_repair,
+               "suppress": first.seconds_suppress, "merge": float(raw["seconds_merge"])}
+    return Session(
+        released=np.asarray(raw["released"], dtype=np.int64),
+        classes=np.asarray(raw["classes"], dtype=np.int64),
+        formed_from=np.asarray(raw["formed_from"], dtype=np.int64),
+        last=last, last_rows=np.asarray(raw["last_rows"], dtype=np.int64),
+        rounds=int(raw["rounds"]), swaps=int(raw["swaps"]),
+        initial_violations=int(first.initial_violations), seconds=seconds)
+
+
+
