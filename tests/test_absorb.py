@@ -39,10 +39,12 @@ from tests.test_specialize import (
 if TYPE_CHECKING:
     from proxanon._core import SpecializeStep
 
-#: Where ``anonymize`` looks up ``_absorb_classes``: the module of the steps on classes (and
-#: of the Mondrian-(ε, δ) cut), and the module of the default path's steps.
-classes_module = importlib.import_module("proxanon._classes")
-step_modules = [classes_module, importlib.import_module("proxanon._steps")]
+#: Where ``anonymize`` looks up ``_absorb_classes``: the module of the steps on classes, the
+#: module of the Mondrian-(ε, δ) cut, and the module of one candidate's steps.
+classes_module = importlib.import_module("proxanon._pipeline.classes")
+steps_module = importlib.import_module("proxanon._pipeline.job")
+step_modules = [classes_module, importlib.import_module("proxanon._pipeline.mondrian"),
+                steps_module]
 
 
 def total_loss(columns: list, classes: np.ndarray) -> float:
@@ -70,7 +72,7 @@ def run_both(frame: pd.DataFrame, hierarchies: dict[str, Hierarchy], quasi: list
     kwargs: dict[str, Any] = dict(quasi_identifiers=quasi, sensitive=SA, k=k, epsilon=epsilon,
                                   delta=delta, hierarchies=hierarchies,
                                   on_infeasible="best_effort", method=method)
-    steps = step_modules[1]
+    steps = steps_module
     specialize = steps.run_specialize
 
     def without_rounds(classes, *args, step="split", **kwargs):  # type: ignore[no-untyped-def]

@@ -16,19 +16,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from proxanon import anonymize, audit
-from proxanon._classes import _absorb_classes, _specialize_classes
-from proxanon._published import _cost, _cost_floor
+from proxanon._pipeline.candidates import _cost, _cost_floor
+from proxanon._pipeline.classes import _absorb_classes, _specialize_classes
 from proxanon._results.measures import summarize_groups
-from proxanon.anonymize import encode_sensitive
 from proxanon.datasets import load_adult
 from proxanon.generalize import encode_qi
+from proxanon.tables import encode_sensitive
 
-#: The modules of ``anonymize``'s default path: the job that compares the tables, and the
+#: The modules of ``anonymize``'s default path: the choice between the tables, and the
 #: steps that make and check each of them.
-job_module = importlib.import_module("proxanon._job")
-steps_module = importlib.import_module("proxanon._steps")
+job_module = importlib.import_module("proxanon._pipeline.choose")
+steps_module = importlib.import_module("proxanon._pipeline.job")
 #: Where ``_cost_floor`` and its sampling bound live.
-published_module = importlib.import_module("proxanon._published")
+published_module = importlib.import_module("proxanon._pipeline.candidates")
 
 QI = ["age", "sex", "race"]
 SA = ["education", "income"]

@@ -17,10 +17,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.typing import NDArray
 
-from proxanon._classes import _merge_equal_tuples, _published_key_inputs
 from proxanon._engine.classes import row_ids, spread_equal_tuples
 from proxanon._engine.options import EngineOptions
 from proxanon._engine.runs import run_engine, run_session
+from proxanon._pipeline.classes import _merge_equal_tuples, _published_key_inputs
 from proxanon._results.measures import summarize_groups
 from proxanon.distances import Relation, resolve
 from proxanon.generalize import QIColumn, encode_qi

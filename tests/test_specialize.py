@@ -28,9 +28,12 @@ from proxanon.distances import resolve
 SA = ["s1", "s2"]
 
 #: Where ``anonymize`` looks up the functions patched here: the module of the steps on
-#: classes (and of the Mondrian-(ε, δ) cut), and the module of the default path's steps.
-step_modules = [importlib.import_module("proxanon._classes"),
-                importlib.import_module("proxanon._steps")]
+#: classes, the module of the Mondrian-(ε, δ) cut, and the module of one candidate's steps.
+step_modules = [importlib.import_module("proxanon._pipeline.classes"),
+                importlib.import_module("proxanon._pipeline.mondrian"),
+                importlib.import_module("proxanon._pipeline.job")]
+#: Where ``anonymize`` looks up ``run_specialize``: the steps on classes, and one candidate's.
+specialize_modules = [step_modules[0], step_modules[2]]
 
 
 def random_taxonomy(rng: np.random.Generator, name: str, leaves: int) -> Hierarchy:
@@ -598,7 +601,7 @@ def without_failing_split(monkeypatch: pytest.MonkeyPatch) -> None:
             return classes, 0
         return specialize(classes, *args, step=step, **kwargs)
 
-    for module in step_modules:
+    for module in specialize_modules:
         monkeypatch.setattr(module, "run_specialize", passing_only)
 
 
@@ -651,7 +654,7 @@ def check_failing_split(frame: pd.DataFrame, hierarchies: dict[str, Any], quasi:
     brute force that every part has k rows and a published tuple of its own, is no riskier
     than the class, and that the parts' violating rows are no more than the class's. Returns
     the classes."""
-    from proxanon._classes import _published_key_inputs
+    from proxanon._pipeline.classes import _published_key_inputs
     from proxanon.generalize import encode_qi
 
     n = len(frame)

@@ -18,10 +18,10 @@ from hypothesis import strategies as st
 
 import proxanon
 from proxanon import InfeasibleError, advise, anonymize, audit, partition
-from proxanon import _classes as classes_module
-from proxanon import _steps as steps
 from proxanon._beside import Beside
 from proxanon._engine import runs
+from proxanon._pipeline import classes as classes_module
+from proxanon._pipeline import job as steps
 from proxanon.datasets import load_adult
 
 THREADS = (1, 2, 3)
@@ -122,7 +122,7 @@ def test_infeasible_verdict_same_for_any_thread_count(beside, monkeypatch):
     """The early proof (clique bound, balls over the threads; with two threads or more on a
     large table, on the cut's thread) reads the same."""
     if beside:
-        monkeypatch.setattr(importlib.import_module("proxanon._job"),
+        monkeypatch.setattr(importlib.import_module("proxanon._pipeline.threads"),
                             "_PROOF_BESIDE_ROWS", 0)
     frame, args = _infeasible_frame()
     messages = []
@@ -147,8 +147,8 @@ def test_a_proof_found_beside_stops_xcolors_run(monkeypatch):
     XColor runs on the caller's (on tables over _PROOF_BESIDE_ROWS rows, lowered here): once
     found, XColor's native calls are stopped and the proof is raised, as one thread raises
     it before any run."""
-    job = importlib.import_module("proxanon._job")
-    steps = importlib.import_module("proxanon._steps")
+    job = importlib.import_module("proxanon._pipeline.threads")
+    steps = importlib.import_module("proxanon._pipeline.job")
     monkeypatch.setattr(job, "_PROOF_BESIDE_ROWS", 0)
     frame, args = _infeasible_frame()
     with pytest.raises(InfeasibleError) as alone:
@@ -178,8 +178,8 @@ def test_a_proof_found_beside_stops_xcolors_run(monkeypatch):
 def test_an_error_in_the_proof_beside_is_raised_by_the_caller(monkeypatch):
     """An error the proof raises on the cut's thread stops XColor's run and reaches the
     caller, as the same error would with one thread."""
-    job = importlib.import_module("proxanon._job")
-    steps = importlib.import_module("proxanon._steps")
+    job = importlib.import_module("proxanon._pipeline.threads")
+    steps = importlib.import_module("proxanon._pipeline.job")
     monkeypatch.setattr(job, "_PROOF_BESIDE_ROWS", 0)
     frame, args = _infeasible_frame()
 
@@ -199,7 +199,7 @@ def test_mondrian_table_beside_ends_once_the_caller_has():
     import threading
     from types import SimpleNamespace
 
-    module = importlib.import_module("proxanon._classes")
+    module = importlib.import_module("proxanon._pipeline.mondrian")
     data = pd.DataFrame({"age": [30, 31, 40], "zip": [1, 2, 3], "income": [1.0, 2.0, 3.0]})
     columns = [SimpleNamespace(name="age"), SimpleNamespace(name="zip")]
     labels = [np.array(["[30-31]", "40"], dtype=object), np.array(["[1-2]", "3"], dtype=object)]
@@ -333,8 +333,8 @@ def test_plain_session_beside_changes_no_table(adult_taxonomies, monkeypatch):
     QI-aware path before the cut is finished (Adult at epsilon 0.1: both paths fail, the
     plain one is published); where the QI-aware path then succeeds, that session is stopped.
     Either way every thread count publishes the same table."""
-    job = importlib.import_module("proxanon._job")
-    steps = importlib.import_module("proxanon._steps")
+    job = importlib.import_module("proxanon._pipeline.threads")
+    steps = importlib.import_module("proxanon._pipeline.job")
     data, common = adult_taxonomies
     hard = [anonymize(data, epsilon=0.1, delta=0.8, on_infeasible="best_effort",
                       n_threads=t, **common) for t in THREADS]
@@ -365,7 +365,7 @@ def test_plain_session_beside_with_suppression(adult_taxonomies, monkeypatch):
     left out: at delta 0.8 both paths leave out too many rows, and one thread and two give
     the same verdict, the plain session computed once, beside on two; at delta 0.7 the
     QI-aware path succeeds, and the table is the one thread's."""
-    module = importlib.import_module("proxanon._steps")
+    module = importlib.import_module("proxanon._pipeline.job")
     data, common = adult_taxonomies
     sessions = module.run_session
     plain_on_caller: list[bool] = []

@@ -5,21 +5,15 @@ classes."""
 
 from __future__ import annotations
 
-import threading
-import time
-from dataclasses import dataclass, replace
-
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
 from proxanon._engine import classes as native_classes
 from proxanon._engine.audit import audit_owned
-from proxanon._engine.runs import MAX_GRAPH_ENTRIES, run_mondrian, run_specialize
-from proxanon._results.anonymization import GROUP_COLUMN
+from proxanon._engine.runs import run_specialize
 from proxanon._results.audit import AuditReport
 from proxanon._results.measures import GroupSummary, summarize_groups
-from proxanon._results.partition import Partition
 from proxanon.distances import Relation, as_arguments
 from proxanon.generalize import QIColumn
 
@@ -115,66 +109,6 @@ def _merge_equal_tuples(labels: list[NDArray[np.object_]]) -> NDArray[np.int64]:
     return ids
 
 
-
-@dataclass(frozen=True)
-class _Cut:
-    """Mondrian's table: its partition, the published classes and their summary, and the
-    classes before absorption (the start a repair by the swap loop takes)."""
-
-    part: Partition
-    groups: NDArray[np.int64]
-    summary: GroupSummary
-    start: NDArray[np.int64]
-
-
-def _mondrian_cut(columns: list[QIColumn], sens: NDArray[np.float64], qi: NDArray[np.float64],
-                  taxonomies: list[tuple[NDArray[np.int32], int] | None], relation: Relation,
-                  k: int, eps: float | None, dlt: float | None, ell: int | None,
-                  grid_checks: bool = True, max_graph_entries: int = MAX_GRAPH_ENTRIES,
-                  part: Partition | None = None, threads: int = 1) -> _Cut:
-    """Strict Mondrian's groups, those that publish the same values merged (one pass: a union
-    keeps its tuple), classes of 2k rows or more specialized, giant classes' rows absorbed
-    (:func:`_absorb_classes`), and their summary (``part.stats["merge_rounds"]``: 1 when the
-    pass merged). Three native calls; O(n log n) per level of cuts. ``grid_checks``,
-    ``max_graph_entries``: as :func:`proxanon._engine.runs.run_mondrian`; ``part``: Mondrian's
-    groups where the caller has them already; ``threads``: specialization's."""
-    if part is None:
-        part = run_mondrian(sens, k, eps, dlt, relation, ell, qi, taxonomies, "best_effort",
-                            time.perf_counter(), grid_checks, max_graph_entries)
-    # Mondrian's boxes are disjoint, but two can still publish the same LCA labels; the
-    # union of such groups is one equivalence class.
-    merged = _merge_equal_tuples(summarize_groups(columns, part.groups).labels)[part.groups]
-    rounds = int(part.stats["m"] != int(merged.max()) + 1)
-    # Median cuts on leaf codes rarely fall on a taxonomy node's boundary, so many boxes
-    # publish one coarse node: split those classes top-down along the taxonomies.
-    inputs = (qi, taxonomies, _node_keys(columns))
-    start, summary, _ = _specialize_classes(merged, np.ones(int(merged.max()) + 1, np.int64),
-                                            columns, sens, relation, k, eps, dlt, ell, inputs,
-                                            threads)
-    absorbed = _absorb_classes(start, columns, sens, relation, k, eps, dlt, ell, inputs)
-    groups, summary = ((absorbed, summarize_groups(columns, absorbed)) if absorbed is not None
-                       else (start, summary))
-    return _Cut(replace(part, stats={**part.stats, "merge_rounds": rounds}), groups, summary,
-                start)
-
-
-class _Unwanted(Exception):
-    """Work beside the caller's that the caller no longer needs (it has ended)."""
-
-
-def _mondrian_table(data: pd.DataFrame, columns: list[QIColumn], cut: _Cut,
-                    unwanted: threading.Event | None = None) -> tuple[pd.DataFrame, float]:
-    """The published table of Mondrian's groups (every row, its QIs generalized, the group
-    column added), and the seconds it took. Raises _Unwanted once ``unwanted`` is set
-    (checked between columns: work beside the caller's ends within a column's time)."""
-    tic = time.perf_counter()
-    table = data.copy()
-    for col, labels in zip(columns, cut.summary.labels, strict=True):
-        if unwanted is not None and unwanted.is_set():
-            raise _Unwanted
-        table[col.name] = pd.Series(labels[cut.groups], index=table.index, dtype=object)
-    table[GROUP_COLUMN] = cut.groups
-    return table, time.perf_counter() - tic
 
 
 def _audit_groups(sens: NDArray[np.float64], groups: NDArray[np.int64], relation: Relation,

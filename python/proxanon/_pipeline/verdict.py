@@ -12,7 +12,7 @@ from numpy.typing import NDArray
 
 from proxanon._engine.proofs import infeasibility_proof
 from proxanon._engine.verdicts import infeasible_message
-from proxanon._published import _Published
+from proxanon._pipeline.candidates import _Published
 from proxanon.distances import Relation
 from proxanon.generalize import format_number
 

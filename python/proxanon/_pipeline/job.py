@@ -1,30 +1,17 @@
 """The steps of ``anonymize``'s default path that make and check one candidate table
 (:class:`_Steps`): the proof of infeasibility, XColor's sessions and the tables published from
 them, the failing classes of a best-effort table split, and the Mondrian-(ε, δ) cut with its
-repair; :mod:`proxanon._job` runs them on its threads and chooses the table."""
+repair; :mod:`proxanon._pipeline.choose` runs them on its threads and chooses the table."""
 
 from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import replace
 
 import numpy as np
-import pandas as pd
 from numpy.typing import NDArray
 
-from proxanon._classes import (
-    _absorb_classes,
-    _audit_groups,
-    _carried,
-    _Cut,
-    _interchangeable_rows,
-    _merge_equal_tuples,
-    _mondrian_cut,
-    _published_key_inputs,
-    _specialize_classes,
-)
 from proxanon._engine.options import EngineOptions
 from proxanon._engine.proofs import early_proof
 from proxanon._engine.runs import (
@@ -37,15 +24,24 @@ from proxanon._engine.runs import (
 )
 from proxanon._engine.verdicts import proven_before_repair
 from proxanon._errors import GraphTooDenseError, InfeasibleError
-from proxanon._infeasible import epsilon_in_units, rows_by_value
+from proxanon._pipeline.candidates import _Published
+from proxanon._pipeline.classes import (
+    _absorb_classes,
+    _audit_groups,
+    _carried,
+    _interchangeable_rows,
+    _merge_equal_tuples,
+    _published_key_inputs,
+    _specialize_classes,
+)
+from proxanon._pipeline.inputs import _Inputs
+from proxanon._pipeline.mondrian import _Cut, _mondrian_cut
+from proxanon._pipeline.verdict import epsilon_in_units, rows_by_value
 from proxanon._progress import ProgressReporter
-from proxanon._published import _Published
 from proxanon._results.audit import AuditReport
 from proxanon._results.measures import summarize_groups
 from proxanon._results.partition import Partition
 from proxanon.distances import Relation
-from proxanon.generalize import QIColumn
-from proxanon.hierarchy import Hierarchy
 from proxanon.tables import encode_sensitive, numeric_scales
 
 #: The largest share of rows that may violate in the Mondrian-(ε, δ) cut for ``anonymize`` to
@@ -59,43 +55,14 @@ _CUT_MERGE_ROUNDS = 8
 CheckedCut = tuple[_Cut, AuditReport]
 
 
-@dataclass(frozen=True)
-class _Inputs:
-    """What the job reads, set once by ``anonymize`` after checking its arguments: the input
-    table, its columns encoded, and the parameters."""
-
-    data: pd.DataFrame             # the input table, never modified
-    sens_cols: list[str]
-    given: dict[str, Hierarchy]    # the hierarchies, by column (load_hierarchies)
-    metric: Any                    # metric and weights as given: with ``given``, what
-    weights: Any                   # encodes the sensitive columns of a subset of the rows
-    ranges: dict[str, tuple[float, float]] | None  # sensitive_ranges, as given
-    columns: list[QIColumn]        # the QI columns, every row
-    sens: NDArray[np.float64]      # the sensitive columns as numbers, every row
-    relation: Relation             # what compares rows of ``sens``
-    qi: NDArray[np.float64]        # the QI codes, their taxonomies and node keys, every row
-    taxonomies: list[tuple[NDArray[np.int32], int] | None]  # (``_published_key_inputs``)
-    node_keys: list[NDArray[np.int32] | None]
-    k: int
-    eps: float
-    dlt: float
-    on_infeasible: str
-    limit: int                     # classes examined per violation (search_limit)
-    init: str
-    moves: str
-    budget: float                  # the share of rows that may be left out (max_suppression)
-    neighbours: str                # how the engine holds the relation (_validate.neighbours)
-    threads: int
-    reporter: ProgressReporter | None  # progress, shown by the caller's thread only
-
 
 class _Steps:
     """The steps that make and check one candidate table, over the job's inputs.
 
     A step writes nothing of the job's but its times in ``seconds`` and the rows' ids
     (``interchangeable``); with ``beside``, it runs on the cut's thread beside the caller's
-    work (:class:`proxanon._job._Job`): on that thread's share of the threads, showing no
-    progress.
+    work (:class:`proxanon._pipeline.threads._Threads`): on that thread's share of the
+    threads, showing no progress.
     """
 
     def __init__(self, inputs: _Inputs, seconds: dict[str, float]) -> None:

@@ -1,0 +1,46 @@
+"""What ``anonymize``'s pipeline reads, set once after the arguments are checked: the input
+table, its columns encoded, and the parameters (:class:`_Inputs`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from proxanon._progress import ProgressReporter
+from proxanon.distances import Relation
+from proxanon.generalize import QIColumn
+from proxanon.hierarchy import Hierarchy
+
+
+@dataclass(frozen=True)
+class _Inputs:
+    """What the job reads, set once by ``anonymize`` after checking its arguments: the input
+    table, its columns encoded, and the parameters."""
+
+    data: pd.DataFrame             # the input table, never modified
+    sens_cols: list[str]
+    given: dict[str, Hierarchy]    # the hierarchies, by column (load_hierarchies)
+    metric: Any                    # metric and weights as given: with ``given``, what
+    weights: Any                   # encodes the sensitive columns of a subset of the rows
+    ranges: dict[str, tuple[float, float]] | None  # sensitive_ranges, as given
+    columns: list[QIColumn]        # the QI columns, every row
+    sens: NDArray[np.float64]      # the sensitive columns as numbers, every row
+    relation: Relation             # what compares rows of ``sens``
+    qi: NDArray[np.float64]        # the QI codes, their taxonomies and node keys, every row
+    taxonomies: list[tuple[NDArray[np.int32], int] | None]  # (``_published_key_inputs``)
+    node_keys: list[NDArray[np.int32] | None]
+    k: int
+    eps: float
+    dlt: float
+    on_infeasible: str
+    limit: int                     # classes examined per violation (search_limit)
+    init: str
+    moves: str
+    budget: float                  # the share of rows that may be left out (max_suppression)
+    neighbours: str                # how the engine holds the relation (_validate.neighbours)
+    threads: int
+    reporter: ProgressReporter | None  # progress, shown by the caller's thread only
