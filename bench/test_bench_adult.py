@@ -144,9 +144,10 @@ def test_anonymize_adult_with_hierarchies(benchmark, adult_frame) -> None:
                    {c: hierarchies[c] for c in ADULT_QIS})
 
 
-#: Issue 11's configurations: Adult with the ARX hierarchies on all four QIs (k = 10), the
-#: ARX copy with the composite sensitive value, the UCI copy with two numeric ones.
-ISSUE_11_CASES = [
+#: The class-size rule's configurations (docs/design/publishing.md): Adult with the ARX hierarchies
+#: on all four QIs (k = 10), the ARX copy with the composite sensitive value, the UCI copy with two
+#: numeric ones.
+CLASS_SIZE_CASES = [
     ("arx", ADULT_SENSITIVE, 0.05, 0.8),
     ("arx", ADULT_SENSITIVE, 0.1, 0.8),
     ("uci", ("education-num", "hours-per-week"), 0.05, 0.6),
@@ -163,7 +164,7 @@ def uci_frame() -> pd.DataFrame:
 
 @pytest.mark.benchmark(group="adult-hierarchies")
 @pytest.mark.parametrize("method", ["xcolor", "mondrian"])
-@pytest.mark.parametrize(("copy", "sensitive", "epsilon", "delta"), ISSUE_11_CASES)
+@pytest.mark.parametrize(("copy", "sensitive", "epsilon", "delta"), CLASS_SIZE_CASES)
 def test_anonymize_adult_all_hierarchies(benchmark, adult_frame, uci_frame, method, copy,
                                          sensitive, epsilon, delta) -> None:
     """Every verdict, infeasible ones included (best effort), with the largest published

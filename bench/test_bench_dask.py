@@ -1,6 +1,6 @@
 """Group "dask": proxanon.dask.anonymize on a census-like table in 8 partitions, on a
 LocalCluster of 1 and of 2 single-threaded worker processes, and proxanon.anonymize on the
-same table on one machine (the ratio the issue asks for).
+same table on one machine (the ratio that matters).
 
 Table: ``synthetic.census_table`` (QIs age, sex, race, marital; a 3-component sensitive
 value), 2,000,000 rows by default (``PROXANON_BENCH_DASK_ROWS`` sets another size);

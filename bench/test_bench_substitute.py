@@ -1,6 +1,6 @@
 """Group "substitute": proxanon.substitute on 50k rows x 3 Adult-like columns.
 
-The issue's case: segment_size=100, poi_fraction=0.1, 4000 walk iterations (target: under
+The case measured: segment_size=100, poi_fraction=0.1, 4000 walk iterations (target: under
 60 s, aim 10 s). Memory is probed in fresh interpreters (Linux ``VmHWM``, the peak resident
 set of the child alone) at 25k, 50k and 100k rows with a short walk (the walk allocates
 nothing per step, so the peak does not depend on the iteration count): what substitute adds

@@ -1,4 +1,4 @@
-"""Group "utility": the default ``anonymize`` against Mondrian-(ε, δ) on UCI Adult (issue 12).
+"""Group "utility": the default ``anonymize`` against Mondrian-(ε, δ) on UCI Adult.
 
 The table of ``bench/reproduce.py`` (QIs age, sex, race, marital-status with the ARX
 taxonomies; sensitive education-num, hours-per-week), k = 10, at one setting where

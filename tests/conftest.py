@@ -37,7 +37,7 @@ def load_uci_adult() -> pd.DataFrame:
 
 def brute_distance(x: NDArray[np.float64], y: NDArray[np.float64], metric: str,
                    w: NDArray[np.float64] | None = None) -> float:
-    """Distance between two rows, written out per component (SPEC §1).
+    """Distance between two rows, written out per component (docs/design/definitions.md).
 
     ``w`` is required for l1, l2 and linf; min_component defaults to unit weights and
     variational (½ Σ |p_i − q_i|) takes none.
@@ -65,7 +65,7 @@ def brute_neighbours(x: NDArray[np.float64], y: NDArray[np.float64], metric: str
 def brute_classes_satisfy(sens: NDArray[np.float64], classes: NDArray[np.int64], k: int,
                           epsilon: float, delta: float) -> bool:
     """(ε, δ)^k-dissimilarity of ``classes`` over sensitive values already on [0, 1], L1 with
-    equal weights (SPEC §1-2), pair by pair."""
+    equal weights (docs/design/definitions.md and docs/design/privacy-model.md), pair by pair."""
     weights = np.full(sens.shape[1], 1.0 / sens.shape[1])
     for c in np.unique(classes):
         rows = np.flatnonzero(classes == c)
@@ -104,7 +104,8 @@ def adult_frame():
 
 @pytest.fixture(scope="session")
 def adult_sensitive(adult_frame):
-    """Issue 2's Adult SA: education by rank, occupation and workclass codes, on [0, 1]."""
+    """The Adult SA of the real-data tests: education by rank, occupation and workclass codes, on
+    [0, 1]."""
     return scale_sensitive(adult_frame, ["education", "occupation", "workclass"])
 
 

@@ -1,5 +1,5 @@
-"""Absorption of giant classes' rows into finer covering classes (issue 11,
-cpp/src/absorb.cpp).
+"""Absorption of giant classes' rows into finer covering classes
+(docs/design/publishing.md, cpp/src/absorb.cpp).
 
 After ``anonymize`` has chosen its table, rows of classes above the cap (the larger of 2k
 rows and 1/200 of the table) move into passing classes whose published tuples already cover
@@ -48,7 +48,7 @@ step_modules = [classes_module, importlib.import_module("proxanon._pipeline.mond
 
 
 def total_loss(columns: list, classes: np.ndarray) -> float:
-    """Sum over rows of the paper's loss of the row's class (SPEC §4)."""
+    """Sum over rows of the paper's loss of the row's class (docs/design/publishing.md)."""
     summary = summarize_groups(columns, classes)
     return float((summary.sizes * summary.cost.sum(axis=1)).sum())
 
@@ -392,8 +392,8 @@ def test_a_failing_coarse_class_gives_rows() -> None:
 
 def test_adult_with_the_arx_taxonomies_publishes_no_class_of_the_old_size() -> None:
     """Adult, ARX taxonomies on all four QIs, epsilon = 0.05, delta = 0.8, k = 10: the
-    largest class held 6.6% of the rows (1,995) before absorption; issue 11 asks for 2% at
-    most."""
+    largest class held 6.6% of the rows (1,995) before absorption; the class-size rule
+    (docs/design/publishing.md) asks for 2% at most."""
     adult = proxanon.datasets.load_adult()
     qis = ["age", "sex", "race", "marital-status"]
     result = anonymize(adult.data, quasi_identifiers=qis,

@@ -48,7 +48,7 @@ def test_load_adult_returns_a_fresh_frame():
 
 
 def test_adult_partition_is_satisfied_and_passes_audit(adult_sensitive, adult_qi):
-    # Issue 2's real-data case: SA = education by rank, occupation and workclass codes,
+    # The real-data case: SA = education by rank, occupation and workclass codes,
     # each on [0, 1]; L1; epsilon = 0.05, delta = 0.8, k = 10.
     for qi in (None, adult_qi):
         result = partition(adult_sensitive, k=10, epsilon=0.05, delta=0.8,
@@ -70,8 +70,8 @@ def test_adult_search_limit_trades_loss_not_privacy(adult_sensitive, adult_qi):
 
 
 def test_adult_hard_instance_reports_honestly(adult_sensitive):
-    # epsilon = 0.1 leaves violations that swaps alone cannot remove (issue 4's motivation):
-    # whatever is left must be exactly what the audit finds.
+    # epsilon = 0.1 leaves violations that swaps alone cannot remove (why the stronger repair
+    # exists): whatever is left must be exactly what the audit finds.
     result = partition(adult_sensitive, k=10, epsilon=0.1, delta=0.8,
                        on_infeasible="best_effort")
     report = audit(adult_sensitive, result.groups, k=10, epsilon=0.1, delta=0.8)

@@ -22,7 +22,7 @@ SLOW = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCh
 
 
 def spec_t(size: int, delta: float) -> int:
-    """t(G) written out from SPEC §2."""
+    """t(G) written out from docs/design/privacy-model.md."""
     return math.floor((1.0 - delta) * (size - 1) + 1e-9)
 
 
@@ -62,7 +62,8 @@ def weights_of(weights, s):
 
 
 def brute_degrees(sensitive, metric, w, radius):
-    """Per row: other rows within ``radius`` (SPEC distance and tolerance)."""
+    """Per row: other rows within ``radius`` (the distance and tolerance of
+    docs/design/definitions.md)."""
     n = len(sensitive)
     return np.array([
         sum(brute_neighbours(sensitive[i], sensitive[j], metric, w, radius)
@@ -156,7 +157,7 @@ def test_delta_bounds_are_exact_boundaries(case):
     q, q_max = min(sizes), max(sizes)
 
     def proven(d):
-        if q_max == 1 and d > 0:  # groups of one row: risk 1 (SPEC §2) > 1 - d
+        if q_max == 1 and d > 0:  # groups of one row: risk 1 (docs/design/privacy-model.md) > 1 - d
             return False
         trivial = all(spec_t(s, d) >= min(theta, s - 1) for s in sizes)
         return trivial or theta * (q + q_max - 1) < q * len(sizes) * (spec_t(q, d) + 1)
@@ -179,7 +180,7 @@ def test_delta_bounds_are_exact_boundaries(case):
         return n - 1 - theta < size - 1 - spec_t(size, d)
 
     def not_refuted(d):
-        if q_max == 1 and d > 0:  # groups of one row: risk 1 (SPEC §2) > 1 - d
+        if q_max == 1 and d > 0:  # groups of one row: risk 1 (docs/design/privacy-model.md) > 1 - d
             return False
         return capacity(d) >= a.clique_size and not too_few_others(q, d)
 
@@ -216,7 +217,8 @@ def test_advice_never_contradicts_the_engine(case):
     sensitive, metric, weights, eps, k, delta = case
     for d in ([delta] if delta is not None else [0.5, 0.9]):
         a = advise(sensitive, k=k, epsilon=eps, metric=metric, weights=weights, delta=d)
-        if k == 1 and d > 0:  # groups of one row have risk 1 (SPEC §2): the engine refuses
+        # Groups of one row have risk 1 (docs/design/privacy-model.md): the engine refuses.
+        if k == 1 and d > 0:
             with pytest.raises(ValueError, match=r"k=1 with delta=.*use k >= 2"):
                 partition(sensitive, k=k, epsilon=eps, metric=metric, weights=weights, delta=d)
             assert a.max_delta_proven == 0.0  # no success is promised
@@ -332,8 +334,8 @@ def test_inequality_4_suffices_for_12_rows_in_groups_of_3():
 
     With t = 0 (δ > 1/2), (4) allows Θ <= 3; with t = 1 (0 < δ <= 1/2) it allows Θ <= 5. In
     either case a stalled violation v in V needs, in every class movable for v, members
-    adjacent to v's group mates (SPEC §3's Λ >= 0 for every partner); counting those edges
-    against Θ leaves a violation with an exchangeable partner in every state (for t = 1: at
+    adjacent to v's group mates (Λ >= 0 for every partner, docs/design/xcolor.md); counting those
+    edges against Θ leaves a violation with an exchangeable partner in every state (for t = 1: at
     least two movable classes need >= 8 edges from v's two mates, which forces v's degree to
     6 > 5). A seeded search of 2-D L1 tables at the δ where (4) and Lemma 2 differ checks it.
     """

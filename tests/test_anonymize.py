@@ -1,4 +1,4 @@
-"""``anonymize``: a real table in, a published table out (issue 3's bars on Adult)."""
+"""``anonymize``: a real table in, a published table out (the bars it clears on Adult)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def parse_interval(text: str) -> tuple[float, float]:
 
 
 def check_published(original: pd.DataFrame, result, qi, hierarchies, sensitive, k, eps, delta):
-    """Issue 3's bars: audit passes on the published table, one tuple per group, each
+    """The bars on Adult: audit passes on the published table, one tuple per group, each
     published value covers every member's value, sensitive columns unchanged."""
     table = result.table
     assert list(table.columns) == [*original.columns, "group"]

@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 from proxanon import AuditReport, audit
 
 # --------------------------------------------------------------------------------------
-# Brute-force reference (SPEC §1-2), deliberately naive: a double loop over Python floats.
+# Brute-force reference (docs/design/definitions.md and docs/design/privacy-model.md), deliberately
+# naive: a double loop over Python floats.
 # --------------------------------------------------------------------------------------
 
 
@@ -64,7 +65,7 @@ def brute_force(
         t = math.floor((1 - delta) * (size - 1) + 1e-9)
         sizes.append(size)
         risks.append(1.0 if size == 1 else max(counts[v] for v in group) / (size - 1))
-        # SPEC §2: risk <= 1 - delta; a group of one row has risk 1.
+        # docs/design/privacy-model.md: risk <= 1 - delta; a group of one row has risk 1.
         alone = size == 1 and 1.0 > 1.0 - delta + 1e-9
         bad = [v for v in group if counts[v] > t or alone]
         if bad:
@@ -286,8 +287,8 @@ def test_tolerance_at_epsilon() -> None:
 
 def test_allowed_neighbours_guard_against_float_error() -> None:
     # |G| = 11, delta = 0.8: (1 - 0.8) * 10 = 1.9999999999999996 in float64, yet t(G) must
-    # be 2 (SPEC §2). Nine rows form three triples of equal values (D = 2 each), the other
-    # two are isolated, so risk = 2 / 10 = 1 - delta exactly: satisfied.
+    # be 2 (docs/design/privacy-model.md). Nine rows form three triples of equal values (D = 2
+    # each), the other two are isolated, so risk = 2 / 10 = 1 - delta exactly: satisfied.
     values = [0.0, 0.0, 0.0, 0.2, 0.2, 0.2, 0.4, 0.4, 0.4, 0.6, 0.8]
     report = audit(values, [4] * 11, k=11, epsilon=0.05, delta=0.8)
     np.testing.assert_array_equal(report.neighbour_counts, [2] * 9 + [0, 0])
@@ -302,7 +303,7 @@ def test_singleton_group_has_risk_one() -> None:
     np.testing.assert_array_equal(report.group_risk, [0.0, 1.0])
     assert report.max_risk == 1.0
     # A singleton has no neighbours (D = 0 <= t = 0), but it publishes its value as it is:
-    # risk 1 > 1 - delta (SPEC §2), so it violates, and the report says so.
+    # risk 1 > 1 - delta (docs/design/privacy-model.md), so it violates, and the report says so.
     np.testing.assert_array_equal(report.violating_groups, [8])
     np.testing.assert_array_equal(report.violating_rows, [2])
     assert not report.satisfied

@@ -1,4 +1,4 @@
-"""Issue 12: the default ``anonymize`` publishes the cheaper (by GCP) of XColor's QI-aware
+"""The default ``anonymize`` publishes the cheaper (by GCP) of XColor's QI-aware
 table and the Mondrian-(ε, δ) cut, so it is satisfied wherever Mondrian-(ε, δ) is and its
 utility is no worse than that cut's."""
 
@@ -34,14 +34,16 @@ def small_tables(draw: st.DrawFn) -> tuple[pd.DataFrame, int, float, float]:
     k = draw(st.integers(1, 6).filter(lambda value: value <= n))
     epsilon = draw(st.sampled_from([0.0, 0.1, 0.3]))
     delta = draw(st.sampled_from([0.2, 0.5, 0.7, 0.9]))
-    if k == 1:  # one-row groups have risk 1 (SPEC §2): k = 1 is refused with delta > 0
+    # One-row groups have risk 1 (docs/design/privacy-model.md): k = 1 is refused with delta > 0.
+    if k == 1:
         delta = 0.0
     return frame, k, epsilon, delta
 
 
 def brute_satisfied(frame: pd.DataFrame, classes: np.ndarray, k: int, epsilon: float,
                     delta: float) -> bool:
-    """(ε, δ)^k-dissimilarity of the published classes (SPEC §1), pair by pair."""
+    """(ε, δ)^k-dissimilarity of the published classes (docs/design/definitions.md), pair by
+    pair."""
     return brute_classes_satisfy(scale_sensitive(frame, SA), classes, k, epsilon, delta)
 
 
@@ -142,7 +144,7 @@ def test_adult_error_no_higher_than_mondrian_where_it_satisfies(adult_setting) -
 
 
 def test_a_mondrian_cut_failing_in_few_rows_is_repaired_and_published() -> None:
-    """Adult with the ARX taxonomies on all four QIs (issue 11): XColor's own groups publish
+    """Adult with the ARX taxonomies on all four QIs: XColor's own groups publish
     coarse nodes and merge into a class of 42% of the rows; the Mondrian-(ε, δ) cut follows
     the taxonomies but fails in 123 rows. Repaired by the swap loop, that cut is published:
     satisfied, cheaper, and no class above 10% of the rows. The published table passes the

@@ -1,4 +1,4 @@
-"""Census-like tables (issue 9 item 4, issue 11 "no giant classes"): QIs with few distinct
+"""Census-like tables (and no giant classes, docs/design/publishing.md): QIs with few distinct
 combinations, so many groups of k rows would publish the same tuple."""
 
 import numpy as np
@@ -44,7 +44,7 @@ def test_anonymize_succeeds_where_partition_does_with_classes_near_k(n, seed, ep
     assert result.satisfied and check.satisfied
     sizes = np.bincount(result.groups)
     assert sizes.min() >= 10
-    # No giant classes (issue 11): every published class well under 1% of the rows.
+    # No giant classes (docs/design/publishing.md): every published class well under 1% of the rows.
     assert sizes.max() <= 0.01 * n
     # Classes are told apart by their published QI values.
     assert result.table.groupby(QI).ngroups == sizes.size

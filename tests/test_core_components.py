@@ -132,7 +132,7 @@ def test_equitable_sizes():
 
 
 def test_allowed_neighbours_guards_float_error():
-    # (1 - 0.8) * 10 = 1.9999999999999996 must give t = 2 (SPEC §2).
+    # (1 - 0.8) * 10 = 1.9999999999999996 must give t = 2 (docs/design/privacy-model.md).
     assert _core.allowed_neighbours(11, 0.8) == 2
     assert _core.allowed_neighbours(10, 1.0) == 0
     assert _core.allowed_neighbours(10, 0.0) == 9

@@ -1,4 +1,5 @@
-"""Every form of metric= (issue 4): built-ins, callables, precomputed graphs, taxonomies."""
+"""Every form of metric= (docs/design/definitions.md): built-ins, callables, precomputed graphs,
+taxonomies."""
 
 from __future__ import annotations
 

@@ -23,7 +23,7 @@ def spec_t(size: int, delta: float) -> int:
 
 def satisfies(values: np.ndarray, classes: np.ndarray, k: int, eps: float, delta: float,
               metric: str) -> bool:
-    """(eps, delta)^k-dissimilarity of the classes, pair by pair (SPEC §2)."""
+    """(eps, delta)^k-dissimilarity of the classes, pair by pair (docs/design/privacy-model.md)."""
     w = np.full(values.shape[1], 1.0 / values.shape[1])
     for c in np.unique(classes):
         rows = np.flatnonzero(classes == c)

@@ -1,5 +1,5 @@
 """The engine at its limits: graphs too dense to build, floating-point extremes, the named
-tolerances and caps (issues 9.9, 16.3, 16.5)."""
+tolerances and caps."""
 
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ from proxanon.distances import resolve
 
 
 def exact_neighbours(x: float, y: float, metric: str, eps: float) -> bool:
-    """The neighbour test of SPEC §2 in exact rational arithmetic (one component, weight 1)."""
+    """The neighbour test of docs/design/privacy-model.md in exact rational arithmetic (one
+    component, weight 1)."""
     diff = abs(Fraction(x) - Fraction(y))
     threshold = Fraction(_core.neighbour_threshold(eps))
     if metric == "l2":

@@ -1,8 +1,10 @@
-"""``proxanon.evaluate``: the count-query workload (SPEC §5) and the report's utility measures.
+"""``proxanon.evaluate``: the count-query workload (docs/design/utility.md) and the report's utility
+measures.
 
 The workload is checked against a brute-force estimator that reads the published labels
 row by row, so the vectorized per-group interval arithmetic must agree with what the labels
-say (SPEC §5's uniform-spread estimate, LeFevre et al.).
+say (the uniform-spread estimate of docs/design/utility.md, after LeFevre, DeWitt and
+Ramakrishnan's Mondrian).
 """
 
 from __future__ import annotations
@@ -354,7 +356,7 @@ def test_suppressed_rows_count_in_the_truth_not_in_the_estimate(uci_adult):
 
 
 def test_measures_of_a_suppressed_anonymization_equal_the_report():
-    """Issue 9.3: discernibility raised "'list' argument must have no negative elements"
+    """Discernibility once raised "'list' argument must have no negative elements"
     for any anonymization with suppressed rows (group -1). Every measure, evaluated on the
     table, equals the report's number; suppressed rows belong to no published group."""
     from proxanon.evaluate import average_group_size

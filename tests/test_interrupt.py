@@ -1,4 +1,4 @@
-"""Ctrl-C during long native work stops the run with KeyboardInterrupt (issue 9.12)."""
+"""Ctrl-C during long native work stops the run with KeyboardInterrupt."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Strict Mondrian (issue 5): every result passes its own checks; it is a real alternative."""
+"""Strict Mondrian (docs/design/mondrian.md): every result passes its own checks; it is a real
+alternative."""
 
 from __future__ import annotations
 
@@ -33,7 +34,8 @@ def tables(draw):
 @given(tables())
 def test_mondrian_groups_pass_their_checks(case):
     sens, qi, k, ell, check = case
-    check = check and k > 1  # one-row groups have risk 1 (SPEC §2): k = 1 refuses delta > 0
+    # One-row groups have risk 1 (docs/design/privacy-model.md): k = 1 refuses delta > 0.
+    check = check and k > 1
     extra = {"epsilon": 0.1, "delta": 0.5} if check else {}
     result = partition(sens, k=k, quasi_identifiers=qi, method="mondrian", l=ell,
                        on_infeasible="best_effort", **extra)
@@ -79,8 +81,8 @@ def test_mondrian_l_diversity_on_adult_is_vulnerable_to_proximity():
 
 
 def test_anonymize_qi_start_halves_the_count_query_error(uci_adult):
-    """Issue 5's target was init='qi' with at most half the error of init='degree' at the
-    same privacy; since issue 11 every published class is specialized down the taxonomies,
+    """The target was init='qi' with at most half the error of init='degree' at the same
+    privacy; since every published class is specialized down the taxonomies,
     which narrows the paper's start's few giant classes most, so 'qi' is still better but
     no longer by half. Mondrian enforcing the same (epsilon, delta)^k, specialized the same
     way, publishes many small classes and beats the paper's start."""

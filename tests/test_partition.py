@@ -38,7 +38,8 @@ def instances(draw):
     k = draw(st.integers(1, max(1, n // 2)))
     eps = draw(st.sampled_from([0.0, 0.05, 0.1, 0.2, 0.4]))
     delta = draw(st.sampled_from([0.0, 0.3, 0.5, 0.7, 0.8, 1.0]))
-    if k == 1:  # one-row groups have risk 1 (SPEC §2): k = 1 is refused with delta > 0
+    # One-row groups have risk 1 (docs/design/privacy-model.md): k = 1 is refused with delta > 0.
+    if k == 1:
         delta = 0.0
     metric = draw(st.sampled_from(METRICS))
     with_qi = draw(st.booleans())
@@ -294,7 +295,7 @@ def test_suppression_keeps_rows_where_every_group_starts_out_violating(delta):
 
 
 def test_stronger_repair_beats_swaps_on_adult(adult_sensitive):
-    # epsilon = 0.1, delta = 0.8: the paper's swaps stall (issue 4's motivating case).
+    # epsilon = 0.1, delta = 0.8: the paper's swaps stall (why the stronger repair exists).
     swaps = partition(adult_sensitive, k=10, epsilon=0.1, delta=0.8, moves="swap",
                       on_infeasible="best_effort")
     stronger = partition(adult_sensitive, k=10, epsilon=0.1, delta=0.8,

@@ -1,4 +1,4 @@
-"""What ``anonymize`` reports is what it publishes (issues 16.1 and 9.4).
+"""What ``anonymize`` reports is what it publishes.
 
 An attacker sees groups only through their published QI values, so the equivalence classes
 of a published table are its rows that share those values. Whatever ``on_infeasible`` is, the
@@ -40,7 +40,8 @@ def small_tables(draw: st.DrawFn) -> tuple[pd.DataFrame, int, float, float]:
     k = draw(st.integers(1, 5).filter(lambda value: value <= n))
     epsilon = draw(st.sampled_from([0.0, 0.05, 0.2]))
     delta = draw(st.sampled_from([0.3, 0.5, 0.8, 1.0]))
-    if k == 1:  # one-row groups have risk 1 (SPEC §2): k = 1 is refused with delta > 0
+    # One-row groups have risk 1 (docs/design/privacy-model.md): k = 1 is refused with delta > 0.
+    if k == 1:
         delta = 0.0
     return frame, k, epsilon, delta
 
@@ -97,8 +98,8 @@ def test_report_equals_the_audit_of_the_published_table(case, mode: str) -> None
 
 
 def test_best_effort_reports_the_merged_classes_it_publishes() -> None:
-    """Issue 16.1's case: the report said 8 groups, max risk 0.75, vulnerability 0.75, while
-    the published table has 3 classes with max risk 0.786 and vulnerability 1."""
+    """A case that once went wrong: the report said 8 groups, max risk 0.75, vulnerability 0.75,
+    while the published table has 3 classes with max risk 0.786 and vulnerability 1."""
     rng = np.random.default_rng(1)
     n = 40
     frame = pd.DataFrame({"sex": rng.choice(["M", "F"], n),
@@ -112,7 +113,7 @@ def test_best_effort_reports_the_merged_classes_it_publishes() -> None:
     assert result.report.vulnerability == published.vulnerability
 
 
-# ---------------------------------------------------------------------- issue 9.4
+# ------------------------------------------------- anonymize succeeds wherever partition does
 
 
 @settings(max_examples=60, deadline=None)

@@ -1,5 +1,5 @@
-"""The native session (issue 11, cpp/src/session.cpp): XColor's run, the exchange step and
-the rounds that merge groups publishing one QI tuple and repair the merged classes, in one
+"""The native session (docs/design/publishing.md, cpp/src/session.cpp): XColor's run, the exchange
+step and the rounds that merge groups publishing one QI tuple and repair the merged classes, in one
 native call over structures built once.
 
 Checked against a reference written here in Python, one native engine call per round

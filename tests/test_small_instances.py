@@ -1,9 +1,9 @@
-"""Small instances against an exhaustive search over all partitions (issue 9.5).
+"""Small instances against an exhaustive search over all partitions.
 
 The search below shares nothing with the engine: it tests every set of rows as a group with
-the SPEC's definition, and combines groups by dynamic programming over row sets. The engine
-(moves="auto") must solve every instance the search solves, and suppression must leave out
-exactly the minimum number of rows.
+the definition of docs/design/privacy-model.md, and combines groups by dynamic programming over row
+sets. The engine (moves="auto") must solve every instance the search solves, and suppression must
+leave out exactly the minimum number of rows.
 """
 
 from __future__ import annotations
@@ -60,17 +60,19 @@ def small_instances(count: int, seed: int):
         k = int(rng.integers(1, max(2, n // 2 + 1)))
         eps = float(rng.choice([0.0, 0.1, 0.2, 0.3, 0.5]))
         delta = float(rng.choice([0.0, 1 / 3, 0.5, 0.7, 0.9, 1.0]))
-        if k == 1:  # one-row groups have risk 1 (SPEC §2): k = 1 is refused with delta > 0
+        # One-row groups have risk 1 (docs/design/privacy-model.md): k = 1 is refused with delta >
+        # 0.
+        if k == 1:
             delta = 0.0
         metric = str(rng.choice(["l1", "l2", "linf"]))
         yield values, k, eps, delta, metric
 
 
-# The issue's instance: 6 rows, 1-D, k=2, eps=0.3, delta=1/3, which moves="auto" failed.
-ISSUE_CASE = (np.array([[0.0], [0.1], [0.2], [0.3], [0.6], [0.9]]), 2, 0.3, 1 / 3, "l1")
+# The instance that moves="auto" once failed on: 6 rows, 1-D, k=2, eps=0.3, delta=1/3.
+FAILED_ONCE_CASE = (np.array([[0.0], [0.1], [0.2], [0.3], [0.6], [0.9]]), 2, 0.3, 1 / 3, "l1")
 
 
-@pytest.mark.parametrize("case", [ISSUE_CASE, *small_instances(300, 11)])
+@pytest.mark.parametrize("case", [FAILED_ONCE_CASE, *small_instances(300, 11)])
 def test_auto_solves_every_small_instance_that_has_a_satisfying_partition(case):
     values, k, eps, delta, metric = case
     n = len(values)

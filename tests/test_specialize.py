@@ -1,4 +1,5 @@
-"""Top-down specialization of published classes (issue 11, cpp/src/specialize.cpp).
+"""Top-down specialization of published classes (docs/design/publishing.md,
+cpp/src/specialize.cpp).
 
 After the merge loop, ``anonymize`` (and Mondrian) split every class of at least 2k rows
 into parts that publish finer, pairwise distinct tuples. The published table must still be
@@ -85,7 +86,8 @@ def scaled_sensitive(frame: pd.DataFrame) -> np.ndarray:
 def brute_violations(sens: np.ndarray, classes: np.ndarray, k: int, epsilon: float,
                      delta: float) -> tuple[int, bool]:
     """(violating rows, every class has k rows) by pairwise distances: L1 with weights 1/s,
-    neighbours within epsilon (with the SPEC's slack), t(G) = floor((1 - delta)(|G| - 1))."""
+    neighbours within epsilon (with the slack of docs/design/privacy-model.md),
+    t(G) = floor((1 - delta)(|G| - 1))."""
     bad, sized = 0, True
     for c in np.unique(classes):
         rows = sens[classes == c]
@@ -320,7 +322,8 @@ def specialize_one_class(frame: pd.DataFrame, tree: Hierarchy, step: Any, k: int
 
 
 def brute_risk(sens: np.ndarray, rows: np.ndarray, epsilon: float) -> float:
-    """SPEC §2: the largest D_G(v) over |G| - 1 (1 for one row), by pairwise distances."""
+    """docs/design/privacy-model.md: the largest D_G(v) over |G| - 1 (1 for one row), by pairwise
+    distances."""
     part = sens[rows]
     if len(part) == 1:
         return 1.0
@@ -572,10 +575,10 @@ def test_best_effort_on_adult_splits_a_failing_class() -> None:
 
 
 def test_best_effort_on_adult_publishes_no_class_above_two_percent() -> None:
-    """Issue 11's bound on the bundled Adult table with the ARX taxonomies on all four QIs at
-    epsilon 0.1, delta 0.8, where no table is found: the best effort's classes by published
-    tuple hold at most 2% of the rows each (1,233 rows, 4.1%, before owners of the tuples
-    its failing classes need were vacated), and the report's violating rows are those a
+    """The class-size rule (docs/design/publishing.md) on the bundled Adult table with the ARX
+    taxonomies on all four QIs at epsilon 0.1, delta 0.8, where no table is found: the best effort's
+    classes by published tuple hold at most 2% of the rows each (1,233 rows, 4.1%, before owners of
+    the tuples its failing classes need were vacated), and the report's violating rows are those a
     brute-force audit of those classes finds."""
     adult = proxanon.datasets.load_adult()
     quasi = ["age", "sex", "race", "marital-status"]

@@ -1,4 +1,5 @@
-"""Sensitive columns scaled to [0, 1] (SPEC §1): extreme ranges, dates, dtypes pandas offers.
+"""Sensitive columns scaled to [0, 1] (docs/design/definitions.md): extreme ranges, dates, dtypes
+pandas offers.
 
 References are exact: ``fractions.Fraction`` for min-max quotients and integer tick counts
 for dates, so the scaling under test is never its own reference.

@@ -1,5 +1,5 @@
 """``n_threads``: every public entry point that uses threads gives the same result for any
-number of them (issue 11: deterministic for any thread count), and refuses a bad count by
+number of them (deterministic for any thread count), and refuses a bad count by
 name. With two threads or more, ``anonymize`` builds the Mondrian-(ε, δ) cut beside
 XColor's run; the published table must not depend on which finished first."""
 

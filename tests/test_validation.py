@@ -132,8 +132,8 @@ def test_malformed_sensitive_ranges_are_refused_by_parameter_and_column(ranges, 
 
 
 def test_k_1_with_delta_above_0_is_refused_where_groups_are_formed() -> None:
-    """A group of one row has risk 1 (SPEC §2), above 1 - delta: no table of one-row groups
-    satisfies, so forming them is refused (and at delta = 0 they are fine)."""
+    """A group of one row has risk 1 (docs/design/privacy-model.md), above 1 - delta: no table of
+    one-row groups satisfies, so forming them is refused (and at delta = 0 they are fine)."""
     import pandas as pd
 
     from proxanon import anonymize

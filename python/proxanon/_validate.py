@@ -21,15 +21,16 @@ from numpy.typing import NDArray
 
 from proxanon._engine import kernels
 
-#: Float tolerance of the neighbour test (SPEC §2): x and y are epsilon-neighbours iff
-#: ``distance <= epsilon + NEIGHBOUR_TOLERANCE * max(1, epsilon)``. Without it the paper's own
-#: example fails in float64 (``|0.7 - 0.8| = 0.10000000000000009 > 0.1``). The C++ core
-#: owns the number (tolerance.hpp); Python reads it so the two can never differ.
+#: Float tolerance of the neighbour test (docs/design/privacy-model.md): x and y are
+#: epsilon-neighbours iff ``distance <= epsilon + NEIGHBOUR_TOLERANCE * max(1, epsilon)``. Without
+#: it the paper's own example fails in float64 (``|0.7 - 0.8| = 0.10000000000000009 > 0.1``). The
+#: C++ core owns the number (tolerance.hpp); Python reads it so the two can never differ.
 NEIGHBOUR_TOLERANCE: float = kernels.NEIGHBOUR_SLACK
 
-#: Float tolerance of the allowance (SPEC §2): ``t(G) = floor((1 - delta)(|G| - 1) +
-#: ALLOWANCE_TOLERANCE)``, so that ``(1 - 0.8) * 10 = 1.9999999999999996`` still allows 2.
-#: Owned by the C++ core, like the neighbour tolerance.
+#: Float tolerance of the allowance (docs/design/privacy-model.md):
+#: ``t(G) = floor((1 - delta)(|G| - 1) + ALLOWANCE_TOLERANCE)``, so that
+#: ``(1 - 0.8) * 10 = 1.9999999999999996`` still allows 2. Owned by the C++ core, like the
+#: neighbour tolerance.
 ALLOWANCE_TOLERANCE: float = kernels.ALLOWANCE_SLACK
 
 #: Relative float tolerance of exact-looking decimal arithmetic on user numbers: a quotient
@@ -269,7 +270,7 @@ def privacy(k: Any, epsilon: Any, delta: Any, n: int,
             measured: bool = False) -> tuple[int, float, float]:
     """Checks (k, epsilon, delta) against a table of n rows. Groups to be formed (not
     ``measured`` ones, which an audit only reports on) need k >= 2 where delta > 0: a group of
-    one row has risk 1 (SPEC §2), above 1 - delta."""
+    one row has risk 1 (docs/design/privacy-model.md), above 1 - delta."""
     k = integer(k, "k", minimum=1)
     if n < k:
         raise ValueError(
@@ -296,8 +297,8 @@ def privacy(k: Any, epsilon: Any, delta: Any, n: int,
 
 
 def single_row_violates(delta: float) -> bool:
-    """Whether a group of one row fails at ``delta``: its risk is 1 (SPEC §2), above
-    1 - delta beyond the allowance's tolerance."""
+    """Whether a group of one row fails at ``delta``: its risk is 1 (docs/design/privacy-model.md),
+    above 1 - delta beyond the allowance's tolerance."""
     return 1.0 > 1.0 - delta + ALLOWANCE_TOLERANCE
 
 

@@ -1,4 +1,5 @@
-"""``anonymize``: a pandas table in, a published table out (SPEC §1, §4)."""
+"""``anonymize``: a pandas table in, a published table out (docs/design/definitions.md,
+docs/design/publishing.md)."""
 
 from __future__ import annotations
 

@@ -48,8 +48,8 @@ def audit(
       pandas DataFrame, e.g. one published by proxanon or any other tool. Its groups are the
       rows that share the same (generalized) values in the ``quasi_identifiers`` columns, or
       ``groups`` (a column name or an array) when given. The ``sensitive`` columns are scaled
-      to [0, 1] as SPEC §1 says (numeric by min-max, ordered categoricals by rank); a
-      sensitive column with a taxonomy in ``hierarchies`` (as :func:`proxanon.anonymize`
+      to [0, 1] as docs/design/definitions.md says (numeric by min-max, ordered categoricals by
+      rank); a sensitive column with a taxonomy in ``hierarchies`` (as :func:`proxanon.anonymize`
       takes them: a Hierarchy or an ARX-format file per column) is compared by taxonomy
       distance, as ``anonymize`` compared it. ``sensitive_ranges``, as ``anonymize`` takes it,
       scales the numeric columns it names by the given ``(min, max)`` instead of their own.

@@ -1,4 +1,5 @@
-"""Every form the ``metric=`` parameter takes (SPEC §1), resolved to a neighbour relation.
+"""Every form the ``metric=`` parameter takes (docs/design/definitions.md), resolved to a neighbour
+relation.
 
 - Built-ins over components on a common scale: ``"l1"``, ``"l2"``, ``"linf"`` (weighted,
   weights default to 1/s), ``"min_component"`` (min_i w_i |x_i − y_i|, the XColor paper's
@@ -15,7 +16,8 @@
   for categorical values coded as leaf indices of a :class:`~proxanon.Hierarchy`.
 
 Two values are neighbours when ``distance <= epsilon + NEIGHBOUR_SLACK * max(1, epsilon)``
-(SPEC §2; ``proxanon._core.neighbour_threshold`` computes it, the slack is 1e-9).
+(docs/design/privacy-model.md; ``proxanon._core.neighbour_threshold`` computes it, the slack is
+1e-9).
 """
 
 from __future__ import annotations

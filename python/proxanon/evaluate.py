@@ -1,11 +1,12 @@
 """Utility of a published table: the paper's count-query workload and the report's measures.
 
-SPEC §5 (XColor paper §VI-B): random count queries
+docs/design/utility.md (Wang and Liu, XColor, §VI-B): random count queries
 ``select count(*) where A_1 ∈ I_1 and ... and A_q ∈ I_q`` are answered on the original table
 and, assuming each generalized value spreads its rows uniformly over the domain values it
 covers (LeFevre et al., Mondrian), on the published one; the workload's utility is the mean
-relative error. SPEC §4's loss, GCP, NCP, discernibility and average group size are recomputed
-from the original table and the published groups with the functions the report uses
+relative error. The loss, GCP, NCP, discernibility and average group size of
+docs/design/publishing.md are recomputed from the original table and the published groups
+with the functions the report uses
 (:class:`~proxanon._results.measures.GroupSummary`), so they are the numbers
 :class:`~proxanon.Report` shows.
 """
@@ -146,29 +147,31 @@ def _summary(original: Any, anonymization: Any) -> tuple[GroupSummary, Anonymiza
 
 
 def loss(original: pd.DataFrame, anonymization: Anonymization) -> float:
-    """The paper's loss(G) = Σ_i |G.A_i| / |A_i|, averaged over groups (SPEC §4)."""
+    """The paper's loss(G) = Σ_i |G.A_i| / |A_i|, averaged over groups
+    (docs/design/publishing.md)."""
     return _summary(original, anonymization)[0].loss()
 
 
 def gcp(original: pd.DataFrame, anonymization: Anonymization) -> float:
-    """Global certainty penalty Σ_G |G|·Σ_i NCP_i(G) / (n·d), in [0, 1] (SPEC §4)."""
+    """Global certainty penalty Σ_G |G|·Σ_i NCP_i(G) / (n·d), in [0, 1]
+    (docs/design/publishing.md)."""
     return _summary(original, anonymization)[0].gcp()
 
 
 def ncp(original: pd.DataFrame, anonymization: Anonymization) -> dict[str, float]:
-    """Per QI column, the NCP averaged over rows (SPEC §4)."""
+    """Per QI column, the NCP averaged over rows (docs/design/publishing.md)."""
     summary, anon = _summary(original, anonymization)
     return summary.ncp_by_column(anon.report.quasi_identifiers)
 
 
 def discernibility(anonymization: Anonymization) -> int:
-    """Σ_G |G|² over the published groups, the discernibility metric (SPEC §4); suppressed
-    rows (group -1) belong to no published group and are not counted."""
+    """Σ_G |G|² over the published groups, the discernibility metric (docs/design/publishing.md);
+    suppressed rows (group -1) belong to no published group and are not counted."""
     return _measures.discernibility(_published_sizes(anonymization))
 
 
 def discernibility_of_sizes(sizes: Any) -> int:
-    """Σ_G |G|² from the class sizes of a published table (SPEC §4)."""
+    """Σ_G |G|² from the class sizes of a published table (docs/design/publishing.md)."""
     return _measures.discernibility(_class_sizes(sizes))
 
 
@@ -354,8 +357,8 @@ def count_query_error(original: pd.DataFrame, anonymization: Anonymization, *, q
                       s: float, n_queries: int = 1000, seed: int = 0) -> WorkloadResult:
     """Mean relative error of random count queries answered on the published table.
 
-    Each query (SPEC §5, the XColor paper's §VI-B) is ``select count(*) where A_1 ∈ I_1 and
-    ... and A_q ∈ I_q`` over ``q = qd + qs`` distinct attributes: ``qd`` quasi-identifiers
+    Each query (docs/design/utility.md; Wang and Liu, XColor, §VI-B) is ``select count(*) where A_1
+    ∈ I_1 and ... and A_q ∈ I_q`` over ``q = qd + qs`` distinct attributes: ``qd`` quasi-identifiers
     and ``qs = 2`` sensitive columns, each set drawn at random (when the anonymization has
     fewer than 2 sensitive columns, every query uses all of them, so ``qs`` is 1). ``I_j``
     is a random contiguous range of ``max(1, round(|A_j| · s^(1/q)))`` values of ``A_j``'s

@@ -1,8 +1,8 @@
 """Quasi-identifier columns as the engine sees them, and as a published table shows them.
 
-SPEC §4: a numeric QI is published as its group's interval ``[min-max]`` (the value itself
-when all members agree); a date or time QI (datetime64) as its range ``[first, last]`` (a
-dash would be ambiguous inside dates; the date itself when all members agree); a categorical
+docs/design/publishing.md: a numeric QI is published as its group's interval ``[min-max]`` (the
+value itself when all members agree); a date or time QI (datetime64) as its range ``[first, last]``
+(a dash would be ambiguous inside dates; the date itself when all members agree); a categorical
 QI as the lowest common ancestor of its group's values in the column's taxonomy (a flat
 taxonomy, ``*`` over the values, when none is given).
 The groups' labels and utility measures are computed from these columns in

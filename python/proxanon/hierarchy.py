@@ -1,4 +1,4 @@
-"""Generalization taxonomies (hierarchies) for quasi-identifier columns (SPEC §4).
+"""Generalization taxonomies (hierarchies) for quasi-identifier columns (docs/design/publishing.md).
 
 A :class:`Hierarchy` is a tree over one column's values: the leaves are the values, every
 inner node is a generalization of the leaves below it, and the root (``*`` by convention)

@@ -284,7 +284,8 @@ def _scaling(c: _Content) -> list[dict[str, Any]]:
 
     epsilon in a column's units is the largest difference in that column alone (the others
     equal) that still makes two rows neighbours: ``epsilon · range / w`` for L1, L∞ and
-    min-component, ``epsilon · range / sqrt(w)`` for L2 (SPEC §1's weighted distances).
+    min-component, ``epsilon · range / sqrt(w)`` for L2 (the weighted distances of
+    docs/design/definitions.md).
     """
     if c.scale_source is None:
         return []

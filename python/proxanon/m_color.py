@@ -1,4 +1,4 @@
-"""``m_color``: the m-Color constraint (papers/m-color-constraint) on top of :func:`anonymize`.
+"""``m_color``: the m-Color constraint (the m-Color paper) on top of :func:`anonymize`.
 
 Rows carry a colour: their sensitive value, or the class ``colours`` maps it to. A group
 satisfies the m-Color constraint when it holds at least m rows and no two of its rows share a
@@ -6,8 +6,8 @@ colour (the paper puts rows of one colour class into different QI groups), so an
 finds a row's group learns its colour with probability at most 1/|G| <= 1/m. This is
 (ε, δ)^k-dissimilarity with k = m, ε = 0 on the colour codes (neighbours are rows of the same
 colour) and δ = 1, so that t(G) = floor((1 - δ)(|G| - 1)) = 0 neighbours are allowed
-(SPEC §2). It is stronger than distinct m-diversity, which lets colours repeat in a group
-once m of them are present.
+(docs/design/privacy-model.md). It is stronger than distinct m-diversity, which lets colours repeat
+in a group once m of them are present.
 
 Eligibility (the paper's Theorem 1): a partition exists iff no colour covers more than n/m
 rows. If one does, every group of a partition has at least m rows, so there are at most
@@ -139,7 +139,7 @@ def m_color(
     frame = data.copy()
     frame[colour_column] = codes.astype(np.int64)
     # m = 1 asks nothing of a group's colours: k-anonymity alone (delta = 0), since at
-    # delta = 1 groups of one row would count as exposed (risk 1, SPEC §2).
+    # delta = 1 groups of one row would count as exposed (risk 1, docs/design/privacy-model.md).
     result = anonymize(frame, quasi_identifiers=qi, sensitive=colour_column, k=m, epsilon=0.0,
                        delta=1.0 if m > 1 else 0.0, metric="l1", hierarchies=hierarchies,
                        on_infeasible=on_infeasible, progress=progress,

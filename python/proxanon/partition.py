@@ -44,7 +44,7 @@ def partition(
     ----------
     sensitive
         Float array ``(n, s)`` or ``(n,)``: the sensitive attribute's components, already on a
-        common scale (SPEC §1: normalize each to [0, 1]).
+        common scale (docs/design/definitions.md: normalize each to [0, 1]).
     k, epsilon, delta
         Every group has at least ``k`` rows, and no row has more than
         ``t(G) = floor((1 − δ)(|G| − 1))`` other rows within distance ``epsilon`` in its group,

@@ -1,4 +1,4 @@
-"""Turning table columns into the numbers the engine compares (SPEC §1)."""
+"""Turning table columns into the numbers the engine compares (docs/design/definitions.md)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ from proxanon.hierarchy import Hierarchy
 
 def scale_column(series: pd.Series, name: str | None = None,
                  bounds: tuple[float, float] | None = None) -> NDArray[np.float64]:
-    """One sensitive column on [0, 1], as SPEC §1 prescribes for the built-in metrics.
+    """One sensitive column on [0, 1], as docs/design/definitions.md prescribes for the built-in
+    metrics.
 
     Numeric: ``(x - min) / (max - min)`` (a constant column maps to 0), computed so that it
     stays finite when ``max - min`` overflows (see :func:`span_fraction`). Ordered
@@ -295,7 +296,8 @@ def encode_sensitive(data: pd.DataFrame, columns: list[str], hierarchies: dict[s
 
     A column with a hierarchy is coded by leaf index and compared by taxonomy distance
     (height of the LCA over the tree height; with epsilon = 0 this is exact-value
-    diversity); the others are scaled to [0, 1] (SPEC §1), by ``ranges[column]`` where given.
+    diversity); the others are scaled to [0, 1] (docs/design/definitions.md), by ``ranges[column]``
+    where given.
     """
     taxonomies = [hierarchies.get(c) for c in columns]
     refuse_ranges_of_others(ranges, [c for c in columns

@@ -12,9 +12,9 @@ blocks. The reading of the inputs is shared with the engine too: the parameter c
 (``_validate``, ``_validate.epsilon``) and how a ``metric`` argument becomes a distance
 (``distances.resolve``, and ``distances.pairwise`` for user functions and graphs).
 
-What is computed (SPEC §1-2):
+What is computed (docs/design/definitions.md and docs/design/privacy-model.md):
 
-- Distance between two rows x, y with weights w (SPEC §1):
+- Distance between two rows x, y with weights w (docs/design/definitions.md):
   ``l1 = sum_i w_i |x_i - y_i|``, ``l2 = sqrt(sum_i w_i (x_i - y_i)^2)``,
   ``linf = max_i w_i |x_i - y_i|``.
 - x and y are epsilon-neighbours iff ``distance <= epsilon + 1e-9 * max(1, epsilon)``.
@@ -68,7 +68,8 @@ def audit_arrays(
     weights: Any = None,
     n_threads: int | None = None,
 ) -> AuditReport:
-    """Checks a partition against (epsilon, delta)^k-dissimilarity (SPEC §2, paper §II).
+    """Checks a partition against (epsilon, delta)^k-dissimilarity (docs/design/privacy-model.md;
+    Wang and Liu, XColor, §II).
 
     Args:
         sensitive: sensitive values, shape (n, s) or (n,), already on a common scale
@@ -79,7 +80,7 @@ def audit_arrays(
         epsilon: proximity threshold; rows within ``epsilon`` (inclusive, with the
             tolerance ``_validate.NEIGHBOUR_TOLERANCE``) are neighbours.
         delta: in [0, 1]; a group's risk may be at most ``1 - delta``.
-        metric: ``"l1"``, ``"l2"`` or ``"linf"``, weighted as in SPEC §1.
+        metric: ``"l1"``, ``"l2"`` or ``"linf"``, weighted as in docs/design/definitions.md.
         weights: one non-negative weight per sensitive column; default ``1/s`` each.
         n_threads: threads over which classes are counted (built-in metrics); default
             every core this process may use. The report is the same for any number.
@@ -159,7 +160,8 @@ def audit_owned(sens: NDArray[np.float64], labels: NDArray[np.int64], *, k: int,
     multi = sizes > 1
     group_risk[multi] = max_per_group[multi] / (sizes[multi] - 1).astype(np.float64)
 
-    # A group of one row has no neighbours but risk 1 (SPEC §2): it fails where delta > 0.
+    # A group of one row has no neighbours but risk 1 (docs/design/privacy-model.md): it fails where
+    # delta > 0.
     alone = (sizes == 1) & _validate.single_row_violates(d)
     group_violates = (max_per_group > t) | alone
     row_t = np.repeat(t, sizes)
@@ -214,7 +216,7 @@ def _check_no_overflow(columns: list[NDArray[np.float64]], col_weights: list[flo
         raise ValueError(
             f"epsilon={threshold:g} is so large that distances between these sensitive "
             "values overflow floats before they can be compared with it; put the values on a "
-            "common scale such as [0, 1] (SPEC §1) and epsilon with them"
+            "common scale such as [0, 1] (docs/design/definitions.md) and epsilon with them"
         )
 
 

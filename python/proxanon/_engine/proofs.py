@@ -2,10 +2,10 @@
 (k, ε, δ) before XColor runs.
 
 Everything here follows from the ε-neighbour graph Ψ (one vertex per row, an edge between
-rows within ε, SPEC §2) and the sizes of the groups XColor builds: m = n // k groups of
-``n // m`` or ``n // m + 1`` rows (SPEC §3). Write ``q = n // m`` for the smaller size,
-``t(s) = floor((1 - δ)(s - 1) + 1e-9)`` for the neighbours a member of an s-row group may
-have, and Θ for the maximum degree of Ψ.
+rows within ε, docs/design/privacy-model.md) and the sizes of the groups XColor builds: m = n // k
+groups of ``n // m`` or ``n // m + 1`` rows (docs/design/xcolor.md). Write ``q = n // m`` for the
+smaller size, ``t(s) = floor((1 - δ)(s - 1) + 1e-9)`` for the neighbours a member of an s-row group
+may have, and Θ for the maximum degree of Ψ.
 
 Sufficient conditions (XColor will succeed)
     *Inequality (4)* of the paper, ``Θ <= (n/2)(1 - (1 - 1/k)δ)``, is Lemma 2's condition
@@ -32,8 +32,8 @@ Sufficient conditions (XColor will succeed)
     With q' = q this is ``Θ < q·m(t + 1)/(2q - 1)``, slightly weaker than the paper's
     ``Θ <= m(t + 1)/2``; with q' = q + 1 it is ``Θ < m(t(q) + 1)/2``. Trivially, too, no row
     can violate when every group size s has ``t(s) >= min(Θ, s - 1)`` (e.g. at δ = 0).
-    Groups of one row (k = 1) have risk 1 (SPEC §2), so with k = 1 success is promised at
-    δ = 0 only (the engine refuses k = 1 with δ > 0).
+    Groups of one row (k = 1) have risk 1 (docs/design/privacy-model.md), so with k = 1 success is
+    promised at δ = 0 only (the engine refuses k = 1 with δ > 0).
 
 A necessary condition (a proof of infeasibility)
     For the true metrics (weighted L1, L2, L∞ with weights >= 0 obey the triangle
@@ -83,11 +83,11 @@ A necessary condition (a proof of infeasibility)
     ``infeasibility_proof`` (the early verdict), which takes Θ from the sorted values in
     one dimension and from SAMPLED_CENTRES rows on several instead of every row.
 
-    The ball radius r is set a little below ε/2 (see ``_clique_radius``) so that the SPEC's
-    threshold at r, ``thr(r) = r + 1e-9·max(1, r)``, counted twice, still fits inside the
-    threshold at ε with room for float rounding: ``2·thr(r) = ε + 0.5e-9·max(1, ε)``, which
-    is at most ``thr(ε) - 0.4e-9·max(1, ε)`` (checked in the code). Rows at exactly ε/2 from
-    the centre are inside the ball.
+    The ball radius r is set a little below ε/2 (see ``_clique_radius``) so that the neighbour
+    threshold at r (docs/design/privacy-model.md), ``thr(r) = r + 1e-9·max(1, r)``, counted twice,
+    still fits inside the threshold at ε with room for float rounding: ``2·thr(r) = ε +
+    0.5e-9·max(1, ε)``, which is at most ``thr(ε) - 0.4e-9·max(1, ε)`` (checked in the code). Rows
+    at exactly ε/2 from the centre are inside the ball.
 
 Everything is deterministic and the caller's arrays are never modified.
 """
@@ -303,7 +303,8 @@ def advice(sens: NDArray[np.float64], relation: Relation, k: int, eps: float,
     # At δ = 0, t(G) = |G| - 1: capacity(0) = n >= any clique, and no row can violate.
     not_refuted_max = _largest_true_from_zero(not_refuted)
     proven_max = _largest_true_from_zero(proven)
-    if k == 1:  # groups of one row: risk 1 (SPEC §2), allowed only at delta = 0
+    # Groups of one row: risk 1 (docs/design/privacy-model.md), allowed only at delta = 0.
+    if k == 1:
         proven_max = not_refuted_max = 0.0
 
     infeasible = any_infeasible = None
@@ -320,8 +321,8 @@ def advice(sens: NDArray[np.float64], relation: Relation, k: int, eps: float,
         if k == 1 and _validate.single_row_violates(dlt) and not infeasible:
             infeasible = True
             reason = ("with k = 1 the equitable groups hold one row each, and a group of one "
-                      "row has risk 1 (SPEC §2), above 1 - δ: use k >= 2 (the engine refuses "
-                      "k = 1 with δ > 0)")
+                      "row has risk 1 (docs/design/privacy-model.md), above 1 - δ: use k >= 2 "
+                      "(the engine refuses k = 1 with δ > 0)")
 
     return Advice(
         n=n, k=k, m=m, epsilon=eps, metric=metric, delta=dlt, group_sizes=group_sizes,
@@ -624,10 +625,10 @@ def _first_rows(row_value: NDArray[np.int64], values: int) -> NDArray[np.int64]:
 def _clique_radius(eps: float) -> float | None:
     """A ball radius r whose neighbour threshold, doubled, stays inside ε's.
 
-    With ``thr(x) = x + 1e-9·max(1, x)`` (SPEC §2), rows a, b with computed distances
-    ``d(x, a), d(x, b) <= thr(r)`` have ``d(a, b) <= 2·thr(r)`` by the triangle inequality.
-    r is chosen so that ``2·thr(r) = ε + 0.5e-9·max(1, ε)``: distances of exactly ε/2 are
-    inside the ball, and ``thr(ε) - 2·thr(r) = 0.5e-9·max(1, ε)`` absorbs float rounding in
+    With ``thr(x) = x + 1e-9·max(1, x)`` (docs/design/privacy-model.md), rows a, b with computed
+    distances ``d(x, a), d(x, b) <= thr(r)`` have ``d(a, b) <= 2·thr(r)`` by the triangle
+    inequality. r is chosen so that ``2·thr(r) = ε + 0.5e-9·max(1, ε)``: distances of exactly ε/2
+    are inside the ball, and ``thr(ε) - 2·thr(r) = 0.5e-9·max(1, ε)`` absorbs float rounding in
     the three computed distances (relative error about s·1e-16 each). None when that r is
     not positive (ε below about 1.5e-9); then only identical values form the clique.
     """

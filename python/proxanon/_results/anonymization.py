@@ -33,7 +33,7 @@ class Report(Summarized):
     rows); the engine's numbers (``max_degree``, ``bound``, ``initial_violations``, ``swaps``)
     describe how it got there. ``fallback``: the QI-aware groups failed and the plain
     partition's groups (:func:`proxanon.partition`'s defaults) were published.
-    Utility (SPEC §4), over the published classes: ``loss`` is the paper's
+    Utility (docs/design/publishing.md), over the published classes: ``loss`` is the paper's
     loss(G) = Σ_i |G.A_i| / |A_i| averaged over groups (0 to the number of QIs); ``gcp`` the
     global certainty penalty Σ_G |G|·Σ_i NCP_i(G) / (n·d) in [0, 1], where NCP is the same
     ratio except that a group with one category costs 0; ``ncp`` the per-column average NCP
@@ -191,7 +191,7 @@ _CLASS_SIZE_QUANTILES = (50, 90, 99)
 
 
 def utility(summary: GroupSummary, columns: Sequence[str]) -> dict[str, Any]:
-    """The report's utility numbers (SPEC §4) from the per-class summary."""
+    """The report's utility numbers (docs/design/publishing.md) from the per-class summary."""
     return {
         "loss": summary.loss(),
         "gcp": summary.gcp(),

@@ -18,7 +18,8 @@ _WORST_SHOWN = 5
 
 @dataclass(frozen=True, eq=False, repr=False)
 class AuditReport(Summarized):
-    """The outcome of :func:`audit`: verdict, per-group and per-row detail (SPEC §2).
+    """The outcome of :func:`audit`: verdict, per-group and per-row detail
+    (docs/design/privacy-model.md).
 
     Arrays are read-only. Group-level arrays (``group_ids``, ``group_sizes``,
     ``group_risk``) are aligned with each other, in ascending group id order; row-level
@@ -41,8 +42,8 @@ class AuditReport(Summarized):
         neighbour_counts: ``D_G(v)`` for every row (int64); -1 for a suppressed row.
         suppressed_rows: rows whose group id is -1 (left out of the release), ascending;
             they are not part of any group and not audited.
-        weights: the weight of each sensitive component under a built-in metric (SPEC §1),
-            None for a distance function or a neighbour graph.
+        weights: the weight of each sensitive component under a built-in metric
+            (docs/design/definitions.md), None for a distance function or a neighbour graph.
         scales: per numeric sensitive column of a table, the ``(low, high)`` it was scaled
             to [0, 1] by (its own min and max, the ``sensitive_ranges`` given, or (0, 1) under
             the variational distance); empty when arrays were audited.

@@ -25,12 +25,13 @@ from proxanon.tables import span_fraction
 
 @dataclass(frozen=True)
 class GroupSummary:
-    """Per group and QI column: published label, the paper's cost and NCP (SPEC §4).
+    """Per group and QI column: published label, the paper's cost and NCP
+    (docs/design/publishing.md).
 
-    The methods are the utility measures of the partition (SPEC §4), the one implementation
-    that the report and :mod:`proxanon.evaluate` share. The labels are formatted when first
-    read: a candidate table that is compared by its costs and not published never needs
-    them (0.3 s of text at 3M rows).
+    The methods are the utility measures of the partition (docs/design/publishing.md), the one
+    implementation that the report and :mod:`proxanon.evaluate` share. The labels are
+    formatted when first read: a candidate table that is compared by its costs and not
+    published never needs them (0.3 s of text at 3M rows).
     """
 
     cost: NDArray[np.float64]           # (groups, d): |G.A_i| / |A_i|
