@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 import numpy as np
@@ -531,3 +532,33 @@ def test_a_table_audit_compares_a_sensitive_taxonomy_as_anonymize_did() -> None:
     with pytest.raises(TypeError, match="hierarchies applies to a table.s sensitive columns"):
         audit(np.zeros(4), np.zeros(4, dtype=int), k=2, epsilon=0.1, delta=0.5,
               hierarchies={"t": tree})
+
+
+# One ordering of the worst groups: ``worst_groups`` and the text list the same groups.
+
+
+def ordered_report():
+    rng = np.random.default_rng(3)
+    sens = rng.integers(0, 4, 60) / 3
+    groups = rng.permutation(np.arange(60) % 12) * 7  # ids need not be contiguous
+    return audit(sens, groups, k=3, epsilon=0.1, delta=0.5)
+
+
+def test_worst_groups_are_the_riskiest_ids_ties_by_id():
+    checked = ordered_report()
+    risk = dict(zip(checked.group_ids.tolist(), checked.group_risk.tolist(), strict=True))
+    expected = sorted(risk, key=lambda g: (-risk[g], g))
+    assert checked.worst_groups(len(risk)).tolist() == expected
+    assert checked.worst_groups(4).tolist() == expected[:4]
+    assert checked.worst_groups(0).size == 0
+
+
+def test_the_report_lists_its_worst_groups_in_that_order():
+    checked = ordered_report()
+    listed = [int(g) for g in re.findall(r"^    group (\d+):", str(checked), re.MULTILINE)]
+    assert listed == checked.worst_groups().tolist() and len(listed) == 5
+
+
+def test_worst_groups_count_is_checked():
+    with pytest.raises(ValueError, match="count must be >= 0"):
+        ordered_report().worst_groups(-1)

@@ -168,3 +168,27 @@ def test_the_default_path_asks_for_no_grid_checks():
     with pytest.raises(GraphTooDenseError):
         run_mondrian(values, 10, 1.0, 0.5, resolve("l1", None, 3, 21_000), None, quasi, None,
                      "best_effort", 0.0, grid_checks=False)
+
+
+# Four near-identical values: the whole table fails (3 neighbours each, t = 2 of 5), but
+# the halves by QI hold two of them each (1 neighbour, t = 1 of 2) and pass.
+NEAR_SENS = np.array([0.0, 0.01, 0.02, 0.03, 0.5, 0.9])
+NEAR_QI = np.array([0.0, 3.0, 1.0, 4.0, 2.0, 5.0])
+NEAR_CHECKS = {"epsilon": 0.1, "delta": 0.5}
+
+
+def test_mondrian_lists_only_the_rows_that_violate():
+    result = partition(NEAR_SENS, k=6, quasi_identifiers=NEAR_QI, method="mondrian",
+                       on_infeasible="best_effort", **NEAR_CHECKS)
+    assert not result.satisfied
+    expected = audit(NEAR_SENS, result.groups, k=6, **NEAR_CHECKS).violating_rows
+    np.testing.assert_array_equal(expected, [0, 1, 2, 3])
+    np.testing.assert_array_equal(result.violating_rows, expected)
+    assert result.stats["remaining_violations"] == 4
+
+
+def test_mondrian_cut_of_a_failing_whole_table_is_satisfied():
+    result = partition(NEAR_SENS, k=3, quasi_identifiers=NEAR_QI, method="mondrian", **NEAR_CHECKS)
+    assert result.satisfied and result.n_groups == 2
+    assert result.violating_rows.size == 0
+    assert audit(NEAR_SENS, result.groups, k=3, **NEAR_CHECKS).satisfied

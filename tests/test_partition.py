@@ -310,3 +310,13 @@ def test_stronger_repair_beats_swaps_on_adult(adult_sensitive):
                       on_infeasible="suppress", max_suppression=0.05)
     assert audit(adult_sensitive, clean.groups, k=10, epsilon=0.1, delta=0.8).satisfied
     assert 0 < clean.suppressed_rows.size <= 0.05 * len(adult_sensitive)
+
+
+def test_partition_infeasible_error_opens_with_a_one_line_summary():
+    with pytest.raises(InfeasibleError) as caught:
+        partition(np.zeros((20, 2)), k=5, epsilon=0.1, delta=1.0)
+    first, details = str(caught.value).split("\n", 1)
+    assert first == ("no partition satisfying (epsilon=0.1, delta=1)^k-dissimilarity with k=5 "
+                     "was found: 20 row(s) violate in 4 of 4 group(s).")
+    assert "XColor left 20 violating row(s) in 4 of 4 group(s)" in details
+    assert "max_degree=19" in details and "Proof:" in details

@@ -1,7 +1,7 @@
 """The utility measures of a partition, computed once for the report and for
-:mod:`proxanon.evaluate` alike (docs/design/utility.md): per group and QI column, the
-published label, the paper's cost and NCP, and from them loss, GCP, NCP per column,
-discernibility and the average group size.
+:mod:`proxanon.evaluate` alike (docs/design/publishing.md, the cost of a published table):
+per group and QI column, the published label, the paper's cost and NCP, and from them loss,
+GCP, NCP per column, discernibility and the average group size.
 
 Each column's cost in a group depends only on the group's smallest and largest code, so all
 per-group numbers come from one sort of the rows by group.

@@ -1,4 +1,4 @@
-"""Follow-ups to issues 9 and 16 in the QI encoding and the loss of a partition."""
+"""The QI encoding (``proxanon.generalize``) at its limits, and the loss of a partition."""
 
 from __future__ import annotations
 
