@@ -1,5 +1,5 @@
 """Absorption of giant classes' rows into finer covering classes
-(docs/design/publishing.md, cpp/src/absorb.cpp).
+(docs/design/publishing.md, cpp/src/publish/absorb.cpp).
 
 After ``anonymize`` has chosen its table, rows of classes above the cap (the larger of 2k
 rows and 1/200 of the table) move into passing classes whose published tuples already cover

@@ -1,6 +1,6 @@
-"""The native session (docs/design/publishing.md, cpp/src/session.cpp): XColor's run, the exchange
-step and the rounds that merge groups publishing one QI tuple and repair the merged classes, in one
-native call over structures built once.
+"""The native session (docs/design/publishing.md, cpp/src/publish/session.cpp): XColor's run, the
+exchange step and the rounds that merge groups publishing one QI tuple and repair the merged
+classes, in one native call over structures built once.
 
 Checked against a reference written here in Python, one native engine call per round
 (``run_engine``, the exchange step and merging by the published labels): the session must

@@ -1,5 +1,5 @@
 """Top-down specialization of published classes (docs/design/publishing.md,
-cpp/src/specialize.cpp).
+cpp/src/publish/specialize.cpp).
 
 After the merge loop, ``anonymize`` (and Mondrian) split every class of at least 2k rows
 into parts that publish finer, pairwise distinct tuples. The published table must still be

@@ -66,7 +66,7 @@ def test_adult_default_path_same_for_any_thread_count(adult_taxonomies, epsilon,
 
 def test_specialize_same_for_any_thread_count(adult_taxonomies, monkeypatch):
     """Specialization speculates on classes in parallel and commits them in order
-    (cpp/include/proxanon/specialize.hpp): Adult with the ARX taxonomies at (0.1, 0.8), best
+    (cpp/include/proxanon/publish/specialize.hpp): Adult with the ARX taxonomies at (0.1, 0.8), best
     effort, splits hundreds of classes in each of its steps (split, split_failing,
     cover_failing). The published table is the same for 1, 2 and 3 threads, and so is every
     specialization call of the one-thread run made again on 2 and 3 threads."""

@@ -12,7 +12,7 @@ SpecializeStep = Literal["split", "split_failing", "cover_failing", "absorb", "a
 _Ints = NDArray[np.integer[Any]] | list[int]
 
 class _Options(Protocol):
-    """proxanon.engine.EngineOptions, as the binding reads it."""
+    """proxanon._engine.options.EngineOptions, as the binding reads it."""
 
     @property
     def k(self) -> int: ...

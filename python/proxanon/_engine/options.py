@@ -9,8 +9,9 @@ from proxanon._engine import kernels
 
 @dataclass(frozen=True)
 class EngineOptions:
-    """What one native run is asked to do; mirrors ``XColorOptions`` (cpp/include/proxanon/
-    xcolor.hpp) and crosses into C++ as one object. Validated by ``partition``."""
+    """What one native run is asked to do; mirrors ``XColorOptions``
+    (cpp/include/proxanon/xcolor/xcolor.hpp) and crosses into C++ as one object. Validated by
+    ``partition``."""
 
     k: int
     delta: float

@@ -110,7 +110,7 @@ def run_specialize(classes: NDArray[np.int64], sens: NDArray[np.float64], k: int
     """Published classes (ids 0 .. C-1, pairwise distinct published tuples) with every class
     of at least 2k rows split top-down into parts that publish finer, distinct tuples and pass
     the checks asked for (k; distinct ``ell``; (epsilon, delta)^k-dissimilarity unless
-    epsilon is None); see cpp/include/proxanon/specialize.hpp. ``node_keys[i]`` names the
+    epsilon is None); see cpp/include/proxanon/publish/specialize.hpp. ``node_keys[i]`` names the
     nodes of taxonomy column i by published label (None for a numeric column).
     Returns (class per row, classes split); the classes unchanged when the relation is too
     dense to hold as a graph. ``step="split_failing"`` (a table published as best effort):
@@ -118,15 +118,15 @@ def run_specialize(classes: NDArray[np.int64], sens: NDArray[np.float64], k: int
     more violating rows in all than the class (``SpecializeTarget::Failing``), and parts
     that pass as above. ``step="cover_failing"`` (the same table after absorption): only
     failing classes of more than 2% of the rows, by the covering split alone
-    (cpp/include/proxanon/cover_split.hpp), into parts of at most 2% (but the one keeping the
-    class's tuple), each no riskier than its class, in rounds (at most three) that first
+    (cpp/include/proxanon/publish/cover_split.hpp), into parts of at most 2% (but the one keeping
+    the class's tuple), each no riskier than its class, in rounds (at most three) that first
     empty small classes publishing tuples those parts need into passing classes that cover
-    their rows (all of a class's rows or none; cpp/include/proxanon/vacate.hpp) and end with
+    their rows (all of a class's rows or none; cpp/include/proxanon/publish/vacate.hpp) and end with
     the absorption of ``step="absorb_failing"`` again, while a class holds more than 2% of
     the rows; the second number then counts the classes split and emptied and the rows
     absorbed. ``step="absorb"``, instead of splitting: rows of classes
     above the cap (the larger of 2k rows and 1/200 of the table) move into passing classes
-    whose finer tuples cover them (cpp/include/proxanon/absorb.hpp; every id kept), and the
+    whose finer tuples cover them (cpp/include/proxanon/publish/absorb.hpp; every id kept), and the
     second number is the rows moved; ``step="absorb_failing"`` (a table published as best effort):
     failing classes above the cap give rows too, each staying within its risk (worst D over
     size - 1) and keeping its rows' violations, into passing classes, or failing ones that
@@ -289,7 +289,7 @@ def _partition_of(raw: dict[str, Any], k: int, eps: float, dlt: float, relation:
 
 @dataclass(frozen=True)
 class Session:
-    """What one native session published (cpp/include/proxanon/session.hpp): the rows it
+    """What one native session published (cpp/include/proxanon/publish/session.hpp): the rows it
     releases (ascending), the class of each (groups merged by published tuple, 0 .. C-1 in
     the order of their first group), per class the first-run groups it gathers, and its last
     run as a Partition over ``last_rows``."""

@@ -70,7 +70,7 @@ def _absorb_classes(classes: NDArray[np.int64], columns: list[QIColumn],
     None when no row moved (the caller summarizes what it publishes). Every class keeps its
     id and its tuple, passing classes keep passing, failing ones are not touched, the
     table's loss only falls, no class grows past twice the cap and the largest class never grows
-    (cpp/include/proxanon/absorb.hpp). With ``failing`` (a table published as best effort),
+    (cpp/include/proxanon/publish/absorb.hpp). With ``failing`` (a table published as best effort),
     failing giant classes give rows too, to passing classes or to failing ones, and no
     failing class becomes riskier than it was nor the table's violating rows more. One
     native call, and none when no class is above the cap."""
