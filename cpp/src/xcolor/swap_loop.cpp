@@ -282,6 +282,8 @@ bool SwapLoop::try_exchange(std::int32_t v, const std::vector<std::size_t>* only
             if (speculative_left_ == 0) break;
             --speculative_left_;
         }
+        // A full scan (search_limit 0) reads every class for one violation: poll within it.
+        if ((step & 15) == 15) poll(options_.interrupt);
         const std::size_t c = only ? (*only)[step] : col_.outward(home, step);
         if (c == home) continue;
         ++examined;

@@ -211,7 +211,7 @@ XColorResult run_once(const ValueTable& table, const Neighbours& neighbours,
     for (std::size_t r = 0; r < n; ++r) {
         if (initial[r] < 0) result.suppressed_rows.push_back(static_cast<std::int32_t>(r));
     }
-    Colouring colouring(table, neighbours, loss, options.delta, initial, options.threads);
+    Colouring colouring(table, neighbours, loss, options.delta, initial, options.threads, options.interrupt);
     stats.seconds_initialize = seconds_since(start);
     stats.initial_potential = colouring.potential();
     stats.initial_violations = colouring.violations();
