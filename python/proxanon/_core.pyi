@@ -240,6 +240,7 @@ class Stats:
     stalled_violations: int
     suppressed: int
     regrouped_size: int
+    repair_capped: int
     exact_search: int
     seconds_suppress: float
     seconds_initialize: float

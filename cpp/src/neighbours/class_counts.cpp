@@ -176,22 +176,16 @@ void for_each_class_count(const ValueTable& table, const NeighbourGraph* graph, 
         for (std::size_t w = 0; w < workers; ++w) counters.emplace_back(table, *graph);
     }
     std::vector<std::vector<std::int64_t>> buffers(workers);
-    constexpr std::size_t kBlock = 4096;
-    for (std::size_t first = 0; first < classes; first += kBlock) {
-        const std::size_t last = std::min(classes, first + kBlock);
-        parallel_for(workers, workers, interrupt, [&](std::size_t w) {
-            for (std::size_t c = first + (last - first) * w / workers; c < first + (last - first) * (w + 1) / workers; ++c) {
-                const auto [rows, m] = rows_of(c);
-                buffers[w].resize(m);
-                if (graph != nullptr) {
-                    counters[w].count(rows, m, buffers[w].data());
-                } else {
-                    count_in_class(table, *distance, rows, m, buffers[w].data());
-                }
-                done(c, buffers[w].data());
-            }
-        });
-    }
+    parallel_for_slots(classes, workers, interrupt, [&](std::size_t w, std::size_t c) {
+        const auto [rows, m] = rows_of(c);
+        buffers[w].resize(m);
+        if (graph != nullptr) {
+            counters[w].count(rows, m, buffers[w].data());
+        } else {
+            count_in_class(table, *distance, rows, m, buffers[w].data());
+        }
+        done(c, buffers[w].data());
+    });
 }
 
 std::vector<std::int64_t> class_neighbour_counts(const ValueTable& table, const Distance& distance,

@@ -218,9 +218,10 @@ public:
     /// only: each pair of values in adjacent cells is tested once, and the adjacent cells
     /// are looked up once per unit of values, not once per value; about half the tests of
     /// a search per value (within() is symmetric). Units of up to 64 values of a
-    /// cell are dealt to up to 8 workers in turn, each adding into its own counts; integer
-    /// sums, so the degrees are the same for any number of threads. Polls `interrupt`
-    /// between blocks of units. Memory: one count per value and worker.
+    /// cell are taken by up to 8 workers (parallel_for_slots), each adding into its own
+    /// counts; integer sums, so the degrees are the same for any number of threads. The
+    /// calling thread polls `interrupt` between its units. Memory: one count per value and
+    /// worker.
     std::vector<std::int64_t> grid_degrees(std::size_t threads, Interrupt* interrupt) const {
         const std::size_t workers = std::min<std::size_t>(thread_count(threads), 8);
         const std::size_t u_count = table_.size();
@@ -232,16 +233,10 @@ public:
         for (std::size_t c = 0; c + 1 < cell_start_.size(); ++c) {
             for (std::size_t i = cell_start_[c]; i < cell_start_[c + 1]; i += kUnit) units.emplace_back(c, i);
         }
-        const std::size_t block = workers * 256;
-        for (std::size_t start = 0; start < units.size(); start += block) {
-            const std::size_t end = std::min(units.size(), start + block);
-            parallel_for(workers, workers, interrupt, [&](std::size_t w) {
-                for (std::size_t q = start + w; q < end; q += workers) {
-                    const auto [c, first] = units[q];
-                    pair_cell(c, first, std::min(first + kUnit, cell_start_[c + 1]), part[w]);
-                }
-            });
-        }
+        parallel_for_slots(units.size(), workers, interrupt, [&](std::size_t w, std::size_t q) {
+            const auto [c, first] = units[q];
+            pair_cell(c, first, std::min(first + kUnit, cell_start_[c + 1]), part[w]);
+        });
         std::vector<std::int64_t> degree(u_count);
         for (std::size_t u = 0; u < u_count; ++u) {
             std::int64_t d = table_.count[u] - 1;

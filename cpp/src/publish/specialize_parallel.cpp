@@ -1,6 +1,7 @@
 #include "proxanon/publish/specialize_parallel.hpp"
 
 #include <algorithm>
+#include <thread>
 #include <unordered_set>
 #include <utility>
 
@@ -9,13 +10,14 @@
 namespace proxanon::specializing {
 
 /// A specializer for one thread's speculations: its own checks, scratch and polls, which
-/// throw once `stopping`; the calling thread's (`caller` given) polls the caller's interrupt
-/// too, which no other thread may.
+/// throw once `stopping`; while it runs on the thread `owner` (the caller's), its polls ask
+/// the caller's interrupt too (at most every 0.1 s, its own rate: asking directly, not
+/// through the caller's counter, which would stretch that to 6.4 s), which no other thread may.
 struct Speculator {
     Speculator(const LossModel& qi, const std::vector<std::vector<std::int32_t>>& node_keys,
                const Neighbours& neighbours, const MondrianParams& checks, std::size_t budget,
-               const std::atomic<bool>& stopping, Interrupt* caller)
-        : interrupt([caller] { poll(caller); return false; },
+               const std::atomic<bool>& stopping, Interrupt* caller, std::thread::id owner)
+        : interrupt([caller, owner] { return caller != nullptr && std::this_thread::get_id() == owner && caller->ask(); },
                     [&stopping] { return stopping.load(std::memory_order_relaxed); }),
           params(polled_by(checks, &interrupt)), specializer(qi, node_keys, neighbours, params, budget) {}
 
@@ -33,12 +35,12 @@ SpeculatorPool::SpeculatorPool(const LossModel& qi, const std::vector<std::vecto
                                const Neighbours& neighbours, const MondrianParams& params, std::size_t budget,
                                std::size_t threads, std::size_t size)
     : qi_(qi), node_keys_(node_keys), neighbours_(neighbours), params_(params), budget_(budget),
-      threads_(threads), each_(size) {}
+      threads_(threads), caller_(params.interrupt), owner_(std::this_thread::get_id()), each_(size) {}
 
 SpeculatorPool::~SpeculatorPool() = default;
 
-Specializer& SpeculatorPool::at(std::size_t i, Interrupt* caller) {
-    if (!each_[i]) each_[i] = std::make_unique<Speculator>(qi_, node_keys_, neighbours_, params_, budget_, stopping_, caller);
+Specializer& SpeculatorPool::at(std::size_t i) {
+    if (!each_[i]) each_[i] = std::make_unique<Speculator>(qi_, node_keys_, neighbours_, params_, budget_, stopping_, caller_, owner_);
     return each_[i]->specializer;
 }
 
@@ -70,6 +72,8 @@ std::vector<std::optional<Split>> Specializer::along_each(bool failing, const st
             pool.drop(j);
         }
     });
+    // Ctrl-C seen by the column searched on the calling thread: the search stops here.
+    if (params_.interrupt != nullptr && params_.interrupt->stopped()) throw Interrupted();
     const std::size_t budget = ledger_.budget();
     std::size_t total = 0;
     for (std::size_t j = 0; j < d; ++j) {
@@ -94,7 +98,7 @@ void speculated_pass(Specializer& specializer, std::vector<Entry>& open, const R
             Speculation& record = records[i];
             record.published = &snapshot;
             record.balanced = &balanced;
-            Specializer& own = pool.at(slot, slot == 0 ? interrupt : nullptr);
+            Specializer& own = pool.at(slot);
             own.speculate(&record, work);
             try {
                 split_class(own, Entry(open[i]), round, record.done, record.splits);

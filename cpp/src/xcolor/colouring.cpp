@@ -16,7 +16,8 @@ std::int32_t allowed_neighbours(std::size_t size, double delta) {
 }
 
 Colouring::Colouring(const ValueTable& table, const Neighbours& neighbours, const LossModel& loss,
-                     double delta, const std::vector<std::int32_t>& initial, std::size_t threads)
+                     double delta, const std::vector<std::int32_t>& initial, std::size_t threads,
+                     Interrupt* interrupt)
     : table_(table), nb_(neighbours), loss_(loss), delta_(delta), tally_(neighbours),
       value_count_(table.size(), 0) {
     if (neighbours.size() != table.size()) throw std::invalid_argument("neighbours and value table differ in size");
@@ -54,7 +55,7 @@ Colouring::Colouring(const ValueTable& table, const Neighbours& neighbours, cons
             if (loss_.active()) extremes(c);  // on this class's thread
             for (std::size_t i = 0; i < size(c); ++i) own_[at(members_[c][i])] = static_cast<std::int32_t>(counts[i]);
         },
-        threads, nullptr);
+        threads, interrupt);
     potential_ = 0;
     for (std::int32_t d : own_) potential_ += d;
     potential_ /= 2;

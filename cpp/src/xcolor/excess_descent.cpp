@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "proxanon/xcolor/progress_cap.hpp"
+
 namespace proxanon {
 
 namespace {
@@ -14,6 +16,9 @@ constexpr std::size_t kExcessWindow = 64;  ///< classes examined per step
 /// passes of a few moves each added up to a minute at 50k rows.
 constexpr std::size_t kRowsPerFruitless = 8;
 constexpr std::size_t kFruitlessFloor = std::size_t{1} << 12;
+/// The cap's window of steps (ProgressCap): one per kRowsPerCapWindow rows, at least
+/// kFruitlessFloor. A step costs up to 64 classes read: at 1M rows, a window is ~8 s.
+constexpr std::size_t kRowsPerCapWindow = 32;
 
 /// max(0, D - t): how far a row is over its allowance.
 std::int64_t over(std::int64_t d, std::int64_t t) { return d > t ? d - t : 0; }
@@ -25,6 +30,8 @@ void ExcessDescent::run(XColorResult& result) {
     work_left_ = std::max(col_.rows(), kFruitlessFloor) * work_per_row_;
     bool moved = true;
     std::vector<std::int32_t> violating;
+    std::size_t steps = 0;
+    ProgressCap cap(std::max(col_.rows() / kRowsPerCapWindow, kFruitlessFloor), col_.violations(), col_.rows());
     while (moved) {
         moved = false;
         violating.clear();
@@ -35,6 +42,11 @@ void ExcessDescent::run(XColorResult& result) {
             poll(options_.interrupt);
             if (work_left_ == 0) return;
             if (!col_.is_violation(v)) continue;
+            // O(n) a check, once per window of at least n / 32 steps.
+            if (++steps % cap.window() == 0 && cap.stop(steps, col_.violations())) {
+                capped_ = cap.capped();
+                return;
+            }
             if (improve(v, result)) {
                 moved = true;
             } else if (--fruitless_left == 0) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "proxanon/xcolor/progress_cap.hpp"
+
 namespace proxanon {
 
 namespace {
@@ -63,9 +65,18 @@ std::size_t SwapLoop::small_slot(std::size_t c, std::int32_t a) const {
 
 void SwapLoop::run(XColorResult& result) {
     for (std::size_t c = 0; c < col_.classes(); ++c) refresh_class(c);
+    // Budgeted searches only (the paper's full scan, search_limit 0, runs to the end): a
+    // window of n classes examined, at least the budgets' floor.
+    const bool budgeted = options_.search_limit != 0;
+    ProgressCap cap(std::max(col_.rows(), kSpeculativeFloor), static_cast<std::int64_t>(queue_.size()) + aside_now_,
+                    col_.rows());
     while (true) {
         publish();
         poll(options_.interrupt);
+        if (budgeted && cap.stop(static_cast<std::size_t>(classes_examined_), static_cast<std::int64_t>(queue_.size()) + aside_now_)) {
+            capped_ = cap.capped();
+            break;
+        }
         if (!queue_.empty()) {
             const std::int32_t v = queue_.pop();
             state_[at(v)] = kNone;
@@ -282,6 +293,8 @@ bool SwapLoop::try_exchange(std::int32_t v, const std::vector<std::size_t>* only
             if (speculative_left_ == 0) break;
             --speculative_left_;
         }
+        // A full scan (search_limit 0) reads every class for one violation: poll within it.
+        if ((step & 15) == 15) poll(options_.interrupt);
         const std::size_t c = only ? (*only)[step] : col_.outward(home, step);
         if (c == home) continue;
         ++examined;

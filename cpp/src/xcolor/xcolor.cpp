@@ -90,6 +90,7 @@ XColorResult run_xcolor(const ValueTable& table, const Neighbours& neighbours,
     // Swaps stalled: regroup into the roomiest size (fewer, larger groups, still >= k) and
     // repair again; keep whichever leaves fewer violating rows, then reduce its excess.
     const std::size_t size = roomiest_size(options.k, options.delta);
+    const bool first_capped = first.stats.repair_capped > 0;
     XColorResult best = std::move(first);
     if (size > options.k && n / size >= 1) {
         XColorResult regrouped = run_once(table, neighbours, loss, quiet, nullptr, n / size, false);
@@ -113,6 +114,10 @@ XColorResult run_xcolor(const ValueTable& table, const Neighbours& neighbours,
     finished.stats.initial_potential = best.stats.initial_potential;
     finished.stats.swaps += best.stats.swaps;
     finished.stats.stalled_violations = best.stats.remaining_violations;
+    // A cap that bit in the swaps before: what is left is left because of it too.
+    if (finished.stats.repair_capped == 0 && (first_capped || best.stats.repair_capped > 0)) {
+        finished.stats.repair_capped = finished.stats.remaining_violations;
+    }
     finished.stats.seconds_initialize += best.stats.seconds_initialize;
     finished.stats.seconds_repair += best.stats.seconds_repair;
     if (options.trace) {
@@ -211,7 +216,7 @@ XColorResult run_once(const ValueTable& table, const Neighbours& neighbours,
     for (std::size_t r = 0; r < n; ++r) {
         if (initial[r] < 0) result.suppressed_rows.push_back(static_cast<std::int32_t>(r));
     }
-    Colouring colouring(table, neighbours, loss, options.delta, initial, options.threads);
+    Colouring colouring(table, neighbours, loss, options.delta, initial, options.threads, options.interrupt);
     stats.seconds_initialize = seconds_since(start);
     stats.initial_potential = colouring.potential();
     stats.initial_violations = colouring.violations();
@@ -247,6 +252,7 @@ XColorResult run_once(const ValueTable& table, const Neighbours& neighbours,
     stats.excess_moves = descent.moves();
     stats.transfers = descent.transfers();
     stats.classes_examined = swaps.classes_examined();
+    const bool capped = swaps.capped() > 0 || descent.capped() > 0;
     std::vector<std::uint8_t> bad_group(m, 0);
     for (std::size_t r = 0; r < n; ++r) {
         const auto row = static_cast<std::int32_t>(r);
@@ -259,6 +265,7 @@ XColorResult run_once(const ValueTable& table, const Neighbours& neighbours,
         if (bad_group[c]) result.violating_groups.push_back(static_cast<std::int32_t>(c));
     }
     stats.remaining_violations = static_cast<std::int64_t>(result.violating_rows.size());
+    stats.repair_capped = capped ? stats.remaining_violations : 0;
     return result;
 }
 

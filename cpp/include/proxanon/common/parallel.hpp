@@ -21,30 +21,77 @@ inline std::size_t thread_count(std::size_t asked) {
     return std::max<std::size_t>(1, std::thread::hardware_concurrency());
 }
 
-/// Calls f(i) for every i in [0, count), in blocks of kParallelBlock items each split over
-/// up to `threads` threads (0: the hardware's); the calling thread polls `interrupt` between
-/// blocks and works on the first share itself. f must not throw, and each f(i) must write
-/// only what belongs to i: the results are then the same for any number of threads.
-/// Cost: the work of f plus one thread start per block and extra thread.
-inline constexpr std::size_t kParallelBlock = 1024;
+/// Calls f(slot, i) for every i in [0, count) on up to `threads` threads (0: the
+/// hardware's), the calling thread one of them; `slot` (0 the calling thread, 1 .. threads-1
+/// the others) names the thread, for scratch or sums of its own. Threads take runs of up to
+/// kParallelRun items in turn, so an uneven load spreads. The calling thread polls
+/// `interrupt` before each of its items and, once no item is left, while it waits for the
+/// others; when a poll throws, the others stop before their next item, are joined, and the
+/// exception leaves. So Ctrl-C is honoured within a few items' time, however long the loop
+/// (issue 45: a dense grid's row degrees once ran for seconds between polls). f must not
+/// throw, and each f(slot, i) must write only what belongs to i or to `slot`: the results are
+/// then the same for any number of threads (sums per slot: when they are exact, integers).
+/// Cost: the work of f plus one thread start per extra thread and an atomic add per run.
+inline constexpr std::size_t kParallelRun = 64;
 
 template <typename F>
-void parallel_for(std::size_t count, std::size_t threads, Interrupt* interrupt, F&& f) {
-    threads = thread_count(threads);
-    std::vector<std::thread> pool;
-    for (std::size_t start = 0; start < count; start += kParallelBlock) {
-        poll(interrupt);
-        const std::size_t end = std::min(count, start + kParallelBlock);
-        const std::size_t share = (end - start + threads - 1) / threads;
-        pool.clear();
-        for (std::size_t from = start + share; from < end; from += share) {
-            pool.emplace_back([&f, from, to = std::min(end, from + share)] {
-                for (std::size_t i = from; i < to; ++i) f(i);
-            });
+void parallel_for_slots(std::size_t count, std::size_t threads, Interrupt* interrupt, F&& f) {
+    threads = std::max<std::size_t>(1, std::min(thread_count(threads), count));
+    if (threads == 1) {
+        for (std::size_t i = 0; i < count; ++i) {
+            poll(interrupt);
+            f(std::size_t{0}, i);
         }
-        for (std::size_t i = start; i < std::min(end, start + share); ++i) f(i);
-        for (auto& worker : pool) worker.join();
+        return;
     }
+    // Runs short enough that every thread gets many: the last ones to finish end together.
+    const std::size_t run = std::clamp<std::size_t>(count / (threads * 64), 1, kParallelRun);
+    std::atomic<std::size_t> next{0};
+    std::atomic<bool> stop{false};
+    std::atomic<std::size_t> finished{0};
+    std::mutex mutex;
+    std::condition_variable done;
+    const auto work = [&](std::size_t slot, Interrupt* polled) {
+        for (std::size_t first = next.fetch_add(run); first < count; first = next.fetch_add(run)) {
+            for (std::size_t i = first; i < std::min(count, first + run); ++i) {
+                if (stop.load(std::memory_order_relaxed)) return;
+                poll(polled);
+                f(slot, i);
+            }
+        }
+    };
+    struct Pool {
+        std::atomic<bool>& stop;
+        std::vector<std::thread> threads;
+        ~Pool() {  // on the way out, normally or by a poll's throw
+            stop = true;
+            for (std::thread& thread : threads) thread.join();
+        }
+    } pool{stop, {}};
+    for (std::size_t slot = 1; slot < threads; ++slot) {
+        pool.threads.emplace_back([&, slot] {
+            work(slot, nullptr);
+            {
+                const std::lock_guard<std::mutex> lock(mutex);
+                ++finished;
+            }
+            done.notify_all();
+        });
+    }
+    work(0, interrupt);
+    for (;;) {
+        {
+            std::unique_lock<std::mutex> lock(mutex);
+            if (done.wait_for(lock, std::chrono::milliseconds(2), [&] { return finished.load() == threads - 1; })) break;
+        }
+        poll(interrupt);
+    }
+}
+
+/// parallel_for_slots for items that need no scratch of their own: f(i).
+template <typename F>
+void parallel_for(std::size_t count, std::size_t threads, Interrupt* interrupt, F&& f) {
+    parallel_for_slots(count, threads, interrupt, [&f](std::size_t, std::size_t i) { f(i); });
 }
 
 /// Calls f(i) for every i in [0, count) on up to `threads` threads (0: the hardware's), the

@@ -73,8 +73,8 @@ private:
 /// The counts of classes 0 .. classes-1, class c's rows given by `rows_of(c)`, over `graph`
 /// when given (else count_in_class for `distance`), on `threads` threads (0: the hardware's):
 /// `done(c, counts)` receives class c's counts (in the order of its rows) and must write only
-/// what belongs to c, so the results are the same for any number. Classes are dealt in
-/// blocks, each cut into one contiguous share per thread; `interrupt` is polled between them.
+/// what belongs to c, so the results are the same for any number. Threads take classes in
+/// short runs (parallel_for_slots); the calling thread polls `interrupt` between its classes.
 void for_each_class_count(const ValueTable& table, const NeighbourGraph* graph, const Distance* distance,
                           std::size_t classes,
                           const std::function<std::pair<const std::int32_t*, std::size_t>(std::size_t)>& rows_of,

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "proxanon/common/interrupt.hpp"
@@ -23,7 +24,7 @@ struct Speculator;
 
 /// Speculators for the threads of one specialize() call, made on first use: each a
 /// Specializer with checks, scratch and polls of its own (its polls throw once stopping() is
-/// set; none polls the caller's interrupt but one made for the calling thread).
+/// set; only on the thread that made the pool do they ask the caller's interrupt too).
 class SpeculatorPool {
 public:
     /// `size` speculators over the arguments of specialize(), for `threads` threads.
@@ -35,9 +36,9 @@ public:
     SpeculatorPool& operator=(const SpeculatorPool&) = delete;
 
     std::size_t threads() const { return threads_; }
-    /// The i-th speculator's specializer, made if need be; `caller`, given only on the calling
-    /// thread, is an interrupt it polls too.
-    Specializer& at(std::size_t i, Interrupt* caller = nullptr);
+    /// The i-th speculator's specializer, made if need be; while on the thread that made the
+    /// pool, its polls ask the caller's interrupt (`params`') too.
+    Specializer& at(std::size_t i);
     /// Drops the i-th speculator (a throw may have left its scratch mid-use).
     void drop(std::size_t i);
     std::atomic<bool>& stopping() { return stopping_; }
@@ -49,6 +50,8 @@ private:
     const MondrianParams& params_;
     std::size_t budget_, threads_;
     std::atomic<bool> stopping_{false};
+    Interrupt* caller_;     ///< params.interrupt, asked on the thread owner_ only
+    std::thread::id owner_; ///< the thread that made the pool (the caller's)
     std::vector<std::unique_ptr<Speculator>> each_;
 };
 

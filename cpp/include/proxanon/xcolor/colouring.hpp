@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "proxanon/common/interrupt.hpp"
+
 #include "proxanon/common/loss.hpp"
 #include "proxanon/neighbours/neighbours.hpp"
 
@@ -38,9 +40,9 @@ class Colouring {
 public:
     /// `initial` gives a class id 0..m-1 per row, every id used, or -1 for a row left out.
     /// The classes are counted on `threads` threads (0: the hardware's; the same colouring for
-    /// any number).
+    /// any number), the calling thread polling `interrupt` between its classes.
     Colouring(const ValueTable& table, const Neighbours& neighbours, const LossModel& loss,
-              double delta, const std::vector<std::int32_t>& initial, std::size_t threads = 1);
+              double delta, const std::vector<std::int32_t>& initial, std::size_t threads = 1, Interrupt* interrupt = nullptr);
 
     std::size_t rows() const { return class_of_.size(); }
     std::size_t classes() const { return members_.size(); }

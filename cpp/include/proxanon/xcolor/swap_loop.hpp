@@ -26,7 +26,13 @@ namespace proxanon {
 /// second budget of 64 n (at least 2^18); once it is spent, searches stop at 16 classes.
 /// Without it a table whose violations have no partner cost a scan of every class per
 /// violation and a retry of every set-aside violation per swap, O(n^2) in all: minutes at
-/// 50k rows. With search_limit = 0 (the paper's full scan) there is no budget.
+/// 50k rows. With search_limit = 0 (the paper's full scan) there is no budget. With a
+/// search_limit, the loop also stops once a window of n classes examined (at least 2^18)
+/// cleared fewer than 1/16 of the violations left, at least n / 8 of them (ProgressCap, progress_cap.hpp): the
+/// budgets above bound the work at 80 n classes, which where few searches find a partner
+/// was 94 n classes for 0.2% of the violations (1M rows: 18 s a loop); stopping after one
+/// such window leaves them flagged (capped()). A loop that ends satisfied clears its
+/// violations far faster than that (a heuristic: see progress_cap.hpp).
 ///
 /// Invariant between steps: every violating row is queued or set aside, never both; queue
 /// priority is the loss its departure saves. Every swap lowers the potential by at least one,
@@ -68,6 +74,8 @@ public:
     std::int64_t swaps() const { return static_cast<std::int64_t>(swap_classes_.size() / 2); }
     std::int64_t set_aside_count() const { return set_aside_count_; }
     std::int64_t classes_examined() const { return classes_examined_; }
+    /// Violating rows left when the cap on fruitless work stopped the loop (0: it did not).
+    std::int64_t capped() const { return capped_; }
     /// Searches settled by no_partner_ without reading a class.
     std::int64_t settled_searches() const { return settled_searches_; }
 
@@ -131,6 +139,7 @@ private:
     std::int64_t set_aside_count_ = 0;
     std::int64_t aside_now_ = 0;
     std::int64_t classes_examined_ = 0;
+    std::int64_t capped_ = 0;
     std::size_t speculative_left_;  ///< classes still to spend past the limit or in retries
     std::size_t in_vain_left_;      ///< classes still to spend on first searches that fail
     SwapLoopShortcuts shortcuts_;

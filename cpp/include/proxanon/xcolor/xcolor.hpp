@@ -79,6 +79,9 @@ struct XColorOptions {
     X(stalled_violations, std::int64_t, "violating rows when the pairwise swaps stopped")         \
     X(suppressed, std::int64_t, "rows left out")                                                  \
     X(regrouped_size, std::int64_t, "group size chosen when swaps stalled (0: kept k)")           \
+    X(repair_capped, std::int64_t,                                                                \
+      "violating rows left because the cap on fruitless repair work stopped the swap loop or "    \
+      "the excess descent (progress_cap.hpp; 0: no cap bit)")                                     \
     X(exact_search, std::int64_t,                                                                 \
       "1: the exact search settled a small table (the partition it found, or proof that none "    \
       "exists)")                                                                                  \
