@@ -453,13 +453,18 @@ def _population_sizes(table: pd.DataFrame, qis: list[str], cls: _Ints, sizes: _I
     short = np.flatnonzero(pop_sizes < sizes)
     if len(short):
         row = int(np.flatnonzero(cls == short[0])[0])
-        values = {c: table[c].iloc[row] for c in qis}
+        values = {c: _plain(table[c].iloc[row]) for c in qis}
         found = int(pop_sizes[short[0]])
         raise ValueError(f"the sample class {values!r} ({int(sizes[short[0]])} records) "
                          + ("is absent from the population" if found == 0 else
                             f"has only {found} records in the population")
                          + ": the population must contain every sample record")
     return pop_sizes
+
+
+def _plain(value: object) -> object:
+    """A numpy scalar as the Python value it holds (for messages)."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def _epsilon_m(table: pd.DataFrame, sens: list[str], cls: _Ints, sizes: _Ints,
