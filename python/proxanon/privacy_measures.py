@@ -366,7 +366,7 @@ def _value_codes(column: pd.Series, name: str) -> tuple[_Ints, int]:
     """Codes 0..m-1 of a column's values in ``np.unique``'s (pycanon's) order."""
     codes, uniques = pd.factorize(column, sort=False)
     try:
-        order = np.argsort(np.asarray(uniques, dtype=object), kind="stable")
+        order = np.argsort(np.asarray(uniques), kind="stable")  # object: by Python <
     except TypeError:
         raise TypeError(f"sensitive column {name!r} mixes values that cannot be ordered "
                         "(pycanon's np.unique fails on it too): cast it with .astype(str)"
