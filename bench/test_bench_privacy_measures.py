@@ -3,7 +3,7 @@
 Adult (30,162 rows), classes of (age, sex, race, marital-status), sensitive occupation: the
 nine pycanon measures (k-anonymity, l-diversity, entropy l-diversity, recursive (c, l),
 (alpha, k), t-closeness, delta-disclosure, basic and enhanced beta-likeness) by
-``proxanon.privacy_measures.privacy_measures`` (which also computes the re-identification
+``proxanon.privacy_measures`` (which also computes the re-identification
 risk) and by pycanon's nine functions, timed once (about 20 s). The values must agree.
 
 Scaling: Adult ten times over, each copy's ages shifted by 100 so that the classes grow
@@ -19,7 +19,7 @@ import warnings
 import pandas as pd
 import pytest
 
-from proxanon.privacy_measures import PrivacyMeasures, privacy_measures
+from proxanon._results.privacy import PrivacyMeasures, privacy_measures
 
 QIS = ["age", "sex", "race", "marital-status"]
 SENSITIVE = ["occupation"]

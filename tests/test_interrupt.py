@@ -51,7 +51,7 @@ LONG_MONDRIAN = textwrap.dedent("""
 
 
 # A dense grid's row degrees for a minute: 600k values in 3-D L2, ~13k neighbours each,
-# counted by the threads of a parallel section (issue 45: Ctrl-C once waited seconds for a
+# counted by the threads of a parallel section (Ctrl-C once waited seconds for a
 # block of cells to end).
 LONG_GRID = textwrap.dedent("""
     import numpy as np, proxanon
@@ -62,7 +62,7 @@ LONG_GRID = textwrap.dedent("""
     print("finished", flush=True)
 """)
 
-SIGINT_WITHIN = 1.0  # seconds from SIGINT to the child's exit (issue 45)
+SIGINT_WITHIN = 1.0  # seconds from SIGINT to the child's exit
 
 
 def _interrupt_after(args: list[str], delay: float) -> tuple[float, int, str, str]:

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import proxanon
-from proxanon.privacy_measures import (
+from proxanon._results.privacy import (
     RISK_BIN_EDGES,
     PrivacyMeasures,
     privacy_measures,

@@ -11,6 +11,7 @@ from proxanon._errors import GraphTooDenseError, InfeasibleError
 from proxanon._results.anonymization import Anonymization, Report
 from proxanon._results.audit import AuditReport
 from proxanon._results.partition import Partition
+from proxanon._results.privacy import PrivacyMeasures, RiskBin, privacy_measures
 from proxanon.advise import Advice, advise
 from proxanon.anonymize import anonymize
 from proxanon.audit import audit
@@ -31,7 +32,9 @@ __all__ = [
     "Hierarchy",
     "InfeasibleError",
     "Partition",
+    "PrivacyMeasures",
     "Report",
+    "RiskBin",
     "__version__",
     "advise",
     "anonymize",
@@ -40,6 +43,7 @@ __all__ = [
     "evaluate",
     "m_color",
     "partition",
+    "privacy_measures",
     "scale_sensitive",
     "substitute",
 ]

@@ -120,7 +120,9 @@ def partition(
         ``distinct_values``, ``value_edges``, ``row_edges``, ``max_degree`` (Θ), ``bound``
         and ``bound_holds`` (inequality 4), ``initial_violations``, ``initial_potential``,
         ``swaps``, ``final_potential``, ``set_aside``, ``remaining_violations``,
-        ``violating_groups``, ``exact_search`` and ``seconds`` (graph, initialize, repair,
+        ``violating_groups``, ``exact_search``, ``repair_capped`` (violating rows left
+        because best effort stopped a repair that cleared too few of them per unit of work;
+        0 where the repair ran to its end) and ``seconds`` (graph, initialize, repair,
         total).
 
     Raises

@@ -33,6 +33,7 @@ class EngineStats:
     stalled_violations: int
     suppressed: int
     regrouped_size: int
+    repair_capped: int
     exact_search: int
     seconds_suppress: float
     seconds_initialize: float

@@ -222,6 +222,7 @@ def _publish_xcolor(inputs: _Inputs, chosen: _Published, candidates: dict[str, f
         violating_groups=tuple(int(g) for g in check.violating_groups),
         suppressed_rows=tuple(int(r) for r in suppressed_rows),
         seconds=seconds, fallback=chosen.plain, candidates=candidates,
+        repair_capped=int(stats.get("repair_capped", 0)),
         **utility(summary, qi_cols),
     )
     check = replace(check, scales=scales,

@@ -83,6 +83,7 @@ class Report(Summarized):
     method: str = "xcolor"
     fallback: bool = False
     candidates: dict[str, float] = field(default_factory=dict)
+    repair_capped: int = 0
 
     def _summary_fields(self) -> list[tuple[str, Any]]:
         return [("satisfied", self.satisfied), ("rows", self.n), ("groups", self.groups),
@@ -112,6 +113,8 @@ class Report(Summarized):
                 f"{self.bound:,.1f} {bound}); {self.initial_violations:,} violating row(s) after "
                 f"INITIALIZE, {self.swaps:,} swap(s), {self.remaining_violations:,} left; "
                 + rounds
+                + (f"; repair capped: it stopped with {self.repair_capped:,} violating row(s) "
+                   "once it cleared too few per unit of work" if self.repair_capped else "")
                 + ("; the plain partition's groups (the QI-aware ones failed)" if self.fallback
                    else ""))
 

@@ -43,6 +43,8 @@ class Partition:
     def __repr__(self) -> str:
         s = self.stats
         verdict = "satisfied" if self.satisfied else f"{s['remaining_violations']} violating rows"
+        if s.get("repair_capped"):
+            verdict += f" (repair capped with {s['repair_capped']} left)"
         method = "" if s.get("method", "xcolor") == "xcolor" else f"method={s['method']}, "
         return (
             f"Partition({method}n={s['n']}, groups={s['m']}, k={s['k']}, "

@@ -28,7 +28,7 @@ inline std::size_t thread_count(std::size_t asked) {
 /// `interrupt` before each of its items and, once no item is left, while it waits for the
 /// others; when a poll throws, the others stop before their next item, are joined, and the
 /// exception leaves. So Ctrl-C is honoured within a few items' time, however long the loop
-/// (issue 45: a dense grid's row degrees once ran for seconds between polls). f must not
+/// (a dense grid's row degrees once ran for seconds between polls). f must not
 /// throw, and each f(slot, i) must write only what belongs to i or to `slot`: the results are
 /// then the same for any number of threads (sums per slot: when they are exact, integers).
 /// Cost: the work of f plus one thread start per extra thread and an atomic add per run.

@@ -1,4 +1,4 @@
-// The cap on fruitless repair work (issue 45 item 2; docs/design/xcolor.md): a repair that
+// The cap on fruitless repair work (docs/design/xcolor.md): a repair that
 // clears violations too slowly to finish within a bounded amount of further work stops,
 // leaving them flagged, instead of spending minutes for a few percent of them.
 #pragma once
