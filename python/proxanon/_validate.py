@@ -104,8 +104,8 @@ def float_matrix(value: Any, name: str, *, rows: int | None = None) -> NDArray[n
 
 def _check_unmasked(value: Any, name: str) -> None:
     """Refuses a numpy masked array with masked entries (np.asarray would unmask them)."""
-    if np.ma.isMaskedArray(value):
-        mask = np.ma.getmaskarray(value)
+    if isinstance(value, np.ma.MaskedArray):
+        mask = np.asarray(value.mask, dtype=bool) | np.zeros(value.shape, dtype=bool)
         if mask.any():
             where = tuple(int(i) for i in np.argwhere(mask)[0])
             raise ValueError(

@@ -276,7 +276,8 @@ def _worst(check: AuditReport, count: int) -> NDArray[np.int64]:
     small = check.group_sizes < check.k
     order = np.lexsort((check.group_ids, check.group_sizes, -check.group_risk, ~small,
                         ~violates))
-    return order[:count].astype(np.int64)
+    worst: NDArray[np.int64] = np.asarray(order[:count], dtype=np.int64)
+    return worst
 
 
 def _scaling(c: _Content) -> list[dict[str, Any]]:
