@@ -192,11 +192,13 @@ def test_arrays_are_read_only():
 
 @st.composite
 def random_rows(draw: st.DrawFn) -> list[list[str]]:
-    """Rows of a random ragged tree: inner labels repeat across branches, leaves are unique."""
+    """Rows of a random ragged tree: branches share inner nodes, each labelled by its path
+    (a label names one node), and leaves are unique."""
     n = draw(st.integers(1, 25))
     rows = []
     for i in range(n):
-        inner = draw(st.lists(st.sampled_from(["A", "B", "C", "Other"]), max_size=4))
+        steps = draw(st.lists(st.sampled_from(["A", "B", "C", "Other"]), max_size=4))
+        inner = ["/".join(steps[:depth]) for depth in range(1, len(steps) + 1)]
         rows.append([f"L{i}", *reversed(inner), "*"])
     return draw(st.permutations(rows))
 
@@ -263,18 +265,11 @@ def test_lca_rejects_bad_indices():
 # --------------------------------------------------------------------------- same labels
 
 
-def test_node_identity_is_the_path_not_the_label():
-    h = Hierarchy.from_rows([("Other", "Misc", "*"), ("x", "Other", "*"), ("y", "Other", "*"),
+def test_a_label_on_a_leaf_and_on_another_branch_is_refused():
+    # A published 'Other' would not say whether it is the leaf 'Other' or the class {x, y}.
+    with pytest.raises(ValueError, match="label 'Other' names two nodes"):
+        Hierarchy.from_rows([("Other", "Misc", "*"), ("x", "Other", "*"), ("y", "Other", "*"),
                              ("z", "Misc", "*")])
-    check_structure(h)
-    assert h.labels.count("Other") == 2
-    assert h.ancestors("Other") == ["Other", "Misc", "*"]
-    assert h.ancestors("x") == ["x", "Other", "*"]
-    assert h.lca_label(h.leaf_index(["x", "y"])) == "Other"
-    assert h.lca_label(h.leaf_index(["Other", "z"])) == "Misc"
-    assert h.lca_label(h.leaf_index(["Other", "x"])) == "*"
-    inner_other = [n for n in range(h.n_leaves, len(h.labels)) if h.labels[n] == "Other"]
-    assert h.leaf_counts[inner_other].tolist() == [2]
 
 
 def test_covers():
@@ -663,3 +658,21 @@ def test_from_intervals_refuses_what_int64_band_numbers_cannot_hold():
         Hierarchy.from_intervals(np.array([2**64 - 1, 0], dtype=np.uint64), [5])
     with pytest.raises(ValueError, match=r"widths\[1\] = 1e\+300 is more than 2\*\*53 times"):
         Hierarchy.from_intervals([1.5, 2.0], [1e-300, 1e300])
+
+
+@pytest.mark.parametrize("rows, line", [
+    ([["M", "F", "*"], ["F", "M", "*"]], "row 2"),
+    ([["a", "x", "*"], ["b", "y", "*"], ["c", "x", "q", "*"]], "row 3"),
+    ([["a", "g", "*"], ["b", "g", "h", "*"]], "row 2"),
+])
+def test_a_label_naming_two_nodes_is_refused_with_its_row(rows, line):
+    with pytest.raises(ValueError, match=f"names two nodes: .* at {line}; .*rename one"):
+        Hierarchy.from_rows(rows)
+
+
+def test_a_cyclic_csv_file_is_refused_naming_its_lines(tmp_path):
+    path = tmp_path / "sex.csv"
+    path.write_text("M;F;*\nF;M;*\n")
+    with pytest.raises(ValueError, match="names two nodes") as caught:
+        Hierarchy.from_csv(path)
+    assert "line" in str(caught.value) or "row" in str(caught.value)

@@ -556,13 +556,16 @@ class Hierarchy:
     def _build(self, paths: Sequence[tuple[str, ...]], wheres: Sequence[str]) -> None:
         """Builds the arrays from root-first paths (one per leaf, in input order).
 
-        Checks that leaf labels are unique and that no path both ends at a node (a leaf) and
-        passes through it (an inner node) - e.g. rows 'A;*' and 'B;A;*'.
+        Checks that leaf labels are unique, that no path both ends at a node (a leaf) and
+        passes through it (an inner node) - e.g. rows 'A;*' and 'B;A;*' - and that no label
+        names two nodes (rows 'M;F;*' and 'F;M;*' would make each value the other's parent,
+        and a published 'F' would not say which node it is).
         """
         children: dict[tuple[str, ...], list[tuple[str, ...]]] = {}
         inner_where: dict[tuple[str, ...], str] = {}
         leaf_where: dict[tuple[str, ...], str] = {}
         leaf_by_label: dict[str, tuple[tuple[str, ...], str]] = {}
+        node_by_label: dict[str, tuple[tuple[str, ...], str]] = {}
         root_label = paths[0][0]
         for path, where in zip(paths, wheres, strict=True):
             leaf = path[-1]
@@ -587,6 +590,8 @@ class Hierarchy:
                 )
             leaf_by_label[leaf] = (path, where)
             leaf_where[path] = where
+            for length in range(2, len(path) + 1):
+                _claim_label(node_by_label, path[:length], where)
             for length in range(1, len(path)):
                 prefix = path[:length]
                 if prefix in leaf_where:
@@ -804,6 +809,20 @@ def _root_label(root: Any) -> str:
     if not isinstance(root, str) or not root.strip():
         raise ValueError(f"root must be a non-empty string label such as '*', got {root!r}")
     return root.strip()
+
+
+def _claim_label(node_by_label: dict[str, tuple[tuple[str, ...], str]],
+                 node: tuple[str, ...], where: str) -> None:
+    """Records that ``node`` (a root-first path) carries its label; refuses a label that
+    already names another node, naming both places."""
+    label = node[-1]
+    other = node_by_label.setdefault(label, (node, where))
+    if other[0] != node:
+        raise ValueError(
+            f"label {label!r} names two nodes: {_describe_path(other[0])} at {other[1]} and "
+            f"{_describe_path(node)} at {where}; each label must name one node (a cycle such "
+            "as rows 'M;F;*' and 'F;M;*' does this), so rename one of them"
+        )
 
 
 def _check_widths(widths: Any) -> list[float]:
