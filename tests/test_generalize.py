@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 from fractions import Fraction
 
 import numpy as np
@@ -195,3 +196,25 @@ def test_a_text_qi_value_that_cannot_be_a_leaf_is_named_with_its_column() -> Non
     frame = pd.DataFrame({"q": ["a", "*", "b", "a"], "s": [0.0, 1.0, 0.5, 0.2]})
     with pytest.raises(ValueError, match=r"quasi-identifier column 'q': .*'\*'"):
         anonymize(frame, quasi_identifiers=["q"], sensitive=["s"], k=2, epsilon=0.1, delta=0.5)
+
+
+def test_a_qi_of_python_dates_is_generalized_as_the_same_dates_in_datetime64() -> None:
+    days = [datetime.date(2020, 1, 1) + datetime.timedelta(days=int(d))
+            for d in np.random.default_rng(3).integers(0, 400, 60)]
+    frame = pd.DataFrame({"when": days, "s": np.linspace(0, 1, 60)})
+    converted = frame.assign(when=pd.to_datetime(frame["when"]))
+    privacy = {"k": 3, "epsilon": 0.05, "delta": 0.5}
+    as_objects = anonymize(frame, quasi_identifiers=["when"], sensitive=["s"], **privacy)
+    as_dates = anonymize(converted, quasi_identifiers=["when"], sensitive=["s"], **privacy)
+    assert as_objects.table["when"].tolist() == as_dates.table["when"].tolist()
+    assert np.array_equal(as_objects.groups, as_dates.groups)
+    assert frame["when"].tolist() == days  # the caller's column is not changed
+
+
+def test_a_sensitive_column_of_python_dates_names_the_conversion() -> None:
+    frame = pd.DataFrame({"q": np.arange(8) % 2,
+                          "born": [datetime.date(1990, 1, 1 + i) for i in range(8)]})
+    with pytest.raises(ValueError, match=r"datetime.date objects: convert them with "
+                       r"frame\['born'\] = pd.to_datetime\(frame\['born'\]\)"):
+        anonymize(frame, quasi_identifiers=["q"], sensitive=["born"], k=2, epsilon=0.1,
+                  delta=0.5)

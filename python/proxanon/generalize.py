@@ -22,7 +22,7 @@ from numpy.typing import NDArray
 
 from proxanon import _validate
 from proxanon.hierarchy import Hierarchy
-from proxanon.tables import real_values
+from proxanon.tables import holds_python_dates, real_values
 
 
 @dataclass(frozen=True)
@@ -107,6 +107,8 @@ def encode_qi(frame: pd.DataFrame, column: str, hierarchy: Hierarchy | None) -> 
     numeric = (pd.api.types.is_numeric_dtype(series.dtype)
                and not pd.api.types.is_bool_dtype(series.dtype)
                and not isinstance(series.dtype, pd.CategoricalDtype))
+    if hierarchy is None and series.dtype == object:
+        series = _python_dates_as_datetimes(series)
     if hierarchy is None and pd.api.types.is_datetime64_any_dtype(series.dtype):
         timezone = getattr(series.dtype, "tz", None)
         utc = series.dt.tz_convert("UTC").dt.tz_localize(None) if timezone else series
@@ -134,6 +136,19 @@ def encode_qi(frame: pd.DataFrame, column: str, hierarchy: Hierarchy | None) -> 
             "with .dt.total_seconds(), periods with .dt.start_time, other objects with "
             ".astype(str)") from None
     return QIColumn(column, codes, hierarchy)
+
+
+def _python_dates_as_datetimes(series: pd.Series) -> pd.Series:
+    """An object column of ``datetime.date`` (or ``datetime.datetime``) values as the
+    datetime64 column it stands for, so that it is generalized as dates; any other column as
+    it is."""
+    if not holds_python_dates(series):
+        return series
+    try:
+        return pd.Series(pd.to_datetime(series.to_numpy()), index=series.index,
+                         name=series.name)
+    except (TypeError, ValueError):  # mixed time zones: refused below as other objects are
+        return series
 
 
 #: Integers a float64 holds exactly: QI codes are float64.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
@@ -59,6 +60,9 @@ def scale_column(series: pd.Series, name: str | None = None,
         hint = (" (convert text that holds numbers with pd.to_numeric)"
                 if pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype)
                 else "")
+        if holds_python_dates(series):
+            hint = (" (it holds datetime.date objects: convert them with "
+                    f"frame[{label!r}] = pd.to_datetime(frame[{label!r}]))")
         raise ValueError(
             f"sensitive column {label!r} has dtype {dtype}; it must be numeric, a date or "
             "duration, or an ordered categorical (pd.Categorical(values, categories=[...], "
@@ -329,3 +333,11 @@ def table_groups(table: Any, quasi_identifiers: list[str]) -> NDArray[np.int64]:
     labels = table.groupby(quasi_identifiers, sort=True, dropna=False, observed=True).ngroup()
     ids: NDArray[np.int64] = labels.to_numpy(dtype=np.int64)
     return ids
+
+
+def holds_python_dates(series: pd.Series) -> bool:
+    """Whether an object column holds only ``datetime.date`` (or ``datetime.datetime``)
+    values: pandas keeps those as objects, though they stand for a datetime column."""
+    values = series.to_numpy()
+    return (series.dtype == object and len(values) > 0
+            and all(isinstance(v, datetime.date) for v in values))
