@@ -259,3 +259,12 @@ def test_cli_writes_untouched_columns_as_read(tmp_path: Path,
     assert main(["substitute", str(source), "--columns", "note", "-o",
                  str(tmp_path / "x.csv")]) == 2
     assert "'note' is not numeric" in capsys.readouterr().err
+
+
+def test_integers_beyond_float_precision_are_refused_by_column_and_row() -> None:
+    big = pd.DataFrame({"id": np.arange(10, dtype=np.int64) + 2**60,
+                        "age": np.arange(10, dtype=np.int64)})
+    with pytest.raises(ValueError, match=r"column 'id' holds integers beyond 2\^53 .* at row 0"):
+        proxanon.substitute(big, ["id"], segment_size=5)
+    kept = proxanon.substitute(big, ["age"], segment_size=5).table  # a column left out is untouched
+    assert kept["id"].tolist() == big["id"].tolist()

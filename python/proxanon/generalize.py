@@ -117,7 +117,7 @@ def encode_qi(frame: pd.DataFrame, column: str, hierarchy: Hierarchy | None) -> 
         return QIColumn(column, _instant_codes(instants, column), None, instants, timezone)
     if hierarchy is None and numeric:
         if pd.api.types.is_integer_dtype(series.dtype):
-            _check_exact_integers(series, column)
+            check_exact_integers(series, column)
         return QIColumn(column, real_values(series, column, "quasi-identifier"), None)
     values = series.astype(object) if isinstance(series.dtype, pd.CategoricalDtype) else series
     try:
@@ -155,10 +155,14 @@ def _python_dates_as_datetimes(series: pd.Series) -> pd.Series:
 _EXACT_INTEGERS = 2**53
 
 
-def _check_exact_integers(series: pd.Series, column: str) -> None:
-    """Refuses an integer QI column with a value beyond 2^53 in magnitude: its float64 code
-    would merge it with its neighbours, and the published bounds would be numbers that are
-    not in the data. Reads the column's extremes; the values only where one is beyond."""
+def check_exact_integers(series: pd.Series, column: str, *,
+                         role: str = "quasi-identifier column",
+                         fix: str = "publish it as text (.astype(str), one category per value) "
+                                    "or coarsen it (e.g. // 1000) first") -> None:
+    """Refuses an integer column with a value beyond 2^53 in magnitude, where the column is
+    worked on in float64 (QI codes, substituted values): such values would merge with their
+    neighbours, and what is published would be numbers that are not in the data. Reads the
+    column's extremes; the values only where one is beyond."""
     if -_EXACT_INTEGERS <= int(series.min()) and int(series.max()) <= _EXACT_INTEGERS:
         return
     unsigned = pd.api.types.is_unsigned_integer_dtype(series.dtype)
@@ -167,8 +171,7 @@ def _check_exact_integers(series: pd.Series, column: str) -> None:
     if not unsigned:
         beyond |= values < -_EXACT_INTEGERS
     _refuse_first(column, series.index, values, beyond, "integers beyond 2^53 in magnitude",
-                  "which its float64 codes cannot hold exactly: publish it as text "
-                  "(.astype(str), one category per value) or coarsen it (e.g. // 1000) first")
+                  f"which float64 cannot hold exactly: {fix}", role=role)
 
 
 def _check_nanosecond_range(times: pd.Series, column: str) -> None:
@@ -217,11 +220,11 @@ def _instant_codes_of(instants: NDArray[np.int64], base: np.int64) -> NDArray[np
 
 
 def _refuse_first(column: str, index: pd.Index, values: NDArray[Any], bad: NDArray[np.bool_],
-                  what: str, fix: str) -> None:
+                  what: str, fix: str, *, role: str = "quasi-identifier column") -> None:
     """Raises, naming the column and the first value where ``bad`` holds, if any."""
     if bad.any():
         row = int(np.argmax(bad))
-        raise ValueError(f"quasi-identifier column {column!r} holds {what} ({values[row]} at "
+        raise ValueError(f"{role} {column!r} holds {what} ({values[row]} at "
                          f"{_validate.row_of(index, row)}), {fix}")
 
 

@@ -21,6 +21,7 @@ from numpy.typing import NDArray
 
 from proxanon import _validate
 from proxanon._engine.substitution import substitute_column
+from proxanon.generalize import check_exact_integers
 from proxanon.tables import column_list
 
 #: The ``relation`` of a constraint, indexed by the core's code for it.
@@ -81,6 +82,10 @@ def _numeric_column(data: pd.DataFrame, column: str) -> NDArray[np.float64]:
     if not pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
         raise TypeError(f"column {column!r} has dtype {series.dtype}, not a number: "
                         "substitution applies to numeric columns only")
+    if pd.api.types.is_integer_dtype(series.dtype) and len(series):
+        check_exact_integers(series, column, role="column",
+                             fix="substitution works in float64; scale it down (e.g. // 1000) "
+                                 "or leave it out of columns")
     values: NDArray[np.float64] = series.to_numpy(dtype=np.float64, na_value=np.nan)
     bad = ~np.isfinite(values)
     if bad.any():
