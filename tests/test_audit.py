@@ -562,3 +562,12 @@ def test_the_report_lists_its_worst_groups_in_that_order():
 def test_worst_groups_count_is_checked():
     with pytest.raises(ValueError, match="count must be >= 0"):
         ordered_report().worst_groups(-1)
+
+
+def test_a_grouping_with_fewer_audited_rows_than_k_is_judged_not_refused() -> None:
+    # Three rows audited (the rest left out, -1) against k = 4: the group is too small.
+    values = np.linspace(0, 1, 8)[:, None]
+    check = audit(values, np.array([0, 0, 0, -1, -1, -1, -1, -1]), k=4, epsilon=0.1, delta=0.5)
+    assert not check.satisfied
+    assert check.summary()["n_small_groups"] == 1
+    assert check.group_sizes.tolist() == [3]

@@ -267,12 +267,13 @@ def row_of(index: Any, position: int) -> str:
 
 
 def privacy(k: Any, epsilon: Any, delta: Any, n: int,
-            measured: bool = False) -> tuple[int, float, float]:
+            measured: bool = False, *, judged: bool = False) -> tuple[int, float, float]:
     """Checks (k, epsilon, delta) against a table of n rows. Groups to be formed (not
     ``measured`` ones, which an audit only reports on) need k >= 2 where delta > 0: a group of
-    one row has risk 1 (docs/design/privacy-model.md), above 1 - delta."""
+    one row has risk 1 (docs/design/privacy-model.md), above 1 - delta. A grouping that is
+    ``judged`` (an audit of groups given) may hold fewer than k rows: its groups then fail."""
     k = integer(k, "k", minimum=1)
-    if n < k:
+    if n < k and not judged:
         raise ValueError(
             f"k={k} is larger than the number of rows ({n}): no group of {k} rows can be "
             f"formed; use k <= {n}"

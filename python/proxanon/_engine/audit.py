@@ -127,7 +127,7 @@ def audit_owned(sens: NDArray[np.float64], labels: NDArray[np.int64], *, k: int,
                        neighbour_counts=_frozen(counts),
                        suppressed_rows=_frozen(np.flatnonzero(~kept).astype(np.int64)))
     eps = _validate.epsilon(epsilon, graph=relation.kind == "graph")
-    k, eps, d = _validate.privacy(k, eps, delta, n, measured=True)
+    k, eps, d = _validate.privacy(k, eps, delta, n, measured=True, judged=True)
     metric = relation.name
     threshold = relation.threshold(eps)
 
