@@ -441,7 +441,6 @@ GOOD = {"k": 2, "epsilon": 0.1, "delta": 0.5}
         ([0.1, 0.2], [0.0, 0.5], {}, TypeError, "groups"),
         ([0.1, 0.2], [0, 0], {"k": 0}, ValueError, r"\bk\b"),
         ([0.1, 0.2], [0, 0], {"k": 2.5}, TypeError, r"\bk\b"),
-        ([0.1, 0.2], [0, 0], {"k": 3}, ValueError, r"k=3"),
         ([0.1, 0.2], [0, 0], {"delta": 1.5}, ValueError, "delta"),
         ([0.1, 0.2], [0, 0], {"delta": -0.1}, ValueError, "delta"),
         ([0.1, 0.2], [0, 0], {"epsilon": -0.1}, ValueError, "epsilon"),
