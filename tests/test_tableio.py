@@ -6,6 +6,9 @@ from __future__ import annotations
 import importlib
 import os
 import stat
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 from typing import IO
 
@@ -206,3 +209,41 @@ def test_missing_pyarrow_names_the_extra(tmp_path: Path, monkeypatch: pytest.Mon
         write_table(table, tmp_path / "out.parquet", np.array([0]), replace={},
                     append={"group": np.array([0])})
     assert not (tmp_path / "out.parquet").exists()
+
+
+def _dead_pid() -> int:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def test_a_write_removes_the_partial_files_a_killed_writer_left(tmp_path) -> None:
+    target = tmp_path / "out.csv"
+    # A writer killed with SIGKILL in the middle of atomic_write leaves its partial file.
+    script = textwrap.dedent(f"""
+        import time
+        from proxanon.tableio import atomic_write
+        def write(handle):
+            handle.write(b"half a table")
+            handle.flush()
+            print("writing", flush=True)
+            time.sleep(60)
+        atomic_write({str(target)!r}, write)
+    """)
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert child.stdout is not None and child.stdout.readline().strip() == "writing"
+    child.kill()
+    child.wait()
+    left = list(tmp_path.glob(".out.csv.*.part"))
+    assert len(left) == 1
+    # Partial files of a running writer and of other targets are kept.
+    running = tmp_path / f".out.csv.{os.getpid()}.abc.part"
+    other = tmp_path / f".other.csv.{_dead_pid()}.abc.part"
+    running.write_bytes(b"")
+    other.write_bytes(b"")
+    atomic_write(target, lambda handle: handle.write(b"a,b\n1,2\n"))
+    assert target.read_bytes() == b"a,b\n1,2\n"
+    assert not left[0].exists()
+    assert running.exists() and other.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [target.name, running.name, other.name])

@@ -20,6 +20,7 @@ records again. Memory: the file's text plus the extracted columns.
 from __future__ import annotations
 
 import csv
+import glob
 import importlib
 import json
 import os
@@ -320,9 +321,14 @@ def atomic_write(target: str | os.PathLike[str], write: Callable[[IO[bytes]], No
 
     On any exception, KeyboardInterrupt included, the temporary file is removed and
     ``target`` is left as it was. The new file gets the mode a plainly created file would.
+    The temporary file is named ``.NAME.PID.RANDOM.part`` after the writing process; a writer
+    killed outright (``kill -9``, a power cut) cannot remove it, so each write first removes
+    the partial files of the same target whose process no longer runs (:func:`remove_stale`).
     """
     where = Path(target)
-    descriptor, temporary = tempfile.mkstemp(dir=where.parent, prefix=f".{where.name}.",
+    remove_stale(where)
+    descriptor, temporary = tempfile.mkstemp(dir=where.parent,
+                                             prefix=f".{where.name}.{os.getpid()}.",
                                              suffix=".part")
     try:
         with os.fdopen(descriptor, "wb") as handle:
@@ -336,6 +342,41 @@ def atomic_write(target: str | os.PathLike[str], write: Callable[[IO[bytes]], No
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def remove_stale(target: Path) -> list[Path]:
+    """Removes the partial files :func:`atomic_write` left beside ``target`` in a process that
+    no longer runs on this machine; returns them. Partial files of running writers, and files
+    not named as :func:`atomic_write` names them, are left alone."""
+    removed = []
+    prefix = f".{target.name}."
+    try:
+        candidates = list(target.parent.glob(f"{glob.escape(prefix)}*.part"))
+    except OSError:
+        return removed
+    for path in candidates:
+        pid_text = path.name[len(prefix):].split(".", 1)[0]
+        if not pid_text.isdigit() or _running(int(pid_text)):
+            continue
+        try:
+            path.unlink()
+        except OSError:
+            continue
+        removed.append(path)
+    return removed
+
+
+def _running(pid: int) -> bool:
+    """Whether a process with this id runs here (one we may not signal counts as running)."""
+    if pid <= 0:
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, OSError):
+        return True
+    return True
 
 
 def _write_csv_records(handle: IO[bytes], source: CsvTable, rows: NDArray[np.int64],
