@@ -607,3 +607,32 @@ def test_an_unknown_metric_is_refused_with_the_choices(run, sample_csv: Path) ->
                "--metric", "l3")
     assert proc.returncode == 2
     assert "'l3'" in proc.stderr and "min_component" in proc.stderr
+
+
+def test_audit_measures_prints_and_reports_the_measures_of_the_published_classes(
+        run, sample_csv: Path, tmp_path: Path) -> None:
+    import json
+
+    from proxanon import privacy_measures
+
+    out = tmp_path / "anon.csv"
+    privacy = ["--k", "5", "--epsilon", "0.05", "--delta", "0.6"]
+    qi, sens = "age,sex,race", "education-num,hours-per-week"
+    assert run("anonymize", str(sample_csv), "--qi", qi, "--sensitive", sens, *privacy,
+               "-o", str(out)).returncode == 0
+    proc = run("audit", str(out), "--qi", qi, "--sensitive", sens, *privacy, "--measures",
+               "--epsilon-m", "2", "--report", "audit.json")
+    assert proc.returncode == 0, proc.stderr
+    published = pd.read_csv(out)
+    expected = privacy_measures(published.astype({c: str for c in qi.split(",")}),
+                                quasi_identifiers=qi.split(","), sensitive=sens.split(","),
+                                epsilon_m=2.0)
+    assert f"  k-anonymity          : {expected.k_anonymity}\n" in proc.stdout
+    assert (f"distinct {expected.l_diversity}, entropy {expected.entropy_l_diversity}"
+            in proc.stdout)
+    assert f"  t-closeness          : {expected.t_closeness:.4f}\n" in proc.stdout
+    assert f"m {expected.epsilon_m_anonymity} at epsilon 2" in proc.stdout
+    saved = json.loads((tmp_path / "audit.json").read_text())["measures"]
+    assert saved["k_anonymity"] == expected.k_anonymity >= 5
+    assert saved["t_closeness"] == pytest.approx(expected.t_closeness)
+    assert saved["records_at_risk"] == expected.records_at_risk

@@ -348,7 +348,7 @@ def remove_stale(target: Path) -> list[Path]:
     """Removes the partial files :func:`atomic_write` left beside ``target`` in a process that
     no longer runs on this machine; returns them. Partial files of running writers, and files
     not named as :func:`atomic_write` names them, are left alone."""
-    removed = []
+    removed: list[Path] = []
     prefix = f".{target.name}."
     try:
         candidates = list(target.parent.glob(f"{glob.escape(prefix)}*.part"))

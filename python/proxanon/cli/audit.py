@@ -11,6 +11,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from proxanon._results.audit import AuditReport
+from proxanon._results.privacy import PrivacyMeasures
 from proxanon.cli import _common as common
 from proxanon.tableio import CsvTable, ParquetTable
 
@@ -25,6 +26,17 @@ def add_parser(commands: Any) -> None:
     common.add_privacy_options(parser)
     common.add_input_options(parser)
     parser.add_argument("--force", action="store_true", help="overwrite the --report file")
+    parser.add_argument("--measures", action="store_true",
+                        help="also print the privacy measures of the published classes "
+                             "(k, l-diversity kinds, t-closeness, delta-disclosure, "
+                             "beta-likeness, re-identification risk; as pycanon measures "
+                             "them) and add them to --report")
+    parser.add_argument("--risk-threshold", type=float, default=None, metavar="R",
+                        help="with --measures: count the records whose re-identification "
+                             "risk 1/|class| exceeds R (default 0.2)")
+    parser.add_argument("--epsilon-m", type=float, default=None, metavar="E",
+                        help="with --measures: m of (epsilon, m)-anonymity for numeric "
+                             "sensitive columns, epsilon E in the columns' own units")
     parser.set_defaults(run=run)
 
 
@@ -68,11 +80,13 @@ def run(args: argparse.Namespace) -> common.Outcome:
                      else common.output_path(args.report, [args.table], args.force))
     result = audited(args)
     report, columns, qi = result.check, result.columns, result.qi
+    measures = _measures(args, result) if args.measures else None
     if report_target is not None:
+        extra = {} if measures is None else {"measures": measures}
         common.write_bytes(report_target, common.report_json(
             "audit", report, input=str(args.table),
             positions=common.position_unit(result.source),
-            rows_with_empty_cells=common.positions(result.source, columns.dropped)))
+            rows_with_empty_cells=common.positions(result.source, columns.dropped), **extra))
     lines = [str(report)]
     published = columns.frame[qi].assign(_group=result.groups).drop_duplicates(
         "_group").set_index("_group")
@@ -83,8 +97,52 @@ def run(args: argparse.Namespace) -> common.Outcome:
     if columns.dropped.size:
         lines.append(f"left out {columns.dropped.size:,} row(s) with an empty or missing QI or "
                      "sensitive value (--missing drop)")
+    if measures is not None:
+        lines.extend(measure_lines(measures))
     return common.Outcome(common.EXIT_OK if report.satisfied else common.EXIT_NOT_SATISFIED,
                           tuple(lines))
+
+
+def _measures(args: argparse.Namespace, result: Audited) -> PrivacyMeasures:
+    """The privacy measures of the audited table's classes (its published QI values)."""
+    from proxanon import privacy_measures
+
+    options: dict[str, Any] = {}
+    if args.risk_threshold is not None:
+        options["risk_threshold"] = args.risk_threshold
+    if args.epsilon_m is not None:
+        options["epsilon_m"] = args.epsilon_m
+    frame = result.columns.frame
+    return privacy_measures(frame.assign(**{q: frame[q].astype(str) for q in result.qi}),
+                            quasi_identifiers=result.qi, sensitive=result.sensitive,
+                            **options)
+
+
+def measure_lines(m: PrivacyMeasures) -> list[str]:
+    """The measures as the summary prints them, one model a line."""
+    c, l_of_c = m.recursive_c_l_diversity
+    alpha, k_of_alpha = m.alpha_k_anonymity
+    lines = [
+        f"privacy measures over {m.n_classes:,} class(es) of {m.n_records:,} rows "
+        f"(sensitive: {', '.join(m.sensitive)}):",
+        f"  k-anonymity          : {m.k_anonymity}",
+        f"  l-diversity          : distinct {m.l_diversity}, entropy {m.entropy_l_diversity}, "
+        f"recursive (c, l) = ({c:g}, {l_of_c})",
+        f"  (alpha, k)-anonymity : alpha {alpha:.4f}, k {k_of_alpha}",
+        f"  t-closeness          : {m.t_closeness:.4f}",
+        f"  delta-disclosure     : {m.delta_disclosure:.4f}",
+        f"  beta-likeness        : basic {m.basic_beta_likeness:.4f}, enhanced "
+        f"{m.enhanced_beta_likeness:.4f}",
+        f"  prosecutor risk      : max {m.prosecutor_risk_max:.4f}, mean "
+        f"{m.prosecutor_risk_mean:.4f}; marketer risk {m.marketer_risk:.4f}",
+        f"  records at risk      : {m.records_at_risk:,} ({m.records_at_risk_share:.2%}) above "
+        f"{m.risk_threshold:g}; sample uniques {m.sample_uniques:,} "
+        f"({m.sample_uniques_share:.2%})",
+    ]
+    if m.epsilon_m_anonymity is not None:
+        lines.append(f"  (epsilon, m)         : m {m.epsilon_m_anonymity} at epsilon "
+                     f"{m.epsilon_m:g}")
+    return lines
 
 
 def _text(value: Any) -> str:
