@@ -195,6 +195,253 @@ def _group_count(table: pd.DataFrame) -> int:
     return int(table[GROUP_COLUMN].nunique())
 
 
+@dataclass(frozen=True, kw_only=True)
+class _Plan:
+    """The settings every step of :func:`anonymize` reads, fixed on the driver by
+    :func:`_plan`: the checked columns, the privacy settings of the global audit, the
+    keyword arguments of the single-machine :func:`proxanon.anonymize` for one part
+    (``options``), and what the first pass found (rows, partitions, the bucket cuts)."""
+
+    qi_cols: list[str]
+    sens_cols: list[str]
+    k: int
+    epsilon: float
+    delta: float
+    metric: Any
+    weights: Any
+    hierarchies: Mapping[str, Any] | None
+    on_infeasible: str
+    options: dict[str, Any]
+    meta: pd.DataFrame
+    index_name: Any
+    n: int
+    parts: int
+    key: str
+    cuts: NDArray[Any]
+    offsets: NDArray[np.int64]
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Repair:
+    """The outcome of the global pass over classes that cross parts (:func:`_repair`)."""
+
+    pieces: list[Any]
+    colliding: int
+    rounds: int
+
+
+def _plan(ddf: Any, *, quasi_identifiers: str | Sequence[str],
+          sensitive: str | Sequence[str], k: int, epsilon: float, delta: float, metric: Any,
+          weights: Any, hierarchies: Mapping[str, Any] | None, on_infeasible: str,
+          engine: dict[str, Any]) -> _Plan:
+    """Validates the call and makes the first pass (step 1 of :func:`anonymize`): missing
+    values, the global range of each numeric sensitive column, partition lengths and the
+    quantile cuts of the QI key. ``engine``: the remaining single-machine options."""
+    qi_cols, sens_cols = check_columns(ddf, quasi_identifiers, sensitive)
+    # k, epsilon and delta checked before any pass over the table (its rows, counted later,
+    # are taken to be k here: k > n is named when they are known).
+    checked_k = _validate.integer(k, "k", minimum=1)
+    _validate.privacy(checked_k, epsilon, delta, checked_k)
+    meta = ddf._meta
+    hidden = [c for c in meta.columns if str(c).startswith("_proxanon_")]
+    if GROUP_COLUMN in meta.columns or hidden:
+        raise ValueError(f"the table already has column(s) "
+                         f"{[GROUP_COLUMN] if GROUP_COLUMN in meta.columns else hidden}, "
+                         "which the published table uses; rename them first")
+    numeric = numeric_sensitive(meta, sens_cols, hierarchies)
+    # Rows are arranged by the first numeric QI, else by the text of the first QI.
+    key = next((q for q in qi_cols if is_number(meta[q].dtype)), qi_cols[0])
+    by_text = not is_number(meta[key].dtype)
+    parts = ddf.npartitions
+    key_values = ddf[key].astype(str) if by_text else ddf[key]
+    lengths, missing, minima, maxima, distinct = dask.compute(
+        ddf.map_partitions(len), missing_counts(ddf, qi_cols + sens_cols),
+        ddf[numeric].min(), ddf[numeric].max(),
+        key_values.drop_duplicates() if by_text or parts == 1 else key_values.quantile(
+            np.arange(1, parts) / parts))
+    refuse_missing(missing)
+    sizes = np.asarray(lengths, dtype=np.int64)
+    n = int(sizes.sum())
+    if n == 0:
+        raise ValueError("the table is empty: it needs at least one row")
+    options: dict[str, Any] = dict(
+        quasi_identifiers=qi_cols, sensitive=sens_cols, k=k, epsilon=epsilon, delta=delta,
+        metric=metric, weights=weights, hierarchies=hierarchies, on_infeasible=on_infeasible,
+        **engine, sensitive_ranges=global_ranges(minima, maxima, metric),
+        # One thread per task: a worker runs as many tasks at once as it has threads.
+        n_threads=1)
+    if by_text:
+        values = np.sort(np.asarray(distinct, dtype=object))
+        cuts = values[np.linspace(0, values.size, parts + 1).astype(np.int64)[1:-1]]
+    elif parts == 1:
+        cuts = np.zeros(0)
+    else:
+        cuts = np.unique(np.asarray(distinct, dtype=np.float64))
+    return _Plan(qi_cols=qi_cols, sens_cols=sens_cols, k=k, epsilon=epsilon, delta=delta,
+                 metric=metric, weights=weights, hierarchies=hierarchies,
+                 on_infeasible=on_infeasible, options=options, meta=meta,
+                 index_name=meta.index.name, n=n, parts=parts, key=key, cuts=cuts,
+                 offsets=np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64))
+
+
+def _arrange(ddf: Any, plan: _Plan, arrange: bool) -> tuple[list[Any], NDArray[np.int64]]:
+    """The buckets (step 2 of :func:`anonymize`): a range shuffle puts each row in the
+    bucket of its key (or, without ``arrange``, each input partition is a bucket). Returns
+    the persisted buckets as delayed frames, and their row counts."""
+    prepared = ddf.map_partitions(
+        _prepare, plan.offsets, plan.key, plan.cuts, plan.qi_cols,
+        meta=_prepare(plan.meta, plan.offsets, plan.key, plan.cuts, plan.qi_cols))
+    if arrange:
+        buckets = len(plan.cuts) + 1
+        # A range shuffle: bucket b becomes partition b (the bucket is then the index).
+        shuffled = prepared.set_index(BUCKET, divisions=list(range(buckets)) + [buckets - 1])
+    else:
+        shuffled = prepared.map_partitions(pd.DataFrame.set_index, BUCKET)
+    inputs = shuffled.persist().to_delayed()
+    sizes = np.asarray(dask.compute(*[dask.delayed(len)(p) for p in inputs]), dtype=np.int64)
+    return inputs, sizes
+
+
+def _runs(bucket_sizes: NDArray[np.int64], k: int) -> tuple[list[list[int]], int]:
+    """Runs of adjacent buckets, each with at least k rows (empty buckets vanish), and how
+    many buckets were joined to a neighbour to make them."""
+    runs: list[list[int]] = []
+    joined = 0
+    for b in range(len(bucket_sizes)):
+        if bucket_sizes[b] == 0:
+            continue
+        if runs and sum(bucket_sizes[r] for r in runs[-1]) < k:
+            runs[-1].append(b)
+            joined += 1
+        else:
+            runs.append([b])
+    if len(runs) > 1 and sum(bucket_sizes[r] for r in runs[-1]) < k:
+        runs[-2].extend(runs.pop())
+        joined += 1
+    return runs, joined
+
+
+def _anonymize_runs(inputs: list[Any], runs: list[list[int]], plan: _Plan
+                    ) -> tuple[list[Any], int]:
+    """Each run of buckets anonymized by :func:`proxanon.anonymize` in a task (step 3 of
+    :func:`anonymize`); a run infeasible alone is joined to its neighbour and redone.
+    Returns the persisted pieces and how many joins that took."""
+    runs = [list(run) for run in runs]
+    joined = 0
+    while True:
+        tasks = [dask.delayed(_run, nout=2)([inputs[b] for b in run], plan.qi_cols,
+                                            plan.index_name, plan.options, False)
+                 for run in runs]
+        persisted = dask.persist(*[t[0] for t in tasks])
+        reasons = dask.compute(*[t[1] for t in tasks])
+        failed = [i for i, reason in enumerate(reasons) if reason]
+        if not failed:
+            return list(persisted), joined
+        if len(runs) == 1:  # the whole table is infeasible: the single-machine finding
+            raise InfeasibleError(reasons[0])
+        i = failed[0]
+        j = i + 1 if i + 1 < len(runs) else i - 1
+        lo, hi = min(i, j), max(i, j)
+        runs[lo:hi + 1] = [runs[lo] + runs[hi]]
+        joined += 1
+
+
+def _repair_tuples(pieces: list[Any], where: pd.DataFrame, tuples: pd.DataFrame,
+                   plan: _Plan) -> list[Any] | None:
+    """The rows of colliding ``tuples`` from every part anonymized together: tuples in QI
+    order, packed into jobs of about one bucket's rows. Returns the new pieces (the rest of
+    each part, then the jobs' tables), or None when a job is infeasible."""
+    qi_cols = plan.qi_cols
+    job_rows = max(plan.k, -(-plan.n // plan.parts))  # a job holds about one bucket's rows
+    sizes = where.groupby(qi_cols, sort=True)["rows"].sum().reset_index()
+    batch = np.cumsum(sizes["rows"].to_numpy()) // job_rows
+    jobs = []
+    for b in np.unique(batch):
+        chosen = sizes.loc[batch == b, qi_cols]
+        holders = sorted(set(where.merge(chosen, on=qi_cols)["piece"].tolist()))
+        jobs.append(dask.delayed(_run, nout=2)(
+            [dask.delayed(_take)(pieces[p], qi_cols, chosen, True) for p in holders],
+            qi_cols, plan.index_name, plan.options, True))
+    tables = dask.persist(*[j[0] for j in jobs])
+    if any(dask.compute(*[j[1] for j in jobs])):
+        return None
+    involved = set(where["piece"].tolist())
+    rest = [dask.delayed(_take)(pieces[p], qi_cols, tuples, False)
+            if p in involved else pieces[p] for p in range(len(pieces))]
+    return list(dask.persist(*rest)) + list(tables)
+
+
+def _merge_parts(pieces: list[Any], where: pd.DataFrame, plan: _Plan) -> list[Any]:
+    """The parts that share a colliding tuple anonymized again whole (connected parts at
+    once); raises :class:`InfeasibleError` when such a union is infeasible."""
+    merged: list[tuple[Any, Any]] = []
+    for members in _connected(where, plan.qi_cols, len(pieces)):
+        if len(members) == 1:
+            merged.append((pieces[members[0]], ""))
+            continue
+        table, reason = dask.delayed(_run, nout=2)([pieces[p] for p in members], plan.qi_cols,
+                                                    plan.index_name, plan.options, True)
+        merged.append((table, reason))
+    done = dask.persist(*[t for t, _ in merged])
+    failures = [r for r in dask.compute(*[r for _, r in merged]) if r]
+    if failures:
+        raise InfeasibleError(failures[0])
+    return list(done)
+
+
+def _repair(pieces: list[Any], plan: _Plan) -> _Repair:
+    """The global pass (step 4 of :func:`anonymize`): classes that publish the same QI tuple
+    in different parts are one class to an attacker; a groupby on the published tuple finds
+    them, and their rows are anonymized again together (after
+    :data:`TUPLE_REPAIR_ROUNDS` rounds, the colliding parts are merged whole)."""
+    qi_cols = plan.qi_cols
+    class_meta = pd.DataFrame({q: pd.Series(dtype=object) for q in qi_cols}).assign(
+        rows=pd.Series(dtype=np.int64), piece=pd.Series(dtype=np.int64))
+    colliding_total = 0
+    rounds = 0
+    while len(pieces) > 1:
+        seen = dd.from_delayed([dask.delayed(_classes)(p, qi_cols, i)
+                                for i, p in enumerate(pieces)], meta=class_meta,
+                               verify_meta=False)
+        counts = seen.groupby(qi_cols).piece.nunique()
+        colliding = counts[counts > 1].compute()
+        if colliding.empty:
+            break
+        rounds += 1
+        tuples = colliding.index.to_frame(index=False).sort_values(qi_cols, ignore_index=True)
+        colliding_total += len(tuples)
+        where = seen.merge(tuples, on=qi_cols).compute().sort_values([*qi_cols, "piece"])
+        repaired = (_repair_tuples(pieces, where, tuples, plan)
+                    if rounds <= TUPLE_REPAIR_ROUNDS else None)
+        pieces = _merge_parts(pieces, where, plan) if repaired is None else repaired
+    return _Repair(pieces=pieces, colliding=colliding_total, rounds=rounds)
+
+
+def _publish(pieces: list[Any], plan: _Plan) -> Any:
+    """The published table (a persisted dask DataFrame): each piece with the input's columns
+    and index, and group ids made global by offsetting each piece's own."""
+    counts_per_piece = np.asarray(dask.compute(*[dask.delayed(_group_count)(p)
+                                                 for p in pieces]), dtype=np.int64)
+    group_offsets = np.concatenate([[0], np.cumsum(counts_per_piece)[:-1]])
+    columns = [c for c in plan.meta.columns]
+    out_meta = plan.meta.assign(**{GROUP_COLUMN: np.zeros(0, dtype=np.int64)})
+    for q in plan.qi_cols:
+        out_meta[q] = out_meta[q].astype(object)
+    # Dask would turn text columns into pyarrow strings; every column keeps its dtype.
+    with dask.config.set({"dataframe.convert-string": False}):
+        return dd.from_delayed([dask.delayed(_finish)(p, int(o), columns, plan.index_name)
+                                for p, o in zip(pieces, group_offsets, strict=True)],
+                               meta=out_meta, verify_meta=False).persist()
+
+
+def _audit_published(table: Any, plan: _Plan) -> AuditReport:
+    """The global audit of the published classes (step 5 of :func:`anonymize`); the global
+    pass left no tuple in two parts, so each class is whole in one partition."""
+    return audit(table, quasi_identifiers=plan.qi_cols, sensitive=plan.sens_cols, k=plan.k,
+                 epsilon=plan.epsilon, delta=plan.delta, metric=plan.metric,
+                 weights=plan.weights, hierarchies=plan.hierarchies, classes_whole=True)
+
+
 def anonymize(
     ddf: Any,
     *,
@@ -235,180 +482,34 @@ def anonymize(
     table already partitioned by QI (e.g. a Parquet dataset partitioned by region).
     """
     started = time.perf_counter()
-    qi_cols, sens_cols = check_columns(ddf, quasi_identifiers, sensitive)
-    # k, epsilon and delta checked before any pass over the table (its rows, counted later,
-    # are taken to be k here: k > n is named when they are known).
-    checked_k = _validate.integer(k, "k", minimum=1)
-    _validate.privacy(checked_k, epsilon, delta, checked_k)
-    meta = ddf._meta
-    hidden = [c for c in meta.columns if str(c).startswith("_proxanon_")]
-    if GROUP_COLUMN in meta.columns or hidden:
-        raise ValueError(f"the table already has column(s) "
-                         f"{[GROUP_COLUMN] if GROUP_COLUMN in meta.columns else hidden}, "
-                         "which the published table uses; rename them first")
-    options: dict[str, Any] = dict(
-        quasi_identifiers=qi_cols, sensitive=sens_cols, k=k, epsilon=epsilon, delta=delta,
-        metric=metric, weights=weights, hierarchies=hierarchies, on_infeasible=on_infeasible,
-        init=init, search_limit=search_limit, moves=moves, max_suppression=max_suppression,
-        # One thread per task: a worker runs as many tasks at once as it has threads.
-        n_threads=1)
-    numeric = numeric_sensitive(meta, sens_cols, hierarchies)
-    # Rows are arranged by the first numeric QI, else by the text of the first QI.
-    key = next((q for q in qi_cols if is_number(meta[q].dtype)), qi_cols[0])
-    by_text = not is_number(meta[key].dtype)
-    parts = ddf.npartitions
-    key_values = ddf[key].astype(str) if by_text else ddf[key]
-    lengths, missing, minima, maxima, distinct = dask.compute(
-        ddf.map_partitions(len), missing_counts(ddf, qi_cols + sens_cols),
-        ddf[numeric].min(), ddf[numeric].max(),
-        key_values.drop_duplicates() if by_text or parts == 1 else key_values.quantile(
-            np.arange(1, parts) / parts))
-    refuse_missing(missing)
-    sizes = np.asarray(lengths, dtype=np.int64)
-    n = int(sizes.sum())
-    if n == 0:
-        raise ValueError("the table is empty: it needs at least one row")
-    ranges = global_ranges(minima, maxima, metric)
-    options["sensitive_ranges"] = ranges
-    if by_text:
-        values = np.sort(np.asarray(distinct, dtype=object))
-        cuts = values[np.linspace(0, values.size, parts + 1).astype(np.int64)[1:-1]]
-    elif parts == 1:
-        cuts = np.zeros(0)
-    else:
-        cuts = np.unique(np.asarray(distinct, dtype=np.float64))
-    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-    index_name = meta.index.name
-    prepared = ddf.map_partitions(_prepare, offsets, key, cuts, qi_cols,
-                                  meta=_prepare(meta, offsets, key, cuts, qi_cols))
-    if arrange:
-        buckets = len(cuts) + 1
-        # A range shuffle: bucket b becomes partition b (the bucket is then the index).
-        shuffled = prepared.set_index(BUCKET, divisions=list(range(buckets)) + [buckets - 1])
-    else:
-        buckets = parts
-        shuffled = prepared.map_partitions(pd.DataFrame.set_index, BUCKET)
-    shuffled = shuffled.persist()
-    inputs = shuffled.to_delayed()
-    bucket_sizes = np.asarray(dask.compute(*[dask.delayed(len)(p) for p in inputs]),
-                              dtype=np.int64)
+    plan = _plan(ddf, quasi_identifiers=quasi_identifiers, sensitive=sensitive, k=k,
+                 epsilon=epsilon, delta=delta, metric=metric, weights=weights,
+                 hierarchies=hierarchies, on_infeasible=on_infeasible,
+                 engine=dict(init=init, search_limit=search_limit, moves=moves,
+                             max_suppression=max_suppression))
+    inputs, bucket_sizes = _arrange(ddf, plan, arrange)
     seconds = {"prepare": time.perf_counter() - started}
-
-    # Runs of adjacent buckets, each with at least k rows (empty buckets vanish).
-    runs: list[list[int]] = []
-    joined = 0
-    for b in range(buckets):
-        if bucket_sizes[b] == 0:
-            continue
-        if runs and sum(bucket_sizes[r] for r in runs[-1]) < k:
-            runs[-1].append(b)
-            joined += 1
-        else:
-            runs.append([b])
-    if len(runs) > 1 and sum(bucket_sizes[r] for r in runs[-1]) < k:
-        runs[-2].extend(runs.pop())
-        joined += 1
-
+    runs, joined_small = _runs(bucket_sizes, k)
     tic = time.perf_counter()
-    while True:
-        tasks = [dask.delayed(_run, nout=2)([inputs[b] for b in run], qi_cols, index_name,
-                                            options, False) for run in runs]
-        persisted = dask.persist(*[t[0] for t in tasks])
-        reasons = dask.compute(*[t[1] for t in tasks])
-        failed = [i for i, reason in enumerate(reasons) if reason]
-        if not failed:
-            pieces = list(persisted)
-            break
-        if len(runs) == 1:  # the whole table is infeasible: the single-machine finding
-            raise InfeasibleError(reasons[0])
-        i = failed[0]
-        j = i + 1 if i + 1 < len(runs) else i - 1
-        lo, hi = min(i, j), max(i, j)
-        runs[lo:hi + 1] = [runs[lo] + runs[hi]]
-        joined += 1
+    pieces, joined_infeasible = _anonymize_runs(inputs, runs, plan)
     seconds["parts"] = time.perf_counter() - tic
-
-    # Classes across parts: a groupby on the published tuple.
     tic = time.perf_counter()
-    class_meta = pd.DataFrame({q: pd.Series(dtype=object) for q in qi_cols}).assign(
-        rows=pd.Series(dtype=np.int64), piece=pd.Series(dtype=np.int64))
-    job_rows = max(k, -(-n // parts))  # a repair job holds about one bucket's rows
-    colliding_total = 0
-    rounds = 0
-    while len(pieces) > 1:
-        seen = dd.from_delayed([dask.delayed(_classes)(p, qi_cols, i)
-                                for i, p in enumerate(pieces)], meta=class_meta,
-                               verify_meta=False)
-        counts = seen.groupby(qi_cols).piece.nunique()
-        colliding = counts[counts > 1].compute()
-        if colliding.empty:
-            break
-        rounds += 1
-        tuples = colliding.index.to_frame(index=False).sort_values(qi_cols, ignore_index=True)
-        colliding_total += len(tuples)
-        where = seen.merge(tuples, on=qi_cols).compute().sort_values([*qi_cols, "piece"])
-        involved = sorted(set(where["piece"].tolist()))
-        if rounds <= TUPLE_REPAIR_ROUNDS:
-            # The rows of colliding tuples from every part, anonymized together: tuples in
-            # QI order, packed into jobs of about one bucket's rows.
-            sizes_t = where.groupby(qi_cols, sort=True)["rows"].sum().reset_index()
-            batch = np.cumsum(sizes_t["rows"].to_numpy()) // job_rows
-            jobs = []
-            for b in np.unique(batch):
-                chosen = sizes_t.loc[batch == b, qi_cols]
-                holders = sorted(set(where.merge(chosen, on=qi_cols)["piece"].tolist()))
-                jobs.append(dask.delayed(_run, nout=2)(
-                    [dask.delayed(_take)(pieces[p], qi_cols, chosen, True) for p in holders],
-                    qi_cols, index_name, options, True))
-            tables = dask.persist(*[j[0] for j in jobs])
-            if not any(dask.compute(*[j[1] for j in jobs])):
-                rest = [dask.delayed(_take)(pieces[p], qi_cols, tuples, False)
-                        if p in involved else pieces[p] for p in range(len(pieces))]
-                pieces = list(dask.persist(*rest)) + list(tables)
-                continue
-        # Merge the parts that share a colliding tuple, whole (connected parts at once).
-        merged: list[tuple[Any, Any]] = []
-        for members in _connected(where, qi_cols, len(pieces)):
-            if len(members) == 1:
-                merged.append((pieces[members[0]], ""))
-                continue
-            table, reason = dask.delayed(_run, nout=2)([pieces[p] for p in members], qi_cols,
-                                                        index_name, options, True)
-            merged.append((table, reason))
-        done = dask.persist(*[t for t, _ in merged])
-        failures = [r for r in dask.compute(*[r for _, r in merged]) if r]
-        if failures:
-            raise InfeasibleError(failures[0])
-        pieces = list(done)
+    repair = _repair(pieces, plan)
     seconds["repair"] = time.perf_counter() - tic
-
     tic = time.perf_counter()
-    counts_per_piece = np.asarray(dask.compute(*[dask.delayed(_group_count)(p)
-                                                 for p in pieces]), dtype=np.int64)
-    group_offsets = np.concatenate([[0], np.cumsum(counts_per_piece)[:-1]])
-    columns = [c for c in meta.columns]
-    out_meta = meta.assign(**{GROUP_COLUMN: np.zeros(0, dtype=np.int64)})
-    for q in qi_cols:
-        out_meta[q] = out_meta[q].astype(object)
-    # Dask would turn text columns into pyarrow strings; every column keeps its dtype.
-    with dask.config.set({"dataframe.convert-string": False}):
-        table = dd.from_delayed([dask.delayed(_finish)(p, int(o), columns, index_name)
-                                 for p, o in zip(pieces, group_offsets, strict=True)],
-                                meta=out_meta, verify_meta=False).persist()
+    table = _publish(repair.pieces, plan)
     seconds["publish"] = time.perf_counter() - tic
     tic = time.perf_counter()
-    check = audit(table, quasi_identifiers=qi_cols, sensitive=sens_cols, k=k, epsilon=epsilon,
-                  delta=delta, metric=metric, weights=weights, hierarchies=hierarchies,
-                  classes_whole=True)
+    check = _audit_published(table, plan)
     seconds["audit"] = time.perf_counter() - tic
     seconds["total"] = time.perf_counter() - started
     released = int(check.neighbour_counts.shape[0])
     report = DaskReport(
         satisfied=check.satisfied, n=released, groups=check.n_groups, k=check.k,
         epsilon=check.epsilon, delta=check.delta, max_risk=check.max_risk,
-        vulnerability=check.vulnerability, partitions=parts, pieces=len(pieces),
-        joined=joined, colliding_classes=colliding_total, repair_rounds=rounds,
-        suppressed_rows=n - released, seconds=seconds)
+        vulnerability=check.vulnerability, partitions=plan.parts, pieces=len(repair.pieces),
+        joined=joined_small + joined_infeasible, colliding_classes=repair.colliding,
+        repair_rounds=repair.rounds, suppressed_rows=plan.n - released, seconds=seconds)
     if not check.satisfied and on_infeasible == "raise":
         raise InfeasibleError(f"the published classes fail the global audit: max risk "
                               f"{check.max_risk:.4f}, {check.violating_groups.size} violating "

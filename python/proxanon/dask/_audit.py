@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import dask
@@ -90,23 +90,39 @@ def _with_positions(frame: pd.DataFrame, offsets: NDArray[np.int64],
     return frame.assign(**{POSITION: np.arange(start, start + len(frame), dtype=np.int64)})
 
 
-def _audit_part(frame: pd.DataFrame, qi_cols: list[str], sens_cols: list[str],
-                ranges: Mapping[str, tuple[float, float]], k: int, epsilon: float,
-                delta: float, metric: Any, weights: Any, hierarchies: dict[str, Hierarchy]
+@dataclass(frozen=True, kw_only=True)
+class _PartAudit:
+    """What the audit of each hash bucket reads: the columns, the whole table's ``ranges``
+    of its numeric sensitive columns, the privacy settings and the loaded taxonomies."""
+
+    qi_cols: list[str]
+    sens_cols: list[str]
+    ranges: Mapping[str, tuple[float, float]]
+    k: int
+    epsilon: float
+    delta: float
+    metric: Any
+    weights: Any
+    hierarchies: dict[str, Hierarchy]
+
+
+def _audit_part(frame: pd.DataFrame, settings: _PartAudit
                 ) -> tuple[pd.DataFrame, NDArray[np.int64], NDArray[np.int64], AuditReport | None]:
     """One hash bucket of classes: every row of a class is here, so its audit is exact.
     Numeric sensitive columns are scaled by the whole table's ``ranges``, columns with a
     taxonomy compared by tree distance (as one machine encodes them)."""
+    qi_cols = settings.qi_cols
     if len(frame) == 0:
         empty = np.zeros(0, dtype=np.int64)
         return pd.DataFrame(columns=qi_cols), empty, empty, None
     frame = frame.sort_values(POSITION, kind="stable")
     groups = table_groups(frame, qi_cols)
     # One thread per task: a worker runs as many tasks at once as it has threads.
-    values, relation = encode_sensitive(frame, sens_cols, hierarchies, metric, weights, ranges)
+    values, relation = encode_sensitive(frame, settings.sens_cols, settings.hierarchies,
+                                        settings.metric, settings.weights, settings.ranges)
     metric, weights = as_arguments(relation)
-    report = audit_arrays(values, groups, k=k, epsilon=epsilon, delta=delta, metric=metric,
-                          weights=weights, n_threads=1)
+    report = audit_arrays(values, groups, k=settings.k, epsilon=settings.epsilon,
+                          delta=settings.delta, metric=metric, weights=weights, n_threads=1)
     first = frame.groupby(groups, sort=True)[qi_cols].first()
     classes = first.reset_index(drop=True).assign(
         size=report.group_sizes, risk=report.group_risk,
@@ -164,9 +180,10 @@ def audit(ddf: Any, *, quasi_identifiers: str | Sequence[str], sensitive: str | 
     shuffled = placed if classes_whole else placed.shuffle(
         on=[labels.get(c, c) for c in qi_cols], npartitions=ddf.npartitions)
     restore = {} if classes_whole else {v: c for c, v in labels.items()}
-    parts = [dask.delayed(_audit_part)(p.rename(columns=restore) if restore else p, qi_cols,
-                                       sens_cols, ranges, k, epsilon, delta, metric, weights,
-                                       taxonomies)
+    settings = _PartAudit(qi_cols=qi_cols, sens_cols=sens_cols, ranges=ranges, k=k,
+                          epsilon=epsilon, delta=delta, metric=metric, weights=weights,
+                          hierarchies=taxonomies)
+    parts = [dask.delayed(_audit_part)(p.rename(columns=restore) if restore else p, settings)
              for p in shuffled.to_delayed()]
     results = [r for r in dask.compute(*parts) if r[3] is not None]
     return replace(combine(results, qi_cols, n), scales={c: ranges[c] for c in numeric},
