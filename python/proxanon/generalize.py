@@ -119,6 +119,12 @@ def encode_qi(frame: pd.DataFrame, column: str, hierarchy: Hierarchy | None) -> 
         if pd.api.types.is_integer_dtype(series.dtype):
             check_exact_integers(series, column)
         return QIColumn(column, real_values(series, column, "quasi-identifier"), None)
+    if hierarchy is None and (getattr(series.dtype, "kind", None) == "m"
+                              or isinstance(series.dtype, pd.PeriodDtype)):
+        raise TypeError(
+            f"quasi-identifier column {column!r} (dtype {series.dtype}) holds durations or "
+            "periods, which are neither numbers, dates nor labels; convert the column first, "
+            "e.g. durations with .dt.total_seconds(), periods with .dt.start_time")
     values = series.astype(object) if isinstance(series.dtype, pd.CategoricalDtype) else series
     try:
         if hierarchy is None:  # the column's own values, each published as it is
