@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 import proxanon
 from proxanon import Hierarchy, anonymize
+from proxanon._engine.options import Checks
 from proxanon._engine.runs import run_specialize
 from proxanon._results.measures import summarize_groups
 from proxanon.distances import resolve
@@ -183,7 +184,8 @@ def absorbed(frame: pd.DataFrame, tree: Hierarchy, classes: np.ndarray, k: int,
     keys = [pd.factorize(np.asarray(tree.labels, dtype=object))[0].astype(np.int32)]
     spec = (np.asarray(tree.parent, dtype=np.int32), tree.n_leaves)
     relation = resolve("l1", None, 2, len(frame))
-    return run_specialize(classes, scaled_sensitive(frame), k, epsilon, delta, relation, None,
+    return run_specialize(classes, scaled_sensitive(frame),
+                          Checks(k=k, eps=epsilon, dlt=delta, relation=relation),
                           codes[:, None], [spec], keys, step=step)
 
 

@@ -159,6 +159,7 @@ def test_the_default_path_asks_for_no_grid_checks():
     grid_checks=False and gets GraphTooDenseError at once, and then compares no Mondrian
     candidate."""
     from proxanon import GraphTooDenseError
+    from proxanon._engine.options import Checks
     from proxanon._engine.runs import run_mondrian
     from proxanon.distances import resolve
 
@@ -166,8 +167,9 @@ def test_the_default_path_asks_for_no_grid_checks():
     values = rng.random((21_000, 3))
     quasi = rng.integers(18, 90, (21_000, 1)).astype(float)
     with pytest.raises(GraphTooDenseError):
-        run_mondrian(values, 10, 1.0, 0.5, resolve("l1", None, 3, 21_000), None, quasi, None,
-                     "best_effort", 0.0, grid_checks=False)
+        run_mondrian(values, Checks(k=10, eps=1.0, dlt=0.5,
+                                    relation=resolve("l1", None, 3, 21_000)), quasi, None,
+                     on_infeasible="best_effort", started=0.0, grid_checks=False)
 
 
 # Four near-identical values: the whole table fails (3 neighbours each, t = 2 of 5), but

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from numpy.typing import NDArray
 
 from proxanon._engine.classes import row_ids, spread_equal_tuples
-from proxanon._engine.options import EngineOptions
+from proxanon._engine.options import EngineOptions, NativeRun
 from proxanon._engine.runs import run_engine, run_session
 from proxanon._pipeline.classes import _merge_equal_tuples, _published_key_inputs
 from proxanon._results.measures import summarize_groups
@@ -39,11 +39,14 @@ def reference(sens: NDArray[np.float64], columns: list[QIColumn], relation: Rela
     mode = "suppress" if suppress else "best_effort"
 
     def run(released: NDArray[np.int64], initial: NDArray[np.int64] | None):  # type: ignore[no-untyped-def]
-        return run_engine(sens[released], k, eps, dlt, relation,
-                          qi[released] if qi_aware else None,
-                          taxonomies if qi_aware else None, mode, 0, False, None, 0.0,
-                          initial_groups=initial, init="qi" if qi_aware else "degree",
-                          moves="auto", max_suppression=1.0)
+        options = EngineOptions(k=k, delta=dlt, search_limit=0,
+                                init="qi" if qi_aware else "degree", init_block=1,
+                                moves="auto", suppress=suppress)
+        return run_engine(sens[released],
+                          NativeRun(options=options, eps=eps, relation=relation),
+                          qi=qi[released] if qi_aware else None,
+                          qi_taxonomies=taxonomies if qi_aware else None, on_infeasible=mode,
+                          initial_groups=initial, max_suppression=1.0)
 
     released = np.arange(n)
     part = run(released, start)
@@ -127,9 +130,9 @@ def run_native(sens, columns, relation, k, eps, dlt, qi_aware, suppress, start, 
     options = EngineOptions(k=k, delta=dlt, search_limit=0,
                             init="qi" if qi_aware else "degree", init_block=1, moves="auto",
                             suppress=suppress)
-    return run_session(sens, k, eps, dlt, relation, qi, taxonomies, keys, row_ids(sens),
-                       options, qi_aware=qi_aware, start=start, max_rounds=max_rounds,
-                       budget=budget, neighbours="auto", reporter=None, started=0.0)
+    return run_session(sens, NativeRun(options=options, eps=eps, relation=relation), qi,
+                       taxonomies, keys, row_ids(sens), qi_aware=qi_aware, start=start,
+                       max_rounds=max_rounds, budget=budget)
 
 
 def test_a_session_is_one_native_call_per_path() -> None:

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 import proxanon
 from proxanon import Hierarchy, anonymize
+from proxanon._engine.options import Checks
 from proxanon._engine.runs import run_specialize
 from proxanon._results.measures import summarize_groups
 from proxanon.distances import resolve
@@ -193,8 +194,9 @@ def test_one_class_splits_down_the_taxonomy_to_its_leaves() -> None:
     keys = [pd.factorize(np.asarray(tree.labels, dtype=object))[0].astype(np.int32)]
     spec = (np.asarray(tree.parent, dtype=np.int32), tree.n_leaves)
     relation = resolve("l1", None, 2, len(frame))
-    classes, splits = run_specialize(np.zeros(len(frame), dtype=np.int64), sens, 10, 0.01,
-                                     0.8, relation, None, codes[:, None], [spec], keys)
+    classes, splits = run_specialize(np.zeros(len(frame), dtype=np.int64), sens,
+                                     Checks(k=10, eps=0.01, dlt=0.8, relation=relation),
+                                     codes[:, None], [spec], keys)
     # * -> {A, B} -> the four leaves: three splits, one class per leaf.
     assert splits == 3
     assert pd.DataFrame({"c": classes, "q": frame["q"]}).drop_duplicates().shape[0] == 4
@@ -256,8 +258,9 @@ def test_a_class_that_would_fail_is_not_split() -> None:
     relation = resolve("l1", None, 2, len(frame))
     # The 20 rows under A share one sensitive value: no part holding them passes, and with
     # delta = 0.5 the whole class passes only while they are mixed with the B rows.
-    classes, _ = run_specialize(np.zeros(len(frame), dtype=np.int64), sens, 10, 0.01, 0.5,
-                                relation, None, codes[:, None], [spec], keys)
+    classes, _ = run_specialize(np.zeros(len(frame), dtype=np.int64), sens,
+                                Checks(k=10, eps=0.01, dlt=0.5, relation=relation),
+                                codes[:, None], [spec], keys)
     bad, sized = brute_violations(sens, classes, 10, 0.01, 0.5)
     assert bad == 0 and sized
 
@@ -274,8 +277,9 @@ def test_sorted_structure_counts_large_parts() -> None:
     keys = [pd.factorize(np.asarray(tree.labels, dtype=object))[0].astype(np.int32)]
     spec = (np.asarray(tree.parent, dtype=np.int32), tree.n_leaves)
     relation = resolve("l1", None, 1, n)
-    classes, splits = run_specialize(np.zeros(n, dtype=np.int64), sens, 10, 0.001, 0.8,
-                                     relation, None, codes[:, None], [spec], keys)
+    classes, splits = run_specialize(np.zeros(n, dtype=np.int64), sens,
+                                     Checks(k=10, eps=0.001, dlt=0.8, relation=relation),
+                                     codes[:, None], [spec], keys)
     assert splits >= 1
     for c in np.unique(classes):
         values = np.sort(sens[classes == c, 0])
@@ -316,8 +320,9 @@ def specialize_one_class(frame: pd.DataFrame, tree: Hierarchy, step: Any, k: int
     keys = [pd.factorize(np.asarray(tree.labels, dtype=object))[0].astype(np.int32)]
     spec = (np.asarray(tree.parent, dtype=np.int32), tree.n_leaves)
     relation = resolve("l1", None, 2, len(frame))
-    classes, _ = run_specialize(np.zeros(len(frame), dtype=np.int64), sens, k, epsilon, delta,
-                                relation, None, codes[:, None], [spec], keys, step=step)
+    classes, _ = run_specialize(np.zeros(len(frame), dtype=np.int64), sens,
+                                Checks(k=k, eps=epsilon, dlt=delta, relation=relation),
+                                codes[:, None], [spec], keys, step=step)
     return classes
 
 
@@ -390,7 +395,8 @@ def test_a_failing_split_leaves_other_classes_and_their_tuples_alone() -> None:
     spec = (np.asarray(tree.parent, dtype=np.int32), tree.n_leaves)
     relation = resolve("l1", None, 2, len(frame))
     start = np.r_[np.zeros(40), np.ones(20)].astype(np.int64)
-    classes, splits = run_specialize(start, sens, 10, 0.01, 0.8, relation, None,
+    classes, splits = run_specialize(start, sens,
+                                     Checks(k=10, eps=0.01, dlt=0.8, relation=relation),
                                      codes[:, None], [spec], keys, step="split_failing")
     assert splits == 2
     assert np.unique(classes[40:]).size == 1 and not np.isin(classes[40:], classes[:40]).any()
@@ -454,8 +460,9 @@ def cover_owner_case(frame: pd.DataFrame, tree: Hierarchy, start: np.ndarray) ->
     keys = [pd.factorize(np.asarray(tree.labels, dtype=object))[0].astype(np.int32)]
     spec = (np.asarray(tree.parent, dtype=np.int32), tree.n_leaves)
     relation = resolve("l1", None, 2, len(frame))
-    classes, _ = run_specialize(start, sens, 10, 0.0001, 0.8, relation, None, codes[:, None],
-                                [spec], keys, step="cover_failing")
+    classes, _ = run_specialize(start, sens,
+                                Checks(k=10, eps=0.0001, dlt=0.8, relation=relation),
+                                codes[:, None], [spec], keys, step="cover_failing")
     # Every class is no riskier than the failing class or passes, the violating rows are no
     # more, and each publishes a tuple of its own.
     whole = brute_risk(sens, np.arange(1280), 0.0001)
@@ -522,8 +529,9 @@ def test_covering_rounds_absorb_from_a_passing_class_above_two_percent() -> None
     codes = tree.leaf_index(frame["q"].to_numpy())
     spec = (np.asarray(tree.parent, dtype=np.int32), tree.n_leaves)
     keys = [pd.factorize(np.asarray(tree.labels, dtype=object))[0].astype(np.int32)]
-    classes, changes = run_specialize(start, sens, 10, 0.0001, 0.8,
-                                      resolve("l1", None, 2, len(frame)), None,
+    classes, changes = run_specialize(start, sens,
+                                      Checks(k=10, eps=0.0001, dlt=0.8,
+                                             relation=resolve("l1", None, 2, len(frame))),
                                       codes[:, None].astype(float), [spec], keys,
                                       step="cover_failing")
     assert changes > 0 and np.bincount(classes)[0] < 600
@@ -665,7 +673,8 @@ def check_failing_split(frame: pd.DataFrame, hierarchies: dict[str, Any], quasi:
     sens = scaled_sensitive(frame)
     relation = resolve("l1", None, 2, n)
     whole = np.zeros(n, dtype=np.int64)
-    classes, splits = run_specialize(whole, sens, k, 0.05, delta, relation, None,
+    classes, splits = run_specialize(whole, sens,
+                                     Checks(k=k, eps=0.05, dlt=delta, relation=relation),
                                      *_published_key_inputs(columns), step="split_failing")
     before, _ = brute_violations(sens, whole, k, 0.05, delta)
     after, sized = brute_violations(sens, classes, k, 0.05, delta)

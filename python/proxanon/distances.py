@@ -22,6 +22,7 @@ Two values are neighbours when ``distance <= epsilon + NEIGHBOUR_SLACK * max(1, 
 
 from __future__ import annotations
 
+import math
 import reprlib
 import sys
 from collections.abc import Callable
@@ -60,6 +61,14 @@ class Relation:
     def threshold(self, epsilon: float) -> float:
         """The largest distance of neighbours (the C++ core's one definition)."""
         return kernels.neighbour_threshold(epsilon)
+
+
+def box_radius(metric: str, weight: float, distance: float) -> float:
+    """The largest difference in one component alone (the others equal) at which two values
+    are still within ``distance`` under the built-in ``metric`` weighing that component by
+    ``weight`` > 0: ``distance / sqrt(weight)`` for L2, ``distance / weight`` for L1, L∞ and
+    min-component (the weighted distances of docs/design/definitions.md)."""
+    return distance / (math.sqrt(weight) if metric == "l2" else weight)
 
 
 def is_sparse(value: Any) -> bool:

@@ -47,6 +47,7 @@ from proxanon._display import register_html_writer
 from proxanon._groups import group_runs
 from proxanon._results.anonymization import GROUP_COLUMN, Anonymization
 from proxanon._results.audit import AuditReport
+from proxanon.distances import box_radius
 from proxanon.tableio import atomic_write
 from proxanon.tables import column_list, table_groups
 
@@ -319,8 +320,8 @@ def _scaling(c: _Content) -> list[dict[str, Any]]:
             w = float(weights[j])
             entry["weight"] = w
             if w > 0:
-                per = math.sqrt(w) if c.check.metric == "l2" else w
-                entry["epsilon_units"] = c.check.epsilon * entry["span"] / per
+                entry["epsilon_units"] = box_radius(c.check.metric, w,
+                                                    c.check.epsilon * entry["span"])
         rows.append(entry)
     return rows
 

@@ -4,40 +4,31 @@ docs/design/privacy-model.md, docs/design/xcolor.md)."""
 from __future__ import annotations
 
 import time
+from contextlib import nullcontext
+from dataclasses import dataclass
 from typing import Any
 
-from numpy.typing import ArrayLike
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from proxanon import _validate
+from proxanon._engine.options import Checks, EngineOptions, NativeRun
 from proxanon._engine.runs import DEFAULT_SEARCH_LIMIT, run_engine, run_mondrian
 from proxanon._progress import ProgressReporter
 from proxanon._results.partition import Partition
-from proxanon.distances import resolve
+from proxanon.distances import Relation, resolve
 
 __all__ = ["Partition", "partition"]
 
 
-def partition(
-    sensitive: ArrayLike,
-    *,
-    k: int,
-    epsilon: float | None = None,
-    delta: float | None = None,
-    metric: Any = "l1",
-    weights: ArrayLike | None = None,
-    quasi_identifiers: ArrayLike | None = None,
-    on_infeasible: str = "raise",
-    search_limit: int | None = DEFAULT_SEARCH_LIMIT,
-    trace: bool = False,
-    progress: bool = False,
-    init: str = "degree",
-    moves: str = "auto",
-    max_suppression: float = 0.0,
-    method: str = "xcolor",
-    l: int | None = None,  # noqa: E741 (the name the literature and the API use)
-    neighbours: str = "auto",
-    n_threads: int | None = None,
-) -> Partition:
+def partition(sensitive: ArrayLike, *, k: int, epsilon: float | None = None,
+              delta: float | None = None, metric: Any = "l1", weights: ArrayLike | None = None,
+              quasi_identifiers: ArrayLike | None = None, on_infeasible: str = "raise",
+              search_limit: int | None = DEFAULT_SEARCH_LIMIT, trace: bool = False,
+              progress: bool = False, init: str = "degree", moves: str = "auto",
+              max_suppression: float = 0.0, method: str = "xcolor",
+              l: int | None = None,  # noqa: E741 (the name the literature and the API use)
+              neighbours: str = "auto", n_threads: int | None = None) -> Partition:
     """Partition rows into groups of at least ``k`` that satisfy (ε, δ)^k-dissimilarity.
 
     Parameters
@@ -136,14 +127,40 @@ def partition(
     """
     started = time.perf_counter()
     sens = _validate.float_matrix(sensitive, "sensitive")
-    n, s = sens.shape
-    relation = resolve(metric, weights, s, n)
-    method = _validate.choice(method, "method", _validate.METHODS)
-    if method == "mondrian":
-        return run_mondrian(sens, k, epsilon, delta, relation, l, quasi_identifiers,
-                            None, on_infeasible, started)
+    relation = resolve(metric, weights, sens.shape[1], sens.shape[0])
+    if _validate.choice(method, "method", _validate.METHODS) == "mondrian":
+        return run_mondrian(sens, Checks(k=k, eps=epsilon, dlt=delta, relation=relation, ell=l),
+                            quasi_identifiers, None, on_infeasible=on_infeasible, started=started)
     if l is not None:
         raise ValueError("l (distinct l-diversity) applies to method='mondrian' only")
+    request = _xcolor_request(
+        sens, relation, started, k=k, epsilon=epsilon, delta=delta,
+        quasi_identifiers=quasi_identifiers, on_infeasible=on_infeasible,
+        search_limit=search_limit, trace=trace, progress=progress, init=init, moves=moves,
+        max_suppression=max_suppression, neighbours=neighbours, n_threads=n_threads)
+    return _run_xcolor(sens, request)
+
+
+@dataclass(frozen=True, kw_only=True)
+class _XColorRequest:
+    """``partition``'s arguments for XColor, validated: the run, the quasi-identifiers (None:
+    none), what an infeasible run does and the share of rows it may leave out."""
+
+    run: NativeRun
+    qi: NDArray[np.float64] | None
+    on_infeasible: str
+    max_suppression: float
+
+
+def _xcolor_request(sens: NDArray[np.float64], relation: Relation, started: float, *,
+                    k: int, epsilon: float | None, delta: float | None,
+                    quasi_identifiers: ArrayLike | None, on_infeasible: str,
+                    search_limit: int | None, trace: bool, progress: bool, init: str,
+                    moves: str, max_suppression: float, neighbours: str,
+                    n_threads: int | None) -> _XColorRequest:
+    """``partition``'s arguments for XColor checked (raising as ``partition`` documents) and
+    gathered into one request; ``started``: when ``partition`` was called."""
+    n, s = sens.shape
     if delta is None:
         raise TypeError("delta is required: a group's risk may be at most 1 - delta")
     eps = _validate.epsilon(epsilon, graph=relation.kind == "graph")
@@ -166,11 +183,18 @@ def partition(
                          "quasi_identifiers, or use init='degree'")
     threads = _validate.threads(n_threads)
     reporter = ProgressReporter() if progress else None
-    if reporter is None:
-        return run_engine(sens, k, eps, dlt, relation, qi, None, on_infeasible, limit, trace,
-                          None, started, init=init, moves=moves, max_suppression=budget,
-                          neighbours=structure, threads=threads)
-    with reporter:
-        return run_engine(sens, k, eps, dlt, relation, qi, None, on_infeasible, limit, trace,
-                          reporter, started, init=init, moves=moves, max_suppression=budget,
-                          neighbours=structure, threads=threads)
+    options = EngineOptions(
+        k=k, delta=dlt, search_limit=limit, trace=trace, init=init, init_block=1, moves=moves,
+        suppress=on_infeasible == "suppress", threads=threads,
+        progress=reporter.counters if reporter is not None else None)
+    run = NativeRun(options=options, eps=eps, relation=relation, neighbours=structure,
+                    reporter=reporter, started=started)
+    return _XColorRequest(run=run, qi=qi, on_infeasible=on_infeasible, max_suppression=budget)
+
+
+def _run_xcolor(sens: NDArray[np.float64], request: _XColorRequest) -> Partition:
+    """The XColor run ``request`` describes, its progress shown while it runs (if asked)."""
+    reporter = request.run.reporter
+    with reporter if reporter is not None else nullcontext():
+        return run_engine(sens, request.run, qi=request.qi, on_infeasible=request.on_infeasible,
+                          max_suppression=request.max_suppression)

@@ -1,10 +1,14 @@
-"""What one native run is asked to do, as one typed object that crosses into C++."""
+"""What one native run is asked to do, as typed objects built once by the caller:
+``EngineOptions`` crosses into C++; ``NativeRun`` adds what the Python side of an XColor run
+or session needs; ``Checks`` are the checks Mondrian and specialization hold parts to."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from proxanon._engine import kernels
+from proxanon._progress import ProgressReporter
+from proxanon.distances import Relation
 
 
 @dataclass(frozen=True)
@@ -23,3 +27,31 @@ class EngineOptions:
     suppress: bool = False
     threads: int = 1                # for the row degrees; the result is the same for any number
     progress: kernels.Progress | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, kw_only=True)
+class NativeRun:
+    """One XColor run or session on validated inputs: ``options`` (k, delta and the engine's
+    settings, for C++), epsilon and the relation it applies to, how the ε-neighbour relation
+    is held (``neighbours``, one of _validate.NEIGHBOURS), the progress shown (None: none)
+    and when the caller's work began (``time.perf_counter()``, for the total seconds)."""
+
+    options: EngineOptions
+    eps: float
+    relation: Relation
+    neighbours: str = "auto"
+    reporter: ProgressReporter | None = None
+    started: float = 0.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class Checks:
+    """The checks a part is held to (docs/design/privacy-model.md): at least ``k`` rows,
+    (``eps``, ``dlt``)^k-dissimilarity under ``relation`` (``eps`` None: no distance checked)
+    and, where ``ell`` is given, ``ell`` distinct sensitive values."""
+
+    k: int
+    eps: float | None
+    dlt: float | None
+    relation: Relation
+    ell: int | None = None

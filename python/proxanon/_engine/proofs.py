@@ -106,9 +106,10 @@ from numpy.typing import NDArray
 
 from proxanon import _core, _validate
 from proxanon._display import Summarized
+from proxanon._engine.options import NativeRun
 from proxanon._engine.verdicts import proven_before_repair, too_dense
 from proxanon._errors import GraphTooDenseError, InfeasibleError
-from proxanon.distances import Relation, row_graph, value_graph
+from proxanon.distances import Relation, box_radius, row_graph, value_graph
 
 #: Metrics for which the triangle inequality holds (weighted Lp with weights >= 0), so
 #: the ε/2-ball argument proves a clique.
@@ -217,8 +218,8 @@ class Advice(Summarized):
         clique_any = self.clique_size > capacity_any
         if self.clique_size <= capacity or (self.infeasible_for_any_partition and not clique_any):
             return self.reason  # the degree bound's: about one row, not the clique
-        return _reason(rows, self.clique_size, self.group_sizes, self.delta, capacity,
-                       capacity_any, clique_any, self.m, self.k)
+        return _reason(rows, self.clique_size, self.group_sizes, self.delta,
+                       capacity=capacity, capacity_any=capacity_any, m=self.m, k=self.k)
 
     def __str__(self) -> str:
         sizes = " or ".join(f"{size:,}" for size, _ in self.group_sizes)
@@ -515,8 +516,8 @@ def _verdict(clique: _Clique, group_sizes: tuple[tuple[int, int], ...], n: int, 
     if infeasible:
         who = (f"{describe(clique)} ({_shape_note(clique)})" if describe is not None
                else f"rows {_shape_text(clique.shape)} {_value_text(clique.value)}")
-        reason = _reason(who, clique.size, group_sizes, delta, capacity, capacity_any,
-                         any_infeasible, m, k)
+        reason = _reason(who, clique.size, group_sizes, delta, capacity=capacity,
+                         capacity_any=capacity_any, m=m, k=k)
     return infeasible, any_infeasible, reason
 
 
@@ -582,7 +583,7 @@ def _degree_possible(sens: NDArray[np.float64], relation: Relation, eps: float,
     if weight <= 0:
         return True
     threshold = relation.threshold(eps)
-    radius = threshold / (math.sqrt(weight) if relation.name == "l2" else weight)
+    radius = box_radius(relation.name, weight, threshold)
     starts = n - run + 1  # runs [i, i + run) for i < starts
     column = sens[:, j]
     ends = np.partition(column, [starts - 1, n - starts])
@@ -771,8 +772,12 @@ def _shape_text(shape: str) -> str:
             "orthant": "within epsilon of, and on one side in every component of,"}[shape]
 
 
-def _reason(who: str, clique: int, group_sizes: tuple[tuple[int, int], ...], delta: float,
-            capacity: int, capacity_any: int, any_infeasible: bool, m: int, k: int) -> str:
+def _reason(who: str, clique: int, group_sizes: tuple[tuple[int, int], ...], delta: float, *,
+            capacity: int, capacity_any: int, m: int, k: int) -> str:
+    """The clique bound's proof that no equitable partition into the ``m`` groups of
+    ``group_sizes`` satisfies (``clique`` pairwise neighbours, named by ``who``, exceed
+    their ``capacity``), and whether groups of at least ``k`` rows (``capacity_any``) are
+    ruled out too."""
     kinds = ", ".join(
         f"{count:,} of {size:,} rows with t = {_core.allowed_neighbours(size, delta)}"
         for size, count in group_sizes
@@ -783,7 +788,7 @@ def _reason(who: str, clique: int, group_sizes: tuple[tuple[int, int], ...], del
         f"(n // k; {kinds}) hold at most {capacity:,}: no equitable partition into {m:,} "
         f"groups satisfies (epsilon, delta)^k-dissimilarity with delta = {delta:g}"
     )
-    if any_infeasible:
+    if clique > capacity_any:
         text += (
             f"; and any partition into groups of at least k = {k} rows holds at most "
             f"{capacity_any:,} of them (a group of s rows holds at most t(s) + 1, and no "
@@ -814,17 +819,17 @@ def inequality_4_bound(n: int, k: int, delta: float) -> float:
 EARLY_VERDICT_ROWS = 8192
 
 
-def early_verdict(sens: NDArray[np.float64], k: int, eps: float, dlt: float,
-                  relation: Relation, on_infeasible: str, moves: str,
-                  initial_groups: NDArray[np.int64] | None, threads: int = 1) -> None:
+def early_verdict(sens: NDArray[np.float64], run: NativeRun, *, on_infeasible: str,
+                  initial_groups: NDArray[np.int64] | None) -> None:
     """Raises InfeasibleError (with no partition) when advise's clique bound already proves
-    that the repair cannot succeed: no equitable partition into n // k groups for
+    that ``run``'s repair cannot succeed: no equitable partition into n // k groups for
     ``moves="swap"``, no partition into groups of at least k for ``"auto"`` (which may
     regroup). Only for ``on_infeasible="raise"`` and no given start (see ``early_proof``)."""
     if on_infeasible != "raise" or initial_groups is not None:
         return
-    proof = early_proof(sens, k, eps, dlt, relation, any_partition=moves == "auto",
-                        threads=threads)
+    k, dlt, eps, relation = run.options.k, run.options.delta, run.eps, run.relation
+    proof = early_proof(sens, k, eps, dlt, relation, any_partition=run.options.moves == "auto",
+                        threads=run.options.threads)
     if proof is not None:
         raise InfeasibleError(proven_before_repair(proof, k, eps, dlt, relation))
 

@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from proxanon import _core, _validate
-from proxanon._engine.options import EngineOptions
+from proxanon._engine.options import Checks, NativeRun
 from proxanon._engine.proofs import early_verdict, feasibility_advice, inequality_4_bound
 from proxanon._engine.stats import EngineStats
 from proxanon._engine.verdicts import (
@@ -24,9 +24,8 @@ from proxanon._engine.verdicts import (
     too_dense,
 )
 from proxanon._errors import GraphTooDenseError, InfeasibleError
-from proxanon._progress import ProgressReporter
 from proxanon._results.partition import Partition
-from proxanon.distances import Relation, row_graph, value_graph
+from proxanon.distances import row_graph, value_graph
 
 if TYPE_CHECKING:
     from proxanon._core import SpecializeStep
@@ -43,14 +42,16 @@ DEFAULT_SEARCH_LIMIT = 512
 
 
 
-def run_mondrian(sens: NDArray[np.float64], k: Any, epsilon: Any, delta: Any,
-                 relation: Relation, ell: Any, quasi_identifiers: Any,
-                 qi_taxonomies: list[tuple[NDArray[np.int32], int] | None] | None,
+def run_mondrian(sens: NDArray[np.float64], checks: Checks, quasi_identifiers: Any,
+                 qi_taxonomies: list[tuple[NDArray[np.int32], int] | None] | None, *,
                  on_infeasible: str, started: float, grid_checks: bool = True,
                  max_graph_entries: int = MAX_GRAPH_ENTRIES) -> Partition:
-    """Strict multidimensional Mondrian with the checks asked for (see ``partition``).
-    ``grid_checks=False``: GraphTooDenseError where the relation's graph would hold more
-    than ``max_graph_entries`` entries (the checks would then search a grid at every cut)."""
+    """Strict multidimensional Mondrian with the checks asked for (see ``partition``; the
+    values of ``checks`` as the user gave them, validated here). ``grid_checks=False``:
+    GraphTooDenseError where the relation's graph would hold more than ``max_graph_entries``
+    entries (the checks would then search a grid at every cut)."""
+    k, epsilon, delta, ell, relation = (checks.k, checks.eps, checks.dlt, checks.ell,
+                                        checks.relation)
     n = sens.shape[0]
     if quasi_identifiers is None:
         raise ValueError("method='mondrian' cuts along the quasi-identifiers: pass "
@@ -101,16 +102,15 @@ def run_mondrian(sens: NDArray[np.float64], k: Any, epsilon: Any, delta: Any,
 CHECK_GRAPH_ENTRIES = 1 << 25
 
 
-def run_specialize(classes: NDArray[np.int64], sens: NDArray[np.float64], k: int,
-                   epsilon: float | None, delta: float | None, relation: Relation,
-                   ell: int | None, qi: NDArray[np.float64],
+def run_specialize(classes: NDArray[np.int64], sens: NDArray[np.float64], checks: Checks,
+                   qi: NDArray[np.float64],
                    qi_taxonomies: list[tuple[NDArray[np.int32], int] | None],
-                   node_keys: list[NDArray[np.int32] | None], step: SpecializeStep = "split",
+                   node_keys: list[NDArray[np.int32] | None], *, step: SpecializeStep = "split",
                    threads: int = 1) -> tuple[NDArray[np.int64], int]:
     """Published classes (ids 0 .. C-1, pairwise distinct published tuples) with every class
     of at least 2k rows split top-down into parts that publish finer, distinct tuples and pass
-    the checks asked for (k; distinct ``ell``; (epsilon, delta)^k-dissimilarity unless
-    epsilon is None); see cpp/include/proxanon/publish/specialize.hpp. ``node_keys[i]`` names the
+    ``checks`` (k; distinct ``ell``; (epsilon, delta)^k-dissimilarity unless epsilon is
+    None); see cpp/include/proxanon/publish/specialize.hpp. ``node_keys[i]`` names the
     nodes of taxonomy column i by published label (None for a numeric column).
     Returns (class per row, classes split); the classes unchanged when the relation is too
     dense to hold as a graph. ``step="split_failing"`` (a table published as best effort):
@@ -132,11 +132,12 @@ def run_specialize(classes: NDArray[np.int64], sens: NDArray[np.float64], k: int
     size - 1) and keeping its rows' violations, into passing classes, or failing ones that
     stay within theirs and gain no violating row but the one taken. The splits run on
     ``threads`` threads (0: every core), with the same result for any number."""
+    epsilon, delta, ell, relation = checks.eps, checks.dlt, checks.ell, checks.relation
     keys = [[] if key is None else key.tolist() for key in node_keys]
     common: dict[str, Any] = dict(
         classes=classes.astype(np.int32), quasi_identifiers=qi,
-        qi_taxonomies=qi_taxonomies, node_keys=keys, k=k, delta=0.0 if delta is None else delta,
-        step=step, threads=threads)
+        qi_taxonomies=qi_taxonomies, node_keys=keys, k=checks.k,
+        delta=0.0 if delta is None else delta, step=step, threads=threads)
     try:
         if relation.weights is not None or epsilon is None:  # a built-in metric, or no distance
             raw = _core.specialize(
@@ -157,28 +158,14 @@ def run_specialize(classes: NDArray[np.int64], sens: NDArray[np.float64], k: int
             int(raw["absorbed"] if step.startswith("absorb") else raw["splits"]))
 
 
-def run_engine(
-    sens: NDArray[np.float64],
-    k: int,
-    eps: float,
-    dlt: float,
-    relation: Relation,
-    qi: NDArray[np.float64] | None,
-    qi_taxonomies: list[tuple[NDArray[np.int32], int] | None] | None,
-    on_infeasible: str,
-    limit: int,
-    trace: bool,
-    reporter: ProgressReporter | None,
-    started: float,
-    initial_groups: NDArray[np.int64] | None = None,
-    init: str = "degree",
-    init_block: int = 1,
-    moves: str = "auto",
-    max_suppression: float = 0.0,
-    neighbours: str = "auto",
-    threads: int = 1,
-) -> Partition:
-    """Runs the native engine on validated inputs and wraps its result (see ``partition``).
+def run_engine(sens: NDArray[np.float64], run: NativeRun, *,
+               qi: NDArray[np.float64] | None = None,
+               qi_taxonomies: list[tuple[NDArray[np.int32], int] | None] | None = None,
+               on_infeasible: str, initial_groups: NDArray[np.int64] | None = None,
+               max_suppression: float = 0.0) -> Partition:
+    """Runs the native engine on validated inputs and wraps its result (see ``partition``):
+    ``run`` says how; ``on_infeasible`` what a run that leaves violations (or, suppressing,
+    leaves out more than ``max_suppression`` of the rows) raises.
 
     ``initial_groups`` (ids 0..m-1, all used) replaces INITIALIZE as the starting colouring.
 
@@ -186,24 +173,21 @@ def run_engine(
     (parent of every node, number of leaves), so that their loss is the LCA's leaf share.
     """
     n = sens.shape[0]
-    early_verdict(sens, k, eps, dlt, relation, on_infeasible, moves, initial_groups, threads)
-    options = EngineOptions(
-        k=k, delta=dlt, search_limit=limit, trace=trace, init=init, init_block=init_block,
-        moves=moves, suppress=on_infeasible == "suppress", threads=threads,
-        progress=reporter.counters if reporter is not None else None)
+    early_verdict(sens, run, on_infeasible=on_infeasible, initial_groups=initial_groups)
     data: dict[str, Any] = dict(
         quasi_identifiers=qi, qi_taxonomies=qi_taxonomies or [],
         initial_groups=initial_groups)
+    eps, options = run.eps, run.options
     raw, calls = _call_native(
-        relation, sens, eps, reporter,
+        run, sens,
         lambda name, weights: _core.partition(sens, name, weights, eps, options,
                                               max_graph_entries=MAX_GRAPH_ENTRIES,
-                                              neighbours=neighbours, **data),
+                                              neighbours=run.neighbours, **data),
         lambda row_value, offsets, targets: _core.partition_graph(
             row_value, offsets, targets, options, **data))
-    result = _partition_of(raw, k, eps, dlt, relation, moves, calls, started, trace)
+    result = _partition_of(raw, run, calls)
     suppressed, stats = result.suppressed_rows, result.stats
-    if on_infeasible == "suppress" and n - suppressed.size < k:
+    if on_infeasible == "suppress" and n - suppressed.size < options.k:
         raise InfeasibleError(nothing_released(n, suppressed.size, stats), partition=result)
     if on_infeasible == "suppress" and suppressed.size > max_suppression * n:
         needs = ("at least {} of {} row(s) must be left out (an exhaustive search over all "
@@ -216,12 +200,11 @@ def run_engine(
     if not result.satisfied and on_infeasible == "raise":
         raise InfeasibleError(
             infeasible_summary(stats) + "\n" + infeasible_message(stats)
-            + feasibility_advice(sens, stats, relation), partition=result)
+            + feasibility_advice(sens, stats, run.relation), partition=result)
     return result
 
 
-def _call_native(relation: Relation, sens: NDArray[np.float64], eps: float,
-                 reporter: ProgressReporter | None,
+def _call_native(run: NativeRun, sens: NDArray[np.float64],
                  builtin: Callable[[str, list[float]], dict[str, Any]],
                  graph: Callable[[NDArray[np.int32], NDArray[np.int64], NDArray[np.int32]],
                                  dict[str, Any]]
@@ -230,6 +213,7 @@ def _call_native(relation: Relation, sens: NDArray[np.float64], eps: float,
     with the value ids per row and the CSR between values, evaluated here) and the distance
     function's calls; the graph's building time is added to the run's "seconds_graph"
     (``raw["last"]`` for a session). GraphTooDenseError becomes the user's error."""
+    relation, eps, reporter = run.relation, run.eps, run.reporter
     if reporter is not None:
         reporter.engine_running = True
     calls = 0
@@ -252,9 +236,10 @@ def _call_native(relation: Relation, sens: NDArray[np.float64], eps: float,
             reporter.engine_running = False
 
 
-def _partition_of(raw: dict[str, Any], k: int, eps: float, dlt: float, relation: Relation,
-                  moves: str, calls: int, started: float, trace: bool) -> Partition:
-    """One native run's result (cpp/bindings/bind_engine.cpp, ``engine_dict``) as a Partition."""
+def _partition_of(raw: dict[str, Any], run: NativeRun, calls: int) -> Partition:
+    """One native run's result (cpp/bindings/bind_engine.cpp, ``engine_dict``) as a Partition;
+    ``calls``: the distance function's."""
+    k, eps, dlt, trace = run.options.k, run.eps, run.options.delta, run.options.trace
     n = len(raw["groups"])
     stats = EngineStats.of(raw["stats"]).as_dict()
     stats.update(distinct_values=raw["distinct_values"], value_edges=raw["value_edges"],
@@ -262,7 +247,7 @@ def _partition_of(raw: dict[str, Any], k: int, eps: float, dlt: float, relation:
     bound = inequality_4_bound(n, k, dlt)
     violating_groups = np.asarray(raw["violating_groups"], dtype=np.int64)
     stats.update(
-        k=k, epsilon=eps, delta=dlt, metric=relation.label, distance_calls=calls,
+        k=k, epsilon=eps, delta=dlt, metric=run.relation.label, distance_calls=calls,
         bound=bound, bound_holds=bool(stats["max_degree"] <= bound),
         violating_groups=violating_groups.tolist(),
     )
@@ -271,9 +256,9 @@ def _partition_of(raw: dict[str, Any], k: int, eps: float, dlt: float, relation:
         "initialize": stats.pop("seconds_initialize"),
         "repair": stats.pop("seconds_repair"),
         "suppress": stats.pop("seconds_suppress"),
-        "total": time.perf_counter() - started,
+        "total": time.perf_counter() - run.started,
     }
-    stats["moves"] = moves
+    stats["moves"] = run.options.moves
     return Partition(
         groups=np.asarray(raw["groups"], dtype=np.int64),
         satisfied=stats["remaining_violations"] == 0,
@@ -305,33 +290,32 @@ class Session:
     seconds: dict[str, float]
 
 
-def run_session(sens: NDArray[np.float64], k: int, eps: float, dlt: float, relation: Relation,
-                qi: NDArray[np.float64], qi_taxonomies: list[tuple[NDArray[np.int32], int] | None],
-                node_keys: list[NDArray[np.int32] | None], sensitive_ids: NDArray[np.int64],
-                options: EngineOptions, qi_aware: bool, start: NDArray[np.int64] | None,
-                max_rounds: int | None, budget: float, neighbours: str,
-                reporter: ProgressReporter | None, started: float) -> Session:
-    """XColor's run and the rounds that merge groups publishing one QI tuple and repair the
-    merged classes, in one native call over structures built once (rebuilt only over the rows
-    a suppressing run leaves in). ``qi_aware``: the runs price QI loss (False: the plain
-    partition's path; the QIs still decide the tuples). ``max_rounds``: merging rounds at
-    most; ``budget``: the share of rows that may be left out before merging stops. Raises
-    InfeasibleError when a suppressing run leaves fewer than k rows."""
+def run_session(sens: NDArray[np.float64], run: NativeRun, qi: NDArray[np.float64],
+                qi_taxonomies: list[tuple[NDArray[np.int32], int] | None],
+                node_keys: list[NDArray[np.int32] | None], sensitive_ids: NDArray[np.int64], *,
+                qi_aware: bool, start: NDArray[np.int64] | None, max_rounds: int | None,
+                budget: float) -> Session:
+    """XColor's run (as ``run`` says) and the rounds that merge groups publishing one QI
+    tuple and repair the merged classes, in one native call over structures built once
+    (rebuilt only over the rows a suppressing run leaves in). ``qi_aware``: the runs price QI
+    loss (False: the plain partition's path; the QIs still decide the tuples).
+    ``max_rounds``: merging rounds at most; ``budget``: the share of rows that may be left
+    out before merging stops. Raises InfeasibleError when a suppressing run leaves fewer
+    than k rows."""
     keys = [[] if key is None else key.tolist() for key in node_keys]
     common: dict[str, Any] = dict(
-        options=options, quasi_identifiers=qi, qi_taxonomies=qi_taxonomies, node_keys=keys,
+        options=run.options, quasi_identifiers=qi, qi_taxonomies=qi_taxonomies, node_keys=keys,
         sensitive_ids=np.ascontiguousarray(sensitive_ids, dtype=np.int64), qi_aware=qi_aware,
         max_rounds=max_rounds, budget=budget,
         start=None if start is None else start.astype(np.int32))
     raw, calls = _call_native(
-        relation, sens, eps, reporter,
-        lambda name, weights: _core.session(sens, name, weights, eps,
+        run, sens,
+        lambda name, weights: _core.session(sens, name, weights, run.eps,
                                             max_graph_entries=MAX_GRAPH_ENTRIES,
-                                            neighbours=neighbours, **common),
+                                            neighbours=run.neighbours, **common),
         lambda row_value, offsets, targets: _core.session_graph(
             row_value, offsets, targets, **common))
-    last = _partition_of(raw["last"], k, eps, dlt, relation, options.moves, calls, started,
-                         options.trace)
+    last = _partition_of(raw["last"], run, calls)
     if raw["too_few"]:
         raise InfeasibleError(nothing_released(last.groups.size, last.suppressed_rows.size,
                                                last.stats), partition=last)

@@ -11,6 +11,7 @@ from numpy.typing import NDArray
 
 from proxanon._engine import classes as native_classes
 from proxanon._engine.audit import audit_owned
+from proxanon._engine.options import Checks
 from proxanon._engine.runs import run_specialize
 from proxanon._results.audit import AuditReport
 from proxanon._results.measures import GroupSummary, summarize_groups
@@ -33,7 +34,8 @@ def _specialize_classes(classes: NDArray[np.int64], formed_from: NDArray[np.int6
     the ``formed_from`` of the class it came from. ``inputs``: ``_published_key_inputs``
     of ``columns`` where the caller has them; ``threads``: the threads the splits run on (the
     same classes for any number)."""
-    split, _ = run_specialize(classes, sens, k, eps, dlt, relation, ell,
+    split, _ = run_specialize(classes, sens,
+                              Checks(k=k, eps=eps, dlt=dlt, relation=relation, ell=ell),
                               *(inputs or _published_key_inputs(columns)), threads=threads)
     return split, summarize_groups(columns, split), _carried(formed_from, classes, split)
 
@@ -76,7 +78,8 @@ def _absorb_classes(classes: NDArray[np.int64], columns: list[QIColumn],
     native call, and none when no class is above the cap."""
     if np.bincount(classes).max() <= native_classes.absorb_cap(classes.size, k):
         return None
-    moved, count = run_specialize(classes, sens, k, eps, dlt, relation, ell,
+    moved, count = run_specialize(classes, sens,
+                                  Checks(k=k, eps=eps, dlt=dlt, relation=relation, ell=ell),
                                   *(inputs or _published_key_inputs(columns)),
                                   step="absorb_failing" if failing else "absorb")
     return moved if count else None

@@ -12,7 +12,7 @@ from dataclasses import replace
 import numpy as np
 from numpy.typing import NDArray
 
-from proxanon._engine.options import EngineOptions
+from proxanon._engine.options import Checks, EngineOptions, NativeRun
 from proxanon._engine.proofs import early_proof
 from proxanon._engine.runs import (
     CHECK_GRAPH_ENTRIES,
@@ -160,12 +160,13 @@ class _Steps:
             init="degree" if plain else inputs.init, init_block=1, moves=inputs.moves,
             suppress=self.suppress, threads=self.threads_for(beside),
             progress=shown.counters if shown is not None else None)
-        return run_session(inputs.sens, inputs.k, inputs.eps, inputs.dlt, inputs.relation,
+        return run_session(inputs.sens,
+                           NativeRun(options=options, eps=inputs.eps, relation=inputs.relation,
+                                     neighbours=inputs.neighbours, reporter=shown,
+                                     started=time.perf_counter()),
                            inputs.qi, inputs.taxonomies, inputs.node_keys,
-                           self.interchangeable(), options, qi_aware=not plain, start=start,
-                           max_rounds=max_rounds, budget=inputs.budget,
-                           neighbours=inputs.neighbours, reporter=shown,
-                           started=time.perf_counter())
+                           self.interchangeable(), qi_aware=not plain, start=start,
+                           max_rounds=max_rounds, budget=inputs.budget)
 
     def publish(self, plain: bool, start: NDArray[np.int64] | None = None,
                 max_rounds: int | None = None, beside: bool = False) -> _Published:
@@ -230,7 +231,8 @@ class _Steps:
         keys = ((inputs.qi, inputs.taxonomies, inputs.node_keys)
                 if result.released.size == self.n_all
                 else _published_key_inputs(result.columns))
-        classes, splits = run_specialize(result.classes, sens, k, eps, dlt, rel, None, *keys,
+        classes, splits = run_specialize(result.classes, sens,
+                                         Checks(k=k, eps=eps, dlt=dlt, relation=rel), *keys,
                                          step="split_failing", threads=inputs.threads)
         seconds["specialize"] = seconds.get("specialize", 0.0) + time.perf_counter() - tic
         tic = time.perf_counter()
@@ -241,7 +243,8 @@ class _Steps:
         covered = None
         if np.bincount(after).max() * 50 > after.size:  # a class above 2% of the rows
             tic = time.perf_counter()
-            cover, covers = run_specialize(after, sens, k, eps, dlt, rel, None, *keys,
+            cover, covers = run_specialize(after, sens,
+                                           Checks(k=k, eps=eps, dlt=dlt, relation=rel), *keys,
                                            step="cover_failing", threads=inputs.threads)
             seconds["specialize"] += time.perf_counter() - tic
             covered = cover if covers else None
@@ -278,9 +281,12 @@ class _Steps:
         grid), which took minutes on dense continuous values."""
         inputs = self.inputs
         try:
-            return run_mondrian(inputs.sens, inputs.k, inputs.eps, inputs.dlt, inputs.relation,
-                                None, inputs.qi, inputs.taxonomies, "best_effort",
-                                time.perf_counter(), False, CHECK_GRAPH_ENTRIES)
+            return run_mondrian(inputs.sens,
+                                Checks(k=inputs.k, eps=inputs.eps, dlt=inputs.dlt,
+                                       relation=inputs.relation),
+                                inputs.qi, inputs.taxonomies, on_infeasible="best_effort",
+                                started=time.perf_counter(), grid_checks=False,
+                                max_graph_entries=CHECK_GRAPH_ENTRIES)
         except GraphTooDenseError:
             return None
 

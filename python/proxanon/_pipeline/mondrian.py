@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from proxanon._engine.options import Checks
 from proxanon._engine.runs import MAX_GRAPH_ENTRIES, run_mondrian
 from proxanon._pipeline.classes import (
     _absorb_classes,
@@ -49,8 +50,10 @@ def _mondrian_cut(columns: list[QIColumn], sens: NDArray[np.float64], qi: NDArra
     ``max_graph_entries``: as :func:`proxanon._engine.runs.run_mondrian`; ``part``: Mondrian's
     groups where the caller has them already; ``threads``: specialization's."""
     if part is None:
-        part = run_mondrian(sens, k, eps, dlt, relation, ell, qi, taxonomies, "best_effort",
-                            time.perf_counter(), grid_checks, max_graph_entries)
+        part = run_mondrian(sens, Checks(k=k, eps=eps, dlt=dlt, relation=relation, ell=ell),
+                            qi, taxonomies, on_infeasible="best_effort",
+                            started=time.perf_counter(), grid_checks=grid_checks,
+                            max_graph_entries=max_graph_entries)
     # Mondrian's boxes are disjoint, but two can still publish the same LCA labels; the
     # union of such groups is one equivalence class.
     merged = _merge_equal_tuples(summarize_groups(columns, part.groups).labels)[part.groups]

@@ -13,7 +13,7 @@ from numpy.typing import NDArray
 from proxanon._engine.proofs import infeasibility_proof
 from proxanon._engine.verdicts import infeasible_message
 from proxanon._pipeline.candidates import _Published
-from proxanon.distances import Relation
+from proxanon.distances import Relation, box_radius
 from proxanon.generalize import format_number
 
 #: Merged classes an infeasibility message names.
@@ -92,7 +92,7 @@ def epsilon_in_units(published: pd.DataFrame, sens_cols: list[str], relation: Re
     for column, weight in zip(sens_cols, relation.weights, strict=True):
         if weight <= 0 or column in taxonomies:
             continue
-        scaled = eps / (np.sqrt(weight) if relation.name == "l2" else weight)
+        scaled = box_radius(relation.name, float(weight), eps)
         values = published[column]
         if isinstance(values.dtype, pd.CategoricalDtype):
             steps = len(values.dtype.categories) - 1
