@@ -135,8 +135,9 @@ def test_absorption_keeps_every_class_private_and_only_lowers_loss(case) -> None
         old = baseline.groups
         columns = [encode_qi(frame, c, hierarchies.get(c)) for c in quasi]
         relation = resolve("l1", None, len(SA), len(frame))
-        out = classes_module._absorb_classes(old, columns, sens, relation, k, epsilon, delta,
-                                             None)
+        checks = classes_module.ClassChecks(sens=sens, relation=relation, k=k, eps=epsilon,
+                                            dlt=delta)
+        out = classes_module._absorb_classes(old, columns, checks)
         new = old if out is None else out
         moved = old != new
         assert moved.any() == (out is not None)

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from proxanon import anonymize, audit
 from proxanon._pipeline.candidates import _cost, _cost_floor
-from proxanon._pipeline.classes import _absorb_classes, _specialize_classes
+from proxanon._pipeline.classes import ClassChecks, _absorb_classes, _specialize_classes
 from proxanon._results.measures import summarize_groups
 from proxanon.datasets import load_adult
 from proxanon.generalize import encode_qi
@@ -166,9 +166,10 @@ def test_the_floor_bounds_every_finished_table(case, sample: int, left_out: int,
     finally:
         published_module._FLOOR_CLASSES = original
     assert floor <= _cost(summarize_groups(columns, classes), n_all) + 1e-12
+    checks = ClassChecks(sens=sens, relation=relation, k=k, eps=epsilon, dlt=0.5)
     split, summary, _ = _specialize_classes(classes, np.ones(classes.max() + 1, np.int64),
-                                            columns, sens, relation, k, epsilon, 0.5, None)
-    absorbed = _absorb_classes(split, columns, sens, relation, k, epsilon, 0.5, None)
+                                            columns, checks)
+    absorbed = _absorb_classes(split, columns, checks)
     if absorbed is not None:
         summary = summarize_groups(columns, absorbed)
     assert floor <= _cost(summary, n_all) + 1e-12

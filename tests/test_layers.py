@@ -170,7 +170,6 @@ def positional(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
     return len(names) - (1 if names and names[0] in ("self", "cls") else 0)
 
 
-@pytest.mark.xfail(strict=True, reason="phase B: the long functions are being split")
 def test_functions_are_short() -> None:
     long = [f"{where}: {node.end_lineno - node.lineno + 1} lines"
             for where, node in functions()
@@ -178,7 +177,6 @@ def test_functions_are_short() -> None:
     assert not long, "\n".join(long)
 
 
-@pytest.mark.xfail(strict=True, reason="phase B: parameter objects replace the long lists")
 def test_functions_take_few_positional_parameters() -> None:
     many = [f"{where}: {positional(node)} positional parameters"
             for where, node in functions() if positional(node) > MAX_POSITIONAL]

@@ -203,4 +203,7 @@ void register_mondrian(py::module_& mod) {
             "The same over a given relation: value id per row and CSR between values.");
     mod.def("absorb_cap", &absorb_cap, py::arg("n"), py::arg("k"),
             "Absorption's cap: the larger of 2k rows and 1/200 of the n rows (absorb.hpp).");
+    mod.def("largest_class_rows", &largest_class_rows, py::arg("n"),
+            "The most rows a published class should hold in a table of n rows (2%, "
+            "specialize.hpp): failing classes above it are dealt into parts.");
 }

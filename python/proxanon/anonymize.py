@@ -3,6 +3,7 @@ docs/design/publishing.md)."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -11,6 +12,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from proxanon import _validate
+from proxanon._pipeline.inputs import AnonymizeSettings
 from proxanon._pipeline.publish import publish
 from proxanon._progress import ProgressReporter
 from proxanon._results.anonymization import GROUP_COLUMN as GROUP_COLUMN  # public
@@ -21,7 +23,6 @@ from proxanon.tables import role_columns
 #: Classes examined per violation in ``anonymize``: with the QI-aware start, classes near a
 #: violation's own (in the QI order) are examined first, and a few dozen suffice.
 TABLE_SEARCH_LIMIT = 64
-
 
 
 def anonymize(
@@ -115,6 +116,36 @@ def anonymize(
     The input frame is never modified.
     """
     started = time.perf_counter()
+    qi_cols, sens_cols = _table_columns(data, quasi_identifiers, sensitive)
+    if not isinstance(progress, bool):
+        raise TypeError(f"progress must be True or False, got {progress!r}")
+    on_infeasible = _validate.choice(on_infeasible, "on_infeasible", _validate.ON_INFEASIBLE)
+    method = _method(method, l, epsilon, delta)
+    k, eps, dlt = _validate.privacy(k, 0.0 if epsilon is None else epsilon,
+                                    0.0 if delta is None else delta, len(data))
+    settings = AnonymizeSettings(
+        quasi_identifiers=qi_cols, sensitive=sens_cols, k=k, eps=eps, dlt=dlt,
+        checked=epsilon is not None,
+        ell=None if l is None else _validate.integer(l, "l", minimum=1),
+        metric=metric, weights=weights, hierarchies=hierarchies, on_infeasible=on_infeasible,
+        limit=_validate.search_limit(search_limit),
+        init=_validate.choice(init, "init", _validate.INITS),
+        moves=_validate.choice(moves, "moves", _validate.MOVES),
+        budget=_validate.suppression(max_suppression, on_infeasible), method=method,
+        neighbours=_validate.choice(neighbours, "neighbours", _validate.NEIGHBOURS),
+        threads=_validate.threads(n_threads), ranges=_validate.ranges(sensitive_ranges, sens_cols))
+    if method == "mondrian" and settings.neighbours != "auto":
+        raise ValueError("neighbours applies to method='xcolor' only (Mondrian's checks hold "
+                         "no neighbour structure); leave it at 'auto'")
+    reporter = ProgressReporter() if progress else None
+    with reporter if reporter is not None else contextlib.nullcontext():
+        return publish(data, settings, reporter=reporter, started=started)
+
+
+def _table_columns(data: Any, quasi_identifiers: str | Sequence[str],
+                   sensitive: str | Sequence[str]) -> tuple[list[str], list[str]]:
+    """``anonymize``'s table checked (a non-empty DataFrame of distinct column names, without
+    the column the published table adds) and its QI and sensitive columns."""
     if not isinstance(data, pd.DataFrame):
         raise TypeError(f"data must be a pandas DataFrame, got {type(data).__name__}")
     if len(data) == 0:
@@ -124,43 +155,20 @@ def anonymize(
     if GROUP_COLUMN in data.columns:
         raise ValueError(f"data already has a column named {GROUP_COLUMN!r}, which the "
                          "published table adds; rename it first")
-    for flag, name in ((progress, "progress"),):
-        if not isinstance(flag, bool):
-            raise TypeError(f"{name} must be True or False, got {flag!r}")
-    on_infeasible = _validate.choice(on_infeasible, "on_infeasible", _validate.ON_INFEASIBLE)
-    method = _validate.choice(method, "method", _validate.METHODS)
-    if method == "xcolor":
-        if l is not None:
+    return qi_cols, sens_cols
+
+
+def _method(method: Any, ell: int | None, epsilon: float | None, delta: float | None) -> str:
+    """``method`` checked with the checks it takes: XColor's needs epsilon and delta and takes
+    no l; Mondrian's takes both epsilon and delta or neither."""
+    chosen: str = _validate.choice(method, "method", _validate.METHODS)
+    if chosen == "xcolor":
+        if ell is not None:
             raise ValueError("l (distinct l-diversity) applies to method='mondrian' only")
         if epsilon is None or delta is None:
             raise TypeError("epsilon and delta are required for method='xcolor'")
     elif (epsilon is None) != (delta is None):
         raise ValueError("give both epsilon and delta to check (epsilon, delta)^k-"
                          "dissimilarity, or neither")
-    k, eps, dlt = _validate.privacy(k, 0.0 if epsilon is None else epsilon,
-                                    0.0 if delta is None else delta, len(data))
-    checked = epsilon is not None
-    ell = None if l is None else _validate.integer(l, "l", minimum=1)
-    limit = _validate.search_limit(search_limit)
-    init = _validate.choice(init, "init", _validate.INITS)
-    moves = _validate.choice(moves, "moves", _validate.MOVES)
-    budget = _validate.suppression(max_suppression, on_infeasible)
-    structure = _validate.choice(neighbours, "neighbours", _validate.NEIGHBOURS)
-    threads = _validate.threads(n_threads)
-    sensitive_ranges = _validate.ranges(sensitive_ranges, sens_cols)
-    if method == "mondrian" and structure != "auto":
-        raise ValueError("neighbours applies to method='xcolor' only (Mondrian's checks hold "
-                         "no neighbour structure); leave it at 'auto'")
-
-    reporter = ProgressReporter() if progress else None
-    if reporter is None:
-        return publish(data, qi_cols, sens_cols, k, eps, dlt, metric, weights, hierarchies,
-                          on_infeasible, limit, init, moves, budget, None, started,
-                          method, ell, checked, sensitive_ranges, structure, threads)
-    with reporter:
-        return publish(data, qi_cols, sens_cols, k, eps, dlt, metric, weights, hierarchies,
-                          on_infeasible, limit, init, moves, budget, reporter, started,
-                          method, ell, checked, sensitive_ranges, structure, threads)
-
-
+    return chosen
 

@@ -1,5 +1,6 @@
 """The native steps on published classes that are not runs: the absorption's size cap, the
-engine's value ids of rows, and the exchange of rows between groups publishing one tuple."""
+largest class's size, the engine's value ids of rows, and the exchange of rows between
+groups publishing one tuple."""
 
 from __future__ import annotations
 
@@ -15,6 +16,13 @@ def absorb_cap(rows: int, k: int) -> int:
     ``rows`` rows (the larger of 2k rows and 1/200 of the table; the C++ core owns the
     rule)."""
     return _core.absorb_cap(rows, k)
+
+
+def largest_class_rows(rows: int) -> int:
+    """The most rows a published class should hold in a table of ``rows`` rows (2%: the
+    class-size rule of docs/design/publishing.md; the C++ core owns the rule): a best-effort
+    table's failing classes above it are dealt into parts of at most that many."""
+    return _core.largest_class_rows(rows)
 
 
 def row_ids(values: NDArray[np.float64]) -> NDArray[np.int64]:

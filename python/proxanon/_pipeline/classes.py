@@ -5,6 +5,8 @@ classes."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
@@ -22,9 +24,28 @@ KeyInputs = tuple[NDArray[np.float64], list[tuple[NDArray[np.int32], int] | None
                   list[NDArray[np.int32] | None]]
 
 
+@dataclass(frozen=True, kw_only=True)
+class ClassChecks:
+    """What every published class must pass: at least ``k`` rows, (``eps``, ``dlt``)^k-
+    dissimilarity of the rows' sensitive values ``sens`` under ``relation`` (no distance check
+    where ``eps`` is None) and, where ``ell`` is given, ``ell`` distinct sensitive values
+    (docs/design/definitions.md)."""
+
+    sens: NDArray[np.float64]
+    relation: Relation
+    k: int
+    eps: float | None
+    dlt: float | None
+    ell: int | None = None
+
+    def unpacked(self) -> tuple[NDArray[np.float64], Relation, int, float | None, float | None,
+                                int | None]:
+        """The fields in the order (sens, relation, k, eps, dlt, ell)."""
+        return self.sens, self.relation, self.k, self.eps, self.dlt, self.ell
+
+
 def _specialize_classes(classes: NDArray[np.int64], formed_from: NDArray[np.int64],
-                        columns: list[QIColumn], sens: NDArray[np.float64], relation: Relation,
-                        k: int, eps: float | None, dlt: float | None, ell: int | None,
+                        columns: list[QIColumn], checks: ClassChecks,
                         inputs: KeyInputs | None = None, threads: int = 1
                         ) -> tuple[NDArray[np.int64], GroupSummary, NDArray[np.int64]]:
     """The published classes with every class of at least 2k rows split top-down into parts
@@ -34,6 +55,7 @@ def _specialize_classes(classes: NDArray[np.int64], formed_from: NDArray[np.int6
     the ``formed_from`` of the class it came from. ``inputs``: ``_published_key_inputs``
     of ``columns`` where the caller has them; ``threads``: the threads the splits run on (the
     same classes for any number)."""
+    sens, relation, k, eps, dlt, ell = checks.unpacked()
     split, _ = run_specialize(classes, sens,
                               Checks(k=k, eps=eps, dlt=dlt, relation=relation, ell=ell),
                               *(inputs or _published_key_inputs(columns)), threads=threads)
@@ -63,9 +85,8 @@ def _node_keys(columns: list[QIColumn]) -> list[NDArray[np.int32] | None]:
             for c in columns]
 
 
-def _absorb_classes(classes: NDArray[np.int64], columns: list[QIColumn],
-                    sens: NDArray[np.float64], relation: Relation, k: int, eps: float | None,
-                    dlt: float | None, ell: int | None, inputs: KeyInputs | None = None,
+def _absorb_classes(classes: NDArray[np.int64], columns: list[QIColumn], checks: ClassChecks,
+                    inputs: KeyInputs | None = None,
                     failing: bool = False) -> NDArray[np.int64] | None:
     """The published classes with rows of giant classes (above the larger of 2k rows and
     1/200 of the table) moved into passing classes whose finer tuples already cover them;
@@ -76,6 +97,7 @@ def _absorb_classes(classes: NDArray[np.int64], columns: list[QIColumn],
     failing giant classes give rows too, to passing classes or to failing ones, and no
     failing class becomes riskier than it was nor the table's violating rows more. One
     native call, and none when no class is above the cap."""
+    sens, relation, k, eps, dlt, ell = checks.unpacked()
     if np.bincount(classes).max() <= native_classes.absorb_cap(classes.size, k):
         return None
     moved, count = run_specialize(classes, sens,

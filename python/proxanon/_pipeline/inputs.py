@@ -1,8 +1,10 @@
-"""What ``anonymize``'s pipeline reads, set once after the arguments are checked: the input
-table, its columns encoded, and the parameters (:class:`_Inputs`)."""
+"""What ``anonymize``'s pipeline reads, set once after the arguments are checked: the
+arguments (:class:`AnonymizeSettings`), then the input table, its columns encoded, and the
+parameters (:class:`_Inputs`)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,6 +16,32 @@ from proxanon._progress import ProgressReporter
 from proxanon.distances import Relation
 from proxanon.generalize import QIColumn
 from proxanon.hierarchy import Hierarchy
+
+
+@dataclass(frozen=True, kw_only=True)
+class AnonymizeSettings:
+    """``anonymize``'s arguments once checked, built once by it: the columns by role, the
+    privacy parameters, and how to run."""
+
+    quasi_identifiers: list[str]
+    sensitive: list[str]
+    k: int
+    eps: float                     # 0.0 where not ``checked``
+    dlt: float
+    checked: bool                  # epsilon and delta were given (the distance check is made)
+    ell: int | None                # distinct l-diversity (method="mondrian" only)
+    metric: Any
+    weights: Any
+    hierarchies: Mapping[str, Any] | None
+    on_infeasible: str
+    limit: int                     # classes examined per violation (search_limit)
+    init: str
+    moves: str
+    budget: float                  # the share of rows that may be left out (max_suppression)
+    method: str
+    ranges: Mapping[str, tuple[float, float]] | None  # sensitive_ranges, as given
+    neighbours: str                # as given (checked against the relation once it is known)
+    threads: int
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from dataclasses import replace
 import numpy as np
 from numpy.typing import NDArray
 
+from proxanon._engine.classes import largest_class_rows
 from proxanon._engine.options import Checks, EngineOptions, NativeRun
 from proxanon._engine.proofs import early_proof
 from proxanon._engine.runs import (
@@ -26,6 +27,7 @@ from proxanon._engine.verdicts import proven_before_repair
 from proxanon._errors import GraphTooDenseError, InfeasibleError
 from proxanon._pipeline.candidates import _Published
 from proxanon._pipeline.classes import (
+    ClassChecks,
     _absorb_classes,
     _audit_groups,
     _carried,
@@ -135,6 +137,11 @@ class _Steps:
                                     inputs.metric, inputs.weights, inputs.ranges)
         return inputs.sens, inputs.relation
 
+    def checks_on(self, sens: NDArray[np.float64], rel: Relation) -> ClassChecks:
+        """The job's checks (k, epsilon, delta) on the sensitive values ``sens`` under ``rel``."""
+        return ClassChecks(sens=sens, relation=rel, k=self.inputs.k, eps=self.inputs.eps,
+                           dlt=self.inputs.dlt)
+
     def audit_classes(self, sens: NDArray[np.float64], rel: Relation,
                       classes: NDArray[np.int64], used: int) -> AuditReport:
         """The independent audit of ``classes`` on ``used`` threads (the same on any number)."""
@@ -196,13 +203,12 @@ class _Steps:
         sens, rel = self.published_sensitive(released)
         keys = ((inputs.qi, inputs.taxonomies, inputs.node_keys)
                 if released.size == self.n_all else _published_key_inputs(columns))
+        checks = self.checks_on(sens, rel)
         classes, summary, formed_from = _specialize_classes(
-            classes, formed_from, columns, sens, rel, inputs.k, inputs.eps, inputs.dlt, None,
-            keys, self.threads_for(beside))
+            classes, formed_from, columns, checks, keys, self.threads_for(beside))
         times["specialize"] = time.perf_counter() - tic
         tic = time.perf_counter()
-        absorbed = _absorb_classes(classes, columns, sens, rel, inputs.k, inputs.eps,
-                                   inputs.dlt, None, keys)
+        absorbed = _absorb_classes(classes, columns, checks, keys)
         if absorbed is not None:
             classes, summary = absorbed, summarize_groups(columns, absorbed)
         times["absorb"] = time.perf_counter() - tic
@@ -236,12 +242,12 @@ class _Steps:
                                          step="split_failing", threads=inputs.threads)
         seconds["specialize"] = seconds.get("specialize", 0.0) + time.perf_counter() - tic
         tic = time.perf_counter()
-        absorbed = _absorb_classes(classes, result.columns, sens, rel, k, eps, dlt, None, keys,
+        absorbed = _absorb_classes(classes, result.columns, self.checks_on(sens, rel), keys,
                                    True)
         seconds["absorb"] = seconds.get("absorb", 0.0) + time.perf_counter() - tic
         after = absorbed if absorbed is not None else classes
         covered = None
-        if np.bincount(after).max() * 50 > after.size:  # a class above 2% of the rows
+        if np.bincount(after).max() > largest_class_rows(after.size):
             tic = time.perf_counter()
             cover, covers = run_specialize(after, sens,
                                            Checks(k=k, eps=eps, dlt=dlt, relation=rel), *keys,
@@ -300,8 +306,8 @@ class _Steps:
         tic = time.perf_counter()
         if part is None:
             return None
-        cut = _mondrian_cut(inputs.columns, inputs.sens, inputs.qi, inputs.taxonomies,
-                            inputs.relation, inputs.k, inputs.eps, inputs.dlt, None, part=part,
+        cut = _mondrian_cut(inputs.columns, self.checks_on(inputs.sens, inputs.relation),
+                            (inputs.qi, inputs.taxonomies, inputs.node_keys), part=part,
                             threads=self.threads_for(beside))
         # The verdict is the audit's of the published classes (specialization may have
         # split a class that Mondrian's own cut left failing).

@@ -15,40 +15,43 @@ from numpy.typing import NDArray
 from proxanon._engine.options import Checks
 from proxanon._engine.runs import MAX_GRAPH_ENTRIES, run_mondrian
 from proxanon._pipeline.classes import (
+    ClassChecks,
+    KeyInputs,
     _absorb_classes,
     _merge_equal_tuples,
-    _node_keys,
     _specialize_classes,
 )
 from proxanon._results.anonymization import GROUP_COLUMN
 from proxanon._results.measures import GroupSummary, summarize_groups
 from proxanon._results.partition import Partition
-from proxanon.distances import Relation
 from proxanon.generalize import QIColumn
 
 
 @dataclass(frozen=True)
 class _Cut:
-    """Mondrian's table: its partition, the published classes and their summary, and the
-    classes before absorption (the start a repair by the swap loop takes)."""
+    """Mondrian's table: its partition, the published classes and their summary, the classes
+    before absorption (the start a repair by the swap loop takes), and the merging rounds
+    (``part.stats["merge_rounds"]``)."""
 
     part: Partition
     groups: NDArray[np.int64]
     summary: GroupSummary
     start: NDArray[np.int64]
+    rounds: int  # merging rounds: 1 where groups publishing one tuple were merged, else 0
 
 
-def _mondrian_cut(columns: list[QIColumn], sens: NDArray[np.float64], qi: NDArray[np.float64],
-                  taxonomies: list[tuple[NDArray[np.int32], int] | None], relation: Relation,
-                  k: int, eps: float | None, dlt: float | None, ell: int | None,
-                  grid_checks: bool = True, max_graph_entries: int = MAX_GRAPH_ENTRIES,
-                  part: Partition | None = None, threads: int = 1) -> _Cut:
+def _mondrian_cut(columns: list[QIColumn], checks: ClassChecks, keys: KeyInputs, *,
+                  part: Partition | None = None, threads: int = 1, grid_checks: bool = True,
+                  max_graph_entries: int = MAX_GRAPH_ENTRIES) -> _Cut:
     """Strict Mondrian's groups, those that publish the same values merged (one pass: a union
     keeps its tuple), classes of 2k rows or more specialized, giant classes' rows absorbed
-    (:func:`_absorb_classes`), and their summary (``part.stats["merge_rounds"]``: 1 when the
-    pass merged). Three native calls; O(n log n) per level of cuts. ``grid_checks``,
-    ``max_graph_entries``: as :func:`proxanon._engine.runs.run_mondrian`; ``part``: Mondrian's
-    groups where the caller has them already; ``threads``: specialization's."""
+    (:func:`_absorb_classes`), and their summary (``rounds``, also
+    ``part.stats["merge_rounds"]``: 1 when the pass merged). Three native calls; O(n log n)
+    per level of cuts. ``keys``: ``_published_key_inputs`` of ``columns``; ``grid_checks``,
+    ``max_graph_entries``: as :func:`proxanon._engine.runs.run_mondrian`; ``part``:
+    Mondrian's groups where the caller has them already; ``threads``: specialization's."""
+    sens, relation, k, eps, dlt, ell = checks.unpacked()
+    qi, taxonomies, _ = keys
     if part is None:
         part = run_mondrian(sens, Checks(k=k, eps=eps, dlt=dlt, relation=relation, ell=ell),
                             qi, taxonomies, on_infeasible="best_effort",
@@ -60,15 +63,13 @@ def _mondrian_cut(columns: list[QIColumn], sens: NDArray[np.float64], qi: NDArra
     rounds = int(part.stats["m"] != int(merged.max()) + 1)
     # Median cuts on leaf codes rarely fall on a taxonomy node's boundary, so many boxes
     # publish one coarse node: split those classes top-down along the taxonomies.
-    inputs = (qi, taxonomies, _node_keys(columns))
     start, summary, _ = _specialize_classes(merged, np.ones(int(merged.max()) + 1, np.int64),
-                                            columns, sens, relation, k, eps, dlt, ell, inputs,
-                                            threads)
-    absorbed = _absorb_classes(start, columns, sens, relation, k, eps, dlt, ell, inputs)
+                                            columns, checks, keys, threads)
+    absorbed = _absorb_classes(start, columns, checks, keys)
     groups, summary = ((absorbed, summarize_groups(columns, absorbed)) if absorbed is not None
                        else (start, summary))
     return _Cut(replace(part, stats={**part.stats, "merge_rounds": rounds}), groups, summary,
-                start)
+                start, rounds)
 
 
 class _Unwanted(Exception):

@@ -5,64 +5,63 @@ the verdict's text."""
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
 
 import numpy as np
 import pandas as pd
-from numpy.typing import NDArray
 
 from proxanon import _validate
 from proxanon._errors import InfeasibleError
 from proxanon._pipeline.candidates import _Published
 from proxanon._pipeline.choose import _CutPicked, _Job
-from proxanon._pipeline.classes import _audit_groups, _published_key_inputs
-from proxanon._pipeline.inputs import _Inputs
+from proxanon._pipeline.classes import ClassChecks, _audit_groups, _published_key_inputs
+from proxanon._pipeline.inputs import AnonymizeSettings, _Inputs
 from proxanon._pipeline.mondrian import _Cut, _mondrian_cut, _mondrian_table
 from proxanon._pipeline.verdict import infeasible_text
 from proxanon._progress import ProgressReporter
-from proxanon._results.anonymization import GROUP_COLUMN, Anonymization, Report, utility
+from proxanon._results.anonymization import (
+    GROUP_COLUMN,
+    Anonymization,
+    Asked,
+    EngineNumbers,
+    build_report,
+)
 from proxanon._results.audit import AuditReport
-from proxanon.distances import Relation
 from proxanon.generalize import QIColumn, encode_qi, load_hierarchies
+from proxanon.hierarchy import Hierarchy
 from proxanon.tables import encode_sensitive, numeric_scales
 
 
-def _anonymize_mondrian(data: pd.DataFrame, columns: list[QIColumn], sens_cols: list[str],
-                        sens: NDArray[np.float64],
-                        qi: NDArray[np.float64],
-                        taxonomies: list[tuple[NDArray[np.int32], int] | None],
-                        relation: Relation, k: int, eps: float | None, dlt: float | None,
-                        ell: int | None, on_infeasible: str, seconds: dict[str, float],
-                        started: float, threads: int) -> Anonymization:
+def _anonymize_mondrian(inputs: _Inputs, settings: AnonymizeSettings,
+                        seconds: dict[str, float], started: float) -> Anonymization:
     """The table job with strict Mondrian: cut, merge groups publishing the same values,
     generalize, and audit every check that was asked for."""
+    checks = ClassChecks(sens=inputs.sens, relation=inputs.relation, k=inputs.k,
+                         eps=inputs.eps if settings.checked else None,
+                         dlt=inputs.dlt if settings.checked else None, ell=settings.ell)
     tic = time.perf_counter()
-    cut = _mondrian_cut(columns, sens, qi, taxonomies, relation, k, eps, dlt, ell, threads=threads)
+    cut = _mondrian_cut(inputs.columns, checks, (inputs.qi, inputs.taxonomies, inputs.node_keys),
+                        threads=inputs.threads)
     seconds["mondrian"] = time.perf_counter() - tic
-    return _publish_mondrian(data, columns, sens_cols, sens, relation, k, eps, dlt, ell,
-                             on_infeasible, seconds, started, cut, threads)
+    return _publish_mondrian(inputs, checks, cut, seconds, started,
+                             on_infeasible=inputs.on_infeasible)
 
 
-def _publish_mondrian(data: pd.DataFrame, columns: list[QIColumn], sens_cols: list[str],
-                      sens: NDArray[np.float64], relation: Relation, k: int, eps: float | None,
-                      dlt: float | None, ell: int | None, on_infeasible: str,
-                      seconds: dict[str, float], started: float,
-                      cut: _Cut, threads: int,
-                      candidates: Mapping[str, float] | None = None,
-                      check: AuditReport | None = None,
-                      generalized: tuple[pd.DataFrame, float] | None = None) -> Anonymization:
-    """Mondrian's groups (:func:`_mondrian_cut`) generalized and audited; ``candidates``: the
-    report's comparison when ``anonymize`` chose this table over XColor's; ``check``: the
-    audit of these groups when the caller has it (it is not run again); ``generalized``:
-    :func:`_mondrian_table` and its seconds, where the caller has them."""
+def _publish_mondrian(inputs: _Inputs, checks: ClassChecks, cut: _Cut,
+                      seconds: dict[str, float], started: float, *, on_infeasible: str,
+                      picked: _CutPicked | None = None) -> Anonymization:
+    """Mondrian's groups (:func:`_mondrian_cut`) generalized and audited against ``checks``;
+    ``picked``: where ``anonymize`` chose this cut over XColor's table, the costs compared
+    for the report, the audit of these groups (not run again) and the cut's table where its
+    thread generalized it."""
+    sens, relation, k, eps, dlt, ell = checks.unpacked()
     part, groups, summary = cut.part, cut.groups, cut.summary
-    rounds = int(part.stats["merge_rounds"])
-    table, seconds["generalize"] = generalized or _mondrian_table(data, columns, cut)
+    generalized = picked.generalized if picked is not None else None
+    table, seconds["generalize"] = generalized or _mondrian_table(inputs.data, inputs.columns,
+                                                                  cut)
     tic = time.perf_counter()
-    if check is None:
-        check = _audit_groups(sens, groups, relation, k, eps, dlt, threads)
+    check = (picked.check if picked is not None
+             else _audit_groups(sens, groups, relation, k, eps, dlt, inputs.threads))
     # Distinct sensitive values per group, counted only where l-diversity was asked for.
     diverse = ell is None or int(
         pd.DataFrame(sens).assign(g=groups).drop_duplicates().groupby("g").size().min()) >= ell
@@ -87,93 +86,93 @@ def _publish_mondrian(data: pd.DataFrame, columns: list[QIColumn], sens_cols: li
             + ("" if diverse else f", a group with fewer than l={ell} distinct sensitive "
                "values")
             + ".\nRelax the parameters or use method='xcolor'.", partition=part)
-    sizes = summary.sizes
-    n = len(data)
-    report = Report(
-        satisfied=satisfied, n=n, groups=int(sizes.size), k=k,
-        epsilon=eps if eps is not None else float("nan"),
-        delta=dlt if dlt is not None else float("nan"), metric=relation.label,
-        quasi_identifiers=tuple(c.name for c in columns),
-        sensitive=tuple(sens_cols),
-        max_risk=check.max_risk, vulnerability=check.vulnerability, max_degree=0,
-        bound=float("nan"), bound_holds=False, initial_violations=0, swaps=0,
-        merge_rounds=rounds,
-        remaining_violations=len(check.violating_rows),
-        violating_groups=tuple(int(g) for g in check.violating_groups), suppressed_rows=(),
-        seconds=seconds, method="mondrian", candidates=dict(candidates or {}),
-        **utility(summary, [c.name for c in columns]),
-    )
+    report = build_report(
+        _asked(inputs, eps, dlt), EngineNumbers(method="mondrian", merge_rounds=cut.rounds),
+        check, summary, satisfied=satisfied, seconds=seconds,
+        candidates=picked.costs if picked is not None else {})
+    # Mondrian publishes every row: the audit's scales are the input's.
     return Anonymization(table=table, groups=groups, satisfied=satisfied, report=report,
-                         hierarchies={c.name: c.hierarchy for c in columns
-                                      if c.hierarchy is not None}, partition=part,
-                         audit=check)
+                         hierarchies=_hierarchies(inputs), partition=part,
+                         audit=_with_scales(check, inputs, inputs.data))
 
 
-def publish(data: pd.DataFrame, qi_cols: list[str], sens_cols: list[str], k: int,
-               eps: float, dlt: float, metric: Any, weights: Any,
-               hierarchies: Mapping[str, Any] | None, on_infeasible: str, limit: int,
-               init: str, moves: str, budget: float, reporter: ProgressReporter | None,
-               started: float, method: str = "xcolor", ell: int | None = None,
-               checked: bool = True,
-               ranges: Mapping[str, tuple[float, float]] | None = None,
-               neighbours: str = "auto", threads: int = 1) -> Anonymization:
-    """The table job once ``anonymize`` has checked its arguments: the columns encoded, then
-    strict Mondrian's table, or the table the default path (:class:`proxanon._pipeline.choose._Job`)
-    chooses, published."""
+def _asked(inputs: _Inputs, eps: float | None, dlt: float | None) -> Asked:
+    """What the report says the table was anonymized against (``eps`` and ``dlt``: None
+    where no distance check was asked for)."""
+    return Asked(k=inputs.k, epsilon=eps if eps is not None else float("nan"),
+                 delta=dlt if dlt is not None else float("nan"), metric=inputs.relation.label,
+                 quasi_identifiers=tuple(c.name for c in inputs.columns),
+                 sensitive=tuple(inputs.sens_cols))
+
+
+def _hierarchies(inputs: _Inputs) -> dict[str, Hierarchy]:
+    """The taxonomy used for each categorical QI column, as the result gives them."""
+    return {c.name: c.hierarchy for c in inputs.columns if c.hierarchy is not None}
+
+
+def _with_scales(check: AuditReport, inputs: _Inputs, audited: pd.DataFrame) -> AuditReport:
+    """``check`` with the scales of the sensitive columns over the rows ``audited`` and the
+    columns compared by tree distance, as ``proxanon.audit`` of the published table reads
+    them."""
+    return replace(check, scales=_scales(inputs, audited),
+                   taxonomies=tuple(c for c in inputs.sens_cols if c in inputs.given))
+
+
+def _scales(inputs: _Inputs, audited: pd.DataFrame) -> dict[str, tuple[float, float]]:
+    """The (min, max) each numeric sensitive column is scaled by over the rows ``audited``."""
+    return numeric_scales(audited, inputs.sens_cols, inputs.given, inputs.metric,
+                          inputs.ranges)
+
+
+def publish(data: pd.DataFrame, settings: AnonymizeSettings, *,
+            reporter: ProgressReporter | None, started: float) -> Anonymization:
+    """The table job once ``anonymize`` has checked its arguments (``settings``): the
+    columns encoded, then strict Mondrian's table, or the table the default path
+    (:class:`proxanon._pipeline.choose._Job`) chooses, published. ``started``: when
+    ``anonymize`` was called (the report's total seconds)."""
     tic = time.perf_counter()
-    given = load_hierarchies(hierarchies, qi_cols + sens_cols, [str(c) for c in data.columns])
+    qi_cols, sens_cols = settings.quasi_identifiers, settings.sensitive
+    given = load_hierarchies(settings.hierarchies, qi_cols + sens_cols,
+                             [str(c) for c in data.columns])
     columns: list[QIColumn] = [encode_qi(data, c, given.get(c)) for c in qi_cols]
-    sens, relation = encode_sensitive(data, sens_cols, given, metric, weights, ranges)
+    sens, relation = encode_sensitive(data, sens_cols, given, settings.metric, settings.weights,
+                                      settings.ranges)
     qi, taxonomies, node_keys = _published_key_inputs(columns)
     seconds = {"prepare": time.perf_counter() - tic}
-    if on_infeasible == "suppress" and relation.kind == "graph":
+    if settings.on_infeasible == "suppress" and relation.kind == "graph":
         raise ValueError("on_infeasible='suppress' cannot be combined with a precomputed "
                          "neighbour graph (its rows would no longer line up); pass the "
                          "distance as a function instead")
-    if method == "mondrian":
-        if on_infeasible == "suppress":
-            raise ValueError("on_infeasible='suppress' applies to method='xcolor' only")
-        return _scaled(_anonymize_mondrian(
-            data, columns, sens_cols, sens, qi, taxonomies, relation, k,
-            eps if checked else None, dlt if checked else None, ell, on_infeasible, seconds,
-            started, threads), numeric_scales(data, sens_cols, given, metric, ranges),
-            tuple(c for c in sens_cols if c in given))
+    if settings.method == "mondrian" and settings.on_infeasible == "suppress":
+        raise ValueError("on_infeasible='suppress' applies to method='xcolor' only")
     inputs = _Inputs(
-        data=data, sens_cols=sens_cols, given=given, metric=metric, weights=weights,
-        ranges=dict(ranges) if ranges is not None else None, columns=columns, sens=sens,
-        relation=relation, qi=qi, taxonomies=taxonomies,
-        node_keys=node_keys, k=k, eps=eps, dlt=dlt, on_infeasible=on_infeasible, limit=limit,
-        init=init, moves=moves, budget=budget,
-        neighbours=_validate.neighbours(neighbours, builtin=relation.kind == "builtin",
+        data=data, sens_cols=sens_cols, given=given, metric=settings.metric,
+        weights=settings.weights,
+        ranges=dict(settings.ranges) if settings.ranges is not None else None, columns=columns,
+        sens=sens, relation=relation, qi=qi, taxonomies=taxonomies, node_keys=node_keys,
+        k=settings.k, eps=settings.eps, dlt=settings.dlt, on_infeasible=settings.on_infeasible,
+        limit=settings.limit, init=settings.init, moves=settings.moves, budget=settings.budget,
+        neighbours=_validate.neighbours(settings.neighbours, builtin=relation.kind == "builtin",
                                        taxonomy=relation.taxonomy,
-                                       components=sens.shape[1]), threads=threads,
+                                       components=sens.shape[1]), threads=settings.threads,
         reporter=reporter)
+    if settings.method == "mondrian":
+        return _anonymize_mondrian(inputs, settings, seconds, started)
     picked = _Job(inputs, seconds).run()
     if isinstance(picked, _CutPicked):
-        return _scaled(_publish_mondrian(
-            data, columns, sens_cols, sens, relation, k, eps, dlt, None, "best_effort",
-            seconds, started, picked.cut, threads, picked.costs, picked.check,
-            picked.generalized), numeric_scales(data, sens_cols, given, metric, ranges),
-            tuple(c for c in sens_cols if c in given))
+        checks = ClassChecks(sens=sens, relation=relation, k=inputs.k, eps=inputs.eps,
+                             dlt=inputs.dlt)
+        return _publish_mondrian(inputs, checks, picked.cut, seconds, started,
+                                 on_infeasible="best_effort", picked=picked)
     chosen, candidates = picked
     return _publish_xcolor(inputs, chosen, candidates, seconds, started)
-
-
-def _scaled(result: Anonymization, scales: dict[str, tuple[float, float]],
-            taxonomies: tuple[str, ...]) -> Anonymization:
-    """``result`` with its audit's scales (Mondrian publishes every row, so the input's)."""
-    if result.audit is None:
-        return result
-    return replace(result, audit=replace(result.audit, scales=scales,
-                                         taxonomies=taxonomies))
 
 
 def _publish_xcolor(inputs: _Inputs, chosen: _Published, candidates: dict[str, float],
                     seconds: dict[str, float], started: float) -> Anonymization:
     """One of XColor's tables, as the job chose it, generalized and reported; refused where it
     leaves out more rows than allowed, or fails without on_infeasible="best_effort"."""
-    data, sens_cols, budget = inputs.data, inputs.sens_cols, inputs.budget
-    k, eps, dlt, relation = inputs.k, inputs.eps, inputs.dlt, inputs.relation
+    data, budget = inputs.data, inputs.budget
     n_all = len(data)
     released, classes, summary, check = (chosen.released, chosen.classes, chosen.summary,
                                          chosen.check)
@@ -188,12 +187,9 @@ def _publish_xcolor(inputs: _Inputs, chosen: _Published, candidates: dict[str, f
             f"({int(budget * n_all)} row(s)); allow more suppression, or try a smaller epsilon "
             "or delta", partition=chosen.part)
     audited = data if suppressed_rows.size == 0 else data.iloc[released]
-    scales = numeric_scales(audited, sens_cols, inputs.given, inputs.metric, inputs.ranges)
     if not check.satisfied and inputs.on_infeasible != "best_effort":
-        raise InfeasibleError(
-            infeasible_text(data, sens_cols, chosen, inputs.sens, relation, k, eps, dlt,
-                            inputs.threads, scales, inputs.given),
-            partition=chosen.part)
+        raise InfeasibleError(infeasible_text(inputs, chosen, _scales(inputs, audited)),
+                              partition=chosen.part)
 
     if inputs.reporter is not None:
         inputs.reporter.phase = "generalize"
@@ -207,28 +203,17 @@ def _publish_xcolor(inputs: _Inputs, chosen: _Published, candidates: dict[str, f
     seconds["generalize"] = time.perf_counter() - tic
     seconds["total"] = time.perf_counter() - started
 
-    qi_cols = [c.name for c in inputs.columns]
     stats = chosen.part.stats
-    report = Report(
-        satisfied=check.satisfied,
-        n=len(released), groups=int(summary.sizes.size), k=k, epsilon=eps, delta=dlt,
-        metric=relation.label, quasi_identifiers=tuple(qi_cols), sensitive=tuple(sens_cols),
-        max_risk=check.max_risk, vulnerability=check.vulnerability,
+    engine = EngineNumbers(
         max_degree=int(stats["max_degree"]), bound=float(stats["bound"]),
-        bound_holds=bool(stats["bound_holds"]),
-        initial_violations=chosen.initial_violations, swaps=chosen.swaps,
-        merge_rounds=chosen.rounds,
-        remaining_violations=len(check.violating_rows),
-        violating_groups=tuple(int(g) for g in check.violating_groups),
-        suppressed_rows=tuple(int(r) for r in suppressed_rows),
-        seconds=seconds, fallback=chosen.plain, candidates=candidates,
-        repair_capped=int(stats.get("repair_capped", 0)),
-        **utility(summary, qi_cols),
-    )
-    check = replace(check, scales=scales,
-                    taxonomies=tuple(c for c in sens_cols if c in inputs.given))
+        bound_holds=bool(stats["bound_holds"]), initial_violations=chosen.initial_violations,
+        swaps=chosen.swaps, merge_rounds=chosen.rounds,
+        repair_capped=int(stats.get("repair_capped", 0)), fallback=chosen.plain)
+    report = build_report(_asked(inputs, inputs.eps, inputs.dlt), engine, check, summary,
+                          satisfied=check.satisfied, seconds=seconds, candidates=candidates,
+                          suppressed_rows=suppressed_rows)
     return Anonymization(
         table=table, groups=all_groups, satisfied=report.satisfied, report=report,
-        hierarchies={c.name: c.hierarchy for c in inputs.columns if c.hierarchy is not None},
-        partition=chosen.part, audit=check,
+        hierarchies=_hierarchies(inputs), partition=chosen.part,
+        audit=_with_scales(check, inputs, audited),
     )

@@ -13,6 +13,7 @@ from numpy.typing import NDArray
 from proxanon._engine.proofs import infeasibility_proof
 from proxanon._engine.verdicts import infeasible_message
 from proxanon._pipeline.candidates import _Published
+from proxanon._pipeline.inputs import _Inputs
 from proxanon.distances import Relation, box_radius
 from proxanon.generalize import format_number
 
@@ -20,13 +21,14 @@ from proxanon.generalize import format_number
 _CLASSES_SHOWN = 5
 
 
-def infeasible_text(data: pd.DataFrame, sens_cols: list[str], result: _Published,
-                    all_sens: NDArray[np.float64], relation: Relation, k: int, eps: float,
-                    dlt: float, threads: int, scales: Mapping[str, tuple[float, float]],
-                    taxonomies: Collection[str]) -> str:
+def infeasible_text(inputs: _Inputs, result: _Published,
+                    scales: Mapping[str, tuple[float, float]]) -> str:
     """Why no table could be published: a one-line summary, the proof when there is one (in
     the table's own values), the classes that merging formed, then the engine's numbers.
-    ``scales`` and ``taxonomies``: as :func:`epsilon_in_units` takes them."""
+    ``scales``: as :func:`epsilon_in_units` takes them (its taxonomies: the columns
+    ``inputs.given`` has a hierarchy for)."""
+    sens_cols, relation, k, eps, dlt = (inputs.sens_cols, inputs.relation, inputs.k, inputs.eps,
+                                        inputs.dlt)
     check = result.check
     lines = [
         f"no table satisfying (epsilon={eps:g}, delta={dlt:g})^k-dissimilarity with k={k} "
@@ -37,12 +39,12 @@ def infeasible_text(data: pd.DataFrame, sens_cols: list[str], result: _Published
         + (" (the plain partition's groups, tried when the QI-aware ones failed)"
            if result.plain else "") + "."
     ]
-    published = data.iloc[result.released]
-    proof = _proof(published, sens_cols, all_sens[result.released], relation, k, eps, dlt,
-                   threads)
+    published = inputs.data.iloc[result.released]
+    proof = _proof(published, sens_cols, inputs.sens[result.released], relation, k, eps, dlt,
+                   inputs.threads)
     if proof:
         lines.append(f"Proof: {proof}.")
-    units = epsilon_in_units(published, sens_cols, relation, eps, scales, taxonomies)
+    units = epsilon_in_units(published, sens_cols, relation, eps, scales, inputs.given)
     if units:
         lines.append(units)
     merged = _merged_classes_text(published, result)

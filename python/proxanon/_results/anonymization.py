@@ -208,3 +208,60 @@ def utility(summary: GroupSummary, columns: Sequence[str]) -> dict[str, Any]:
             f"{q}%": int(np.quantile(summary.sizes, q / 100, method="lower"))
             for q in _CLASS_SIZE_QUANTILES},
     }
+
+
+@dataclass(frozen=True, kw_only=True)
+class Asked:
+    """What a table was anonymized against: the privacy parameters (``epsilon`` and
+    ``delta`` NaN where no distance check was asked for), the relation's label and the
+    columns."""
+
+    k: int
+    epsilon: float
+    delta: float
+    metric: str
+    quasi_identifiers: tuple[str, ...]
+    sensitive: tuple[str, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class EngineNumbers:
+    """How the published groups were formed, as the report gives it: XColor's run (its
+    maximum degree, inequality (4)'s bound, INITIALIZE's violations, swaps, and whether the
+    repair was capped or the plain partition's groups were published), or the
+    Mondrian-(ε, δ) cut (``method="mondrian"``: no colouring, so the defaults), and the
+    rounds merging groups that published the same QI values."""
+
+    method: str = "xcolor"
+    max_degree: int = 0
+    bound: float = float("nan")
+    bound_holds: bool = False
+    initial_violations: int = 0
+    swaps: int = 0
+    merge_rounds: int = 0
+    repair_capped: int = 0
+    fallback: bool = False
+
+
+def build_report(asked: Asked, engine: EngineNumbers, check: AuditReport,
+                 summary: GroupSummary, *, satisfied: bool, seconds: dict[str, float],
+                 candidates: Mapping[str, float],
+                 suppressed_rows: Sequence[int] | NDArray[np.int64] = ()) -> Report:
+    """The :class:`Report` of a published table: ``asked``, ``engine``, the privacy numbers of
+    ``check`` (the independent audit of the published classes), the class sizes and utility
+    of ``summary`` (per published class, over the published rows); ``satisfied``: the
+    verdict (the audit's, and any check it does not make); ``candidates``: the costs
+    compared; ``suppressed_rows``: the input rows left out."""
+    return Report(
+        satisfied=satisfied, n=int(summary.sizes.sum()), groups=int(summary.sizes.size),
+        k=asked.k, epsilon=asked.epsilon, delta=asked.delta, metric=asked.metric,
+        quasi_identifiers=asked.quasi_identifiers, sensitive=asked.sensitive,
+        max_risk=check.max_risk, vulnerability=check.vulnerability,
+        max_degree=engine.max_degree, bound=engine.bound, bound_holds=engine.bound_holds,
+        initial_violations=engine.initial_violations, swaps=engine.swaps,
+        merge_rounds=engine.merge_rounds, remaining_violations=len(check.violating_rows),
+        violating_groups=tuple(int(g) for g in check.violating_groups),
+        suppressed_rows=tuple(int(r) for r in suppressed_rows), seconds=seconds,
+        method=engine.method, fallback=engine.fallback, candidates=dict(candidates),
+        repair_capped=engine.repair_capped, **utility(summary, asked.quasi_identifiers),
+    )
