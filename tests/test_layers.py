@@ -13,8 +13,6 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 PACKAGE = Path(__file__).resolve().parent.parent / "python" / "proxanon"
 
 #: The layers, bottom first: a module name (relative to ``proxanon``, "" for the package's
