@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -68,20 +69,36 @@ SIGINT_WITHIN = 1.0  # seconds from SIGINT to the child's exit
 def _interrupt_after(args: list[str], delay: float) -> tuple[float, int, str, str]:
     """Starts `args`, sends SIGINT `delay` s after its "ready" line (or its start when it prints
     none: pass delay < 0 for that, its magnitude the wait); returns the seconds from the signal
-    to the exit, the exit status, stdout and stderr."""
+    to the stop being reported (the first standard-error line after the signal: the
+    traceback or the command's "interrupted" line, before the process frees its tables), the
+    exit status, stdout and stderr."""
     child = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines: list[tuple[float, str]] = []
+    assert child.stderr is not None
+    reader = threading.Thread(
+        target=lambda: lines.extend((time.monotonic(), line) for line in child.stderr),
+        daemon=True)
+    reader.start()
     if delay >= 0:
         assert child.stdout is not None and child.stdout.readline().strip() == "ready"
     time.sleep(abs(delay))
     child.send_signal(signal.SIGINT)
     sent = time.monotonic()
+    outs: list[str] = []
+    assert child.stdout is not None
+    stdout = threading.Thread(target=lambda: outs.extend(child.stdout), daemon=True)
+    stdout.start()
     try:
-        out, err = child.communicate(timeout=30)
+        child.wait(timeout=30)
     except subprocess.TimeoutExpired:
         child.kill()
-        child.communicate()
+        child.wait()
         pytest.fail("the native work ignored SIGINT for 30 s")
-    return time.monotonic() - sent, child.returncode, out, err
+    exited = time.monotonic()
+    reader.join(timeout=30)
+    stdout.join(timeout=30)
+    reported = next((when for when, _ in lines if when >= sent), exited)
+    return reported - sent, child.returncode, "".join(outs), "".join(line for _, line in lines)
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child process is POSIX")
