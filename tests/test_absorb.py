@@ -135,7 +135,7 @@ def test_absorption_keeps_every_class_private_and_only_lowers_loss(case) -> None
         old = baseline.groups
         columns = [encode_qi(frame, c, hierarchies.get(c)) for c in quasi]
         relation = resolve("l1", None, len(SA), len(frame))
-        checks = classes_module.ClassChecks(sens=sens, relation=relation, k=k, eps=epsilon,
+        checks = classes_module.ClassChecks.on(sens, relation, k=k, eps=epsilon,
                                             dlt=delta)
         out = classes_module._absorb_classes(old, columns, checks)
         new = old if out is None else out

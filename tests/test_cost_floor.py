@@ -166,7 +166,7 @@ def test_the_floor_bounds_every_finished_table(case, sample: int, left_out: int,
     finally:
         published_module._FLOOR_CLASSES = original
     assert floor <= _cost(summarize_groups(columns, classes), n_all) + 1e-12
-    checks = ClassChecks(sens=sens, relation=relation, k=k, eps=epsilon, dlt=0.5)
+    checks = ClassChecks.on(sens, relation, k=k, eps=epsilon, dlt=0.5)
     split, summary, _ = _specialize_classes(classes, np.ones(classes.max() + 1, np.int64),
                                             columns, checks)
     absorbed = _absorb_classes(split, columns, checks)

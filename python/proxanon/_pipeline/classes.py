@@ -26,22 +26,24 @@ KeyInputs = tuple[NDArray[np.float64], list[tuple[NDArray[np.int32], int] | None
 
 @dataclass(frozen=True, kw_only=True)
 class ClassChecks:
-    """What every published class must pass: at least ``k`` rows, (``eps``, ``dlt``)^k-
-    dissimilarity of the rows' sensitive values ``sens`` under ``relation`` (no distance check
-    where ``eps`` is None) and, where ``ell`` is given, ``ell`` distinct sensitive values
-    (docs/design/definitions.md)."""
+    """What every published class must pass: the engine's :class:`Checks` (at least ``k``
+    rows, (``eps``, ``dlt``)^k-dissimilarity under ``relation``, ``ell`` distinct values
+    where given; docs/design/definitions.md) on the rows' sensitive values ``sens``."""
 
     sens: NDArray[np.float64]
-    relation: Relation
-    k: int
-    eps: float | None
-    dlt: float | None
-    ell: int | None = None
+    checks: Checks
+
+    @classmethod
+    def on(cls, sens: NDArray[np.float64], relation: Relation, *, k: int, eps: float | None,
+           dlt: float | None, ell: int | None = None) -> ClassChecks:
+        """The checks of ``sens`` under ``relation``."""
+        return cls(sens=sens, checks=Checks(k=k, eps=eps, dlt=dlt, relation=relation, ell=ell))
 
     def unpacked(self) -> tuple[NDArray[np.float64], Relation, int, float | None, float | None,
                                 int | None]:
         """The fields in the order (sens, relation, k, eps, dlt, ell)."""
-        return self.sens, self.relation, self.k, self.eps, self.dlt, self.ell
+        c = self.checks
+        return self.sens, c.relation, c.k, c.eps, c.dlt, c.ell
 
 
 def _specialize_classes(classes: NDArray[np.int64], formed_from: NDArray[np.int64],
@@ -55,9 +57,7 @@ def _specialize_classes(classes: NDArray[np.int64], formed_from: NDArray[np.int6
     the ``formed_from`` of the class it came from. ``inputs``: ``_published_key_inputs``
     of ``columns`` where the caller has them; ``threads``: the threads the splits run on (the
     same classes for any number)."""
-    sens, relation, k, eps, dlt, ell = checks.unpacked()
-    split, _ = run_specialize(classes, sens,
-                              Checks(k=k, eps=eps, dlt=dlt, relation=relation, ell=ell),
+    split, _ = run_specialize(classes, checks.sens, checks.checks,
                               *(inputs or _published_key_inputs(columns)), threads=threads)
     return split, summarize_groups(columns, split), _carried(formed_from, classes, split)
 
@@ -97,11 +97,9 @@ def _absorb_classes(classes: NDArray[np.int64], columns: list[QIColumn], checks:
     failing giant classes give rows too, to passing classes or to failing ones, and no
     failing class becomes riskier than it was nor the table's violating rows more. One
     native call, and none when no class is above the cap."""
-    sens, relation, k, eps, dlt, ell = checks.unpacked()
-    if np.bincount(classes).max() <= native_classes.absorb_cap(classes.size, k):
+    if np.bincount(classes).max() <= native_classes.absorb_cap(classes.size, checks.checks.k):
         return None
-    moved, count = run_specialize(classes, sens,
-                                  Checks(k=k, eps=eps, dlt=dlt, relation=relation, ell=ell),
+    moved, count = run_specialize(classes, checks.sens, checks.checks,
                                   *(inputs or _published_key_inputs(columns)),
                                   step="absorb_failing" if failing else "absorb")
     return moved if count else None

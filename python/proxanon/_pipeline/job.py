@@ -139,7 +139,7 @@ class _Steps:
 
     def checks_on(self, sens: NDArray[np.float64], rel: Relation) -> ClassChecks:
         """The job's checks (k, epsilon, delta) on the sensitive values ``sens`` under ``rel``."""
-        return ClassChecks(sens=sens, relation=rel, k=self.inputs.k, eps=self.inputs.eps,
+        return ClassChecks.on(sens, rel, k=self.inputs.k, eps=self.inputs.eps,
                            dlt=self.inputs.dlt)
 
     def audit_classes(self, sens: NDArray[np.float64], rel: Relation,

@@ -12,7 +12,6 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from proxanon._engine.options import Checks
 from proxanon._engine.runs import MAX_GRAPH_ENTRIES, run_mondrian
 from proxanon._pipeline.classes import (
     ClassChecks,
@@ -53,7 +52,7 @@ def _mondrian_cut(columns: list[QIColumn], checks: ClassChecks, keys: KeyInputs,
     sens, relation, k, eps, dlt, ell = checks.unpacked()
     qi, taxonomies, _ = keys
     if part is None:
-        part = run_mondrian(sens, Checks(k=k, eps=eps, dlt=dlt, relation=relation, ell=ell),
+        part = run_mondrian(sens, checks.checks,
                             qi, taxonomies, on_infeasible="best_effort",
                             started=time.perf_counter(), grid_checks=grid_checks,
                             max_graph_entries=max_graph_entries)

@@ -36,7 +36,7 @@ def _anonymize_mondrian(inputs: _Inputs, settings: AnonymizeSettings,
                         seconds: dict[str, float], started: float) -> Anonymization:
     """The table job with strict Mondrian: cut, merge groups publishing the same values,
     generalize, and audit every check that was asked for."""
-    checks = ClassChecks(sens=inputs.sens, relation=inputs.relation, k=inputs.k,
+    checks = ClassChecks.on(inputs.sens, inputs.relation, k=inputs.k,
                          eps=inputs.eps if settings.checked else None,
                          dlt=inputs.dlt if settings.checked else None, ell=settings.ell)
     tic = time.perf_counter()
@@ -160,7 +160,7 @@ def publish(data: pd.DataFrame, settings: AnonymizeSettings, *,
         return _anonymize_mondrian(inputs, settings, seconds, started)
     picked = _Job(inputs, seconds).run()
     if isinstance(picked, _CutPicked):
-        checks = ClassChecks(sens=sens, relation=relation, k=inputs.k, eps=inputs.eps,
+        checks = ClassChecks.on(sens, relation, k=inputs.k, eps=inputs.eps,
                              dlt=inputs.dlt)
         return _publish_mondrian(inputs, checks, picked.cut, seconds, started,
                                  on_infeasible="best_effort", picked=picked)
