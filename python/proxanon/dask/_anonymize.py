@@ -1,5 +1,5 @@
 """``anonymize`` on a dask DataFrame: the single-machine ``anonymize`` per part, then a global
-pass for what crosses parts (docs/design/definitions.md; the out-of-core seam of STYLE.md)."""
+pass for what crosses parts (docs/design/definitions.md; docs/guide/dask.md)."""
 
 from __future__ import annotations
 
