@@ -31,7 +31,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("anonymize pipeline", ["_pipeline", "_pipeline.inputs", "_pipeline.classes",
                             "_pipeline.mondrian", "_pipeline.candidates", "_pipeline.job",
                             "_pipeline.threads", "_pipeline.choose", "_pipeline.publish",
-                            "_pipeline.verdict"]),
+                            "_pipeline.verdict", "_pipeline.anatomy"]),
     ("renderers", ["html_report", "evaluate"]),
     ("entry points", ["", "__main__", "anonymize", "partition", "audit", "advise",
                       "substitute", "m_color", "datasets", "cli", "cli.*", "dask", "dask.*"]),

@@ -52,6 +52,8 @@ MOVES = ("auto", "swap")
 INITS = ("degree", "qi")
 #: Partitioning algorithms.
 METHODS = ("xcolor", "mondrian")
+#: How a table's groups are released (docs/design/publishing.md).
+PUBLISH = ("generalize", "anatomy")
 #: Neighbour structures (see ``partition``): the rule of "auto" lives in the core.
 NEIGHBOURS = ("auto", "graph", "sorted", "grid")
 #: The largest search_limit: groups are numbered by 32-bit ids, so any limit this large

@@ -12,8 +12,10 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from proxanon import _validate
+from proxanon._pipeline.anatomy import publish_anatomy
 from proxanon._pipeline.inputs import AnonymizeSettings
-from proxanon._pipeline.publish import publish
+from proxanon._pipeline.publish import prepare
+from proxanon._pipeline.publish import publish as publish_table
 from proxanon._progress import ProgressReporter
 from proxanon._results.anonymization import GROUP_COLUMN as GROUP_COLUMN  # public
 from proxanon._results.anonymization import Anonymization
@@ -47,6 +49,7 @@ def anonymize(
     sensitive_ranges: Mapping[str, tuple[float, float]] | None = None,
     neighbours: str = "auto",
     n_threads: int | None = None,
+    publish: str = "generalize",
 ) -> Anonymization:
     """Anonymize a table so that every group satisfies (ε, δ)^k-dissimilarity.
 
@@ -99,19 +102,17 @@ def anonymize(
     classes (rows that share the published QI values). A datetime64 QI is published as its
     group's date range ``[first, last]``.
 
-    Threads: with ``n_threads`` of 2 or more, the default path builds the Mondrian-(ε, δ)
-    cut on a thread of its own while XColor runs (the two candidates are independent and
-    their native work releases the GIL), on tables over 262,144 rows after seeking there the
-    proof of infeasibility (which, when found, stops XColor's run and is raised), and the
-    row degrees and the audits split over the threads; which candidate is published never
-    depends on which finished first.
+    Threads: with ``n_threads`` of 2 or more, the Mondrian-(ε, δ) cut is built on a thread
+    of its own while XColor runs, and the degrees and audits split over the threads; which
+    candidate is published never depends on which finished first.
 
-    XColor's table is compared with the Mondrian-(ε, δ) cut by cost (GCP). Where the cut
-    satisfies and a lower bound of XColor's cost already exceeds the cut's (its classes of
-    fewer than 2k rows, which specialization leaves as they are, over a sample of at most
-    16,384 of them), and XColor's classes pass the audit, the cut is published without
-    specializing XColor's classes, which could not change the outcome: the report then names
-    the bound ``"xcolor (at least)"`` (census-like tables: 0.9 s of 5.8 s at 3M rows).
+    XColor's table is compared with the Mondrian-(ε, δ) cut by cost (GCP). Where a lower
+    bound of XColor's cost already exceeds a satisfying cut's, the cut is published without
+    finishing XColor's table: the report then names the bound ``"xcolor (at least)"``.
+
+    ``publish``: ``"generalize"`` (default) or ``"anatomy"``: XColor's groups as found, never
+    merged, as two tables, ``result.table`` (every non-sensitive column unchanged, plus
+    ``group``) and ``result.sensitive_table`` (docs/design/anatomy.md).
 
     The input frame is never modified.
     """
@@ -120,7 +121,7 @@ def anonymize(
     if not isinstance(progress, bool):
         raise TypeError(f"progress must be True or False, got {progress!r}")
     on_infeasible = _validate.choice(on_infeasible, "on_infeasible", _validate.ON_INFEASIBLE)
-    method = _method(method, l, epsilon, delta)
+    method = _method(method, l, epsilon, delta, publish)
     k, eps, dlt = _validate.privacy(k, 0.0 if epsilon is None else epsilon,
                                     0.0 if delta is None else delta, len(data))
     settings = AnonymizeSettings(
@@ -133,13 +134,17 @@ def anonymize(
         moves=_validate.choice(moves, "moves", _validate.MOVES),
         budget=_validate.suppression(max_suppression, on_infeasible), method=method,
         neighbours=_validate.choice(neighbours, "neighbours", _validate.NEIGHBOURS),
-        threads=_validate.threads(n_threads), ranges=_validate.ranges(sensitive_ranges, sens_cols))
+        threads=_validate.threads(n_threads), ranges=_validate.ranges(sensitive_ranges, sens_cols),
+        publish=publish)
     if method == "mondrian" and settings.neighbours != "auto":
         raise ValueError("neighbours applies to method='xcolor' only (Mondrian's checks hold "
                          "no neighbour structure); leave it at 'auto'")
     reporter = ProgressReporter() if progress else None
     with reporter if reporter is not None else contextlib.nullcontext():
-        return publish(data, settings, reporter=reporter, started=started)
+        if settings.publish == "anatomy":
+            inputs, seconds = prepare(data, settings, reporter)
+            return publish_anatomy(inputs, seconds, started)
+        return publish_table(data, settings, reporter=reporter, started=started)
 
 
 def _table_columns(data: Any, quasi_identifiers: str | Sequence[str],
@@ -158,10 +163,16 @@ def _table_columns(data: Any, quasi_identifiers: str | Sequence[str],
     return qi_cols, sens_cols
 
 
-def _method(method: Any, ell: int | None, epsilon: float | None, delta: float | None) -> str:
+def _method(method: Any, ell: int | None, epsilon: float | None, delta: float | None,
+            publish: Any) -> str:
     """``method`` checked with the checks it takes: XColor's needs epsilon and delta and takes
-    no l; Mondrian's takes both epsilon and delta or neither."""
+    no l; Mondrian's takes both epsilon and delta or neither, and no anatomy release (which
+    publishes XColor's partition)."""
     chosen: str = _validate.choice(method, "method", _validate.METHODS)
+    if _validate.choice(publish, "publish", _validate.PUBLISH) == "anatomy" and (
+            chosen == "mondrian"):
+        raise ValueError("publish='anatomy' publishes XColor's partition: it takes no "
+                         "method='mondrian'; leave method at 'xcolor'")
     if chosen == "xcolor":
         if ell is not None:
             raise ValueError("l (distinct l-diversity) applies to method='mondrian' only")

@@ -28,6 +28,7 @@ from proxanon._results import measures as _measures
 from proxanon._results.anonymization import Anonymization
 from proxanon._results.measures import GroupSummary, summarize_groups
 from proxanon.generalize import QIColumn, encode_qi
+from proxanon.tables import ordered_domain
 
 __all__ = [
     "WorkloadResult",
@@ -315,26 +316,48 @@ def _qi_attribute(original: pd.DataFrame, column: QIColumn,
 
 
 def _sensitive_attribute(series: pd.Series, name: str) -> _Attribute:
-    dtype = series.dtype
-    if isinstance(dtype, pd.CategoricalDtype) and dtype.ordered:
-        # Ordered categorical: all its categories in their order (unused ones included).
-        index = series.cat.codes.to_numpy().astype(np.int64)
-        domain = tuple(dtype.categories.tolist())
-    else:
-        # Numeric or unordered: the sorted distinct values (a missing value matches nothing).
-        values = series.astype(object) if isinstance(dtype, pd.CategoricalDtype) else series
-        try:
-            codes, uniques = pd.factorize(values, sort=True)
-        except TypeError:  # values of mixed types: order them by their text
-            codes, raw = pd.factorize(values)
-            order = sorted(range(len(raw)), key=lambda i: str(raw[i]))
-            rank = np.empty(len(order), dtype=np.int64)
-            rank[order] = np.arange(len(order))
-            codes = np.where(codes >= 0, rank[np.maximum(codes, 0)], -1)
-            uniques = [raw[i] for i in order]
-        index = np.asarray(codes, dtype=np.int64)
-        domain = tuple(pd.Index(uniques).tolist())
+    index, domain = ordered_domain(series)
     return _Attribute(name, domain, index)
+
+
+@dataclass(frozen=True)
+class _Estimator:
+    """A count query's estimate on the published table, from the rows in group order: the
+    runs of each group (``present`` ids, ``starts``, ``sizes``; ``hidden``: the id of the
+    suppressed rows' pseudo-group) and what each group's QIs publish (``coverage``)."""
+
+    coverage: dict[str, _Coverage]
+    present: NDArray[np.int64]
+    starts: NDArray[np.int64]
+    sizes: NDArray[np.int64]
+    hidden: int
+    anatomy: bool
+
+    def estimate(self, chosen: list[_Attribute], query: dict[str, tuple[int, int]],
+                 match: NDArray[np.bool_]) -> float:
+        """The estimate of ``query`` over the QI attributes ``chosen``, given the rows whose
+        sensitive values satisfy their predicates (``match``)."""
+        per_group = np.add.reduceat(match.view(np.uint8), self.starts, dtype=np.int64)
+        if self.anatomy:
+            # Per group: its rows inside every QI range (the QIs are exact) over its size,
+            # times its rows whose sensitive values match (Xiao and Tao, Anatomy).
+            inside = np.ones(match.size, dtype=bool)
+            scratch = np.empty(match.size, dtype=bool)
+            for attr in chosen:
+                inside &= attr.select(*query[attr.name], out=scratch)
+            share = np.add.reduceat(inside.view(np.uint8), self.starts,
+                                    dtype=np.int64) / self.sizes
+            share[self.present == self.hidden] = 0.0
+            return float(share @ per_group)
+        # Per group: the fraction of its covered QI domain values inside every QI range.
+        covered = np.ones(self.hidden + 1, dtype=np.float64)
+        for attr in chosen:
+            cover = self.coverage[attr.name]
+            first, last = query[attr.name]
+            overlap = np.minimum(cover.hi, last) - np.maximum(cover.lo, first) + 1
+            covered *= np.maximum(overlap, 0) / cover.width
+        covered[self.hidden] = 0.0
+        return float(covered[self.present] @ per_group)
 
 
 def _check_workload(qd: Any, s: Any, n_queries: Any, seed: Any,
@@ -367,7 +390,10 @@ def count_query_error(original: pd.DataFrame, anonymization: Anonymization, *, q
     not); for an ordered categorical sensitive column, its categories in order; otherwise the
     sorted distinct values.
 
-    ``actual`` counts the original rows that satisfy every predicate. ``estimate`` assumes each
+    ``actual`` counts the original rows that satisfy every predicate. For an anatomy release
+    (``publish="anatomy"``), whose QIs are exact, ``estimate`` sums over the groups the
+    group's rows that satisfy every QI predicate times the share of the group's sensitive
+    values that satisfy theirs (Xiao and Tao, Anatomy). Otherwise ``estimate`` assumes each
     published QI value spreads its rows uniformly over the domain values it covers (LeFevre
     et al.): a row contributes the product over QI predicates of ``|covered ∩ I_j| /
     |covered|`` if its (unchanged) sensitive values satisfy their predicates, and 0 otherwise.
@@ -402,12 +428,14 @@ def count_query_error(original: pd.DataFrame, anonymization: Anonymization, *, q
     sens_attrs = [_sensitive_attribute(original[c], c) for c in sens_names]
     # Rows in group order, so a group's matching rows are counted by one reduceat over
     # contiguous runs (several times faster than a bincount over scattered group ids).
-    order, present, starts, _ = group_runs(groups)
+    order, present, starts, sizes = group_runs(groups)
     qi_attrs = [replace(a, index=a.index[order]) for a in qi_attrs]
     sens_attrs = [replace(a, index=a.index[order]) for a in sens_attrs]
     lengths = {a.name: max(1, round(len(a.domain) * sel ** (1.0 / q)))
                for a in (*qi_attrs, *sens_attrs)}
 
+    estimator = _Estimator(coverage, present, starts, sizes, hidden,
+                           anatomy=report.publish == "anatomy")
     rng = np.random.default_rng(seed)
     attributes: list[tuple[str, ...]] = []
     ranges: list[dict[str, tuple[int, int]]] = []
@@ -443,18 +471,10 @@ def count_query_error(original: pd.DataFrame, anonymization: Anonymization, *, q
         if hits == 0:
             continue
 
-        # Per group: the fraction of its covered QI domain values inside every QI range.
-        fraction = np.ones(m, dtype=np.float64)
-        for attr in chosen:
-            cover = coverage[attr.name]
-            first, last = query[attr.name]
-            overlap = np.minimum(cover.hi, last) - np.maximum(cover.lo, first) + 1
-            fraction *= np.maximum(overlap, 0) / cover.width
-        fraction[hidden] = 0.0
-        per_group = np.add.reduceat(match.view(np.uint8), starts, dtype=np.int64)
+        estimate_value = estimator.estimate(chosen, query, match)
         i = len(attributes)
         actual[i] = hits
-        estimate[i] = float(fraction[present] @ per_group)
+        estimate[i] = estimate_value
         attributes.append(tuple(query))
         ranges.append(query)
 

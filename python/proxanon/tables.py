@@ -341,3 +341,26 @@ def holds_python_dates(series: pd.Series) -> bool:
     values = series.to_numpy()
     return (series.dtype == object and len(values) > 0
             and all(isinstance(v, datetime.date) for v in values))
+
+
+def ordered_domain(series: pd.Series) -> tuple[NDArray[np.int64], tuple[Any, ...]]:
+    """Each value's index in the column's ordered domain (-1 for a missing value), and that
+    domain: an ordered categorical's categories in their order (unused ones included);
+    otherwise the sorted distinct values, or, for values of mixed types, the distinct values
+    sorted by their text."""
+    dtype = series.dtype
+    if isinstance(dtype, pd.CategoricalDtype) and dtype.ordered:
+        return (series.cat.codes.to_numpy().astype(np.int64),
+                tuple(dtype.categories.tolist()))
+    values = series.astype(object) if isinstance(dtype, pd.CategoricalDtype) else series
+    try:
+        codes, uniques = pd.factorize(values, sort=True)
+    except TypeError:  # values of mixed types: order them by their text
+        codes, raw = pd.factorize(values)
+        order = sorted(range(len(raw)), key=lambda i: str(raw[i]))
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        codes = np.where(codes >= 0, rank[np.maximum(codes, 0)], -1)
+        uniques = [raw[i] for i in order]
+    return np.asarray(codes, dtype=np.int64), tuple(pd.Index(uniques).tolist())
+

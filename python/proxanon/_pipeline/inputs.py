@@ -42,6 +42,7 @@ class AnonymizeSettings:
     ranges: Mapping[str, tuple[float, float]] | None  # sensitive_ranges, as given
     neighbours: str                # as given (checked against the relation once it is known)
     threads: int
+    publish: str = "generalize"    # one of _validate.PUBLISH
 
 
 @dataclass(frozen=True)

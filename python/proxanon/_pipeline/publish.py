@@ -87,16 +87,16 @@ def _publish_mondrian(inputs: _Inputs, checks: ClassChecks, cut: _Cut,
                "values")
             + ".\nRelax the parameters or use method='xcolor'.", partition=part)
     report = build_report(
-        _asked(inputs, eps, dlt), EngineNumbers(method="mondrian", merge_rounds=cut.rounds),
+        asked_of(inputs, eps, dlt), EngineNumbers(method="mondrian", merge_rounds=cut.rounds),
         check, summary, satisfied=satisfied, seconds=seconds,
         candidates=picked.costs if picked is not None else {})
     # Mondrian publishes every row: the audit's scales are the input's.
     return Anonymization(table=table, groups=groups, satisfied=satisfied, report=report,
-                         hierarchies=_hierarchies(inputs), partition=part,
-                         audit=_with_scales(check, inputs, inputs.data))
+                         hierarchies=hierarchies_of(inputs), partition=part,
+                         audit=with_scales(check, inputs, inputs.data))
 
 
-def _asked(inputs: _Inputs, eps: float | None, dlt: float | None) -> Asked:
+def asked_of(inputs: _Inputs, eps: float | None, dlt: float | None) -> Asked:
     """What the report says the table was anonymized against (``eps`` and ``dlt``: None
     where no distance check was asked for)."""
     return Asked(k=inputs.k, epsilon=eps if eps is not None else float("nan"),
@@ -105,31 +105,30 @@ def _asked(inputs: _Inputs, eps: float | None, dlt: float | None) -> Asked:
                  sensitive=tuple(inputs.sens_cols))
 
 
-def _hierarchies(inputs: _Inputs) -> dict[str, Hierarchy]:
+def hierarchies_of(inputs: _Inputs) -> dict[str, Hierarchy]:
     """The taxonomy used for each categorical QI column, as the result gives them."""
     return {c.name: c.hierarchy for c in inputs.columns if c.hierarchy is not None}
 
 
-def _with_scales(check: AuditReport, inputs: _Inputs, audited: pd.DataFrame) -> AuditReport:
+def with_scales(check: AuditReport, inputs: _Inputs, audited: pd.DataFrame) -> AuditReport:
     """``check`` with the scales of the sensitive columns over the rows ``audited`` and the
     columns compared by tree distance, as ``proxanon.audit`` of the published table reads
     them."""
-    return replace(check, scales=_scales(inputs, audited),
+    return replace(check, scales=scales_of(inputs, audited),
                    taxonomies=tuple(c for c in inputs.sens_cols if c in inputs.given))
 
 
-def _scales(inputs: _Inputs, audited: pd.DataFrame) -> dict[str, tuple[float, float]]:
+def scales_of(inputs: _Inputs, audited: pd.DataFrame) -> dict[str, tuple[float, float]]:
     """The (min, max) each numeric sensitive column is scaled by over the rows ``audited``."""
     return numeric_scales(audited, inputs.sens_cols, inputs.given, inputs.metric,
                           inputs.ranges)
 
 
-def publish(data: pd.DataFrame, settings: AnonymizeSettings, *,
-            reporter: ProgressReporter | None, started: float) -> Anonymization:
-    """The table job once ``anonymize`` has checked its arguments (``settings``): the
-    columns encoded, then strict Mondrian's table, or the table the default path
-    (:class:`proxanon._pipeline.choose._Job`) chooses, published. ``started``: when
-    ``anonymize`` was called (the report's total seconds)."""
+def prepare(data: pd.DataFrame, settings: AnonymizeSettings,
+            reporter: ProgressReporter | None) -> tuple[_Inputs, dict[str, float]]:
+    """What every release of ``data`` reads, from ``anonymize``'s checked arguments
+    (``settings``): the columns encoded and the parameters (:class:`_Inputs`), and the seconds
+    this took (``"prepare"``)."""
     tic = time.perf_counter()
     qi_cols, sens_cols = settings.quasi_identifiers, settings.sensitive
     given = load_hierarchies(settings.hierarchies, qi_cols + sens_cols,
@@ -156,12 +155,22 @@ def publish(data: pd.DataFrame, settings: AnonymizeSettings, *,
                                        taxonomy=relation.taxonomy,
                                        components=sens.shape[1]), threads=settings.threads,
         reporter=reporter)
+    return inputs, seconds
+
+
+def publish(data: pd.DataFrame, settings: AnonymizeSettings, *,
+            reporter: ProgressReporter | None, started: float) -> Anonymization:
+    """The table job once ``anonymize`` has checked its arguments (``settings``): the
+    columns encoded, then strict Mondrian's table, or the table the default path
+    (:class:`proxanon._pipeline.choose._Job`) chooses, published. ``started``: when
+    ``anonymize`` was called (the report's total seconds)."""
+    inputs, seconds = prepare(data, settings, reporter)
     if settings.method == "mondrian":
         return _anonymize_mondrian(inputs, settings, seconds, started)
     picked = _Job(inputs, seconds).run()
     if isinstance(picked, _CutPicked):
-        checks = ClassChecks.on(sens, relation, k=inputs.k, eps=inputs.eps,
-                             dlt=inputs.dlt)
+        checks = ClassChecks.on(inputs.sens, inputs.relation, k=inputs.k, eps=inputs.eps,
+                                dlt=inputs.dlt)
         return _publish_mondrian(inputs, checks, picked.cut, seconds, started,
                                  on_infeasible="best_effort", picked=picked)
     chosen, candidates = picked
@@ -188,7 +197,7 @@ def _publish_xcolor(inputs: _Inputs, chosen: _Published, candidates: dict[str, f
             "or delta", partition=chosen.part)
     audited = data if suppressed_rows.size == 0 else data.iloc[released]
     if not check.satisfied and inputs.on_infeasible != "best_effort":
-        raise InfeasibleError(infeasible_text(inputs, chosen, _scales(inputs, audited)),
+        raise InfeasibleError(infeasible_text(inputs, chosen, scales_of(inputs, audited)),
                               partition=chosen.part)
 
     if inputs.reporter is not None:
@@ -209,11 +218,11 @@ def _publish_xcolor(inputs: _Inputs, chosen: _Published, candidates: dict[str, f
         bound_holds=bool(stats["bound_holds"]), initial_violations=chosen.initial_violations,
         swaps=chosen.swaps, merge_rounds=chosen.rounds,
         repair_capped=int(stats.get("repair_capped", 0)), fallback=chosen.plain)
-    report = build_report(_asked(inputs, inputs.eps, inputs.dlt), engine, check, summary,
+    report = build_report(asked_of(inputs, inputs.eps, inputs.dlt), engine, check, summary,
                           satisfied=check.satisfied, seconds=seconds, candidates=candidates,
                           suppressed_rows=suppressed_rows)
     return Anonymization(
         table=table, groups=all_groups, satisfied=report.satisfied, report=report,
-        hierarchies=_hierarchies(inputs), partition=chosen.part,
-        audit=_with_scales(check, inputs, audited),
+        hierarchies=hierarchies_of(inputs), partition=chosen.part,
+        audit=with_scales(check, inputs, audited),
     )

@@ -45,6 +45,11 @@ class Report(Summarized):
     compared none. ``"xcolor (at least)"`` is a lower bound of XColor's cost, given where
     it already exceeded the cut's: XColor's table was then not finished (see
     :func:`anonymize`).
+    ``publish``: ``"generalize"`` (the QIs generalized per class) or ``"anatomy"`` (the QIs
+    published exact beside a group id, docs/design/anatomy.md): there the groups are the
+    classes, and loss, GCP and NCP measure how widely each group spans the QIs (what
+    generalizing it would cost, and what spreads a count query's estimate), not a change to
+    any published value.
     Class sizes: ``min_group_size``, ``max_group_size``, ``largest_class_share`` (the
     largest class's share of the published rows) and ``class_size_quantiles`` (the sizes at
     the 50%, 90% and 99% quantiles of the classes, lower).
@@ -84,6 +89,7 @@ class Report(Summarized):
     fallback: bool = False
     candidates: dict[str, float] = field(default_factory=dict)
     repair_capped: int = 0
+    publish: str = "generalize"
 
     def _summary_fields(self) -> list[tuple[str, Any]]:
         return [("satisfied", self.satisfied), ("rows", self.n), ("groups", self.groups),
@@ -91,7 +97,7 @@ class Report(Summarized):
                 ("metric", self.metric), ("max_risk", self.max_risk),
                 ("vulnerability", self.vulnerability),
                 ("suppressed", len(self.suppressed_rows)), ("loss", self.loss),
-                ("gcp", self.gcp), ("method", self.method)]
+                ("gcp", self.gcp), ("method", self.method), ("publish", self.publish)]
 
     def to_dict(self) -> dict[str, Any]:
         """Plain Python values, ready for JSON."""
@@ -101,10 +107,22 @@ class Report(Summarized):
             for name, value in self.__dict__.items()
         }
 
+    def _utility_line(self) -> str:
+        """The utility numbers; for anatomy, what the numbers over the QIs mean there."""
+        if self.publish == "anatomy":
+            return (f"  utility        : anatomy: QIs published exact; the groups span, in the "
+                    f"QIs, loss {self.loss:.4f} per group and GCP {self.gcp:.4f} (what "
+                    f"generalizing them would cost); discernibility {self.discernibility:,}")
+        return (f"  utility        : loss {self.loss:.4f} per group over "
+                f"{len(self.quasi_identifiers)} QI(s); GCP {self.gcp:.4f}; "
+                f"discernibility {self.discernibility:,}")
+
     def _engine_line(self, bound: str) -> str:
         """How the groups were formed: XColor's run, or the Mondrian-(ε, δ) cut (which has no
         colouring, so no degree bound, INITIALIZE or swaps to report)."""
-        rounds = (f"{self.merge_rounds} round(s) merging groups that published the same QI "
+        rounds = ("groups never merged (anatomy publishes no QI tuple)"
+                  if self.publish == "anatomy" else
+                  f"{self.merge_rounds} round(s) merging groups that published the same QI "
                   "values")
         if self.method == "mondrian":
             return (f"  engine         : the Mondrian-(ε, δ) cut (no colouring); {rounds}; "
@@ -139,9 +157,7 @@ class Report(Summarized):
             f"  max risk       : {self.max_risk:.4f} (allowed 1 - delta = {1 - self.delta:.4f}); "
             f"vulnerability {self.vulnerability:.2%}",
             self._engine_line(bound),
-            f"  utility        : loss {self.loss:.4f} per group over "
-            f"{len(self.quasi_identifiers)} QI(s); GCP {self.gcp:.4f}; "
-            f"discernibility {self.discernibility:,}",
+            self._utility_line(),
             f"  NCP per column : {ncp}",
             *([f"  published      : {self.method}; satisfying tables compared by GCP: "
                + ", ".join(f"{name} {cost:.4f}" for name, cost in self.candidates.items())]
@@ -158,6 +174,10 @@ class Anonymization(Summarized):
     out), QI columns generalized (strings), sensitive and other columns unchanged, plus a
     ``group`` column. ``groups``: int64 group id per input row, -1 for a suppressed row.
     ``report``: see :class:`Report`.
+    ``sensitive_table``: None for a generalized release; for an anatomy release
+    (``publish="anatomy"``, docs/design/anatomy.md) the sensitive table, ``group`` and the
+    sensitive columns, while ``table`` is then the QI table: every other column as given,
+    plus ``group``.
     ``hierarchies``: the taxonomy used for each categorical QI column (flat when none given).
     ``partition``: the engine's :class:`~proxanon.Partition`.
     ``audit``: the independent audit of the published rows (rows in ``table`` order).
@@ -170,6 +190,7 @@ class Anonymization(Summarized):
     hierarchies: dict[str, Hierarchy] = field(repr=False)
     partition: Partition = field(repr=False)
     audit: AuditReport | None = field(default=None, repr=False)
+    sensitive_table: pd.DataFrame | None = field(default=None, repr=False)
 
     def to_html(self, path: Any, original: pd.DataFrame | None = None, *,
                 queries: Mapping[str, Any] | None = None) -> None:
@@ -246,12 +267,14 @@ class EngineNumbers:
 def build_report(asked: Asked, engine: EngineNumbers, check: AuditReport,
                  summary: GroupSummary, *, satisfied: bool, seconds: dict[str, float],
                  candidates: Mapping[str, float],
-                 suppressed_rows: Sequence[int] | NDArray[np.int64] = ()) -> Report:
+                 suppressed_rows: Sequence[int] | NDArray[np.int64] = (),
+                 publish: str = "generalize") -> Report:
     """The :class:`Report` of a published table: ``asked``, ``engine``, the privacy numbers of
     ``check`` (the independent audit of the published classes), the class sizes and utility
     of ``summary`` (per published class, over the published rows); ``satisfied``: the
     verdict (the audit's, and any check it does not make); ``candidates``: the costs
-    compared; ``suppressed_rows``: the input rows left out."""
+    compared; ``suppressed_rows``: the input rows left out; ``publish``: how the groups are
+    released (``"generalize"`` or ``"anatomy"``)."""
     return Report(
         satisfied=satisfied, n=int(summary.sizes.sum()), groups=int(summary.sizes.size),
         k=asked.k, epsilon=asked.epsilon, delta=asked.delta, metric=asked.metric,
@@ -263,5 +286,6 @@ def build_report(asked: Asked, engine: EngineNumbers, check: AuditReport,
         violating_groups=tuple(int(g) for g in check.violating_groups),
         suppressed_rows=tuple(int(r) for r in suppressed_rows), seconds=seconds,
         method=engine.method, fallback=engine.fallback, candidates=dict(candidates),
-        repair_capped=engine.repair_capped, **utility(summary, asked.quasi_identifiers),
+        repair_capped=engine.repair_capped, publish=publish,
+        **utility(summary, asked.quasi_identifiers),
     )

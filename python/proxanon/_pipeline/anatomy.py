@@ -1,0 +1,150 @@
+"""The anatomy release of ``anonymize(..., publish="anatomy")`` (docs/design/anatomy.md):
+XColor's partition published as found, as a QI table and a sensitive table joined by the
+group id.
+
+Invariant: every released group is one of the engine's groups, audited independently on the
+published rows; no two groups are merged, since none publishes a QI tuple. Cost: one native
+run (a second, the plain partition's, only where the QI-aware start fails), one audit, and
+O(n log n) to order the sensitive table.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from proxanon._engine.options import EngineOptions, NativeRun
+from proxanon._engine.runs import DEFAULT_SEARCH_LIMIT, run_engine
+from proxanon._errors import InfeasibleError
+from proxanon._pipeline.classes import _audit_groups
+from proxanon._pipeline.inputs import _Inputs
+from proxanon._pipeline.job import _Steps
+from proxanon._pipeline.publish import asked_of, hierarchies_of, scales_of, with_scales
+from proxanon._pipeline.verdict import epsilon_in_units
+from proxanon._results.anonymization import (
+    GROUP_COLUMN,
+    Anonymization,
+    EngineNumbers,
+    build_report,
+)
+from proxanon._results.measures import summarize_groups
+from proxanon._results.partition import Partition
+from proxanon.tables import encode_sensitive, ordered_domain
+
+
+def publish_anatomy(inputs: _Inputs, seconds: dict[str, float],
+                    started: float) -> Anonymization:
+    """The anatomy release of ``inputs``: XColor's groups (the QI-aware start, then the plain
+    partition's where that fails) audited and published as two tables."""
+    part, plain = _groups(inputs)
+    released = np.flatnonzero(part.groups >= 0)
+    n_all = len(inputs.data)
+    # Dense group ids 0..m-1, in the order of each group's first row.
+    _, first, dense = np.unique(part.groups[released], return_index=True, return_inverse=True)
+    rank = np.empty(first.size, dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(first.size)
+    groups = rank[dense.reshape(-1)]
+    audited = inputs.data if released.size == n_all else inputs.data.iloc[released]
+
+    tic = time.perf_counter()
+    if released.size == n_all:
+        sens, relation = inputs.sens, inputs.relation
+    else:  # the published rows as any auditor reads them: scaled over the rows released
+        sens, relation = encode_sensitive(audited, inputs.sens_cols, inputs.given,
+                                          inputs.metric, inputs.weights, inputs.ranges)
+    check = _audit_groups(sens, groups, relation, inputs.k, inputs.eps, inputs.dlt,
+                          inputs.threads)
+    seconds["audit"] = time.perf_counter() - tic
+    if not check.satisfied and inputs.on_infeasible != "best_effort":
+        units = epsilon_in_units(audited, inputs.sens_cols, relation, inputs.eps,
+                                 scales_of(inputs, audited), inputs.given)
+        raise InfeasibleError(
+            f"the anatomy release's groups fail the audit: {len(check.violating_rows):,} "
+            f"violating row(s) in {len(check.violating_groups):,} group(s)"
+            + ("\n" + units if units else ""), partition=part)
+
+    tic = time.perf_counter()
+    qi_table, sensitive_table = anatomy_tables(audited, inputs.sens_cols, groups)
+    all_groups = np.full(n_all, -1, dtype=np.int64)
+    all_groups[released] = groups
+    summary = summarize_groups([c.subset(released) for c in inputs.columns], groups)
+    seconds["publish"] = time.perf_counter() - tic
+    seconds["total"] = time.perf_counter() - started
+    stats = part.stats
+    engine = EngineNumbers(
+        max_degree=int(stats["max_degree"]), bound=float(stats["bound"]),
+        bound_holds=bool(stats["bound_holds"]),
+        initial_violations=int(stats["initial_violations"]), swaps=int(stats["swaps"]),
+        repair_capped=int(stats.get("repair_capped", 0)), fallback=plain)
+    report = build_report(asked_of(inputs, inputs.eps, inputs.dlt), engine, check, summary,
+                          satisfied=check.satisfied, seconds=seconds, candidates={},
+                          suppressed_rows=np.flatnonzero(part.groups < 0), publish="anatomy")
+    return Anonymization(table=qi_table, groups=all_groups, satisfied=check.satisfied,
+                         report=report, hierarchies=hierarchies_of(inputs), partition=part,
+                         audit=with_scales(check, inputs, audited),
+                         sensitive_table=sensitive_table)
+
+
+def anatomy_tables(released: pd.DataFrame, sens_cols: list[str],
+                   groups: NDArray[np.int64]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The two tables of an anatomy release of the rows ``released`` in ``groups``.
+
+    The QI table: every column but the sensitive ones, unchanged and in the input's row
+    order, plus ``group``. The sensitive table: ``group`` and the sensitive columns, ordered
+    by group and, within a group, by the sensitive values themselves. That order is a
+    function of the group's values alone, so a row's place in one table says nothing of its
+    place in the other (a seeded shuffle would not do: anyone who knows the seed can redo
+    it)."""
+    qi_table = released.drop(columns=sens_cols)
+    qi_table[GROUP_COLUMN] = groups
+    keys = [ordered_domain(released[c])[0] for c in reversed(sens_cols)]
+    order = np.lexsort((*keys, groups))
+    sensitive_table = released[sens_cols].iloc[order].reset_index(drop=True)
+    sensitive_table.insert(0, GROUP_COLUMN, groups[order])
+    return qi_table, sensitive_table
+
+
+def _groups(inputs: _Inputs) -> tuple[Partition, bool]:
+    """XColor's groups for the release, and whether they are the plain partition's.
+
+    The QI-aware start (``init``, the QIs' loss guiding the swaps) first; where it fails, the
+    plain partition (Algorithm 1's start, as :func:`proxanon.partition` runs by default), so
+    that anatomy is satisfied wherever ``partition`` is. A proof of infeasibility (an
+    InfeasibleError without a partition) is raised at once."""
+    qi_aware = inputs.init == "qi"
+    steps = _Steps(inputs, {})
+    proof = steps.proof_of_infeasibility(beside=False)
+    if proof is not None:
+        raise steps.proven(proof)
+    try:
+        first = _run(inputs, plain=False)
+    except InfeasibleError as exc:
+        if exc.partition is None or not qi_aware:
+            raise
+        return _run(inputs, plain=True), True
+    if first.satisfied or not qi_aware:
+        return first, False
+    second = _run(inputs, plain=True)
+    better = int(second.stats["remaining_violations"]) < int(first.stats["remaining_violations"])
+    return (second, True) if better else (first, False)
+
+
+def _run(inputs: _Inputs, *, plain: bool) -> Partition:
+    """One native XColor run over every row: QI-aware (``init`` as given, the QIs' loss
+    guiding the swaps) or plain (Algorithm 1's start, no QIs)."""
+    limit = inputs.limit
+    search = limit if not plain else (0 if limit == 0 else max(limit, DEFAULT_SEARCH_LIMIT))
+    options = EngineOptions(
+        k=inputs.k, delta=inputs.dlt, search_limit=search,
+        init="degree" if plain else inputs.init, init_block=1, moves=inputs.moves,
+        suppress=inputs.on_infeasible == "suppress", threads=inputs.threads,
+        progress=inputs.reporter.counters if inputs.reporter is not None else None)
+    run = NativeRun(options=options, eps=inputs.eps, relation=inputs.relation,
+                    neighbours=inputs.neighbours, reporter=inputs.reporter,
+                    started=time.perf_counter())
+    return run_engine(inputs.sens, run, qi=None if plain else inputs.qi,
+                      qi_taxonomies=None if plain else inputs.taxonomies,
+                      on_infeasible=inputs.on_infeasible, max_suppression=inputs.budget)
