@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from proxanon import _validate
+from proxanon._pipeline.anatomy import anatomy_tables
 from proxanon._results.anonymization import Anonymization
 from proxanon.anonymize import TABLE_SEARCH_LIMIT, anonymize
 from proxanon.generalize import load_hierarchies
@@ -105,6 +106,7 @@ def m_color(
     on_infeasible: str = "raise",
     progress: bool = False,
     search_limit: int | None = TABLE_SEARCH_LIMIT,
+    publish: str = "generalize",
 ) -> Anonymization:
     """Anonymize ``data`` so that every group has at least ``m`` rows of distinct colours.
 
@@ -143,7 +145,13 @@ def m_color(
     result = anonymize(frame, quasi_identifiers=qi, sensitive=colour_column, k=m, epsilon=0.0,
                        delta=1.0 if m > 1 else 0.0, metric="l1", hierarchies=hierarchies,
                        on_infeasible=on_infeasible, progress=progress,
-                       search_limit=search_limit)
+                       search_limit=search_limit, publish=publish)
     report = dataclasses.replace(result.report, sensitive=(sens,))
+    if result.sensitive_table is not None:  # anatomy: the sensitive column, not its colours
+        released = np.flatnonzero(result.groups >= 0)
+        qi_table, sensitive_table = anatomy_tables(data.iloc[released], [sens],
+                                                   result.groups[released])
+        return dataclasses.replace(result, table=qi_table, sensitive_table=sensitive_table,
+                                   report=report)
     return dataclasses.replace(result, table=result.table.drop(columns=colour_column),
                                report=report)

@@ -17,7 +17,9 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from proxanon._engine.options import EngineOptions, NativeRun
+from proxanon._engine.proofs import feasibility_advice
 from proxanon._engine.runs import DEFAULT_SEARCH_LIMIT, run_engine
+from proxanon._engine.verdicts import infeasible_message, infeasible_summary
 from proxanon._errors import InfeasibleError
 from proxanon._pipeline.classes import _audit_groups
 from proxanon._pipeline.inputs import _Inputs
@@ -112,29 +114,62 @@ def _groups(inputs: _Inputs) -> tuple[Partition, bool]:
 
     The QI-aware start (``init``, the QIs' loss guiding the swaps) first; where it fails, the
     plain partition (Algorithm 1's start, as :func:`proxanon.partition` runs by default), so
-    that anatomy is satisfied wherever ``partition`` is. A proof of infeasibility (an
-    InfeasibleError without a partition) is raised at once."""
+    that anatomy is satisfied wherever ``partition`` is; then, where asked, groups of distinct
+    values (``_dealt``). A proof of infeasibility is raised before any run; with
+    ``on_infeasible="raise"``, the runs' verdict after them."""
     qi_aware = inputs.init == "qi"
     steps = _Steps(inputs, {})
     proof = steps.proof_of_infeasibility(beside=False)
     if proof is not None:
         raise steps.proven(proof)
-    try:
-        first = _run(inputs, plain=False)
-    except InfeasibleError as exc:
-        if exc.partition is None or not qi_aware:
-            raise
-        return _run(inputs, plain=True), True
-    if first.satisfied or not qi_aware:
+    first = _run(inputs, plain=False)
+    if first.satisfied:
         return first, False
-    second = _run(inputs, plain=True)
+    second = _run(inputs, plain=True) if qi_aware else first
     better = int(second.stats["remaining_violations"]) < int(first.stats["remaining_violations"])
-    return (second, True) if better else (first, False)
+    best, plain = (second, True) if better else (first, False)
+    dealt = _dealt(inputs) if not best.satisfied else None
+    if dealt is not None:
+        part = _run(inputs, plain=False, start=dealt)
+        if part.satisfied:
+            return part, False
+    if not best.satisfied and inputs.on_infeasible == "raise":
+        stats = best.stats
+        raise InfeasibleError(infeasible_summary(stats) + "\n" + infeasible_message(stats)
+                              + feasibility_advice(inputs.sens, stats, inputs.relation),
+                              partition=best)
+    return best, plain
 
 
-def _run(inputs: _Inputs, *, plain: bool) -> Partition:
-    """One native XColor run over every row: QI-aware (``init`` as given, the QIs' loss
-    guiding the swaps) or plain (Algorithm 1's start, no QIs)."""
+def _dealt(inputs: _Inputs) -> NDArray[np.int64] | None:
+    """Groups in which no two rows have equal sensitive values, where that is what is asked
+    and possible, else None.
+
+    At epsilon 0 and delta 1 under a distance that is 0 only between equal values, a group
+    may hold no two equal values. Rows sorted by value (then in the QIs' order) and dealt in
+    turn into floor(n / k) groups give every group at least k rows and, where no value is
+    held by more rows than there are groups, no value twice (the m-Color paper's Theorem 1).
+    The swap loop can miss such a partition when the most frequent value nearly fills every
+    group."""
+    relation, n = inputs.relation, len(inputs.data)
+    if (inputs.eps != 0.0 or inputs.dlt != 1.0 or relation.kind != "builtin"
+            or relation.name == "min_component" or inputs.on_infeasible == "suppress"):
+        return None
+    _, value, counts = np.unique(inputs.sens, axis=0, return_inverse=True,
+                                 return_counts=True)
+    slots = n // inputs.k
+    if slots == 0 or int(counts.max()) > slots:
+        return None
+    order = np.lexsort((*inputs.qi.T[::-1], value.reshape(-1)))
+    groups = np.empty(n, dtype=np.int64)
+    groups[order] = np.arange(n, dtype=np.int64) % slots
+    return groups
+
+
+def _run(inputs: _Inputs, *, plain: bool, start: NDArray[np.int64] | None = None
+         ) -> Partition:
+    """One native XColor run over every row: QI-aware (``init`` as given, or the groups
+    ``start``, the QIs' loss guiding the swaps) or plain (Algorithm 1's start, no QIs)."""
     limit = inputs.limit
     search = limit if not plain else (0 if limit == 0 else max(limit, DEFAULT_SEARCH_LIMIT))
     options = EngineOptions(
@@ -147,4 +182,7 @@ def _run(inputs: _Inputs, *, plain: bool) -> Partition:
                     started=time.perf_counter())
     return run_engine(inputs.sens, run, qi=None if plain else inputs.qi,
                       qi_taxonomies=None if plain else inputs.taxonomies,
-                      on_infeasible=inputs.on_infeasible, max_suppression=inputs.budget)
+                      on_infeasible=("best_effort" if start is not None
+                                     or inputs.on_infeasible == "raise"
+                                     else inputs.on_infeasible),
+                      initial_groups=start, max_suppression=inputs.budget)
