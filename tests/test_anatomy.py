@@ -237,3 +237,24 @@ def test_m_color_anatomy_on_adult_where_generalizing_fails() -> None:
     groups = result.sensitive_table.groupby("group")["occupation"]
     assert groups.size().min() >= 7 and groups.nunique().equals(groups.size())
     assert len(result.sensitive_table) == len(adult.data)
+
+
+def test_audit_of_the_pair_checks_they_belong_together() -> None:
+    frame = census(300, seed=4)
+    result = anonymize(frame, quasi_identifiers=QI, sensitive=SA, k=5, epsilon=0.05,
+                       delta=0.6, publish="anatomy")
+    report = audit(result.table, sensitive_table=result.sensitive_table, sensitive=SA, k=5,
+                   epsilon=0.05, delta=0.6)
+    assert report.satisfied and report.max_risk == result.report.max_risk
+    # A row moved to another group in one table only: the pair no longer agrees.
+    other = result.sensitive_table.copy()
+    other.loc[0, "group"] = other["group"].max()
+    with pytest.raises(ValueError, match="belong together"):
+        audit(result.table, sensitive_table=other, sensitive=SA, k=5, epsilon=0.05, delta=0.6)
+    # Groups judged from the sensitive table: putting every row into one group changes it.
+    merged = result.sensitive_table.assign(group=0)
+    with pytest.raises(ValueError, match="belong together"):
+        audit(result.table, sensitive_table=merged, sensitive=SA, k=5, epsilon=0.05, delta=0.6)
+    with pytest.raises(ValueError, match="no 'group' column"):
+        audit(result.table.drop(columns="group"), sensitive_table=result.sensitive_table,
+              sensitive=SA, k=5, epsilon=0.05, delta=0.6)

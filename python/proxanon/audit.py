@@ -15,6 +15,7 @@ import pandas as pd
 
 from proxanon import _validate
 from proxanon._engine.audit import audit_arrays
+from proxanon._results.anonymization import GROUP_COLUMN
 from proxanon._results.audit import AuditReport
 from proxanon.distances import as_arguments, is_sparse
 from proxanon.generalize import load_hierarchies
@@ -37,6 +38,7 @@ def audit(
     n_threads: int | None = None,
     hierarchies: Any = None,
     sensitive_ranges: Any = None,
+    sensitive_table: Any = None,
 ) -> AuditReport:
     """Checks a partition, or a published table, against (epsilon, delta)^k-dissimilarity.
 
@@ -54,9 +56,16 @@ def audit(
       distance, as ``anonymize`` compared it. ``sensitive_ranges``, as ``anonymize`` takes it,
       scales the numeric columns it names by the given ``(min, max)`` instead of their own.
 
+    - ``audit(qi_table, sensitive_table=..., sensitive=[...], k=..., ...)``: an anatomy
+      release (docs/design/anatomy.md), both tables holding the ``group`` column (or the
+      column ``groups`` names). Each group must hold as many rows in one table as in the
+      other; its sensitive values are those of the sensitive table.
+
     Inputs are never modified. See :func:`audit_arrays` for what is computed, and for
     ``n_threads``.
     """
+    if sensitive_table is not None:
+        data, groups = _anatomy_pair(data, sensitive_table, groups)
     if isinstance(data, pd.DataFrame):
         return _audit_table(data, groups, k=k, epsilon=epsilon, delta=delta, metric=metric,
                             weights=weights, sensitive=sensitive,
@@ -79,6 +88,34 @@ def audit(
         raise TypeError("groups is required: one group id per row of sensitive")
     return audit_arrays(data, groups, k=k, epsilon=epsilon, delta=delta, metric=metric,
                         weights=weights, n_threads=n_threads)
+
+
+def _anatomy_pair(qi_table: Any, sensitive_table: Any, groups: Any) -> tuple[pd.DataFrame, str]:
+    """The sensitive table of an anatomy release and its group column, once the pair is
+    checked to agree: every group holds as many rows in one table as in the other."""
+    for name, table in (("data (the QI table)", qi_table), ("sensitive_table", sensitive_table)):
+        if not isinstance(table, pd.DataFrame):
+            raise TypeError(f"{name} must be a pandas DataFrame for an anatomy release, got "
+                            f"{type(table).__name__}")
+    column = GROUP_COLUMN if groups is None else groups
+    if not isinstance(column, str):
+        raise TypeError("groups must name the group column of both tables of an anatomy "
+                        f"release, got {type(column).__name__}")
+    for name, table in (("the QI table", qi_table), ("sensitive_table", sensitive_table)):
+        if column not in table.columns:
+            raise ValueError(f"{name} has no {column!r} column: an anatomy release joins its "
+                             "tables by the group; pass groups= to name the column")
+    mine = qi_table[column].value_counts(dropna=False)
+    theirs = sensitive_table[column].value_counts(dropna=False)
+    differ = mine.sub(theirs, fill_value=0)
+    if (differ != 0).any():
+        group = differ.index[int(np.flatnonzero((differ != 0).to_numpy())[0])]
+        raise ValueError(
+            f"the tables do not belong together: group {group!r} holds "
+            f"{int(mine.get(group, 0))} row(s) in the QI table and "
+            f"{int(theirs.get(group, 0))} in sensitive_table; pass the two tables of one "
+            "release")
+    return sensitive_table, column
 
 
 def _audit_table(
