@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 
 from proxanon import _validate
 from proxanon._engine.audit import audit_arrays
@@ -90,8 +91,9 @@ def audit(
                         weights=weights, n_threads=n_threads)
 
 
-def _anatomy_pair(qi_table: Any, sensitive_table: Any, groups: Any) -> tuple[pd.DataFrame, str]:
-    """The sensitive table of an anatomy release and its group column, once the pair is
+def _anatomy_pair(qi_table: Any, sensitive_table: Any,
+                  groups: Any) -> tuple[pd.DataFrame, NDArray[np.int64]]:
+    """The sensitive table of an anatomy release and its rows' group ids, once the pair is
     checked to agree: every group holds as many rows in one table as in the other."""
     for name, table in (("data (the QI table)", qi_table), ("sensitive_table", sensitive_table)):
         if not isinstance(table, pd.DataFrame):
@@ -115,7 +117,7 @@ def _anatomy_pair(qi_table: Any, sensitive_table: Any, groups: Any) -> tuple[pd.
             f"{int(mine.get(group, 0))} row(s) in the QI table and "
             f"{int(theirs.get(group, 0))} in sensitive_table; pass the two tables of one "
             "release")
-    return sensitive_table, column
+    return sensitive_table, pd.factorize(sensitive_table[column])[0].astype(np.int64)
 
 
 def _audit_table(

@@ -381,7 +381,8 @@ def _running(pid: int) -> bool:
 
 def _write_csv_records(handle: IO[bytes], source: CsvTable, rows: NDArray[np.int64],
                        replace: Mapping[str, Sequence[str]],
-                       append: Mapping[str, NDArray[np.int64]]) -> None:
+                       append: Mapping[str, NDArray[np.int64]],
+                       columns: Sequence[str] | None) -> None:
     def emit(text: str) -> None:
         handle.write(text.encode(source.encoding))
 
@@ -389,6 +390,11 @@ def _write_csv_records(handle: IO[bytes], source: CsvTable, rows: NDArray[np.int
     index = [(source.names.index(name), values) for name, values in replace.items()]
     extra = list(append.values())
     header = [*source.header, *(_quote(name, sep) for name in append)]
+    every = [*source.names, *append]
+    picked = (None if columns is None
+              else [every.index(name) for name in columns])
+    if picked is not None:
+        header = [header[j] for j in picked]
     emit(("\ufeff" if source.bom else "") + sep.join(header) + newline)
     batch: list[str] = []
     for position, row in enumerate(rows.tolist()):
@@ -396,6 +402,8 @@ def _write_csv_records(handle: IO[bytes], source: CsvTable, rows: NDArray[np.int
         for j, values in index:
             fields[j] = _quote(str(values[position]), sep)
         fields.extend(str(int(values[position])) for values in extra)
+        if picked is not None:
+            fields = [fields[j] for j in picked]
         batch.append(sep.join(fields) + newline)
         if len(batch) == _WRITE_BATCH:
             emit("".join(batch))
@@ -438,28 +446,41 @@ def _patched_pandas_metadata(raw: bytes, replace: Mapping[str, Sequence[str]],
     return json.dumps(note).encode()
 
 
+def _selected(table: Any, columns: Sequence[str]) -> Any:
+    """The Arrow ``table``'s ``columns``, in that order, without pandas' note of the whole
+    table's columns and index (which would no longer describe it)."""
+    chosen = table.select(list(columns))
+    metadata = {key: value for key, value in (chosen.schema.metadata or {}).items()
+                if key != b"pandas"}
+    return chosen.replace_schema_metadata(metadata or None)
+
+
 def write_table(source: CsvTable | ParquetTable, target: str | os.PathLike[str],
                 rows: NDArray[np.int64], replace: Mapping[str, Sequence[str]],
-                append: Mapping[str, NDArray[np.int64]]) -> None:
+                append: Mapping[str, NDArray[np.int64]],
+                columns: Sequence[str] | None = None) -> None:
     """Writes ``source``'s rows ``rows`` (0-based data rows, in that order) to ``target``,
     atomically (:func:`atomic_write`).
 
     ``replace`` gives new text for some columns (one value per written row), ``append`` new
-    integer columns at the end. Every other column is written as read: CSV to CSV byte for
-    byte, Parquet to Parquet with its Arrow type. A ``.parquet`` target from a CSV source
-    holds every column as text; a CSV target from a Parquet source is written by Arrow's
-    CSV writer (UTF-8, quoted where needed).
+    integer columns at the end; ``columns``, where given, the columns written and their order
+    (names of the source's columns and of ``append``). Every other column is written as
+    read: CSV to CSV byte for byte, Parquet to Parquet with its Arrow type. A ``.parquet``
+    target from a CSV source holds every column as text; a CSV target from a Parquet source
+    is written by Arrow's CSV writer (UTF-8, quoted where needed).
     """
     if is_parquet(target):
         _, pq = _pyarrow()
         table = _published_arrow(source, rows, replace, append)
+        table = table if columns is None else _selected(table, columns)
         atomic_write(target, lambda handle: pq.write_table(table, handle))
     elif isinstance(source, CsvTable):
         atomic_write(target, lambda handle: _write_csv_records(handle, source, rows, replace,
-                                                               append))
+                                                               append, columns))
     else:
         _pyarrow()
         arrow_csv = importlib.import_module("pyarrow.csv")
         table = _published_arrow(source, rows, replace, append)
+        table = table if columns is None else _selected(table, columns)
         options = arrow_csv.WriteOptions(quoting_style="needed")
         atomic_write(target, lambda handle: arrow_csv.write_csv(table, handle, options))

@@ -102,11 +102,18 @@ def anatomy_tables(released: pd.DataFrame, sens_cols: list[str],
     it)."""
     qi_table = released.drop(columns=sens_cols)
     qi_table[GROUP_COLUMN] = groups
-    keys = [ordered_domain(released[c])[0] for c in reversed(sens_cols)]
-    order = np.lexsort((*keys, groups))
+    order = anatomy_order(released, sens_cols, groups)
     sensitive_table = released[sens_cols].iloc[order].reset_index(drop=True)
     sensitive_table.insert(0, GROUP_COLUMN, groups[order])
     return qi_table, sensitive_table
+
+
+def anatomy_order(released: pd.DataFrame, sens_cols: list[str],
+                  groups: NDArray[np.int64]) -> NDArray[np.int64]:
+    """The rows of ``released`` in the sensitive table's order: by group, then by the
+    sensitive columns' values in their order (see :func:`anatomy_tables`)."""
+    keys = [ordered_domain(released[c])[0] for c in reversed(sens_cols)]
+    return np.lexsort((*keys, groups)).astype(np.int64)
 
 
 def _groups(inputs: _Inputs) -> tuple[Partition, bool]:

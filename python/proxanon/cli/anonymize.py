@@ -46,6 +46,14 @@ def add_parser(commands: Any) -> None:
                              "(default: a column whose every value is an ISO date)")
     parser.add_argument("-o", "--output", required=True,
                         help="where to write the table (.parquet: Parquet, else CSV)")
+    parser.add_argument("--publish", default="generalize", choices=["generalize", "anatomy"],
+                        help="generalize (default): one table, QI columns generalized; "
+                             "anatomy: -o gets every column but the sensitive ones, as read, "
+                             "plus the group, and --sensitive-output the group and the "
+                             "sensitive columns")
+    parser.add_argument("--sensitive-output", metavar="PATH",
+                        help="with --publish anatomy: where to write the sensitive table "
+                             "(.parquet: Parquet, else CSV)")
     parser.add_argument("--force", action="store_true", help="overwrite the output files")
     parser.add_argument("--best-effort", action="store_true",
                         help="write the table even when violations remain (flagged in the "
@@ -100,6 +108,22 @@ def as_written(source: CsvTable | ParquetTable, frame: pd.DataFrame, kept: Any,
     return out
 
 
+def write_anatomy(source: CsvTable | ParquetTable, targets: tuple[Any, Any], rows: Any,
+                  groups: Any, released: tuple[pd.DataFrame, list[str]]) -> None:
+    """The two tables of an anatomy release: to ``targets[0]`` the source's ``rows`` with
+    every column but the sensitive ones, as read, plus the group; to ``targets[1]`` the group
+    and the sensitive columns, in the order of :func:`anatomy_order` over the rows as the
+    library read them (``released``: those rows and the sensitive columns' names)."""
+    from proxanon._pipeline.anatomy import anatomy_order
+
+    frame, sensitive = released
+    write_table(source, targets[0], rows, replace={}, append={GROUP_COLUMN: groups},
+                columns=[*(c for c in source.names if c not in sensitive), GROUP_COLUMN])
+    order = anatomy_order(frame, sensitive, groups)
+    write_table(source, targets[1], rows[order], replace={},
+                append={GROUP_COLUMN: groups[order]}, columns=[GROUP_COLUMN, *sensitive])
+
+
 def run(args: argparse.Namespace) -> Outcome:
     if args.dask is not None:
         try:
@@ -113,13 +137,21 @@ def run(args: argparse.Namespace) -> Outcome:
 
     if args.suppress is not None and args.best_effort:
         raise UsageError("--suppress and --best-effort exclude each other: choose one")
+    anatomy = args.publish == "anatomy"
+    if anatomy != (args.sensitive_output is not None):
+        raise UsageError("--publish anatomy writes two tables: give --sensitive-output with "
+                         "it, and only with it")
     target = output_path(args.output, [args.input], args.force)
     report_target = (None if args.report is None
                      else output_path(args.report, [args.input, args.output], args.force))
     html_target = (None if args.html is None
                    else output_path(args.html, [args.input, args.output], args.force))
+    sensitive_target = (None if args.sensitive_output is None
+                        else output_path(args.sensitive_output, [args.input], args.force))
     named = [(o, p.resolve()) for o, p in (("-o", target), ("--report", report_target),
-                                            ("--html", html_target)) if p is not None]
+                                            ("--html", html_target),
+                                            ("--sensitive-output", sensitive_target))
+             if p is not None]
     for i, (option, path) in enumerate(named):
         for other, other_path in named[:i]:
             if path == other_path:
@@ -144,7 +176,7 @@ def run(args: argparse.Namespace) -> Outcome:
         on_infeasible=("suppress" if args.suppress is not None
                        else "best_effort" if args.best_effort else "raise"),
         max_suppression=args.suppress if args.suppress is not None else 0.0,
-        moves=args.moves, progress=sys.stderr.isatty(),
+        moves=args.moves, progress=sys.stderr.isatty(), publish=args.publish,
     )
     kept = result.groups >= 0
     rows = columns.rows[kept]
@@ -160,9 +192,14 @@ def run(args: argparse.Namespace) -> Outcome:
         from proxanon.html_report import anonymization_html
 
         page = anonymization_html(result, columns.frame)
-    write_table(source, target, rows,
-                replace=as_written(source, columns.frame, kept, rows, result.table, qi),
-                append={GROUP_COLUMN: result.table[GROUP_COLUMN].to_numpy(dtype=np.int64)})
+    groups = result.table[GROUP_COLUMN].to_numpy(dtype=np.int64)
+    if sensitive_target is not None:
+        write_anatomy(source, (target, sensitive_target), rows, groups,
+                      (columns.frame[kept], sensitive))
+    else:
+        write_table(source, target, rows,
+                    replace=as_written(source, columns.frame, kept, rows, result.table, qi),
+                    append={GROUP_COLUMN: groups})
     if report_target is not None and report is not None:
         write_bytes(report_target, report)
     if html_target is not None and page is not None:
@@ -171,7 +208,9 @@ def run(args: argparse.Namespace) -> Outcome:
     if columns.dropped.size:
         lines.append(f"left out {columns.dropped.size:,} row(s) with an empty or missing QI or "
                      "sensitive value (--missing drop)")
-    lines.append(f"wrote {rows.size:,} rows to {target}")
+    lines.append(f"wrote {rows.size:,} rows to {target}"
+                 + ("" if sensitive_target is None else
+                    f" (the QI table) and to {sensitive_target} (the sensitive table)"))
     if html_target is not None:
         lines.append(f"wrote the disclosure-risk report to {html_target}")
     return Outcome(EXIT_OK if result.satisfied else EXIT_NOT_SATISFIED, tuple(lines))

@@ -25,6 +25,9 @@ def add_parser(commands: Any) -> None:
     parser.add_argument("table", help="CSV file with a header row, or a .parquet file")
     common.add_privacy_options(parser)
     common.add_input_options(parser)
+    parser.add_argument("--sensitive-table", metavar="PATH",
+                        help="audit an anatomy release: TABLE is its QI table and PATH its "
+                             "sensitive table, joined by their group column")
     parser.add_argument("--force", action="store_true", help="overwrite the --report file")
     parser.add_argument("--measures", action="store_true",
                         help="also print the privacy measures of the published classes "
@@ -59,6 +62,8 @@ def audited(args: argparse.Namespace) -> Audited:
     from proxanon.generalize import load_hierarchies
     from proxanon.tables import table_groups
 
+    if args.sensitive_table is not None:
+        return _audited_pair(args)
     source = common.read_input(args.table, args)
     qi = common.names(args.qi, "--qi")
     sensitive = common.names(args.sensitive, "--sensitive")
@@ -75,6 +80,39 @@ def audited(args: argparse.Namespace) -> Audited:
     return Audited(check, columns, groups, qi, sensitive, source)
 
 
+def _audited_pair(args: argparse.Namespace) -> Audited:
+    """An anatomy release read and audited: the groups are the QI table's group column, the
+    sensitive values the sensitive table's (``proxanon.audit``'s pair form)."""
+    from proxanon.audit import audit
+    from proxanon.generalize import load_hierarchies
+
+    qi_source = common.read_input(args.table, args)
+    source = common.read_input(args.sensitive_table, args)
+    qi = common.names(args.qi, "--qi")
+    sensitive = common.names(args.sensitive, "--sensitive")
+    for where, needed in ((qi_source, [*qi, common.GROUP_COLUMN]),
+                          (source, [common.GROUP_COLUMN])):
+        absent = [c for c in needed if c not in where.names]
+        if absent:
+            raise common.UsageError(f"column(s) {absent} not in {where.path}; its columns are "
+                                    f"{where.names}")
+    hierarchies = load_hierarchies(common.pairs(args.hierarchy, "--hierarchy"), sensitive,
+                                   source.names, sep=args.hierarchy_sep)
+    qi_columns = common.typed_columns(qi_source, [common.GROUP_COLUMN], [], missing="error",
+                                      orders={}, taxonomies=set())
+    columns = common.typed_columns(source, [common.GROUP_COLUMN], sensitive,
+                                   missing=args.missing,
+                                   orders=common.pairs(args.order, "--order"),
+                                   taxonomies=set(hierarchies))
+    check = audit(qi_columns.frame, common.GROUP_COLUMN, sensitive_table=columns.frame,
+                  k=args.k, epsilon=args.epsilon, delta=args.delta, metric=args.metric,
+                  sensitive=sensitive, hierarchies=hierarchies,
+                  weights=common.floats(args.weights, "--weights") if args.weights else None)
+    # The ids the audit gave the groups (in order of first appearance in the sensitive table).
+    groups = pd.factorize(columns.frame[common.GROUP_COLUMN])[0].astype(np.int64)
+    return Audited(check, columns, groups, [common.GROUP_COLUMN], sensitive, source)
+
+
 def run(args: argparse.Namespace) -> common.Outcome:
     report_target = (None if args.report is None
                      else common.output_path(args.report, [args.table], args.force))
@@ -88,12 +126,13 @@ def run(args: argparse.Namespace) -> common.Outcome:
             positions=common.position_unit(result.source),
             rows_with_empty_cells=common.positions(result.source, columns.dropped), **extra))
     lines = [str(report)]
-    published = columns.frame[qi].assign(_group=result.groups).drop_duplicates(
-        "_group").set_index("_group")
-    lines.append(f"  published QI values of the worst groups ({' | '.join(qi)}):")
-    for group in report.worst_groups().tolist():
-        values = " | ".join(_text(v) for v in published.loc[group, qi])
-        lines.append(f"    group {group}: {values}")
+    if args.sensitive_table is None:  # an anatomy release publishes no QI values per group
+        published = columns.frame[qi].assign(_group=result.groups).drop_duplicates(
+            "_group").set_index("_group")
+        lines.append(f"  published QI values of the worst groups ({' | '.join(qi)}):")
+        for group in report.worst_groups().tolist():
+            values = " | ".join(_text(v) for v in published.loc[group, qi])
+            lines.append(f"    group {group}: {values}")
     if columns.dropped.size:
         lines.append(f"left out {columns.dropped.size:,} row(s) with an empty or missing QI or "
                      "sensitive value (--missing drop)")
