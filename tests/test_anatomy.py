@@ -258,3 +258,15 @@ def test_audit_of_the_pair_checks_they_belong_together() -> None:
     with pytest.raises(ValueError, match="no 'group' column"):
         audit(result.table.drop(columns="group"), sensitive_table=result.sensitive_table,
               sensitive=SA, k=5, epsilon=0.05, delta=0.6)
+
+
+def test_html_report_of_an_anatomy_release(tmp_path) -> None:
+    frame = census(500, seed=5)
+    result = anonymize(frame, quasi_identifiers=QI, sensitive=SA, k=5, epsilon=0.05,
+                       delta=0.6, publish="anatomy")
+    path = tmp_path / "r.html"
+    result.to_html(path, frame, queries={"qd": 1, "s": 0.2, "n_queries": 50})
+    page = path.read_text(encoding="utf-8")
+    assert "anatomy" in page and "An anatomy release" in page
+    # The JSON-ready report says how the groups were released.
+    assert result.report.to_dict()["publish"] == "anatomy"

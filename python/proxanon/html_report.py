@@ -118,6 +118,14 @@ def anonymization_html(anonymization: Anonymization, original: pd.DataFrame | No
     max_classes = _validate.integer(max_classes, "max_classes", minimum=1)
     report = anonymization.report
     published = anonymization.table
+    notes = []
+    if anonymization.sensitive_table is not None:
+        published = _anatomy_view(published, anonymization.sensitive_table, report.sensitive)
+        notes.append("An anatomy release: the QIs are published exact beside a group id, and "
+                     "the group's sensitive values in a table of their own. Below, each row of "
+                     "a group is shown beside one of the group's sensitive values in that "
+                     "table's order (by value), not as in the data; GCP, loss and NCP measure "
+                     "how widely each group spans the QIs.")
     released = np.asarray(anonymization.groups) >= 0
     utility: dict[str, Any] = {
         "loss": report.loss, "gcp": report.gcp, "ncp": dict(report.ncp),
@@ -138,18 +146,30 @@ def anonymization_html(anonymization: Anonymization, original: pd.DataFrame | No
                                         "n_queries": workload.n_queries, "seed": workload.seed}
         seconds["evaluate"] = time.perf_counter() - tic
         aligned = original.iloc[np.flatnonzero(released)]
-    notes = []
     if math.isnan(report.epsilon):
         notes.append("This anonymization asked for no (ε, δ) (Mondrian with k-anonymity and "
                      "ℓ-diversity only): it was audited with ε = 0 and δ = 0, under which no "
                      "class can violate; read the k-anonymity and ℓ-diversity levels instead.")
     content = _Content(
-        title=title or f"proxanon anonymization ({report.method})", check=check, table=published,
+        title=title or f"proxanon anonymization ({report.method}"
+        + (", anatomy)" if report.publish == "anatomy" else ")"), check=check, table=published,
         groups=published[GROUP_COLUMN].to_numpy(dtype=np.int64),
         quasi_identifiers=list(report.quasi_identifiers), sensitive=list(report.sensitive),
         original=aligned, scale_source=aligned if aligned is not None else published,
         utility=utility, seconds=seconds, notes=notes, max_classes=max_classes)
     return _render(content)
+
+
+def _anatomy_view(qi_table: pd.DataFrame, sensitive_table: pd.DataFrame,
+                  sensitive: Sequence[str]) -> pd.DataFrame:
+    """The QI table with, beside each row, one of its group's sensitive values: the rows of a
+    group in their order meet the group's values in the sensitive table's order (which is by
+    value), so the view links no row to its own value."""
+    order = np.argsort(qi_table[GROUP_COLUMN].to_numpy(), kind="stable")
+    at = np.empty(order.size, dtype=np.int64)
+    at[order] = np.arange(order.size)
+    values = sensitive_table.iloc[at]
+    return qi_table.assign(**{c: values[c].to_numpy() for c in sensitive})
 
 
 def audit_html(check: AuditReport, table: pd.DataFrame | None = None, *,

@@ -62,7 +62,7 @@ def audited(args: argparse.Namespace) -> Audited:
     from proxanon.generalize import load_hierarchies
     from proxanon.tables import table_groups
 
-    if args.sensitive_table is not None:
+    if getattr(args, "sensitive_table", None) is not None:  # `report` takes no pair
         return _audited_pair(args)
     source = common.read_input(args.table, args)
     qi = common.names(args.qi, "--qi")
