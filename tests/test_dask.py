@@ -364,3 +364,29 @@ def test_bad_parameters_are_named_before_any_pass(options: Any, words: str) -> N
         run(ddf, **options)
     with pytest.raises(RuntimeError, match="the table was read"):  # good parameters read it
         run(ddf)
+
+
+def test_anatomy_release_on_dask(client: Any) -> None:
+    source = census(3000, seed=6).assign(age=lambda f: (f["age"] // 10) * 10)
+    ddf = dd.from_pandas(source, npartitions=6)
+    result = run(ddf, publish="anatomy")
+    assert result.satisfied and result.report.colliding_classes == 0
+    source = ddf.compute()  # the input as dask holds it (dask may convert text to pyarrow)
+    qi_table = result.table.compute()
+    sa_table = result.sensitive_table.compute()
+    # The QI table: every other column and the index, unchanged; no sensitive column.
+    assert list(qi_table.columns) == [*(c for c in source.columns if c not in SA), "group"]
+    pd.testing.assert_frame_equal(qi_table.loc[source.index].drop(columns="group"),
+                                  source.drop(columns=SA))
+    # The sensitive table: per group, exactly the values of the group's rows, ordered by group.
+    assert list(sa_table.columns) == ["group", *SA] and len(sa_table) == len(source)
+    assert (np.diff(sa_table["group"].to_numpy()) >= 0).all()
+    joined = source.loc[qi_table.index, SA].assign(group=qi_table["group"].to_numpy())
+    for g, rows in joined.groupby("group"):
+        mine = rows[SA].sort_values(SA).to_numpy()
+        theirs = sa_table[sa_table["group"] == g][SA].sort_values(SA).to_numpy()
+        assert np.array_equal(mine, theirs)
+    # Groups of at least k rows, each passing the pairwise check on the global ranges.
+    ranges = {c: (float(source[c].min()), float(source[c].max())) for c in SA}
+    assert brute_force(joined, ["group"], SA, 5, 0.05, 0.6, ranges)
+    assert joined.groupby("group").size().max() < 20  # never merged by equal QI tuples

@@ -65,3 +65,20 @@ def test_infeasible_writes_nothing(tmp_path: Path) -> None:
                    *PRIVACY])
     assert status == EXIT_INFEASIBLE
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big"]
+
+
+def test_anatomy_release_writes_two_folders(tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    source = census(2000, seed=12)
+    qi_out, sa_out = tmp_path / "qi", tmp_path / "sa"
+    assert main(["anonymize", inputs(tmp_path / "big", source), "--dask", "-o", str(qi_out),
+                 "--publish", "anatomy", "--sensitive-output", str(sa_out), *PRIVACY]) == EXIT_OK
+    qi_table, sa_table = pd.read_parquet(qi_out), pd.read_parquet(sa_out)
+    assert len(qi_table) == len(sa_table) == len(source)
+    assert not set(SA) & set(qi_table.columns) and list(sa_table.columns) == ["group", *SA]
+    assert qi_table["age"].dtype == source["age"].dtype  # QIs published as read
+    assert proxanon.audit(qi_table, sensitive_table=sa_table, sensitive=SA, k=5,
+                          epsilon=0.05, delta=0.6).satisfied
+    assert "sensitive table" in capsys.readouterr().out
+    assert main(["anonymize", str(tmp_path / "big" / "*.parquet"), "--dask", "-o",
+                 str(tmp_path / "x"), "--publish", "anatomy", *PRIVACY]) == EXIT_USAGE

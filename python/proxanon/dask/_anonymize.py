@@ -16,6 +16,7 @@ from numpy.typing import NDArray
 
 from proxanon import _validate
 from proxanon._errors import InfeasibleError
+from proxanon._pipeline.anatomy import anatomy_order
 from proxanon._results.anonymization import GROUP_COLUMN
 from proxanon._results.audit import AuditReport
 from proxanon.anonymize import TABLE_SEARCH_LIMIT
@@ -90,12 +91,17 @@ class DaskReport:
 class DaskAnonymization:
     """The result of :func:`anonymize`: ``table`` (a persisted dask DataFrame: the input's
     columns and index, QIs published, a global ``group`` column, rows arranged by QI
-    buckets), ``satisfied``, ``report`` and ``audit`` (the global audit)."""
+    buckets), ``satisfied``, ``report`` and ``audit`` (the global audit).
+
+    For an anatomy release (``publish="anatomy"``), ``table`` is the QI table (every column
+    but the sensitive ones, as given, and the index) and ``sensitive_table`` the group and
+    the sensitive columns, ordered by group and within it by value, without the index."""
 
     table: Any
     satisfied: bool
     report: DaskReport
     audit: AuditReport = field(repr=False)
+    sensitive_table: Any = None
 
 
 def _originals(published: pd.DataFrame, qi_cols: list[str]) -> pd.DataFrame:
@@ -140,6 +146,9 @@ def _run(parts: list[pd.DataFrame], qi_cols: list[str], index_name: Any,
     except InfeasibleError as exc:
         return None, str(exc) or "infeasible"
     table = result.table
+    if result.sensitive_table is not None:  # anatomy: every column, beside the group
+        released = result.groups >= 0
+        table = frame[released].assign(**{GROUP_COLUMN: result.groups[released]})
     table[INDEX] = table.index.to_numpy()
     table.index = pd.RangeIndex(len(table))
     return table, ""
@@ -425,7 +434,7 @@ def _publish(pieces: list[Any], plan: _Plan) -> Any:
     group_offsets = np.concatenate([[0], np.cumsum(counts_per_piece)[:-1]])
     columns = [c for c in plan.meta.columns]
     out_meta = plan.meta.assign(**{GROUP_COLUMN: np.zeros(0, dtype=np.int64)})
-    for q in plan.qi_cols:
+    for q in plan.qi_cols if plan.options["publish"] == "generalize" else []:
         out_meta[q] = out_meta[q].astype(object)
     # Dask would turn text columns into pyarrow strings; every column keeps its dtype.
     with dask.config.set({"dataframe.convert-string": False}):
@@ -437,7 +446,9 @@ def _publish(pieces: list[Any], plan: _Plan) -> Any:
 def _audit_published(table: Any, plan: _Plan) -> AuditReport:
     """The global audit of the published classes (step 5 of :func:`anonymize`); the global
     pass left no tuple in two parts, so each class is whole in one partition."""
-    return audit(table, quasi_identifiers=plan.qi_cols, sensitive=plan.sens_cols, k=plan.k,
+    # An anatomy release's classes are its groups (each whole in its piece's partition).
+    classes = plan.qi_cols if plan.options["publish"] == "generalize" else [GROUP_COLUMN]
+    return audit(table, quasi_identifiers=classes, sensitive=plan.sens_cols, k=plan.k,
                  epsilon=plan.epsilon, delta=plan.delta, metric=plan.metric,
                  weights=plan.weights, hierarchies=plan.hierarchies, classes_whole=True)
 
@@ -459,6 +470,7 @@ def anonymize(
     moves: str = "auto",
     max_suppression: float = 0.0,
     arrange: bool = True,
+    publish: str = "generalize",
 ) -> DaskAnonymization:
     """Anonymizes a dask DataFrame so that every published class satisfies
     (epsilon, delta)^k-dissimilarity; parameters as :func:`proxanon.anonymize`.
@@ -480,13 +492,17 @@ def anonymize(
 
     ``arrange=False`` skips the shuffle of step 2: each input partition is a bucket, for a
     table already partitioned by QI (e.g. a Parquet dataset partitioned by region).
+
+    ``publish="anatomy"`` publishes each part's groups as found (docs/design/anatomy.md):
+    no tuple is published, so step 4 has nothing to repair; see :class:`DaskAnonymization`.
     """
     started = time.perf_counter()
     plan = _plan(ddf, quasi_identifiers=quasi_identifiers, sensitive=sensitive, k=k,
                  epsilon=epsilon, delta=delta, metric=metric, weights=weights,
                  hierarchies=hierarchies, on_infeasible=on_infeasible,
                  engine=dict(init=init, search_limit=search_limit, moves=moves,
-                             max_suppression=max_suppression))
+                             max_suppression=max_suppression,
+                             publish=_validate.choice(publish, "publish", _validate.PUBLISH)))
     inputs, bucket_sizes = _arrange(ddf, plan, arrange)
     seconds = {"prepare": time.perf_counter() - started}
     runs, joined_small = _runs(bucket_sizes, k)
@@ -494,7 +510,8 @@ def anonymize(
     pieces, joined_infeasible = _anonymize_runs(inputs, runs, plan)
     seconds["parts"] = time.perf_counter() - tic
     tic = time.perf_counter()
-    repair = _repair(pieces, plan)
+    repair = (_repair(pieces, plan) if plan.options["publish"] == "generalize"
+              else _Repair(pieces=pieces, colliding=0, rounds=0))
     seconds["repair"] = time.perf_counter() - tic
     tic = time.perf_counter()
     table = _publish(repair.pieces, plan)
@@ -514,5 +531,20 @@ def anonymize(
         raise InfeasibleError(f"the published classes fail the global audit: max risk "
                               f"{check.max_risk:.4f}, {check.violating_groups.size} violating "
                               f"class(es); {report}")
+    if plan.options["publish"] == "anatomy":
+        return DaskAnonymization(
+            table=table.drop(columns=plan.sens_cols), satisfied=check.satisfied,
+            report=report, audit=check,
+            sensitive_table=table.map_partitions(
+                _sensitive_part, plan.sens_cols,
+                meta=_sensitive_part(plan.meta.assign(**{GROUP_COLUMN: np.zeros(
+                    0, dtype=np.int64)}), plan.sens_cols)))
     return DaskAnonymization(table=table, satisfied=check.satisfied, report=report,
                              audit=check)
+
+
+def _sensitive_part(table: pd.DataFrame, sens_cols: list[str]) -> pd.DataFrame:
+    """One partition's share of an anatomy release's sensitive table (its groups are whole
+    in it): the group and the sensitive columns, in :func:`anatomy_order`, no index."""
+    order = anatomy_order(table, sens_cols, table[GROUP_COLUMN].to_numpy(dtype=np.int64))
+    return table[[GROUP_COLUMN, *sens_cols]].iloc[order].reset_index(drop=True)

@@ -36,13 +36,14 @@ def _inputs(pattern: str) -> list[str]:
     return found
 
 
-def _publish(table: Any, target: Path) -> None:
+def _publish(table: Any, target: Path, index: bool = True) -> None:
     """Writes the Parquet folder under a temporary name, then renames it: an interrupted or
-    failed run leaves no half-written output (and a replaced one stays whole until then)."""
+    failed run leaves no half-written output (and a replaced one stays whole until then).
+    ``index``: write the table's index too."""
     partial = target.with_name(f".{target.name}.partial-{os.getpid()}")
     old = target.with_name(f".{target.name}.old-{os.getpid()}")
     try:
-        table.to_parquet(partial, write_index=True)
+        table.to_parquet(partial, write_index=index)
         if target.exists():
             os.replace(target, old)
         os.replace(partial, target)
@@ -63,11 +64,20 @@ def run_dask(args: argparse.Namespace) -> Outcome:
                          "option(s) or run without --dask")
     if args.suppress is not None and args.best_effort:
         raise UsageError("--suppress and --best-effort exclude each other: choose one")
+    if (args.publish == "anatomy") != (args.sensitive_output is not None):
+        raise UsageError("--publish anatomy writes two tables: give --sensitive-output with "
+                         "it, and only with it")
     target = Path(args.output)
-    if target.exists() and not args.force:
-        raise UsageError(f"{args.output} exists; pass --force to replace it")
-    if not target.parent.exists():
-        raise UsageError(f"the folder of {args.output} does not exist")
+    sensitive_target = None if args.sensitive_output is None else Path(args.sensitive_output)
+    for given, path in ((args.output, target), (args.sensitive_output, sensitive_target)):
+        if path is None:
+            continue
+        if path.exists() and not args.force:
+            raise UsageError(f"{given} exists; pass --force to replace it")
+        if not path.parent.exists():
+            raise UsageError(f"the folder of {given} does not exist")
+    if sensitive_target is not None and sensitive_target.resolve() == target.resolve():
+        raise UsageError("-o and --sensitive-output name the same folder; give each its own")
     files = _inputs(args.input)
     if any(os.path.abspath(f) == os.path.abspath(target) for f in files):
         raise UsageError(f"refusing to write over the input {target}; choose another output")
@@ -88,8 +98,16 @@ def run_dask(args: argparse.Namespace) -> Outcome:
             on_infeasible=("suppress" if args.suppress is not None
                            else "best_effort" if args.best_effort else "raise"),
             max_suppression=args.suppress if args.suppress is not None else 0.0,
-            moves=args.moves)
-        # Published QI values are text (object columns, which Parquet cannot type from meta).
-        _publish(result.table.astype({q: str for q in qi}), target)
-    return Outcome(EXIT_OK if result.satisfied else EXIT_NOT_SATISFIED, (
-        str(result.report), f"wrote {result.report.n:,} rows to the Parquet folder {target}"))
+            moves=args.moves, publish=args.publish)
+        if sensitive_target is not None:  # anatomy: QIs as read; the sensitive table unindexed
+            _publish(result.table, target)
+            _publish(result.sensitive_table, sensitive_target, index=False)
+        else:
+            # Published QI values are text (object columns, which Parquet cannot type from
+            # meta).
+            _publish(result.table.astype({q: str for q in qi}), target)
+    written = f"wrote {result.report.n:,} rows to the Parquet folder {target}"
+    if sensitive_target is not None:
+        written += f" (the QI table) and to {sensitive_target} (the sensitive table)"
+    return Outcome(EXIT_OK if result.satisfied else EXIT_NOT_SATISFIED,
+                   (str(result.report), written))
