@@ -26,6 +26,7 @@ from proxanon.cli._common import (
     positions,
     read_input,
     report_json,
+    text_option,
     typed_columns,
     write_bytes,
 )
@@ -135,7 +136,8 @@ def run(args: argparse.Namespace) -> Outcome:
                                    source.names, sep=args.hierarchy_sep)
     columns = typed_columns(source, qi, sensitive, missing=args.missing,
                             orders=pairs(args.order, "--order"), taxonomies=set(hierarchies),
-                            dates=set(names(args.dates, "--dates")) if args.dates else set())
+                            dates=set(names(args.dates, "--dates")) if args.dates else set(),
+                            text=text_option(args, source.names))
     result = anonymize(
         columns.frame, quasi_identifiers=qi, sensitive=sensitive, k=args.k,
         epsilon=args.epsilon, delta=args.delta, metric=args.metric,
@@ -167,7 +169,7 @@ def run(args: argparse.Namespace) -> Outcome:
         write_bytes(report_target, report)
     if html_target is not None and page is not None:
         write_bytes(html_target, page.encode("utf-8"))
-    lines = [str(result.report)]
+    lines = [str(result.report), *columns.notes]
     if columns.dropped.size:
         lines.append(f"left out {columns.dropped.size:,} row(s) with an empty or missing QI or "
                      "sensitive value (--missing drop)")
