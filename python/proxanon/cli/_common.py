@@ -28,7 +28,8 @@ from proxanon.tableio import CsvTable, ParquetTable, atomic_write, read_table
 
 #: Exit statuses of the ``proxanon`` command.
 EXIT_OK = 0              # done; the table satisfies the principle
-EXIT_INFEASIBLE = 1      # anonymize: no satisfying table was found, nothing written
+EXIT_INFEASIBLE = 1      # anonymize: no satisfying table was found, nothing written;
+                         # advise: it is proven that no table satisfies
 EXIT_USAGE = 2           # bad options or input: one line on standard error
 EXIT_NOT_SATISFIED = 3   # a table that does not satisfy it (--best-effort output, or audited)
 EXIT_INTERRUPTED = 130   # Ctrl-C (128 + SIGINT): nothing written
@@ -114,13 +115,28 @@ def add_input_options(parser: argparse.ArgumentParser) -> None:
                         help="also write every number of the result to this JSON file")
 
 
-def add_privacy_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--qi", required=True, help="quasi-identifier columns, comma-separated")
+def add_dates_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--dates", metavar="COL,...",
+                        help="columns of ISO dates (YYYY-MM-DD): QI ones are published as "
+                             "date ranges, sensitive ones compared over their time span "
+                             "(default: a column whose every value is an ISO date)")
+
+
+def add_privacy_options(parser: argparse.ArgumentParser, *, optional: bool = False) -> None:
+    """``--qi``, ``--sensitive``, ``--k``, ``--epsilon``, ``--delta`` and the distance;
+    ``optional``: ``--qi`` and ``--delta`` may be left out (``advise``)."""
+    parser.add_argument("--qi", required=not optional,
+                        help="quasi-identifier columns, comma-separated"
+                             + (" (optional: rows with an empty one are left out as "
+                                "anonymize leaves them, with --missing drop)" if optional
+                                else ""))
     parser.add_argument("--sensitive", required=True, help="sensitive columns, comma-separated")
     parser.add_argument("--k", required=True, type=int, help="minimum group size")
     parser.add_argument("--epsilon", required=True, type=float, help="proximity threshold")
-    parser.add_argument("--delta", required=True, type=float,
-                        help="a group's risk may be at most 1 - delta")
+    parser.add_argument("--delta", required=not optional, type=float,
+                        help="a group's risk may be at most 1 - delta"
+                             + (" (optional: without it, the bounds only)" if optional
+                                else ""))
     parser.add_argument("--metric", default="l1", type=str.lower,
                         choices=["l1", "l2", "linf", "min_component", "variational"],
                         help="l1 (default), l2, linf, min_component or variational")

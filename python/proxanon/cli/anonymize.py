@@ -16,6 +16,7 @@ from proxanon.cli._common import (
     GROUP_COLUMN,
     Outcome,
     UsageError,
+    add_dates_option,
     add_input_options,
     add_privacy_options,
     floats,
@@ -41,10 +42,7 @@ def add_parser(commands: Any) -> None:
     parser.add_argument("input", help="CSV file with a header row, or a .parquet file")
     add_privacy_options(parser)
     add_input_options(parser)
-    parser.add_argument("--dates", metavar="COL,...",
-                        help="columns of ISO dates (YYYY-MM-DD): QI ones are published as "
-                             "date ranges, sensitive ones compared over their time span "
-                             "(default: a column whose every value is an ISO date)")
+    add_dates_option(parser)
     parser.add_argument("-o", "--output", required=True,
                         help="where to write the table (.parquet: Parquet, else CSV)")
     parser.add_argument("--force", action="store_true", help="overwrite the output files")
