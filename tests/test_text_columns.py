@@ -183,3 +183,19 @@ def test_a_mismatch_of_leading_zeros_names_the_fix_in_python(tmp_path: Path) -> 
     with pytest.raises(ValueError, match="not in its hierarchy") as plain:
         tree.leaf_index([99999], column="zip")
     assert not isinstance(plain.value, LeadingZerosError)
+
+
+def test_the_dask_path_reads_a_column_with_a_hierarchy_as_text(tmp_path: Path, capsys) -> None:
+    """``--dask`` reads the CSV with Dask, which would type ZIP codes as numbers: a column with
+    a hierarchy (or named in --text) is read as text, so its codes find their leaves."""
+    source, taxonomy = _table(tmp_path), _hierarchy(tmp_path)
+    out = tmp_path / "out"
+    status, _, err = _cli(capsys, "anonymize", str(source), "--dask", "-o", str(out), "--qi",
+                          "zip,age", "--sensitive", "income", "--hierarchy", f"zip={taxonomy}",
+                          "--text", "age", *PRIVACY)
+    assert status == 0, err
+    published = pd.read_parquet(out).sort_index()
+    given = pd.read_csv(source, dtype=str)
+    ancestors = {z: {z, f"{z[:3]}**", f"{z[:1]}****", "*"} for z in ZIPS}
+    assert all(p in ancestors[g] for g, p in zip(given["zip"], published["zip"], strict=True))
+    assert all(p in (g, "*") for g, p in zip(given["age"], published["age"], strict=True))
