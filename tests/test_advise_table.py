@@ -6,6 +6,7 @@ that no table exists."""
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 import numpy as np
@@ -95,11 +96,15 @@ def test_the_advise_command_proves_what_anonymize_then_finds(tmp_path: Path, cap
     frame.to_csv(source, index=False)
     cols = ["--qi", "zip,age", "--sensitive", "donation", "--k", "10"]
     status, out, err = _cli(capsys, "advise", str(source), *cols, "--epsilon", "0.05",
-                            "--delta", "0.8")
+                            "--delta", "0.8", "--report", str(tmp_path / "advice.json"))
     assert status == 1, err
     assert "proven that no table satisfies" in out and "donation 46" in out
     expected = advise(frame, sensitive=["donation"], k=10, epsilon=0.05, delta=0.8)
     assert f"max degree Θ = {expected.max_degree:,}" in out
+    written = json.loads((tmp_path / "advice.json").read_text(encoding="utf-8"))
+    assert written["command"] == "advise" and written["verdict"] in out
+    assert written["report"]["clique_rows"] == expected.clique_rows.tolist()
+    assert written["report"]["max_delta_proven"] == expected.max_delta_proven
     status, _, _ = _cli(capsys, "anonymize", str(source), "-o", str(tmp_path / "out.csv"),
                         *cols, "--epsilon", "0.05", "--delta", "0.8")
     assert status == 1 and not (tmp_path / "out.csv").exists()

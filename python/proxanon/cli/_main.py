@@ -22,7 +22,8 @@ from proxanon.cli._common import (
 )
 from proxanon.tableio import TableEncodingError
 
-EPILOG = (f"exit status: {EXIT_OK} satisfied; {EXIT_INFEASIBLE} infeasible (nothing written); "
+EPILOG = (f"exit status: {EXIT_OK} satisfied; {EXIT_INFEASIBLE} infeasible (nothing written; "
+          f"advise: proven that no table satisfies); "
           f"{EXIT_USAGE} bad options or input; {EXIT_NOT_SATISFIED} a table that does not "
           f"satisfy the principle (--best-effort output, or an audit that finds violations); "
           f"{EXIT_INTERRUPTED} interrupted (nothing written)")
