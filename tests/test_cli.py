@@ -429,10 +429,11 @@ def test_order_missing_a_level(run, sample_csv: Path) -> None:
 
 
 def test_a_qi_number_a_class_leaves_whole_is_published_as_written(run, tmp_path: Path) -> None:
-    """02134 stays 02134 (not 2134) and 1.50 stays 1.50 where every row of the class writes it
-    so; where a class's rows write one number two ways, or hold several, the library's label."""
+    """1.50 stays 1.50 (not 1.5) and 2134.0 stays 2134.0 where every row of the class writes
+    it so; where a class's rows write one number two ways, or hold several, the library's
+    label. (A column written with leading zeros, 02134, is text: see test_text_columns.)"""
     (tmp_path / "in.csv").write_text(
-        "zip,inc\n02134,1\n02134,5\n02134,9\n02139,2\n02139,6\n02140,10\n"
+        "zip,inc\n2134.0,1\n2134.0,5\n2134.0,9\n2139,2\n2139,6\n2140,10\n"
         "1.50,3\n1.50,7\n1.50,11\n2.0,4\n2,8\n2.00,12\n")
     proc = run("anonymize", "in.csv", "-o", "out.csv", "--qi", "zip", "--sensitive", "inc",
                "--k", "3", "--epsilon", "0.1", "--delta", "0.5")

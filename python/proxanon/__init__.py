@@ -7,7 +7,7 @@ from proxanon import datasets, evaluate
 # The renderer registers the writers of Anonymization.to_html and AuditReport.to_html
 # (proxanon._display.html_writer): imported with the package, they are always registered.
 from proxanon import html_report as _html_report  # noqa: F401
-from proxanon._errors import GraphTooDenseError, InfeasibleError
+from proxanon._errors import GraphTooDenseError, InfeasibleError, LeadingZerosError
 from proxanon._results.anonymization import Anonymization, Report
 from proxanon._results.audit import AuditReport
 from proxanon._results.partition import Partition
@@ -31,6 +31,7 @@ __all__ = [
     "GraphTooDenseError",
     "Hierarchy",
     "InfeasibleError",
+    "LeadingZerosError",
     "Partition",
     "PrivacyMeasures",
     "Report",

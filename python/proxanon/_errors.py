@@ -19,3 +19,20 @@ class InfeasibleError(ValueError):
     def __init__(self, message: str, partition: object | None = None) -> None:
         super().__init__(message)
         self.partition = partition
+
+
+class LeadingZerosError(ValueError):
+    """Values of a column that match leaves of its hierarchy only once leading zeros are
+    added or removed (the data say ``2134`` where the hierarchy says ``02134``, or the other
+    way round): one of the two lost its zeros, typically a column of codes read as numbers.
+
+    ``column`` names the column (None when unnamed), ``examples`` holds ``(value, leaf)``
+    pairs as text, and ``data_lost_zeros`` says which side is the shorter one. The message
+    names the fix in Python terms; the command line words it in its own."""
+
+    def __init__(self, message: str, column: str | None,
+                 examples: tuple[tuple[str, str], ...], data_lost_zeros: bool) -> None:
+        super().__init__(message)
+        self.column = column
+        self.examples = examples
+        self.data_lost_zeros = data_lost_zeros

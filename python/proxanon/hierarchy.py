@@ -39,6 +39,7 @@ import pandas as pd
 from numpy.typing import NDArray
 from pandas.api.extensions import ExtensionArray
 
+from proxanon._errors import LeadingZerosError
 from proxanon._validate import DECIMAL_TOLERANCE
 
 __all__ = ["Hierarchy"]
@@ -168,6 +169,23 @@ def _decode(data: bytes, encoding: str, source: str) -> str:
             f"offset {exc.start}); pass the file's encoding, e.g. encoding='latin-1', or "
             f"save it as {encoding}"
         ) from None
+
+
+def _leading_zeros_error(name: str, column: str | None, problems: list[str],
+                        zeros: tuple[tuple[str, str], ...]) -> LeadingZerosError:
+    """The mismatch of values that are leaves but for their leading zeros, with the fix."""
+    pairs = ", ".join(f"{value!r} for the leaf {leaf!r}" for value, leaf in zeros)
+    data_lost = len(zeros[0][0]) < len(zeros[0][1])
+    if data_lost:
+        how = (f"read the column as text so that it keeps them, e.g. pd.read_csv(path, "
+               f"dtype={{{column!r}: str}})" if column is not None
+               else "read the values as text so that they keep them (dtype=str)")
+        fix = f"the values lost their leading zeros ({pairs}): {how}"
+    else:
+        fix = (f"the hierarchy's leaves lost their leading zeros ({pairs}): write its file "
+               "with the zeros, as the data has them")
+    return LeadingZerosError(f"{name}: " + "; also ".join(problems) + f"; {fix}",
+                             column, zeros, data_lost)
 
 
 def _format_examples(labels: Sequence[str], limit: int = 5) -> str:
@@ -693,8 +711,25 @@ class Hierarchy:
                 "value, so drop or impute those rows first"
             )
         if problems:
+            zeros = self._zeros_apart(unknown)
+            if zeros:
+                raise _leading_zeros_error(name, column, problems, zeros)
             raise ValueError(f"{name}: " + "; also ".join(problems))
         return lookup[codes]
+
+    def _zeros_apart(self, unknown: Sequence[str]) -> tuple[tuple[str, str], ...]:
+        """``(value, leaf)`` for the unknown values made of digits that match a leaf once
+        leading zeros are added or removed (``2134`` and ``02134``), the first five."""
+        digits = [label for label in unknown if label.isdigit()]
+        if not digits:
+            return ()
+        by_number: dict[str, str] = {}
+        for leaf in self.leaves:
+            if leaf.isdigit():
+                by_number.setdefault(leaf.lstrip("0") or "0", leaf)
+        found = [(label, by_number[label.lstrip("0") or "0"]) for label in digits
+                 if (label.lstrip("0") or "0") in by_number]
+        return tuple(found[:5])
 
     def _check_leaf_indices(self, indices: Any, name: str) -> NDArray[np.int64]:
         array = np.asarray(indices)

@@ -152,7 +152,9 @@ class Advice(Summarized):
     largest_delta_not_refuted
         The largest δ in [0, 1] with ``capacity(δ) >= clique_size`` and no row refuted by
         the degree bound: for every larger δ no equitable partition into m groups satisfies
-        the principle.
+        the principle. Not refuted is not a promise: a δ at most this (and above
+        ``max_delta_proven``) may still fail, as XColor is a heuristic and the bounds see
+        one clique and one row at a time.
     provably_infeasible
         When delta is given: ``clique_size > capacity(delta)`` or the degree bound, i.e. no
         partition into ``n // k`` equitable groups (what XColor builds) can satisfy the
@@ -254,9 +256,12 @@ class Advice(Summarized):
                     f"{self.clique_size:,} fits the capacity {self.capacity(self.delta):,}); "
                     + ("success is proven" if proven else "success is possible, not guaranteed")
                 )
+        refuted, proven_up_to = (_down(self.largest_delta_not_refuted),
+                                 _down(self.max_delta_proven))
         lines.append(
-            f"  to try: δ <= {_down(self.largest_delta_not_refuted)} escapes the clique bound, "
-            f"δ <= {_down(self.max_delta_proven)} guarantees success"
+            f"  to try: δ <= {proven_up_to} is proven to succeed; δ above {refuted} is proven "
+            f"to fail in {self.m:,} groups; in between nothing is proven either way (not "
+            "refuted is not a promise: XColor may still end with violations)"
             "; a smaller epsilon (fewer neighbours); a smaller k (more groups: a larger k "
             "lowers both bounds)"
         )
@@ -859,5 +864,7 @@ def feasibility_advice(sens: NDArray[np.float64], stats: dict[str, Any],
         return ""
     if found.reason:
         return " Proof: " + found.reason + "."
-    return (f" proxanon.advise: success is proven for delta <= {found.max_delta_proven:.4f}, "
-            f"and no delta up to {found.largest_delta_not_refuted:.4f} is ruled out.")
+    return (f" proxanon.advise: success is proven for delta <= {found.max_delta_proven:.4f} "
+            "and failure in n // k groups for delta above "
+            f"{found.largest_delta_not_refuted:.4f}; in between nothing is proven either way "
+            "(a run may fail, as this one did).")

@@ -28,7 +28,8 @@ from proxanon.tableio import CsvTable, ParquetTable, atomic_write, read_table
 
 #: Exit statuses of the ``proxanon`` command.
 EXIT_OK = 0              # done; the table satisfies the principle
-EXIT_INFEASIBLE = 1      # anonymize: no satisfying table was found, nothing written
+EXIT_INFEASIBLE = 1      # anonymize: no satisfying table was found, nothing written;
+                         # advise: it is proven that no table satisfies
 EXIT_USAGE = 2           # bad options or input: one line on standard error
 EXIT_NOT_SATISFIED = 3   # a table that does not satisfy it (--best-effort output, or audited)
 EXIT_INTERRUPTED = 130   # Ctrl-C (128 + SIGINT): nothing written
@@ -105,17 +106,37 @@ def add_input_options(parser: argparse.ArgumentParser) -> None:
                              "generalized along it, a sensitive one compared by taxonomy "
                              "distance")
     parser.add_argument("--hierarchy-sep", default=";", help="separator of hierarchy files (;)")
+    parser.add_argument("--text", metavar="COL,...",
+                        help="columns kept as text, as written (e.g. codes such as ZIP "
+                             "02134): a QI one is published as its value, its taxonomy node "
+                             "or *, never as an interval. A column with a --hierarchy, or "
+                             "whose values have leading zeros, is text anyway")
     parser.add_argument("--report", metavar="FILE.json",
                         help="also write every number of the result to this JSON file")
 
 
-def add_privacy_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--qi", required=True, help="quasi-identifier columns, comma-separated")
+def add_dates_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--dates", metavar="COL,...",
+                        help="columns of ISO dates (YYYY-MM-DD): QI ones are published as "
+                             "date ranges, sensitive ones compared over their time span "
+                             "(default: a column whose every value is an ISO date)")
+
+
+def add_privacy_options(parser: argparse.ArgumentParser, *, optional: bool = False) -> None:
+    """``--qi``, ``--sensitive``, ``--k``, ``--epsilon``, ``--delta`` and the distance;
+    ``optional``: ``--qi`` and ``--delta`` may be left out (``advise``)."""
+    parser.add_argument("--qi", required=not optional,
+                        help="quasi-identifier columns, comma-separated"
+                             + (" (optional: rows with an empty one are left out as "
+                                "anonymize leaves them, with --missing drop)" if optional
+                                else ""))
     parser.add_argument("--sensitive", required=True, help="sensitive columns, comma-separated")
     parser.add_argument("--k", required=True, type=int, help="minimum group size")
     parser.add_argument("--epsilon", required=True, type=float, help="proximity threshold")
-    parser.add_argument("--delta", required=True, type=float,
-                        help="a group's risk may be at most 1 - delta")
+    parser.add_argument("--delta", required=not optional, type=float,
+                        help="a group's risk may be at most 1 - delta"
+                             + (" (optional: without it, the bounds only)" if optional
+                                else ""))
     parser.add_argument("--metric", default="l1", type=str.lower,
                         choices=["l1", "l2", "linf", "min_component", "variational"],
                         help="l1 (default), l2, linf, min_component or variational")
@@ -154,12 +175,14 @@ class Columns:
     ``frame`` holds them typed (numbers, dates, text or ordered categoricals), with a fresh
     0-based index; ``rows[i]`` is the source's data row (0-based) of ``frame``'s row i;
     ``dropped`` the data rows left out for an empty cell or a missing-value mark
-    (``--missing drop``).
+    (``--missing drop``); ``notes`` what the command says about how a column was read
+    (codes with leading zeros kept as text).
     """
 
     frame: pd.DataFrame
     rows: NDArray[np.int64]
     dropped: NDArray[np.int64]
+    notes: tuple[str, ...] = ()
 
 
 def _values(source: CsvTable | ParquetTable, columns: list[str]) -> dict[str, pd.Series]:
@@ -244,16 +267,57 @@ def _missing_marks(series: pd.Series) -> NDArray[np.bool_]:
     return np.asarray(marks, dtype=bool)
 
 
+#: A number written with leading zeros (``02134``, ``-007``): a code rather than an amount.
+_LEADING_ZERO = re.compile(r"[+-]?0\d")
+
+
+def leading_zeros(series: pd.Series) -> str | None:
+    """The first value written with leading zeros (``02134``), or None: such a column holds
+    codes, which numbers would change (``2134``)."""
+    if not _is_text(series):
+        return None
+    text = series.astype(str).str.strip()
+    found = text.str.match(_LEADING_ZERO).to_numpy(dtype=bool)
+    return str(text.iloc[int(np.argmax(found))]) if found.any() else None
+
+
+def text_option(args: argparse.Namespace, names_in_table: Sequence[str]) -> set[str]:
+    """``--text COL,...``: columns kept as text, each a column of the table."""
+    if not getattr(args, "text", None):
+        return set()
+    given = names(args.text, "--text")
+    unknown = [c for c in given if c not in names_in_table]
+    if unknown:
+        raise UsageError(f"--text names column(s) {unknown}, which are not in the table; its "
+                         f"columns are {list(names_in_table)}")
+    return set(given)
+
+
+@dataclass(frozen=True)
+class _Typing:
+    """How :func:`typed_columns` types each column: what the options say."""
+
+    qi: list[str]
+    sensitive: list[str]
+    orders: Mapping[str, str]
+    taxonomies: set[str]
+    dates: set[str] | None
+    text: set[str]
+
+
 def typed_columns(source: CsvTable | ParquetTable, qi: list[str], sensitive: list[str], *,
                   missing: str, orders: Mapping[str, str], taxonomies: set[str],
-                  dates: set[str] | None = None) -> Columns:
+                  dates: set[str] | None = None, text: set[str] | None = None) -> Columns:
     """The QI and sensitive columns, parsed for the library.
 
-    QI text columns become dates (when named in ``dates`` or when every value is an ISO
-    date), numbers (when every value is one) or stay text; ``dates=None`` leaves QI
-    columns as read (the audit groups rows by the published text). Sensitive columns are
-    text with a taxonomy, ordered categoricals with an order, numbers otherwise. Empty cells
-    are an error naming the column and the position, or (``missing="drop"``) drop the row.
+    QI text columns stay text when they have a taxonomy, are named in ``text`` (``--text``)
+    or hold a value written with leading zeros (``02134``: a code, see ``notes``); else
+    they become dates (when named in ``dates`` or when every value is an ISO date), numbers
+    (when every value is one) or stay text; ``dates=None`` leaves QI columns as read (the
+    audit groups rows by the published text). Sensitive columns are text with a taxonomy,
+    ordered categoricals with an order, numbers otherwise (a ``text`` one needs one of the
+    first two). Empty cells are an error naming the column and the position, or
+    (``missing="drop"``) drop the row.
     """
     wanted = list(dict.fromkeys([*qi, *sensitive]))
     absent = [c for c in wanted if c not in source.names]
@@ -265,6 +329,10 @@ def typed_columns(source: CsvTable | ParquetTable, qi: list[str], sensitive: lis
         if unknown:
             raise UsageError(f"{option} names column(s) {unknown}, which are not in "
                              f"{source.path}")
+    typing = _Typing(qi, sensitive, orders, taxonomies, dates, set(text or ()))
+    both = sorted(typing.text & (dates or set()))
+    if both:
+        raise UsageError(f"column(s) {both} are named in both --text and --dates; choose one")
     values = _values(source, wanted)
     empty = np.zeros(source.n_rows, dtype=bool)
     for column in wanted:
@@ -283,44 +351,74 @@ def typed_columns(source: CsvTable | ParquetTable, qi: list[str], sensitive: lis
         raise UsageError(f"every row of {source.path} has an empty cell in a QI or sensitive "
                          "column")
     frame = pd.DataFrame(index=pd.RangeIndex(rows.size))
+    notes: list[str] = []
     for column in wanted:
         series = values[column].iloc[rows].reset_index(drop=True)
-        if column in qi and dates is not None and _is_text(series):
-            series = _qi_column(series, column, source, rows, column in dates)
-        elif column in sensitive and column in orders:
-            series = _ordered(series, column, orders[column], source, rows)
-        elif column in sensitive and column not in taxonomies and _is_text(series) and (
-                column in (dates or set())
-                or bool(series.astype(str).str.strip().str.fullmatch(_ISO_DATE).all())):
-            series = _dates(series.astype(str).str.strip(), column, source, rows)
-        elif column in sensitive and column not in taxonomies and _is_text(series):
-            numbers = _number(series)
-            if numbers is None:
-                bad = int(np.argmax(pd.to_numeric(series, errors="coerce").isna().to_numpy()))
-                if str(series.iloc[bad]).strip().lower() in _MISSING_MARKS:
-                    raise UsageError(
-                        f"sensitive column {column!r} has a missing value "
-                        f"({series.iloc[bad]!r} on {source.position(int(rows[bad]))}); fill "
-                        "it, or empty such cells and pass --missing drop to leave those rows "
-                        "out")
+        frame[column] = _typed(series, column, typing, source, rows, notes)
+    return Columns(frame=frame, rows=rows, dropped=np.flatnonzero(empty).astype(np.int64),
+                   notes=tuple(notes))
+
+
+def _typed(series: pd.Series, column: str, typing: _Typing, source: CsvTable | ParquetTable,
+           rows: NDArray[np.int64], notes: list[str]) -> pd.Series:
+    """One QI or sensitive column typed as :func:`typed_columns` says; a note on a column
+    of codes kept as text, or of numbers written with leading zeros, goes to ``notes``."""
+    as_text = column in typing.text or column in typing.taxonomies
+    if column in typing.qi and as_text:
+        return series.astype(str).str.strip() if _is_text(series) else series.astype(str)
+    if column in typing.qi and typing.dates is not None and _is_text(series):
+        return _qi_column(series, column, source, rows, column in typing.dates, notes)
+    if column in typing.sensitive and column in typing.orders:
+        return _ordered(series, column, typing.orders[column], source, rows)
+    if column in typing.sensitive and column in typing.taxonomies:
+        return series
+    if column in typing.sensitive and column in typing.text:
+        raise UsageError(f"--text {column}: a sensitive column of text is compared by its "
+                         f"order or taxonomy; give --order {column}=LOW,...,HIGH or "
+                         f"--hierarchy {column}=FILE.csv")
+    if column in typing.sensitive and _is_text(series) and (
+            column in (typing.dates or set())
+            or bool(series.astype(str).str.strip().str.fullmatch(_ISO_DATE).all())):
+        return _dates(series.astype(str).str.strip(), column, source, rows)
+    if column in typing.sensitive and _is_text(series):
+        numbers = _number(series)
+        if numbers is None:
+            bad = int(np.argmax(pd.to_numeric(series, errors="coerce").isna().to_numpy()))
+            if str(series.iloc[bad]).strip().lower() in _MISSING_MARKS:
                 raise UsageError(
-                    f"sensitive column {column!r} holds text ({series.iloc[bad]!r} on "
-                    f"{source.position(int(rows[bad]))}); give its order from low to high with "
-                    f"--order {column}=LOW,...,HIGH, a taxonomy with --hierarchy, or use a "
-                    "numeric column")
-            _check_finite(numbers, column, series, source, rows)
-            series = numbers
-        frame[column] = series
-    return Columns(frame=frame, rows=rows, dropped=np.flatnonzero(empty).astype(np.int64))
+                    f"sensitive column {column!r} has a missing value "
+                    f"({series.iloc[bad]!r} on {source.position(int(rows[bad]))}); fill "
+                    "it, or empty such cells and pass --missing drop to leave those rows "
+                    "out")
+            raise UsageError(
+                f"sensitive column {column!r} holds text ({series.iloc[bad]!r} on "
+                f"{source.position(int(rows[bad]))}); give its order from low to high with "
+                f"--order {column}=LOW,...,HIGH, a taxonomy with --hierarchy, or use a "
+                "numeric column")
+        _check_finite(numbers, column, series, source, rows)
+        zeros = leading_zeros(series)
+        if zeros is not None:
+            notes.append(f"sensitive column {column!r} is compared as numbers, though values "
+                         f"such as {zeros!r} are written with leading zeros (its cells are "
+                         "written as read); if they are codes, compare them as text with "
+                         f"--hierarchy {column}=FILE.csv or --order")
+        return numbers
+    return series
 
 
 def _qi_column(series: pd.Series, column: str, source: CsvTable | ParquetTable,
-               rows: NDArray[np.int64], is_date: bool) -> pd.Series:
+               rows: NDArray[np.int64], is_date: bool, notes: list[str]) -> pd.Series:
     text = series.astype(str).str.strip()
     if is_date or bool(text.str.fullmatch(_ISO_DATE).all()):
         return _dates(text, column, source, rows)
     numbers = _number(text)
     if numbers is None:
+        return text
+    zeros = leading_zeros(text)
+    if zeros is not None:
+        notes.append(f"QI column {column!r} is read as text, as written: values such as "
+                     f"{zeros!r} are codes with leading zeros, not numbers (published as "
+                     f"themselves or '*'; --hierarchy {column}=FILE.csv gives levels between)")
         return text
     _check_finite(numbers, column, text, source, rows)
     return numbers

@@ -9,8 +9,8 @@ import sys
 from collections.abc import Sequence
 
 from proxanon import __version__
-from proxanon._errors import InfeasibleError
-from proxanon.cli import anonymize, audit, demo, report, substitute
+from proxanon._errors import InfeasibleError, LeadingZerosError
+from proxanon.cli import advise, anonymize, audit, demo, report, substitute
 from proxanon.cli._common import (
     EXIT_INFEASIBLE,
     EXIT_INTERRUPTED,
@@ -22,7 +22,8 @@ from proxanon.cli._common import (
 )
 from proxanon.tableio import TableEncodingError
 
-EPILOG = (f"exit status: {EXIT_OK} satisfied; {EXIT_INFEASIBLE} infeasible (nothing written); "
+EPILOG = (f"exit status: {EXIT_OK} satisfied; {EXIT_INFEASIBLE} infeasible (nothing written; "
+          f"advise: proven that no table satisfies); "
           f"{EXIT_USAGE} bad options or input; {EXIT_NOT_SATISFIED} a table that does not "
           f"satisfy the principle (--best-effort output, or an audit that finds violations); "
           f"{EXIT_INTERRUPTED} interrupted (nothing written)")
@@ -35,7 +36,7 @@ def parser() -> argparse.ArgumentParser:
                     "dissimilarity, XColor).")
     top.add_argument("--version", action="version", version=f"proxanon {__version__}")
     commands = top.add_subparsers(dest="command", required=True)
-    for command in (anonymize, audit, report, demo, substitute):
+    for command in (anonymize, advise, audit, report, demo, substitute):
         command.add_parser(commands)
     return top
 
@@ -66,6 +67,22 @@ def infeasible_message(exc: InfeasibleError, args: argparse.Namespace) -> str:
             f"--suppress FRACTION{hint} to leave violating rows out.")
 
 
+def leading_zeros_message(exc: LeadingZerosError) -> str:
+    """A hierarchy's leaves and a column's values that differ by leading zeros, in the
+    command line's words: the command reads a column with a hierarchy as text, as written,
+    so one of the two files lost the zeros before proxanon read it."""
+    column = "the column" if exc.column is None else f"column {exc.column!r}"
+    pairs = ", ".join(f"{value!r} for the leaf {leaf!r}" for value, leaf in exc.examples)
+    if exc.data_lost_zeros:
+        return (f"{column} matches its hierarchy only once leading zeros are added "
+                f"({pairs}): the input lost them before proxanon read it (a spreadsheet, or a "
+                "Parquet column of numbers, drops them; proxanon reads a column with a "
+                "--hierarchy, or one named in --text, as text, as written): write the column "
+                "as text with its zeros")
+    return (f"{column} matches its hierarchy only once leading zeros are removed ({pairs}): "
+            "the hierarchy file lost them; write its leaves with the zeros the data has")
+
+
 def _fail(kind: str, message: object) -> None:
     """One line on standard error (library messages may span lines)."""
     print(f"proxanon: {kind}: {' '.join(str(message).split())}", file=sys.stderr)
@@ -82,6 +99,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InfeasibleError as exc:
         _fail("infeasible", infeasible_message(exc, args))
         return EXIT_INFEASIBLE
+    except LeadingZerosError as exc:
+        _fail("error", leading_zeros_message(exc))
+        return EXIT_USAGE
     except TableEncodingError as exc:
         _fail("error", f"{exc}; pass --encoding, e.g. --encoding latin-1")
         return EXIT_USAGE

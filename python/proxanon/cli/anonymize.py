@@ -16,6 +16,7 @@ from proxanon.cli._common import (
     GROUP_COLUMN,
     Outcome,
     UsageError,
+    add_dates_option,
     add_input_options,
     add_privacy_options,
     floats,
@@ -26,6 +27,7 @@ from proxanon.cli._common import (
     positions,
     read_input,
     report_json,
+    text_option,
     typed_columns,
     write_bytes,
 )
@@ -40,10 +42,7 @@ def add_parser(commands: Any) -> None:
     parser.add_argument("input", help="CSV file with a header row, or a .parquet file")
     add_privacy_options(parser)
     add_input_options(parser)
-    parser.add_argument("--dates", metavar="COL,...",
-                        help="columns of ISO dates (YYYY-MM-DD): QI ones are published as "
-                             "date ranges, sensitive ones compared over their time span "
-                             "(default: a column whose every value is an ISO date)")
+    add_dates_option(parser)
     parser.add_argument("-o", "--output", required=True,
                         help="where to write the table (.parquet: Parquet, else CSV)")
     parser.add_argument("--publish", default="generalize", choices=["generalize", "anatomy"],
@@ -167,7 +166,8 @@ def run(args: argparse.Namespace) -> Outcome:
                                    source.names, sep=args.hierarchy_sep)
     columns = typed_columns(source, qi, sensitive, missing=args.missing,
                             orders=pairs(args.order, "--order"), taxonomies=set(hierarchies),
-                            dates=set(names(args.dates, "--dates")) if args.dates else set())
+                            dates=set(names(args.dates, "--dates")) if args.dates else set(),
+                            text=text_option(args, source.names))
     result = anonymize(
         columns.frame, quasi_identifiers=qi, sensitive=sensitive, k=args.k,
         epsilon=args.epsilon, delta=args.delta, metric=args.metric,
@@ -204,7 +204,7 @@ def run(args: argparse.Namespace) -> Outcome:
         write_bytes(report_target, report)
     if html_target is not None and page is not None:
         write_bytes(html_target, page.encode("utf-8"))
-    lines = [str(result.report)]
+    lines = [str(result.report), *columns.notes]
     if columns.dropped.size:
         lines.append(f"left out {columns.dropped.size:,} row(s) with an empty or missing QI or "
                      "sensitive value (--missing drop)")

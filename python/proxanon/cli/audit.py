@@ -72,7 +72,8 @@ def audited(args: argparse.Namespace) -> Audited:
                                    source.names, sep=args.hierarchy_sep)
     columns = common.typed_columns(source, qi, sensitive, missing=args.missing,
                                    orders=common.pairs(args.order, "--order"),
-                                   taxonomies=set(hierarchies))
+                                   taxonomies=set(hierarchies),
+                                   text=common.text_option(args, source.names))
     groups = table_groups(columns.frame, qi)
     check = audit(columns.frame, groups, k=args.k, epsilon=args.epsilon, delta=args.delta,
                   metric=args.metric, sensitive=sensitive, hierarchies=hierarchies,
@@ -125,7 +126,7 @@ def run(args: argparse.Namespace) -> common.Outcome:
             "audit", report, input=str(args.table),
             positions=common.position_unit(result.source),
             rows_with_empty_cells=common.positions(result.source, columns.dropped), **extra))
-    lines = [str(report)]
+    lines = [str(report), *columns.notes]
     if args.sensitive_table is None:  # an anatomy release publishes no QI values per group
         published = columns.frame[qi].assign(_group=result.groups).drop_duplicates(
             "_group").set_index("_group")

@@ -87,7 +87,11 @@ def run_dask(args: argparse.Namespace) -> Outcome:
         if all(f.endswith(".parquet") for f in files):
             ddf = dd.read_parquet(files)
         else:
-            ddf = dd.read_csv(files, sep=args.sep, encoding=args.encoding)
+            # Columns with a hierarchy or named in --text are read as text, as written.
+            kept = set(names(args.text, "--text") if args.text else ()) | set(
+                pairs(args.hierarchy, "--hierarchy"))
+            ddf = dd.read_csv(files, sep=args.sep, encoding=args.encoding,
+                              dtype=dict.fromkeys(sorted(kept), str))
         hierarchies = load_hierarchies(pairs(args.hierarchy, "--hierarchy"), qi + sensitive,
                                        [str(c) for c in ddf.columns], sep=args.hierarchy_sep)
         result = anonymize(
