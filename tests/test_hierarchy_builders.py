@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import datetime
 import os
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from proxanon import anonymize
+from proxanon.cli import main
 from proxanon.hierarchy import Hierarchy
 
 ZIPS = ["02134", "02139", "02201", "10001", "10002", "00501", "02134"]
@@ -199,3 +201,68 @@ def test_built_hierarchies_anonymize_text_columns():
     assert set(result.table["zip"].astype(str).str.len()) <= {1, 5}
     assert result.table.groupby("group").size().min() >= 5
 
+
+
+# --------------------------------------------------------------------- proxanon hierarchy
+
+
+def cli(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str, str]:
+    status = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+@pytest.fixture()
+def codes(tmp_path: Path) -> Path:
+    path = tmp_path / "t.csv"
+    path.write_text("zip;born;edu;age\n02134;2020-03-05;low;39\n00501;2021-04-01;mid;41\n"
+                    "10001;2020-03-07;high;7\n;2019-12-31;low;22\n02134;2020-03-05;mid;39\n",
+                    encoding="utf-8")
+    return path
+
+
+def test_cli_masking_keeps_the_column_as_text(tmp_path, codes, capsys):
+    target = tmp_path / "zip.csv"
+    status, out, err = cli(capsys, "hierarchy", codes, "--column", "zip", "--masking",
+                           "-o", target)
+    assert status == 0, err
+    written = Hierarchy.from_csv(target)
+    assert same_tree(written, Hierarchy.from_masking(["02134", "00501", "10001"]))
+    assert "3 leaves" in out and "left out 1 empty cell" in out
+    assert target.read_text(encoding="utf-8").splitlines()[0] == "00501;0050*;005**;00***;0****;*"
+
+
+def test_cli_builders_match_the_library(tmp_path, codes, capsys):
+    cases = [
+        (["--column", "age", "--intervals", "5,10"],
+         Hierarchy.from_intervals([39, 41, 7, 22], [5, 10])),
+        (["--column", "age", "--order", "2"], Hierarchy.from_order(["7", "22", "39", "41"], (2,))),
+        (["--column", "edu", "--order", "2", "--values", "low,mid,high"],
+         Hierarchy.from_order(["low", "mid", "high"], (2,))),
+        (["--column", "born", "--dates", "month,year", "--root", "any"],
+         Hierarchy.from_dates(["2020-03-05", "2021-04-01", "2020-03-07", "2019-12-31"],
+                              ("month", "year"), root="any")),
+        (["--column", "age", "--masking", "--width", "3"],
+         Hierarchy.from_masking(["039", "041", "007", "022"])),
+    ]
+    for number, (options, expected) in enumerate(cases):
+        target = tmp_path / f"h{number}.csv"
+        status, _, err = cli(capsys, "hierarchy", codes, *options, "-o", target)
+        assert status == 0, (options, err)
+        assert same_tree(Hierarchy.from_csv(target), expected), options
+
+
+@pytest.mark.parametrize("options, needle", [
+    (["--column", "age", "--masking"], "--width 2"),
+    (["--column", "edu", "--intervals", "5"], "--intervals needs numbers"),
+    (["--column", "edu", "--order", "2", "--values", "low,mid"], "'high'"),
+    (["--column", "edu", "--order", "two"], "--order takes whole numbers"),
+    (["--column", "zip", "--order", "2", "--width", "5"], "--width goes with --masking"),
+    (["--column", "nope", "--masking"], "'nope' is not in"),
+    (["--column", "born", "--dates", "week"], "not a calendar level"),
+])
+def test_cli_hierarchy_errors_are_one_line(tmp_path, codes, capsys, options, needle):
+    status, _, err = cli(capsys, "hierarchy", codes, *options, "-o", tmp_path / "h.csv")
+    assert status == 2
+    assert len(err.strip().splitlines()) == 1 and needle in err, err
+    assert not (tmp_path / "h.csv").exists()
