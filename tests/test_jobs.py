@@ -89,6 +89,17 @@ def test_a_saved_job_is_repeated_byte_for_byte(tmp_path, table, edu_tree, capsys
     assert out.read_bytes() == first
 
 
+def test_a_parquet_job_is_repeated_byte_for_byte(tmp_path, table, edu_tree, capsys):
+    source = table.with_suffix(".parquet")
+    pd.read_csv(table, dtype={"zip": str}).to_parquet(source)
+    out, job = tmp_path / "out.parquet", tmp_path / "job.toml"
+    status, _, err = cli(capsys, *anonymize_args(source, edu_tree, out), "--save-job", job)
+    assert status == 0, err
+    status, _, err = cli(capsys, "run", job, "-o", tmp_path / "again.parquet")
+    assert status == 0, err
+    assert (tmp_path / "again.parquet").read_bytes() == out.read_bytes()
+
+
 def test_every_anonymize_option_survives_the_job(tmp_path, table, edu_tree):
     """The job turns back into the same command: every option as parsed, whatever its kind
     (flags, repeated options, numbers, text)."""

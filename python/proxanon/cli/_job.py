@@ -24,9 +24,10 @@ from proxanon.cli import _toml
 from proxanon.cli._common import UsageError, pairs
 
 #: Namespace entries that are no parameter of the run: where its files are, whether to
-#: overwrite them, and the parser's own entries. Hierarchies are recorded with their hashes.
+#: overwrite them, how much it prints, and the parser's own entries. Hierarchies are
+#: recorded with their hashes.
 NOT_PARAMETERS = frozenset({"command", "run", "input", "table", "output", "force", "report",
-                            "html", "save_job", "dask", "hierarchy"})
+                            "html", "save_job", "dask", "hierarchy", "quiet", "verbose"})
 
 _HEADER = ("A proxanon job: `proxanon run {name}` repeats this anonymization byte for byte.\n"
            "Paths are relative to the folder of this file; see docs/guide/jobs.md.")
@@ -91,6 +92,9 @@ def _relative(path: str | os.PathLike[str], folder: Path) -> str:
 
 def job_text(args: argparse.Namespace, target: Path) -> str:
     """The job file of an ``anonymize`` run, for writing at ``target``."""
+    if args.input == "-":
+        raise UsageError("--save-job needs an input file: standard input can be neither "
+                         "hashed nor read again")
     folder = target.resolve().parent
     document = {
         "proxanon": __version__, "command": "anonymize",
