@@ -159,6 +159,8 @@ def test_run_refuses_bad_jobs_in_one_line(tmp_path, table, edu_tree, capsys):
     for broken, needle in ((text.replace("k = 5", 'k = "five"'), "--k"),
                            (text.replace('moves = "auto"', "colour = 1"), "--colour"),
                            (text.replace('[output]\npath = "o.csv"\n', ""), "[output]"),
+                           (text.replace(f'proxanon = "{proxanon.__version__}"\n', ""),
+                            "which proxanon version"),
                            ("k = [", "not a TOML file")):
         job.write_text(broken, encoding="utf-8")
         status, _, err = cli(capsys, "run", job)

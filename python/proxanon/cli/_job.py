@@ -27,7 +27,8 @@ from proxanon.cli._common import UsageError, pairs
 #: overwrite them, how much it prints, and the parser's own entries. Hierarchies are
 #: recorded with their hashes.
 NOT_PARAMETERS = frozenset({"command", "run", "input", "table", "output", "force", "report",
-                            "html", "save_job", "dask", "hierarchy", "quiet", "verbose"})
+                            "html", "save_job", "dask", "hierarchy", "quiet", "verbose",
+                            "sensitive_output"})
 
 _HEADER = ("A proxanon job: `proxanon run {name}` repeats this anonymization byte for byte.\n"
            "Paths are relative to the folder of this file; see docs/guide/jobs.md.")
@@ -90,6 +91,14 @@ def _relative(path: str | os.PathLike[str], folder: Path) -> str:
         return absolute.as_posix()
 
 
+def _outputs(args: argparse.Namespace, folder: Path) -> dict[str, str]:
+    """The table's path, and the sensitive table's where a release writes two."""
+    outputs = {"path": _relative(args.output, folder)}
+    if getattr(args, "sensitive_output", None) is not None:
+        outputs["sensitive"] = _relative(args.sensitive_output, folder)
+    return outputs
+
+
 def job_text(args: argparse.Namespace, target: Path) -> str:
     """The job file of an ``anonymize`` run, for writing at ``target``."""
     if args.input == "-":
@@ -99,7 +108,7 @@ def job_text(args: argparse.Namespace, target: Path) -> str:
     document = {
         "proxanon": __version__, "command": "anonymize",
         "input": {"path": _relative(args.input, folder), "sha256": sha256(args.input)},
-        "output": {"path": _relative(args.output, folder)},
+        "output": _outputs(args, folder),
         "parameters": parameters(args),
         "hierarchies": {column: {"path": _relative(entry["path"], folder),
                                  "sha256": entry["sha256"]}
@@ -169,6 +178,8 @@ def job_argv(job: Path, *, output: str | None, any_version: bool) -> tuple[list[
                   + (f", unknown entries {unknown})" if unknown else ")"))
     note = ""
     saved_by = document.get("proxanon")
+    if not isinstance(saved_by, str):
+        _bad(job, "it does not say which proxanon version saved it (proxanon = \"...\")")
     if saved_by != __version__:
         if not any_version:
             _bad(job, f"it was saved by proxanon {saved_by}, this is proxanon {__version__}, "
@@ -177,9 +188,12 @@ def job_argv(job: Path, *, output: str | None, any_version: bool) -> tuple[list[
                 f"{__version__}; the output may differ from the first run's")
     source, recorded = _file(document.get("input"), "input", job)
     _check_hash(source, recorded, "input", job)
+    outputs = document.get("output")
     if output is None:
-        output = str(_file(document.get("output"), "output", job, hashed=False)[0])
+        output = str(_file(outputs, "output", job, hashed=False)[0])
     argv = ["anonymize", str(source), "--output", output]
+    if isinstance(outputs, Mapping) and isinstance(outputs.get("sensitive"), str):
+        argv.append(f"--sensitive-output={job.resolve().parent / outputs['sensitive']}")
     for key, value in _table(document, "parameters", job).items():
         if key.replace("-", "_") in NOT_PARAMETERS:
             _bad(job, f"[parameters] cannot set {key!r}; it is recorded elsewhere or given to "
