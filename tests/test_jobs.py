@@ -191,6 +191,13 @@ def test_json_reports_carry_version_parameters_and_input_hash(tmp_path, table, e
     assert audited["proxanon"] == proxanon.__version__
     assert audited["input_sha256"] == sha(out)
     assert audited["parameters"]["delta"] == 0.5
+    page_report = tmp_path / "p.json"
+    status, _, err = cli(capsys, "report", out, "--qi", "zip,edu,age", "--sensitive", "income",
+                         *PRIVACY, "-o", tmp_path / "p.html", "--report", page_report)
+    assert status == 0, err
+    paged = json.loads(page_report.read_text(encoding="utf-8"))
+    assert paged["proxanon"] == proxanon.__version__ and paged["input_sha256"] == sha(out)
+    assert paged["parameters"]["k"] == 5
 
 
 # ------------------------------------------------------------------------------ TOML writer
