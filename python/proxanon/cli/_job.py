@@ -191,7 +191,7 @@ def job_argv(job: Path, *, output: str | None, any_version: bool) -> tuple[list[
     outputs = document.get("output")
     if output is None:
         output = str(_file(outputs, "output", job, hashed=False)[0])
-    argv = ["anonymize", str(source), "--output", output]
+    argv = ["anonymize", str(source), f"--output={output}"]
     if isinstance(outputs, Mapping) and isinstance(outputs.get("sensitive"), str):
         argv.append(f"--sensitive-output={job.resolve().parent / outputs['sensitive']}")
     for key, value in _table(document, "parameters", job).items():
@@ -202,5 +202,5 @@ def job_argv(job: Path, *, output: str | None, any_version: bool) -> tuple[list[
     for column, entry in _table(document, "hierarchies", job).items():
         path, recorded = _file(entry, f"hierarchies.{column}", job)
         _check_hash(path, recorded, f"hierarchy file of column {column!r}", job)
-        argv += ["--hierarchy", f"{column}={path}"]
+        argv.append(f"--hierarchy={column}={path}")
     return argv, note
