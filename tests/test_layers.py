@@ -21,7 +21,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("native kernels", ["_core", "_engine", "_engine.kernels"]),
     ("foundations", ["_errors", "_validate", "_display", "_progress", "_beside", "_groups",
                      "tableio"]),
-    ("data models", ["hierarchy", "distances", "tables", "generalize"]),
+    ("data models", ["_hierarchy_levels", "hierarchy", "distances", "tables", "generalize"]),
     ("measures and results", ["_results", "_results.measures", "_results.partition",
                               "_results.audit", "_results.anonymization",
                               "_results.privacy"]),

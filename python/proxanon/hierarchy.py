@@ -40,6 +40,7 @@ from numpy.typing import NDArray
 from pandas.api.extensions import ExtensionArray
 
 from proxanon._errors import LeadingZerosError
+from proxanon._hierarchy_levels import date_paths, masking_paths, order_paths
 from proxanon._validate import DECIMAL_TOLERANCE
 
 __all__ = ["Hierarchy"]
@@ -188,6 +189,34 @@ def _leading_zeros_error(name: str, column: str | None, problems: list[str],
                              column, zeros, data_lost)
 
 
+def _distinct(values: Any,
+              factorized: tuple[NDArray[np.intp], list[Any]] | None = None) -> list[Any]:
+    """The distinct values of ``values`` in order of first occurrence; a missing value, or
+    none at all, is refused."""
+    codes, uniques = factorized if factorized is not None else _factorize(values, "values")
+    if (codes < 0).any():
+        missing = int((codes < 0).sum())
+        raise ValueError(
+            f"values contain {missing} missing value(s) (None/NaN), first at position "
+            f"{int(np.flatnonzero(codes < 0)[0])}; drop or impute them first"
+        )
+    if not uniques:
+        raise ValueError("values is empty; a hierarchy needs at least one value")
+    return uniques
+
+
+def _encode(text: str, encoding: str, target: str) -> bytes:
+    """The bytes of a file's text; a character the encoding lacks names the file and fix."""
+    try:
+        return text.encode(encoding)
+    except LookupError:
+        raise ValueError(f"{target}: unknown encoding {encoding!r}; pass a Python codec name "
+                         "such as 'utf-8'") from None
+    except UnicodeEncodeError as exc:
+        raise ValueError(f"{target}: {exc.object[exc.start]!r} cannot be written in "
+                         f"{encoding}; pass encoding='utf-8'") from None
+
+
 def _format_examples(labels: Sequence[str], limit: int = 5) -> str:
     shown = ", ".join(repr(label) for label in labels[:limit])
     return shown + (", ..." if len(labels) > limit else "")
@@ -275,8 +304,10 @@ class Hierarchy:
     """A generalization taxonomy (tree) over one column's values.
 
     Build one with :meth:`from_csv` (ARX files), :meth:`from_rows`, :meth:`from_dict`,
-    :meth:`from_intervals` (nested numeric bands) or :meth:`flat`; ``Hierarchy(rows)`` is the
-    same as ``Hierarchy.from_rows(rows)``.
+    :meth:`from_intervals` (nested numeric bands), :meth:`from_masking` (codes masked from
+    the right), :meth:`from_order` (groups of ordered values), :meth:`from_dates` (calendar
+    periods) or :meth:`flat`; ``Hierarchy(rows)`` is the same as ``Hierarchy.from_rows(rows)``.
+    :meth:`to_csv` writes any of them as an ARX file.
 
     Attributes (the arrays are read-only):
 
@@ -505,6 +536,68 @@ class Hierarchy:
         return hierarchy
 
     @classmethod
+    def from_masking(cls, values: Any, *, width: int | None = None, mask: str = "*",
+                     root: str = "*") -> Hierarchy:
+        """Codes masked from the right: ``02134`` -> ``0213*`` -> ``021**`` -> ... -> root.
+
+        The leaves are the distinct codes, sorted; level ``j`` above them hides their last
+        ``j`` characters behind ``mask``, and the fully masked code is the root (pass
+        ``root="*****"`` for ARX's look). Codes are text and keep their leading zeros; all
+        must have one width. A number, or codes of several widths, are refused (a ZIP code
+        read as the number 2134 has lost its zero) unless ``width`` is given: then whole
+        numbers and codes of digits are padded with zeros on the left to ``width``
+        characters, and the data must then be written the same way to match the leaves.
+        """
+        root_label = _root_label(root)
+        return cls._from_paths(masking_paths(_distinct(values), width=width, mask=mask,
+                                             root=root_label), "from_masking")
+
+    @classmethod
+    def from_order(cls, values: Any, sizes: Sequence[int], *, root: str = "*") -> Hierarchy:
+        """Ordered values in groups of adjacent ones, as ARX's order-based builder makes.
+
+        ``values`` are the distinct values from low to high (an ordered pandas Categorical
+        gives its categories), and they are the leaves in that order. ``sizes[0]`` values
+        make a group of the first level, ``sizes[1]`` of those groups one of the second, and
+        so on; the last group of a level may be smaller. Groups are labelled by their first
+        and last value, ``[first, last]`` (``[first]`` for one value). ``sizes=(2, 4)`` over
+        ten values gives groups of 2 values, then of 8, under the root.
+        """
+        if isinstance(values, (pd.Series, pd.Categorical)) and isinstance(
+                values.dtype, pd.CategoricalDtype) and values.dtype.ordered:
+            values = list(values.dtype.categories)
+        codes, uniques = _factorize(values, "values")
+        _distinct(values, (codes, uniques))
+        repeated = pd.Series(codes).duplicated().to_numpy()
+        if repeated.any():
+            raise ValueError(f"values list {uniques[codes[int(np.argmax(repeated))]]!r} more "
+                             "than once; give each value once, from low to high")
+        leaves = [_label(value, "values") for value in uniques]
+        return cls._from_paths(order_paths(leaves, sizes, _root_label(root)), "from_order")
+
+    @classmethod
+    def from_dates(cls, values: Any, levels: Sequence[str] = ("month", "year"), *,
+                   root: str = "*") -> Hierarchy:
+        """Dates generalized to calendar periods, finest first.
+
+        ``values`` are dates, datetimes, ``datetime64`` values or ISO date strings
+        (``YYYY-MM-DD``, with a time of day or not). The leaves are the distinct values in
+        time order, labelled as written for strings (so they match the column's text) and
+        in ISO form otherwise. ``levels`` are taken from ``day`` (``2024-03-05``, for
+        values with a time of day), ``month`` (``2024-03``), ``quarter`` (``2024-Q1``),
+        ``year`` (``2024``), ``decade`` (``2020-2029``) and ``century`` (``2000-2099``), in
+        that order; each period lies inside one period of the next level.
+        """
+        return cls._from_paths(date_paths(_distinct(values), levels, _root_label(root)),
+                               "from_dates")
+
+    @classmethod
+    def _from_paths(cls, paths: list[tuple[str, ...]], builder: str) -> Hierarchy:
+        hierarchy = cls.__new__(cls)
+        hierarchy._build(paths, [f"{builder}: value {path[-1]!r}" for path in paths])
+        return hierarchy
+
+    @classmethod
     def flat(cls, values: Any, root: str = "*") -> Hierarchy:
         """A one-level taxonomy: the distinct values as leaves directly under ``root``.
 
@@ -536,14 +629,7 @@ class Hierarchy:
         ``label_of(value)`` (values with one label share a leaf), and every value's leaf."""
         root_label = _root_label(root)
         codes, uniques = _factorize(values, "values")
-        if (codes < 0).any():
-            missing = int((codes < 0).sum())
-            raise ValueError(
-                f"values contain {missing} missing value(s) (None/NaN), first at position "
-                f"{int(np.flatnonzero(codes < 0)[0])}; drop or impute them first"
-            )
-        if not uniques:
-            raise ValueError("values is empty; a flat hierarchy needs at least one value")
+        _distinct(values, (codes, uniques))
         labels: dict[str, Any] = {}
         label_of_unique: list[str] = []
         for value in uniques:
@@ -813,6 +899,38 @@ class Hierarchy:
             result.append(self.labels[node])
             node = int(self.parent[node])
         return result
+
+    def rows(self) -> list[tuple[str, ...]]:
+        """One row per leaf, in leaf order: the leaf, then its ancestors up to the root (the
+        rows of an ARX file)."""
+        rows = []
+        for leaf in range(self.n_leaves):
+            labels, node = [], leaf
+            while node >= 0:
+                labels.append(self.labels[node])
+                node = int(self.parent[node])
+            rows.append(tuple(labels))
+        return rows
+
+    def to_csv(self, path: str | os.PathLike[str], sep: str = ";",
+               encoding: str = "utf-8") -> None:
+        """Writes the taxonomy in ARX's format (:meth:`rows`, one ``leaf;...;root`` line
+        each), which :meth:`from_csv` reads back to the same tree.
+
+        A label holding ``sep`` or a line break, or starting or ending with a space, cannot
+        be written (the format has no quoting and the reader strips fields).
+        """
+        if not isinstance(sep, str) or sep == "" or "\n" in sep or "\r" in sep:
+            raise ValueError(f"sep must be a non-empty string such as ';', got {sep!r}")
+        for label in self.labels:
+            if sep in label or "\n" in label or "\r" in label or label != label.strip():
+                raise ValueError(
+                    f"label {label!r} cannot be written to an ARX file with separator "
+                    f"{sep!r} (no quoting, fields are stripped); pass another sep or rename it"
+                )
+        text = "".join(sep.join(row) + "\n" for row in self.rows())
+        with open(path, "wb") as handle:
+            handle.write(_encode(text, encoding, os.fspath(path)))
 
     def covers(self, label: str, leaf: str | float) -> bool:
         """True iff ``label`` is ``leaf`` itself or the label of one of its ancestors."""

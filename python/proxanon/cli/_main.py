@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from proxanon import __version__
 from proxanon._errors import InfeasibleError, LeadingZerosError
-from proxanon.cli import advise, anonymize, audit, demo, report, substitute
+from proxanon.cli import advise, anonymize, audit, demo, hierarchy, report, run, substitute
 from proxanon.cli._common import (
     EXIT_INFEASIBLE,
     EXIT_INTERRUPTED,
@@ -36,7 +36,7 @@ def parser() -> argparse.ArgumentParser:
                     "dissimilarity, XColor).")
     top.add_argument("--version", action="version", version=f"proxanon {__version__}")
     commands = top.add_subparsers(dest="command", required=True)
-    for command in (anonymize, advise, audit, report, demo, substitute):
+    for command in (anonymize, advise, audit, report, demo, substitute, hierarchy, run):
         command.add_parser(commands)
     return top
 

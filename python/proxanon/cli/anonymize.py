@@ -31,6 +31,7 @@ from proxanon.cli._common import (
     typed_columns,
     write_bytes,
 )
+from proxanon.cli._job import job_text, provenance
 from proxanon.tableio import CsvTable, ParquetTable, write_table
 
 
@@ -65,6 +66,9 @@ def add_parser(commands: Any) -> None:
     parser.add_argument("--moves", default="auto", choices=["auto", "swap"],
                         help="auto (default): stronger repair when swaps stall; swap: the "
                              "paper's pairwise swaps only")
+    parser.add_argument("--save-job", metavar="JOB.toml",
+                        help="also write the run as a job file (every parameter, the input's "
+                             "and the hierarchies' SHA-256) that proxanon run repeats")
     parser.add_argument("--dask", nargs="?", const="", metavar="SCHEDULER_ADDRESS",
                         help="run on Dask (needs proxanon[dask]): INPUT may be a glob of "
                              "Parquet or CSV files, -o names a Parquet folder; without an "
@@ -125,6 +129,9 @@ def write_anatomy(source: CsvTable | ParquetTable, targets: tuple[Any, Any], row
 
 def run(args: argparse.Namespace) -> Outcome:
     if args.dask is not None:
+        if args.save_job is not None:
+            raise UsageError("--save-job records one input file and its hash, so it does not "
+                             "go with --dask")
         try:
             from proxanon.dask._cli import run_dask
         except ImportError as exc:
@@ -147,15 +154,20 @@ def run(args: argparse.Namespace) -> Outcome:
                    else output_path(args.html, [args.input, args.output], args.force))
     sensitive_target = (None if args.sensitive_output is None
                         else output_path(args.sensitive_output, [args.input], args.force))
+    job_target = (None if args.save_job is None
+                  else output_path(args.save_job, [args.input, args.output], args.force))
     named = [(o, p.resolve()) for o, p in (("-o", target), ("--report", report_target),
                                             ("--html", html_target),
-                                            ("--sensitive-output", sensitive_target))
+                                            ("--sensitive-output", sensitive_target),
+                                            ("--save-job", job_target))
              if p is not None]
     for i, (option, path) in enumerate(named):
         for other, other_path in named[:i]:
             if path == other_path:
                 raise UsageError(f"{other} and {option} name the same file; give each output "
                                  "its own name")
+    # The job records the files as they are before they are read.
+    job = None if job_target is None else job_text(args, job_target)
     source = read_input(args.input, args)
     if GROUP_COLUMN in source.names:
         raise UsageError(f"{args.input} already has a column named {GROUP_COLUMN!r}, which the "
@@ -186,7 +198,8 @@ def run(args: argparse.Namespace) -> Outcome:
         positions=position_unit(source),
         rows_with_empty_cells=positions(source, columns.dropped),
         rows_suppressed=positions(source, columns.rows[~kept]),
-        scales=None if result.audit is None else result.audit.scales)
+        scales=None if result.audit is None else result.audit.scales,
+        **provenance(args, args.input))
     page = None
     if html_target is not None:
         from proxanon.html_report import anonymization_html
@@ -204,6 +217,8 @@ def run(args: argparse.Namespace) -> Outcome:
         write_bytes(report_target, report)
     if html_target is not None and page is not None:
         write_bytes(html_target, page.encode("utf-8"))
+    if job_target is not None and job is not None:
+        write_bytes(job_target, job.encode("utf-8"))
     lines = [str(result.report), *columns.notes]
     if columns.dropped.size:
         lines.append(f"left out {columns.dropped.size:,} row(s) with an empty or missing QI or "
@@ -213,4 +228,6 @@ def run(args: argparse.Namespace) -> Outcome:
                     f" (the QI table) and to {sensitive_target} (the sensitive table)"))
     if html_target is not None:
         lines.append(f"wrote the disclosure-risk report to {html_target}")
+    if job_target is not None:
+        lines.append(f"wrote the job to {job_target}; proxanon run {job_target} repeats it")
     return Outcome(EXIT_OK if result.satisfied else EXIT_NOT_SATISFIED, tuple(lines))

@@ -13,6 +13,7 @@ from numpy.typing import NDArray
 from proxanon._results.audit import AuditReport
 from proxanon._results.privacy import PrivacyMeasures
 from proxanon.cli import _common as common
+from proxanon.cli._job import provenance
 from proxanon.tableio import CsvTable, ParquetTable
 
 
@@ -125,7 +126,8 @@ def run(args: argparse.Namespace) -> common.Outcome:
         common.write_bytes(report_target, common.report_json(
             "audit", report, input=str(args.table),
             positions=common.position_unit(result.source),
-            rows_with_empty_cells=common.positions(result.source, columns.dropped), **extra))
+            rows_with_empty_cells=common.positions(result.source, columns.dropped),
+            **provenance(args, args.table), **extra))
     lines = [str(report), *columns.notes]
     if args.sensitive_table is None:  # an anatomy release publishes no QI values per group
         published = columns.frame[qi].assign(_group=result.groups).drop_duplicates(

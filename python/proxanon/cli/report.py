@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 from proxanon.cli import _common as common
+from proxanon.cli._job import provenance
 from proxanon.cli.audit import audited
 
 
@@ -38,7 +39,7 @@ def run(args: argparse.Namespace) -> common.Outcome:
                       title=f"audit of {args.table}")
     if report_target is not None:
         common.write_bytes(report_target, common.report_json(
-            "report", result.check, input=str(args.table)))
+            "report", result.check, input=str(args.table), **provenance(args, args.table)))
     common.write_bytes(target, page.encode("utf-8"))
     return common.Outcome(
         common.EXIT_OK if result.check.satisfied else common.EXIT_NOT_SATISFIED,
