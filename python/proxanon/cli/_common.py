@@ -4,6 +4,13 @@ turning its QI and sensitive columns into the typed columns the library takes.
 Only the QI and sensitive columns are parsed; the others stay as read (see
 :mod:`proxanon.tableio`). Positions in messages are file lines (1-based, the header is line
 1) for CSV and rows (1-based) for Parquet.
+
+Conventions every subcommand gets from here and from :mod:`proxanon.cli._main`
+(docs/guide/command-line.md): ``-`` as an input reads standard input and as an output
+writes standard output (:func:`read_input`, :func:`output_path`); ``-q``/``-v``
+(:func:`add_verbosity_options`); privacy parameters checked before any input is read
+(:func:`check_parameters`); library messages worded with the command's flags
+(:func:`flag_words`).
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ import json
 import math
 import os
 import re
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +32,18 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from proxanon.tableio import CsvTable, ParquetTable, atomic_write, read_table
+from proxanon import _validate
+from proxanon._words import NO_VALUE, Param
+from proxanon.tableio import (
+    FORMATS,
+    STDOUT,
+    CsvTable,
+    ParquetTable,
+    StandardOutput,
+    atomic_write,
+    read_stream,
+    read_table,
+)
 
 #: Exit statuses of the ``proxanon`` command.
 EXIT_OK = 0              # done; the table satisfies the principle
@@ -36,6 +55,27 @@ EXIT_INTERRUPTED = 130   # Ctrl-C (128 + SIGINT): nothing written
 #: The column ``anonymize`` adds to the published table.
 GROUP_COLUMN = "group"
 
+#: The name that stands for standard input (as an input) or standard output (as an output).
+STDIO = "-"
+#: Options whose value names an output file: with ``-`` as any of them, the summary goes to
+#: standard error, so that standard output holds only what was written there.
+OUTPUT_OPTIONS = ("output", "report", "html", "constraints", "plot", "save_job")
+
+#: How much a subcommand says (``-q``, default, ``-v``).
+QUIET, NORMAL, VERBOSE = -1, 0, 1
+
+#: The flag of each library parameter a message may name (:func:`flag_words`).
+FLAGS: dict[str, str] = {
+    "k": "--k", "epsilon": "--epsilon", "delta": "--delta", "metric": "--metric",
+    "weights": "--weights", "sensitive": "--sensitive", "quasi_identifiers": "--qi",
+    "hierarchies": "--hierarchy", "max_suppression": "--suppress", "moves": "--moves",
+}
+#: Flags that stand for one setting of a library parameter.
+SETTINGS: dict[tuple[str, str], str] = {
+    ("on_infeasible", "best_effort"): "--best-effort",
+    ("on_infeasible", "suppress"): "--suppress FRACTION",
+}
+
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?")
 
 
@@ -45,13 +85,121 @@ class UsageError(Exception):
 
 @dataclass(frozen=True)
 class Outcome:
-    """What a subcommand did: its exit status and the lines it prints on standard output.
+    """What a subcommand did: its exit status and the lines it prints on standard output
+    (standard error when standard output holds the table; none with -q).
 
     The status is settled before anything is printed, so a reader that leaves early
     (``proxanon audit t.csv | head -1``) cannot turn a verdict into a success."""
 
     status: int
     lines: tuple[str, ...]
+    #: More lines, printed with -v only.
+    details: tuple[str, ...] = ()
+
+
+def flag_words(param: Param) -> str:
+    """How the command line names a library parameter a message names (:mod:`proxanon._words`):
+    its flag, with the value where the message means one (``--best-effort``, ``--k 1``); a
+    parameter without a flag keeps its Python words."""
+    value = param.value
+    if isinstance(value, str) and (param.name, value) in SETTINGS:
+        return SETTINGS[param.name, value]
+    flag = FLAGS.get(param.name)
+    if flag is None:
+        return param.python()
+    if value is NO_VALUE:
+        return flag
+    return f"{flag} {value:g}" if isinstance(value, float) else f"{flag} {value}"
+
+
+def add_verbosity_options(parser: argparse.ArgumentParser) -> None:
+    """``-q``/``-v``, which :mod:`proxanon.cli._main` gives every subcommand."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("-q", "--quiet", dest="verbosity", action="store_const", const=QUIET,
+                       default=NORMAL, help="print errors only (no summary, no progress)")
+    group.add_argument("-v", "--verbose", dest="verbosity", action="store_const",
+                       const=VERBOSE, help="print more detail, and the libraries' warnings")
+
+
+def verbosity(args: argparse.Namespace) -> int:
+    return int(getattr(args, "verbosity", NORMAL))
+
+
+def show_progress(args: argparse.Namespace) -> bool:
+    """Whether a long run draws its progress: on a terminal, unless ``-q``."""
+    return sys.stderr.isatty() and verbosity(args) > QUIET
+
+
+def writes_stdout(args: argparse.Namespace) -> bool:
+    """Whether an output option (:data:`OUTPUT_OPTIONS`) is ``-``."""
+    return any(getattr(args, option, None) == STDIO for option in OUTPUT_OPTIONS)
+
+
+def check_parameters(args: argparse.Namespace) -> None:
+    """The privacy parameters a subcommand was given (single values of ``--k``,
+    ``--epsilon``, ``--delta``, ``--suppress`` and ``--weights``), checked before any input
+    is read; a subcommand that only judges groups (``judged=True`` in
+    :func:`add_privacy_options`) may ask for k = 1 and any epsilon. Raises
+    :class:`~proxanon._errors.ParameterError` (its message worded by :func:`flag_words`)."""
+    k, epsilon, delta = (getattr(args, name, None) for name in ("k", "epsilon", "delta"))
+    judged = bool(getattr(args, "judged", False))
+    if isinstance(k, int) and isinstance(epsilon, float) and isinstance(delta, float):
+        _validate.privacy(k, epsilon, delta, k, measured=judged)
+        sensitive = getattr(args, "sensitive", None)
+        if not judged and isinstance(sensitive, str):
+            columns = len(names(sensitive, "--sensitive"))
+            weights = getattr(args, "weights", None)
+            check_epsilon(epsilon, delta, getattr(args, "metric", "l1"),
+                          None if weights is None else floats(weights, "--weights"), columns)
+    suppress = getattr(args, "suppress", None)
+    if isinstance(suppress, float):
+        _validate.suppression(suppress, "suppress")
+
+
+def check_epsilon(epsilon: float, delta: float, metric: str, weights: list[float] | None,
+                  columns: int) -> None:
+    """Refuses an epsilon at which every two rows are neighbours (at least the largest
+    distance ``metric`` gives between rows whose ``columns`` sensitive values are scaled to
+    [0, 1]) where delta lets no group hold such rows; checks the weights."""
+    from proxanon.distances import pairwise, resolve
+
+    relation = resolve(metric, weights, columns, 1)
+    largest = float(pairwise(relation, np.zeros((1, columns)), np.ones((1, columns)))[0, 0])
+    if epsilon >= largest and _validate.single_row_violates(delta):
+        raise UsageError(
+            f"--epsilon {epsilon:g} makes every two rows neighbours: the {metric} distance "
+            f"between rows is at most {largest:g} (each sensitive column scaled to [0, 1]), "
+            f"so no group satisfies --delta {delta:g}; use an --epsilon below {largest:g}")
+
+
+def epsilon_units(args: argparse.Namespace, published: pd.DataFrame, sensitive: list[str],
+                  audit: Any, taxonomies: set[str]) -> str | None:
+    """The summary line saying what ``--epsilon`` allows in each sensitive column's own
+    units (over the ``published`` rows' typed columns, scaled as the audit's ``scales``
+    say), or None where no column has units."""
+    from proxanon._pipeline.verdict import epsilon_parts
+    from proxanon.distances import resolve
+
+    if audit is None:
+        return None
+    relation = resolve(args.metric, floats(args.weights, "--weights") if args.weights else None,
+                       len(sensitive), len(published))
+    parts = epsilon_parts(published, sensitive, relation, args.epsilon, audit.scales,
+                          taxonomies)
+    if not parts:
+        return None
+    return (f"  epsilon means  : rows are neighbours within {', or '.join(parts)} (one column "
+            "alone, the others equal)")
+
+
+def read_line(source: CsvTable | ParquetTable, given: str) -> str:
+    """What was read, for -v."""
+    if isinstance(source, CsvTable):
+        kind = f"CSV, separator {source.sep!r}, {source.encoding}"
+    else:
+        kind = "Parquet"
+    where = "standard input" if given == STDIO else given
+    return f"read {source.n_rows:,} rows and {len(source.names)} columns from {where} ({kind})"
 
 
 def names(text: str, option: str) -> list[str]:
@@ -90,6 +238,7 @@ def separator(text: str) -> str:
 
 def add_input_options(parser: argparse.ArgumentParser) -> None:
     """Options of every command that reads a table."""
+    add_format_option(parser)
     parser.add_argument("--sep", type=separator,
                         help="CSV separator (default: sniffed from the header); \\t for a tab")
     parser.add_argument("--encoding", default="utf-8",
@@ -109,7 +258,18 @@ def add_input_options(parser: argparse.ArgumentParser) -> None:
                         help="also write every number of the result to this JSON file")
 
 
-def add_privacy_options(parser: argparse.ArgumentParser) -> None:
+def add_format_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--format", choices=FORMATS, default="auto",
+                        help="format of the input: auto (default: Parquet for a .parquet or "
+                             ".pq name, and for standard input that starts as Parquet does; "
+                             "CSV otherwise), csv or parquet")
+
+
+def add_privacy_options(parser: argparse.ArgumentParser, *, judged: bool = False) -> None:
+    """``--qi``, ``--sensitive``, ``--k``, ``--epsilon``, ``--delta``, ``--metric`` and
+    ``--weights``; ``judged``: the subcommand judges given groups (an audit), which may
+    be asked about k = 1 and any epsilon (:func:`check_parameters`)."""
+    parser.set_defaults(judged=judged)
     parser.add_argument("--qi", required=True, help="quasi-identifier columns, comma-separated")
     parser.add_argument("--sensitive", required=True, help="sensitive columns, comma-separated")
     parser.add_argument("--k", required=True, type=int, help="minimum group size")
@@ -123,18 +283,28 @@ def add_privacy_options(parser: argparse.ArgumentParser) -> None:
 
 
 def read_input(path_text: str, args: argparse.Namespace) -> CsvTable | ParquetTable:
+    """The table at ``path_text``; ``-`` reads all of standard input (CSV, or Parquet when
+    it starts as Parquet does or ``--format parquet`` says so)."""
+    kind = getattr(args, "format", "auto")
+    if path_text == STDIO:
+        return read_stream(sys.stdin.buffer.read(), args.sep, args.encoding, kind)
     path = Path(path_text)
     if not path.is_file():
         problem = "is a directory, not a file" if path.is_dir() else "not found"
         raise UsageError(f"input file {problem}: {path_text}")
-    return read_table(path, args.sep, args.encoding)
+    return read_table(path, args.sep, args.encoding, kind)
 
 
-def output_path(out: str, inputs: Sequence[str], force: bool) -> Path:
+def output_path(out: str, inputs: Sequence[str], force: bool) -> Path | StandardOutput:
     """Checks an output file name before any work: not an input, not a folder, its folder
-    exists, and it is new unless ``force``."""
+    exists, and it is new unless ``force``. ``-`` is standard output
+    (:data:`~proxanon.tableio.STDOUT`)."""
+    if out == STDIO:
+        return STDOUT
     target = Path(out)
     for given in inputs:
+        if given == STDIO:
+            continue
         if target.exists() and Path(given).exists() and os.path.samefile(target, given):
             raise UsageError(f"refusing to write over the input file {given}; choose another "
                              "output name")
@@ -372,7 +542,23 @@ def report_json(command: str, report: Any, **context: Any) -> bytes:
     return (json.dumps(document, indent=2, allow_nan=False) + "\n").encode()
 
 
-def write_bytes(target: Path, content: bytes) -> None:
+def distinct_outputs(named: Sequence[tuple[str, Path | StandardOutput | None]]) -> None:
+    """Refuses two output options (``(option, target)``, None where not given) that name
+    the same file, or both standard output."""
+    seen: list[tuple[str, Path | StandardOutput]] = []
+    for option, target in named:
+        if target is None:
+            continue
+        where = target if isinstance(target, StandardOutput) else target.resolve()
+        for other, other_where in seen:
+            if where == other_where:
+                place = "standard output (-)" if where is STDOUT else "the same file"
+                raise UsageError(f"{other} and {option} name {place}; give each output its "
+                                 "own name")
+        seen.append((option, where))
+
+
+def write_bytes(target: Path | StandardOutput, content: bytes) -> None:
     def write(handle: IO[bytes]) -> None:
         handle.write(content)
 

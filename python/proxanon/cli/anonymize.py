@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import sys
 from typing import Any
 
 import numpy as np
@@ -18,6 +17,8 @@ from proxanon.cli._common import (
     UsageError,
     add_input_options,
     add_privacy_options,
+    distinct_outputs,
+    epsilon_units,
     floats,
     names,
     output_path,
@@ -25,11 +26,13 @@ from proxanon.cli._common import (
     position_unit,
     positions,
     read_input,
+    read_line,
     report_json,
+    show_progress,
     typed_columns,
     write_bytes,
 )
-from proxanon.tableio import CsvTable, ParquetTable, write_table
+from proxanon.tableio import CsvTable, ParquetTable, check_writable, write_table
 
 
 def add_parser(commands: Any) -> None:
@@ -37,7 +40,8 @@ def add_parser(commands: Any) -> None:
         "anonymize", help="anonymize a CSV or Parquet table",
         description="Publishes the table with its QI columns generalized and a group column; "
                     "every other column is written as it was read.")
-    parser.add_argument("input", help="CSV file with a header row, or a .parquet file")
+    parser.add_argument("input", help="CSV file with a header row, or a .parquet file; - "
+                                      "reads standard input")
     add_privacy_options(parser)
     add_input_options(parser)
     parser.add_argument("--dates", metavar="COL,...",
@@ -45,7 +49,9 @@ def add_parser(commands: Any) -> None:
                              "date ranges, sensitive ones compared over their time span "
                              "(default: a column whose every value is an ISO date)")
     parser.add_argument("-o", "--output", required=True,
-                        help="where to write the table (.parquet: Parquet, else CSV)")
+                        help="where to write the table (.parquet: Parquet, else CSV); - "
+                             "writes standard output (in the input's format) and the summary "
+                             "to standard error")
     parser.add_argument("--force", action="store_true", help="overwrite the output files")
     parser.add_argument("--best-effort", action="store_true",
                         help="write the table even when violations remain (flagged in the "
@@ -118,14 +124,9 @@ def run(args: argparse.Namespace) -> Outcome:
                      else output_path(args.report, [args.input, args.output], args.force))
     html_target = (None if args.html is None
                    else output_path(args.html, [args.input, args.output], args.force))
-    named = [(o, p.resolve()) for o, p in (("-o", target), ("--report", report_target),
-                                            ("--html", html_target)) if p is not None]
-    for i, (option, path) in enumerate(named):
-        for other, other_path in named[:i]:
-            if path == other_path:
-                raise UsageError(f"{other} and {option} name the same file; give each output "
-                                 "its own name")
+    distinct_outputs([("-o", target), ("--report", report_target), ("--html", html_target)])
     source = read_input(args.input, args)
+    check_writable(source, target)
     if GROUP_COLUMN in source.names:
         raise UsageError(f"{args.input} already has a column named {GROUP_COLUMN!r}, which the "
                          "published table adds; rename it first")
@@ -144,7 +145,7 @@ def run(args: argparse.Namespace) -> Outcome:
         on_infeasible=("suppress" if args.suppress is not None
                        else "best_effort" if args.best_effort else "raise"),
         max_suppression=args.suppress if args.suppress is not None else 0.0,
-        moves=args.moves, progress=sys.stderr.isatty(),
+        moves=args.moves, progress=show_progress(args),
     )
     kept = result.groups >= 0
     rows = columns.rows[kept]
@@ -167,11 +168,18 @@ def run(args: argparse.Namespace) -> Outcome:
         write_bytes(report_target, report)
     if html_target is not None and page is not None:
         write_bytes(html_target, page.encode("utf-8"))
-    lines = [str(result.report)]
+    lines = str(result.report).split("\n")
+    units = epsilon_units(args, columns.frame.iloc[np.flatnonzero(kept)], sensitive,
+                          result.audit, set(hierarchies))
+    if units:  # beside the privacy line
+        at = next((i + 1 for i, line in enumerate(lines) if line.startswith("  privacy")),
+                  len(lines))
+        lines.insert(at, units)
     if columns.dropped.size:
         lines.append(f"left out {columns.dropped.size:,} row(s) with an empty or missing QI or "
                      "sensitive value (--missing drop)")
     lines.append(f"wrote {rows.size:,} rows to {target}")
     if html_target is not None:
         lines.append(f"wrote the disclosure-risk report to {html_target}")
-    return Outcome(EXIT_OK if result.satisfied else EXIT_NOT_SATISFIED, tuple(lines))
+    return Outcome(EXIT_OK if result.satisfied else EXIT_NOT_SATISFIED, tuple(lines),
+                   details=(read_line(source, args.input),))

@@ -23,7 +23,7 @@ def add_parser(commands: Any) -> None:
                     f"Exit status {common.EXIT_OK} when the table satisfies the principle, "
                     f"{common.EXIT_NOT_SATISFIED} when it does not.")
     parser.add_argument("table", help="CSV file with a header row, or a .parquet file")
-    common.add_privacy_options(parser)
+    common.add_privacy_options(parser, judged=True)
     common.add_input_options(parser)
     parser.add_argument("--force", action="store_true", help="overwrite the --report file")
     parser.add_argument("--measures", action="store_true",

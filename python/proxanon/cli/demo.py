@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ from proxanon.cli._common import (
     Outcome,
     output_path,
     report_json,
+    show_progress,
     write_bytes,
 )
 
@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> Outcome:
     taxonomies = ["sex", "race", "marital-status"]
     result = anonymize(
         adult.data, quasi_identifiers=qi, sensitive=sensitive, k=10, epsilon=0.05, delta=0.8,
-        hierarchies={c: adult.hierarchies[c] for c in taxonomies}, progress=sys.stderr.isatty(),
+        hierarchies={c: adult.hierarchies[c] for c in taxonomies}, progress=show_progress(args),
     )
     if target is None:  # made only now, so a failed run leaves no empty folder behind
         target = Path(tempfile.mkdtemp(prefix="proxanon-demo-")) / "adult-anonymized.csv"
