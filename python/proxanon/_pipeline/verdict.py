@@ -112,7 +112,8 @@ def epsilon_parts(published: pd.DataFrame, sens_cols: list[str], relation: Relat
         values = published[column]
         if isinstance(values.dtype, pd.CategoricalDtype):
             steps = len(values.dtype.categories) - 1
-            parts.append(f"{format_number(np.floor(scaled * steps + 1e-9))} categories "
+            apart = np.floor(scaled * steps + 1e-9)
+            parts.append(f"{format_number(apart)} {'category' if apart == 1 else 'categories'} "
                          f"apart in {column}")
         elif column in scales:
             lo, hi = scales[column]

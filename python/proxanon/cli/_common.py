@@ -172,24 +172,27 @@ def check_epsilon(epsilon: float, delta: float, metric: str, weights: list[float
             f"so no group satisfies --delta {delta:g}; use an --epsilon below {largest:g}")
 
 
-def epsilon_units(args: argparse.Namespace, published: pd.DataFrame, sensitive: list[str],
-                  audit: Any, taxonomies: set[str]) -> str | None:
-    """The summary line saying what ``--epsilon`` allows in each sensitive column's own
-    units (over the ``published`` rows' typed columns, scaled as the audit's ``scales``
-    say), or None where no column has units."""
+def summary_lines(report: object, published: pd.DataFrame, sensitive: list[str], *,
+                  epsilon: float, metric: str, weights: list[float] | None, audit: Any,
+                  taxonomies: set[str]) -> list[str]:
+    """An anonymization's report as summary lines, with the line saying what epsilon allows
+    in each sensitive column's own units below its privacy line (over the ``published``
+    rows' typed columns, scaled as the audit's ``scales`` say; none where no column has
+    units)."""
     from proxanon._pipeline.verdict import epsilon_parts
     from proxanon.distances import resolve
 
+    lines = str(report).split("\n")
     if audit is None:
-        return None
-    relation = resolve(args.metric, floats(args.weights, "--weights") if args.weights else None,
-                       len(sensitive), len(published))
-    parts = epsilon_parts(published, sensitive, relation, args.epsilon, audit.scales,
-                          taxonomies)
-    if not parts:
-        return None
-    return (f"  epsilon means  : rows are neighbours within {', or '.join(parts)} (one column "
-            "alone, the others equal)")
+        return lines
+    relation = resolve(metric, weights, len(sensitive), len(published))
+    parts = epsilon_parts(published, sensitive, relation, epsilon, audit.scales, taxonomies)
+    if parts:
+        at = next((i + 1 for i, line in enumerate(lines) if line.startswith("  privacy")),
+                  len(lines))
+        lines.insert(at, f"  epsilon means  : rows are neighbours up to {', or '.join(parts)} "
+                         "(one column alone, the others equal)")
+    return lines
 
 
 def read_line(source: CsvTable | ParquetTable, given: str) -> str:

@@ -72,6 +72,15 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+def _subcommand(top: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    """The parser of subcommand ``name``."""
+    for action in top._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            found: argparse.ArgumentParser = action.choices[name]
+            return found
+    return top
+
+
 def infeasible_message(exc: InfeasibleError, args: argparse.Namespace) -> str:
     """The library's finding in the command line's words, from the error's partition."""
     from proxanon._results.partition import Partition
@@ -151,7 +160,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not given:
         parser().print_help(sys.stderr)
         return EXIT_USAGE
-    args = parser().parse_args(given)
+    top = parser()
+    args, extra = top.parse_known_args(given)
+    if extra:  # named by the subcommand's parser, so that the pointer is to its --help
+        _subcommand(top, args.command).error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         check_parameters(args)
         with _library_noise(verbosity(args)):

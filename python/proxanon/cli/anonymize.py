@@ -18,7 +18,6 @@ from proxanon.cli._common import (
     add_input_options,
     add_privacy_options,
     distinct_outputs,
-    epsilon_units,
     floats,
     names,
     output_path,
@@ -29,6 +28,7 @@ from proxanon.cli._common import (
     read_line,
     report_json,
     show_progress,
+    summary_lines,
     typed_columns,
     write_bytes,
 )
@@ -168,13 +168,10 @@ def run(args: argparse.Namespace) -> Outcome:
         write_bytes(report_target, report)
     if html_target is not None and page is not None:
         write_bytes(html_target, page.encode("utf-8"))
-    lines = str(result.report).split("\n")
-    units = epsilon_units(args, columns.frame.iloc[np.flatnonzero(kept)], sensitive,
-                          result.audit, set(hierarchies))
-    if units:  # beside the privacy line
-        at = next((i + 1 for i, line in enumerate(lines) if line.startswith("  privacy")),
-                  len(lines))
-        lines.insert(at, units)
+    lines = summary_lines(result.report, columns.frame.iloc[np.flatnonzero(kept)], sensitive,
+                          epsilon=args.epsilon, metric=args.metric,
+                          weights=floats(args.weights, "--weights") if args.weights else None,
+                          audit=result.audit, taxonomies=set(hierarchies))
     if columns.dropped.size:
         lines.append(f"left out {columns.dropped.size:,} row(s) with an empty or missing QI or "
                      "sensitive value (--missing drop)")

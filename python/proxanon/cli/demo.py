@@ -7,6 +7,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from proxanon.cli._common import (
     EXIT_NOT_SATISFIED,
     EXIT_OK,
@@ -14,6 +16,7 @@ from proxanon.cli._common import (
     output_path,
     report_json,
     show_progress,
+    summary_lines,
     write_bytes,
 )
 
@@ -61,5 +64,7 @@ def run(args: argparse.Namespace) -> Outcome:
         f"  sensitive: {', '.join(sensitive)} (by rank, each on [0, 1]), L1 distance",
         "  privacy: k = 10, epsilon = 0.05, delta = 0.8: in every group of at least 10 rows,",
         "  no row has more than 20% of the others within distance 0.05 of it\n",
-        str(result.report),
+        *summary_lines(result.report, adult.data.iloc[np.flatnonzero(result.groups >= 0)],
+                       sensitive, epsilon=0.05, metric="l1", weights=None, audit=result.audit,
+                       taxonomies=set()),
         f"\nwrote the anonymized table ({len(result.table):,} rows) to {target}"))
