@@ -209,6 +209,18 @@ def test_out_of_range_parameters_are_refused_before_reading(
     _one_line_error(status, err, 2, *needles)
 
 
+@pytest.mark.parametrize(("option", "value", "needle"), [
+    ("--poi-fraction", "0", "--poi-fraction must lie in (0, 1], got 0.0"),
+    ("--segment-size", "2", "--segment-size must be >= 3, got 2"),
+    ("--iterations", "-1", "--iterations must be >= 0, got -1"),
+])
+def test_substitute_settings_are_refused_before_reading(capsys, option: str, value: str,
+                                                        needle: str) -> None:
+    status, _, err = _cli(capsys, "substitute", "missing.csv", "--columns", "a", "-o", "-",
+                          option, value)
+    _one_line_error(status, err, 2, needle)
+
+
 def test_an_audit_may_ask_about_any_epsilon_and_k_1(capsys) -> None:
     status, _, err = _cli(capsys, "audit", "missing.csv", "--qi", "q", "--sensitive", "s",
                           "--k", "1", "--epsilon", "5", "--delta", "0.5")

@@ -69,6 +69,8 @@ FLAGS: dict[str, str] = {
     "k": "--k", "epsilon": "--epsilon", "delta": "--delta", "metric": "--metric",
     "weights": "--weights", "sensitive": "--sensitive", "quasi_identifiers": "--qi",
     "hierarchies": "--hierarchy", "max_suppression": "--suppress", "moves": "--moves",
+    "segment_size": "--segment-size", "poi_fraction": "--poi-fraction",
+    "iterations": "--iterations", "seed": "--seed",
 }
 #: Flags that stand for one setting of a library parameter.
 SETTINGS: dict[tuple[str, str], str] = {

@@ -95,15 +95,16 @@ def infeasible_message(exc: InfeasibleError, args: argparse.Namespace) -> str:
         return (f"leaving out at most {args.suppress:g} of the rows (--suppress) does not "
                 f"satisfy every group: the last repair left out {left_out:,} of {n:,} row(s) "
                 "and violations remain; allow more with a larger --suppress FRACTION, or try "
-                "a smaller epsilon or delta")
+                "a smaller --epsilon or --delta")
     s = part.stats
     holds = "holds" if s["bound_holds"] else "fails"
     return (f"{s['remaining_violations']:,} row(s) in {len(s['violating_groups']):,} of "
             f"{s['m']:,} group(s) keep more than t(G) neighbours within epsilon "
             f"(k={s['k']}, epsilon={s['epsilon']}, delta={s['delta']}, metric {s['metric']}); "
             f"the most epsilon-neighbours of a row is {s['max_degree']:,} (the paper's "
-            f"inequality (4) bound {s['bound']:,.1f} {holds}). Try a smaller epsilon or delta, "
-            f"pass --best-effort{hint} to write the table with the violations flagged, or "
+            f"inequality (4) bound {s['bound']:,.1f} {holds}). Try a smaller --epsilon or "
+            f"--delta, pass --best-effort{hint} to write the table with the violations "
+            "flagged, or "
             f"--suppress FRACTION{hint} to leave violating rows out.")
 
 

@@ -100,7 +100,7 @@ def run(args: argparse.Namespace) -> common.Outcome:
     if measures is not None:
         lines.extend(measure_lines(measures))
     return common.Outcome(common.EXIT_OK if report.satisfied else common.EXIT_NOT_SATISFIED,
-                          tuple(lines))
+                          tuple(lines), details=(common.read_line(result.source, args.table),))
 
 
 def _measures(args: argparse.Namespace, result: Audited) -> PrivacyMeasures:

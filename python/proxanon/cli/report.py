@@ -43,4 +43,5 @@ def run(args: argparse.Namespace) -> common.Outcome:
     common.write_bytes(target, page.encode("utf-8"))
     return common.Outcome(
         common.EXIT_OK if result.check.satisfied else common.EXIT_NOT_SATISFIED,
-        (str(result.check), f"wrote the disclosure-risk report to {target}"))
+        (str(result.check), f"wrote the disclosure-risk report to {target}"),
+        details=(common.read_line(result.source, args.table),))

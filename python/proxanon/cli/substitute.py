@@ -38,8 +38,9 @@ def add_parser(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> common.Outcome:
-    from proxanon.substitute import substitute
+    from proxanon.substitute import checked_settings, substitute
 
+    checked_settings(args.segment_size, args.poi_fraction, args.iterations, args.seed)
     target = common.output_path(args.output, [args.input], args.force)
     extra = (None if args.constraints is None
              else common.output_path(args.constraints, [args.input, args.output], args.force))
@@ -71,4 +72,5 @@ def run(args: argparse.Namespace) -> common.Outcome:
     if extra is not None and constraints is not None:
         common.write_bytes(extra, constraints)
     return common.Outcome(common.EXIT_OK, (f"{result!r} in {result.seconds:.2f} s",
-                                           f"wrote {source.n_rows:,} rows to {target}"))
+                                           f"wrote {source.n_rows:,} rows to {target}"),
+                          details=(common.read_line(source, args.input),))

@@ -89,15 +89,18 @@ def _is_parquet(files: list[str]) -> bool:
     return all(f.endswith(".parquet") for f in files)
 
 
-def _nested_columns(files: list[str]) -> dict[str, Any]:
-    """The Arrow type of each nested column (lists, structs, maps) of Parquet input, read
-    from the first file's schema: written back as it was, refused as a QI or sensitive
-    column."""
+def _object_columns(files: list[str]) -> dict[str, Any]:
+    """The Arrow type of each column of Parquet input that pandas holds as Python objects
+    (lists, structs, maps, decimals, binary), read from the first file's schema: written
+    back with that type (Dask would otherwise write objects as text)."""
     if not _is_parquet(files):
         return {}
     schema = importlib.import_module("pyarrow.parquet").read_schema(files[0])
-    is_nested = importlib.import_module("pyarrow.types").is_nested
-    return {field.name: field.type for field in schema if is_nested(field.type)}
+    types = importlib.import_module("pyarrow.types")
+    return {field.name: field.type for field in schema
+            if any(test(field.type) for test in (
+                types.is_nested, types.is_decimal, types.is_binary, types.is_large_binary,
+                types.is_fixed_size_binary))}
 
 
 def _read(files: list[str], args: argparse.Namespace) -> Any:
@@ -153,10 +156,10 @@ def run_dask(args: argparse.Namespace) -> Outcome:
         raise UsageError(f"refusing to write over the input {target}; choose another output")
     qi = names(args.qi, "--qi")
     sensitive = names(args.sensitive, "--sensitive")
-    nested = _nested_columns(files)
+    objects = _object_columns(files)
     for column in qi + sensitive:
-        if column in nested:
-            refuse_nested(column, nested[column], files[0])
+        if column in objects:
+            refuse_nested(column, objects[column], files[0])
     with connect(args.dask or None):
         ddf = _read(files, args)
         hierarchies = load_hierarchies(pairs(args.hierarchy, "--hierarchy"), qi + sensitive,
@@ -172,6 +175,6 @@ def run_dask(args: argparse.Namespace) -> Outcome:
             moves=args.moves)
         # Published QI values are text, typed as CSV text is (numbers where all are).
         _publish(_typed_by_text(result.table.astype({q: str for q in qi}), qi), target,
-                 nested)
+                 {name: kind for name, kind in objects.items() if name not in qi})
     return Outcome(EXIT_OK if result.satisfied else EXIT_NOT_SATISFIED, (
         str(result.report), f"wrote {result.report.n:,} rows to the Parquet folder {target}"))
