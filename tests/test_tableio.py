@@ -200,6 +200,21 @@ def test_csv_to_parquet_types_numbers_and_keeps_text(tmp_path: Path) -> None:
     assert values["city"] == ["Zürich", "São Paulo", "plain"]
 
 
+def test_columns_named_text_stay_text_in_parquet(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    _write(tmp_path / "in.csv", ROWS)
+    write_table(read_csv(tmp_path / "in.csv"), tmp_path / "out.parquet",
+                np.array([0, 1], dtype=np.int64), replace={"age": ["39", "41"]},
+                append={"group": np.array([0, 1], dtype=np.int64)}, text={"id", "age"})
+    out = pq.read_table(tmp_path / "out.parquet")
+    assert out.schema.field("id").type == pa.string() == out.schema.field("age").type
+    assert out.column("id").to_pylist() == ["1", "2"]
+    assert out.column("age").to_pylist() == ["39", "41"]
+    assert out.schema.field("amount").type == pa.float64()
+
+
 @pytest.mark.parametrize(("cells", "kind"), [
     (["1", "-20", "", "300"], "integer"), (["1", "2.5", "1e3", " 7 "], "decimal"),
     (["02134", "12"], "text"), (["0.5", "00.5"], "text"), ([".5"], "text"),

@@ -36,7 +36,7 @@ import os
 import re
 import sys
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -208,15 +208,18 @@ class CsvTable:
         """One column as a Series of stripped text (object dtype)."""
         return pd.Series(self.text_columns([name])[name], dtype=object, name=name)
 
-    def to_arrow(self) -> Any:
+    def to_arrow(self, text: Collection[str] = ()) -> Any:
         """Every column typed by its text (:func:`text_kind`): numbers as int64 or float64,
-        the rest as strings (their unquoted text, spaces kept)."""
+        the rest, and the columns named in ``text``, as strings (their unquoted text, spaces
+        kept)."""
         pa, _ = _pyarrow()
         columns: list[list[str]] = [[] for _ in self.names]
         for row in range(self.n_rows):
             for j, field in enumerate(self.split(row)):
                 columns[j].append(_unquote(field))
-        return pa.table([typed_array(c) for c in columns], names=self.names)
+        return pa.table([typed_array(c, "text" if name in text else None)
+                         for name, c in zip(self.names, columns, strict=True)],
+                        names=self.names)
 
 
 _INTEGER = re.compile(r"0|-?[1-9][0-9]{0,17}")
@@ -382,7 +385,8 @@ class ParquetTable:
         refuse_nested(name, column.type, self.path)
         return pd.Series(column.to_pandas(date_as_object=False), name=name)
 
-    def to_arrow(self) -> Any:
+    def to_arrow(self, text: Collection[str] = ()) -> Any:
+        """The Arrow table as read (``text``: for the signature :class:`CsvTable` has)."""
         return self.table
 
 
@@ -549,15 +553,15 @@ def _write_csv_records(handle: IO[bytes], source: CsvTable, rows: NDArray[np.int
 
 def _published_arrow(source: CsvTable | ParquetTable, rows: NDArray[np.int64],
                      replace: Mapping[str, Sequence[str]],
-                     append: Mapping[str, NDArray[np.int64]]) -> Any:
+                     append: Mapping[str, NDArray[np.int64]], text: Collection[str]) -> Any:
     """The kept rows of the source's Arrow table, replaced columns typed by their text
-    (:func:`text_kind`), appended columns as int64; pandas metadata (if any) updated to
-    match."""
+    (:func:`text_kind`; those named in ``text`` as strings), appended columns as int64;
+    pandas metadata (if any) updated to match."""
     pa, _ = _pyarrow()
-    table = source.to_arrow().take(pa.array(rows, pa.int64()))
+    table = source.to_arrow(text).take(pa.array(rows, pa.int64()))
     for name, values in replace.items():
         j = table.column_names.index(name)
-        array = typed_array([str(v) for v in values])
+        array = typed_array([str(v) for v in values], "text" if name in text else None)
         table = table.set_column(j, pa.field(name, array.type), array)
     for name, ints in append.items():
         table = table.append_column(pa.field(name, pa.int64()), pa.array(ints, pa.int64()))
@@ -632,7 +636,7 @@ def _arrow_write(table: Any, target: Target, write: Callable[[Any, IO[bytes]], N
 
 def write_table(source: CsvTable | ParquetTable, target: Target,
                 rows: NDArray[np.int64], replace: Mapping[str, Sequence[str]],
-                append: Mapping[str, NDArray[np.int64]]) -> None:
+                append: Mapping[str, NDArray[np.int64]], text: Collection[str] = ()) -> None:
     """Writes ``source``'s rows ``rows`` (0-based data rows, in that order) to ``target``,
     atomically (:func:`atomic_write`); Parquet where :func:`writes_parquet` says so.
 
@@ -640,12 +644,13 @@ def write_table(source: CsvTable | ParquetTable, target: Target,
     integer columns at the end. Every other column is written as read: CSV to CSV byte for
     byte, Parquet to Parquet with its Arrow type. A Parquet target from a CSV source, and a
     replaced column in Parquet, are typed by their text (:func:`text_kind`: numbers as
-    numbers, text with leading zeros as text); a CSV target from a Parquet source is written
-    by Arrow's CSV writer (UTF-8, quoted where needed) after :func:`check_writable`.
+    numbers, text with leading zeros as text; the columns named in ``text`` as text whatever
+    they hold); a CSV target from a Parquet source is written by Arrow's CSV writer (UTF-8,
+    quoted where needed) after :func:`check_writable`.
     """
     if writes_parquet(source, target):
         _, pq = _pyarrow()
-        table = _published_arrow(source, rows, replace, append)
+        table = _published_arrow(source, rows, replace, append, text)
         _arrow_write(table, target, lambda t, handle: pq.write_table(t, handle), "Parquet")
     elif isinstance(source, CsvTable):
         atomic_write(target, lambda handle: _write_csv_records(handle, source, rows, replace,
@@ -654,7 +659,7 @@ def write_table(source: CsvTable | ParquetTable, target: Target,
         check_writable(source, target)
         _pyarrow()
         arrow_csv = importlib.import_module("pyarrow.csv")
-        table = _published_arrow(source, rows, replace, append)
+        table = _published_arrow(source, rows, replace, append, text)
         options = arrow_csv.WriteOptions(quoting_style="needed")
         _arrow_write(table, target,
                      lambda t, handle: arrow_csv.write_csv(t, handle, options), "CSV")

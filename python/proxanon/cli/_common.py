@@ -197,6 +197,15 @@ def summary_lines(report: object, published: pd.DataFrame, sensitive: list[str],
     return lines
 
 
+def kept_as_text(args: argparse.Namespace) -> set[str]:
+    """The columns a subcommand keeps as text whatever they hold: those with a
+    ``--hierarchy``, and those named in ``--text`` where the subcommand has it; Parquet
+    output writes them as text (:func:`proxanon.tableio.write_table`)."""
+    text = getattr(args, "text", None)
+    named = set(names(text, "--text")) if text else set()
+    return named | set(pairs(getattr(args, "hierarchy", None), "--hierarchy"))
+
+
 def read_line(source: CsvTable | ParquetTable, given: str) -> str:
     """What was read, for -v."""
     if isinstance(source, CsvTable):

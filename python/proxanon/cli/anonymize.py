@@ -19,6 +19,7 @@ from proxanon.cli._common import (
     add_privacy_options,
     distinct_outputs,
     floats,
+    kept_as_text,
     names,
     output_path,
     pairs,
@@ -163,7 +164,8 @@ def run(args: argparse.Namespace) -> Outcome:
         page = anonymization_html(result, columns.frame)
     write_table(source, target, rows,
                 replace=as_written(source, columns.frame, kept, rows, result.table, qi),
-                append={GROUP_COLUMN: result.table[GROUP_COLUMN].to_numpy(dtype=np.int64)})
+                append={GROUP_COLUMN: result.table[GROUP_COLUMN].to_numpy(dtype=np.int64)},
+                text=kept_as_text(args))
     if report_target is not None and report is not None:
         write_bytes(report_target, report)
     if html_target is not None and page is not None:

@@ -27,6 +27,7 @@ from proxanon.cli._common import (
     Outcome,
     UsageError,
     floats,
+    kept_as_text,
     names,
     pairs,
 )
@@ -105,12 +106,13 @@ def _object_columns(files: list[str]) -> dict[str, Any]:
 
 def _read(files: list[str], args: argparse.Namespace) -> Any:
     """The input as a dask DataFrame; CSV is read as text and typed by its text (every
-    file's)."""
+    file's), but for the columns kept as text (:func:`kept_as_text`)."""
     if _is_parquet(files):
         return dd.read_parquet(files)
     ddf = dd.read_csv(files, sep=args.sep, encoding=args.encoding, dtype=str,
                       keep_default_na=False)
-    return _typed_by_text(ddf, [str(c) for c in ddf.columns])
+    kept = kept_as_text(args)
+    return _typed_by_text(ddf, [str(c) for c in ddf.columns if str(c) not in kept])
 
 
 def _publish(table: Any, target: Path, schema: dict[str, Any]) -> None:
@@ -174,7 +176,9 @@ def run_dask(args: argparse.Namespace) -> Outcome:
             max_suppression=args.suppress if args.suppress is not None else 0.0,
             moves=args.moves)
         # Published QI values are text, typed as CSV text is (numbers where all are).
-        _publish(_typed_by_text(result.table.astype({q: str for q in qi}), qi), target,
+        kept = kept_as_text(args)
+        _publish(_typed_by_text(result.table.astype({q: str for q in qi}),
+                                [q for q in qi if q not in kept]), target,
                  {name: kind for name, kind in objects.items() if name not in qi})
     return Outcome(EXIT_OK if result.satisfied else EXIT_NOT_SATISFIED, (
         str(result.report), f"wrote {result.report.n:,} rows to the Parquet folder {target}"))
