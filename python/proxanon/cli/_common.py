@@ -145,10 +145,13 @@ def check_parameters(args: argparse.Namespace) -> None:
     :class:`~proxanon._errors.ParameterError` (its message worded by :func:`flag_words`)."""
     k, epsilon, delta = (getattr(args, name, None) for name in ("k", "epsilon", "delta"))
     judged = bool(getattr(args, "judged", False))
-    if isinstance(k, int) and isinstance(epsilon, float) and isinstance(delta, float):
-        _validate.privacy(k, epsilon, delta, k, measured=judged)
+    if isinstance(k, int) and isinstance(epsilon, float) and (delta is None
+                                                              or isinstance(delta, float)):
+        # Without a delta (optional where only bounds are asked for), k and epsilon alone.
+        _validate.privacy(k, epsilon, 0.0 if delta is None else delta, k,
+                          measured=judged or delta is None)
         sensitive = getattr(args, "sensitive", None)
-        if not judged and isinstance(sensitive, str):
+        if not judged and isinstance(sensitive, str) and isinstance(delta, float):
             columns = len(names(sensitive, "--sensitive"))
             weights = getattr(args, "weights", None)
             check_epsilon(epsilon, delta, getattr(args, "metric", "l1"),
