@@ -25,9 +25,9 @@ import pytest
 
 import proxanon
 from proxanon._errors import InfeasibleError
-from proxanon._words import Param, text, worded
+from proxanon._words import Call, Param, text, worded
 from proxanon.cli import main
-from proxanon.cli._common import flag_words
+from proxanon.cli._common import command_words, flag_words
 from tests.test_cli_io import COLUMNS, PRIVACY, _cli, _one_line_error, _raw_rows, _write_raw
 
 
@@ -234,16 +234,18 @@ def test_messages_name_options_as_typed_pieces() -> None:
     message = text("try a smaller ", Param("epsilon"), ", or pass ",
                    Param("on_infeasible", "best_effort"), " or ",
                    Param("on_infeasible", "suppress"), "; at most ",
-                   Param("max_suppression", 0.25), " (", Param("threads", 2), ")")
+                   Param("max_suppression", 0.25), " (", Param("threads", 2), "); ",
+                   Call("advise"), " proves more")
     error = InfeasibleError(message)
     assert str(error) == ("try a smaller epsilon, or pass on_infeasible='best_effort' or "
-                          "on_infeasible='suppress'; at most max_suppression=0.25 (threads=2)")
-    assert worded(error, flag_words) == ("try a smaller --epsilon, or pass --best-effort or "
-                                         "--suppress FRACTION; at most --suppress 0.25 "
-                                         "(threads=2)")
+                          "on_infeasible='suppress'; at most max_suppression=0.25 (threads=2); "
+                          "proxanon.advise proves more")
+    assert worded(error, flag_words, command_words) == (
+        "try a smaller --epsilon, or pass --best-effort or --suppress FRACTION; at most "
+        "--suppress 0.25 (threads=2); proxanon advise proves more")
     assert worded(ValueError("plain"), flag_words) == "plain"
     again = pickle.loads(pickle.dumps(error))  # as a Dask worker sends it
-    assert worded(again, flag_words) == worded(error, flag_words)
+    assert worded(again, flag_words, command_words) == worded(error, flag_words, command_words)
 
 
 def test_proven_before_repair_speaks_flags_in_the_cli_and_python_in_python(

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from proxanon._errors import GraphTooDenseError
-from proxanon._words import Param, Text, text
+from proxanon._words import Call, Param, Text, text
 from proxanon.distances import Relation
 
 #: The options the verdicts suggest (worded by each interface: :mod:`proxanon._words`).
@@ -30,7 +30,7 @@ def too_dense(epsilon: float, relation: Relation, exc: ValueError) -> ValueError
         f"dense: {exc}; use a smaller epsilon")
 
 
-def nothing_released(n: int, left_out: int, stats: dict[str, Any]) -> str:
+def nothing_released(n: int, left_out: int, stats: dict[str, Any]) -> str | Text:
     """Why suppression released nothing: proven (small tables) or where the heuristic ended."""
     k = stats["k"]
     settings = (f"k={k}, epsilon={stats['epsilon']}, delta={stats['delta']}, "
@@ -40,11 +40,12 @@ def nothing_released(n: int, left_out: int, stats: dict[str, Any]) -> str:
                 f"({settings}; an exhaustive search over all partitions), so every row would "
                 "have to be left out and nothing can be released. Try a smaller epsilon, "
                 "delta or k.")
-    return (f"XColor's suppression kept {n - left_out} of {n} row(s), fewer than k={k}, so "
-            f"nothing could be released ({settings}; the largest number of epsilon-"
-            f"neighbours of a row is {stats['max_degree']}). This is where the heuristic "
-            "ended, not a proof: proxanon.advise can prove what no partition achieves. Try "
-            "a smaller epsilon, delta or k.")
+    return text(f"XColor's suppression kept {n - left_out} of {n} row(s), fewer than k={k}, "
+                f"so nothing could be released ({settings}; the largest number of epsilon-"
+                f"neighbours of a row is {stats['max_degree']}). This is where the heuristic "
+                "ended, not a proof: ", Call("advise"), " can prove what no partition "
+                "achieves. Try a smaller ", Param("epsilon"), ", ", Param("delta"), " or ",
+                Param("k"), ".")
 
 
 def infeasible_summary(stats: dict[str, Any]) -> str:
@@ -67,8 +68,8 @@ def infeasible_message(stats: dict[str, Any]) -> Text:
         f"(k={stats['k']}, epsilon={stats['epsilon']}, delta={stats['delta']}, "
         f"metric={stats['metric']}). The largest number of epsilon-neighbours of a row is "
         f"max_degree={stats['max_degree']}; the paper's inequality (4) asks for at most "
-        f"n/2*(1-(1-1/k)*delta)={stats['bound']:.1f} and {holds} (proxanon.advise gives the "
-        "bound that is proven, and can prove that no partition exists). "
+        f"n/2*(1-(1-1/k)*delta)={stats['bound']:.1f} and {holds} (", Call("advise"),
+        " gives the bound that is proven, and can prove that no partition exists). "
         "Try a smaller ", Param("epsilon"), " or ", Param("delta"), ", or a ", Param("k"),
         " whose groups allow more neighbours per row (t = floor((1-delta)(|G|-1)) relative "
         "to |G|; a larger k gives fewer groups, which can hold fewer near-identical rows). "

@@ -33,7 +33,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from proxanon import _validate
-from proxanon._words import NO_VALUE, Param
+from proxanon._words import NO_VALUE, Call, Param
 from proxanon.tableio import (
     FORMATS,
     STDOUT,
@@ -112,6 +112,11 @@ def flag_words(param: Param) -> str:
     if value is NO_VALUE:
         return flag
     return f"{flag} {value:g}" if isinstance(value, float) else f"{flag} {value}"
+
+
+def command_words(call: Call) -> str:
+    """How the command line names a function a message points to: its subcommand."""
+    return f"proxanon {call.name}"
 
 
 def add_verbosity_options(parser: argparse.ArgumentParser) -> None:

@@ -35,6 +35,7 @@ from proxanon.cli._common import (
     UsageError,
     add_verbosity_options,
     check_parameters,
+    command_words,
     flag_words,
     verbosity,
     writes_stdout,
@@ -87,7 +88,7 @@ def infeasible_message(exc: InfeasibleError, args: argparse.Namespace) -> str:
 
     part = exc.partition
     if not isinstance(part, Partition):
-        return worded(exc, flag_words)
+        return worded(exc, flag_words, command_words)
     hint = "" if args.command == "anonymize" else " to proxanon anonymize"
     if getattr(args, "suppress", None) is not None:
         n = int(part.groups.size)
@@ -112,7 +113,7 @@ def _fail(kind: str, message: object) -> None:
     """One line on standard error (library messages may span lines), an error's message in
     the command's flags."""
     if isinstance(message, BaseException):
-        message = worded(message, flag_words)
+        message = worded(message, flag_words, command_words)
     print(f"proxanon: {kind}: {' '.join(str(message).split())}", file=sys.stderr)
 
 
