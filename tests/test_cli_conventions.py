@@ -346,10 +346,13 @@ def test_dask_parquet_keeps_types_and_adds_no_index_column(tmp_path: Path, capsy
     half = len(source) // 2
     source.iloc[half:].to_csv(folder / "b.csv", index=False)
     source.iloc[:half].to_csv(folder / "a.csv", index=False)
-    status, _, err = _cli(capsys, "anonymize", str(folder / "*.csv"), "--dask", "-o",
-                          str(tmp_path / "out"), *COLUMNS, *PRIVACY)
+    status, out, err = _cli(capsys, "anonymize", str(folder / "*.csv"), "--dask", "-o",
+                            str(tmp_path / "out"), *COLUMNS, *PRIVACY)
     assert status == 0, err
     assert "WARNING" not in err and "distributed" not in err
+    incomes = source["income"].astype(float)
+    width = 0.05 * (incomes.max() - incomes.min())
+    assert f"epsilon means: rows are neighbours up to {float(f'{width:.6g}'):g} in income" in out
     table = pq.read_table(tmp_path / "out")
     assert "__null_dask_index__" not in table.column_names
     published = table.to_pandas()

@@ -118,8 +118,8 @@ def epsilon_parts(published: pd.DataFrame, sens_cols: list[str], relation: Relat
         elif column in scales:
             lo, hi = scales[column]
             parts.append(f"{format_number(float(f'{scaled * (hi - lo):.6g}'))} in {column}")
-        elif (pd.api.types.is_datetime64_any_dtype(values.dtype)
-              or pd.api.types.is_timedelta64_dtype(values.dtype)):
+        elif len(values) and (pd.api.types.is_datetime64_any_dtype(values.dtype)
+                              or pd.api.types.is_timedelta64_dtype(values.dtype)):
             span = pd.Timedelta(values.max() - values.min())
             parts.append(f"{pd.Timedelta(seconds=round(scaled * span.total_seconds()))} "
                          f"in {column}")

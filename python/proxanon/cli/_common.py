@@ -188,7 +188,8 @@ def summary_lines(report: object, published: pd.DataFrame, sensitive: list[str],
     """An anonymization's report as summary lines, with the line saying what epsilon allows
     in each sensitive column's own units below its privacy line (over the ``published``
     rows' typed columns, scaled as the audit's ``scales`` say; none where no column has
-    units)."""
+    units). ``published`` may hold no rows where every sensitive column is numeric (its
+    scale then says it all: Dask's table)."""
     from proxanon._pipeline.verdict import epsilon_parts
     from proxanon.distances import resolve
 
@@ -197,11 +198,11 @@ def summary_lines(report: object, published: pd.DataFrame, sensitive: list[str],
         return lines
     relation = resolve(metric, weights, len(sensitive), len(published))
     parts = epsilon_parts(published, sensitive, relation, epsilon, audit.scales, taxonomies)
-    if parts:
-        at = next((i + 1 for i, line in enumerate(lines) if line.startswith("  privacy")),
-                  len(lines))
-        lines.insert(at, f"  epsilon means  : rows are neighbours up to {', or '.join(parts)} "
-                         "(one column alone, the others equal)")
+    at = next((i for i, line in enumerate(lines) if line.startswith("  privacy")), None)
+    if parts and at is not None:
+        label = "  epsilon means".ljust(lines[at].index(":"))  # aligned with the report's
+        lines.insert(at + 1, f"{label}: rows are neighbours up to {', or '.join(parts)} (one "
+                             "column alone, the others equal)")
     return lines
 
 

@@ -30,6 +30,7 @@ from proxanon.cli._common import (
     kept_as_text,
     names,
     pairs,
+    summary_lines,
 )
 from proxanon.dask._anonymize import anonymize
 from proxanon.dask._cluster import connect
@@ -180,5 +181,9 @@ def run_dask(args: argparse.Namespace) -> Outcome:
         _publish(_typed_by_text(result.table.astype({q: str for q in qi}),
                                 [q for q in qi if q not in kept]), target,
                  {name: kind for name, kind in objects.items() if name not in qi})
+    lines = summary_lines(result.report, result.table._meta, sensitive, epsilon=args.epsilon,
+                          metric=args.metric,
+                          weights=floats(args.weights, "--weights") if args.weights else None,
+                          audit=result.audit, taxonomies=set(hierarchies))
     return Outcome(EXIT_OK if result.satisfied else EXIT_NOT_SATISFIED, (
-        str(result.report), f"wrote {result.report.n:,} rows to the Parquet folder {target}"))
+        *lines, f"wrote {result.report.n:,} rows to the Parquet folder {target}"))
