@@ -46,6 +46,9 @@ def _table(tmp_path: Path, n: int = 90) -> Path:
 class _Unreadable:
     """A standard input that fails the test if anything reads it."""
 
+    def isatty(self) -> bool:
+        raise AssertionError("standard input was looked at")
+
     @property
     def buffer(self) -> Any:
         raise AssertionError("standard input was read")
@@ -99,6 +102,18 @@ def test_parquet_through_stdin_and_stdout(tmp_path: Path, capsysbinary,
                  str(tmp_path / "again.parquet"), *COLUMNS, *PRIVACY]) == 0
     assert pq.read_table(tmp_path / "again.parquet").equals(
         pq.read_table(tmp_path / "out.parquet"))
+
+
+def test_stdin_from_a_terminal_is_refused_not_waited_for(capsys,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    class Terminal(_Unreadable):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(sys, "stdin", Terminal())
+    status, out, err = _cli(capsys, "anonymize", "-", "-o", "-", *COLUMNS, *PRIVACY)
+    assert out == ""
+    _one_line_error(status, err, 2, "standard input", "terminal", "< in.csv")
 
 
 def test_two_outputs_on_stdout_are_refused(tmp_path: Path, capsys) -> None:

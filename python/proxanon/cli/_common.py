@@ -310,6 +310,9 @@ def read_input(path_text: str, args: argparse.Namespace) -> CsvTable | ParquetTa
     it starts as Parquet does or ``--format parquet`` says so)."""
     kind = getattr(args, "format", "auto")
     if path_text == STDIO:
+        if sys.stdin.isatty():
+            raise UsageError("- reads the table from standard input, which is a terminal here; "
+                             "pipe or redirect a table in (e.g. < in.csv)")
         return read_stream(sys.stdin.buffer.read(), args.sep, args.encoding, kind)
     path = Path(path_text)
     if not path.is_file():
