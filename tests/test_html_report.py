@@ -128,9 +128,29 @@ def test_every_figure_shown_is_bound_to_its_number(page):
         assert needed in keys
     for key, value, text in figures:
         assert value == lookup(numbers, key), key
-        if isinstance(value, float) and key[0] != "seconds":
+        if isinstance(value, float) and key[0] == "seconds":
+            # Timings rounded: hundredths below 10 s.
+            assert text == "<0.01" or float(text.replace(",", "")) == pytest.approx(
+                value, abs=0.05), (key, text)
+        elif isinstance(value, float) and text.endswith("%"):
+            # Shares as percentages, to a tenth of a percent.
+            assert key[-1] in {"vulnerability", "small_class_share_2k"}, key
+            assert text == "<0.1%" or float(text[:-1]) / 100 == pytest.approx(
+                value, abs=5e-4), (key, text)
+        elif isinstance(value, float):
             assert float(text.replace(",", "").split()[0]) == pytest.approx(
                 value, rel=1e-3, abs=5e-5), (key, text)
+
+
+def test_shares_are_percentages_timings_rounded_classes_named_by_group(page):
+    figures = {tuple(key): text for key, _, text in _parse(page).figures}
+    for key in [("audit", "vulnerability"), ("reidentification", "small_class_share_2k")]:
+        assert re.fullmatch(r"<0\.1%|\d+\.\d%", figures[key]), (key, figures[key])
+    timings = [text for key, text in figures.items() if key[0] == "seconds"]
+    assert timings and all(re.fullmatch(r"<0\.01|\d\.\d\d|\d\d\.\d|[\d,]+", t)
+                           for t in timings), timings
+    # The worst classes are named by their group, as proxanon audit names them.
+    assert '<table class="worst"><tr><th>group</th>' in page
 
 
 def test_the_page_references_nothing_outside_itself(page):

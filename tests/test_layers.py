@@ -19,8 +19,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "python" / "proxanon"
 #: ``__init__``), or a package name ending in ".*" for all of its modules.
 LAYERS: list[tuple[str, list[str]]] = [
     ("native kernels", ["_core", "_engine", "_engine.kernels"]),
-    ("foundations", ["_errors", "_validate", "_display", "_progress", "_beside", "_groups",
-                     "tableio"]),
+    ("foundations", ["_words", "_errors", "_validate", "_display", "_progress", "_beside",
+                     "_groups", "tableio"]),
     ("data models", ["_hierarchy_levels", "hierarchy", "distances", "tables", "generalize"]),
     ("measures and results", ["_results", "_results.measures", "_results.partition",
                               "_results.audit", "_results.anonymization",

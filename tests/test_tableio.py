@@ -177,16 +177,52 @@ def test_parquet_keeps_untouched_arrow_types_and_values(tmp_path: Path) -> None:
     assert list(back["amount"]) == ["1.25", "100.50", ""]
 
 
-def test_csv_to_parquet_keeps_the_text(tmp_path: Path) -> None:
+def test_csv_to_parquet_types_numbers_and_keeps_text(tmp_path: Path) -> None:
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     _write(tmp_path / "in.csv", ROWS)
     write_table(read_csv(tmp_path / "in.csv"), tmp_path / "out.parquet",
-                np.array([0, 2], dtype=np.int64), replace={"age": ["39", "39"]},
-                append={"group": np.array([0, 0], dtype=np.int64)})
-    out = pq.read_table(tmp_path / "out.parquet").to_pydict()
-    assert out["zip"] == ["02134", "99999"] and out["amount"] == ["100.50", "1e3"]
-    assert out["note"] == ["a, b", ""] and out["city"] == ["Zürich", "東京"]
+                np.array([0, 1, 3], dtype=np.int64), replace={"age": ["39", "41", "50"]},
+                append={"group": np.array([0, 0, 1], dtype=np.int64)})
+    out = pq.read_table(tmp_path / "out.parquet")
+    types = {field.name: field.type for field in out.schema}
+    # Numbers as numbers (an empty cell a null), text with leading zeros as text; the
+    # type comes from the whole column ("0007" makes price text, "-0.0" alone would not).
+    assert types == {"id": pa.int64(), "zip": pa.string(), "amount": pa.float64(),
+                     "price": pa.string(), "note": pa.string(), "age": pa.int64(),
+                     "city": pa.string(), "group": pa.int64()}
+    values = out.to_pydict()
+    assert values["zip"] == ["02134", "00501", "02134"]
+    assert values["amount"] == [100.5, None, 12.0] and values["id"] == [1, 2, 4]
+    assert values["price"] == ["7.00", "7.10", "-0.0"]
+    assert values["note"] == ["a, b", 'say "hi"', "two\nlines"]
+    assert values["city"] == ["Zürich", "São Paulo", "plain"]
+
+
+def test_columns_named_text_stay_text_in_parquet(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    _write(tmp_path / "in.csv", ROWS)
+    write_table(read_csv(tmp_path / "in.csv"), tmp_path / "out.parquet",
+                np.array([0, 1], dtype=np.int64), replace={"age": ["39", "41"]},
+                append={"group": np.array([0, 1], dtype=np.int64)}, text={"id", "age"})
+    out = pq.read_table(tmp_path / "out.parquet")
+    assert out.schema.field("id").type == pa.string() == out.schema.field("age").type
+    assert out.column("id").to_pylist() == ["1", "2"]
+    assert out.column("age").to_pylist() == ["39", "41"]
+    assert out.schema.field("amount").type == pa.float64()
+
+
+@pytest.mark.parametrize(("cells", "kind"), [
+    (["1", "-20", "", "300"], "integer"), (["1", "2.5", "1e3", " 7 "], "decimal"),
+    (["02134", "12"], "text"), (["0.5", "00.5"], "text"), ([".5"], "text"),
+    (["1,5"], "text"), (["1" * 19], "text"), (["1" * 18], "integer"), (["", " "], "empty"),
+    (["NaN", "1"], "text"), (["0", "-0"], "decimal"),
+])
+def test_text_kind(cells: list[str], kind: str) -> None:
+    assert tableio.text_kind(cells) == kind
 
 
 def test_missing_pyarrow_names_the_extra(tmp_path: Path, monkeypatch: pytest.MonkeyPatch

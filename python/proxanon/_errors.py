@@ -1,6 +1,9 @@
 """Exceptions raised by proxanon."""
 
+from __future__ import annotations
+
 from proxanon._engine import kernels
+from proxanon._words import Text, text
 
 #: The epsilon-neighbour graph would exceed ``_core.MAX_GRAPH_ENTRIES`` adjacency entries; a
 #: ValueError raised (from C++) before the graph is allocated, its message giving the size
@@ -14,11 +17,32 @@ class InfeasibleError(ValueError):
     Raised with ``on_infeasible="raise"``. The message carries the numbers (violations left,
     maximum degree, the bound of inequality (4)) and what to try; ``partition`` holds the
     best-effort result so a caller can still inspect it.
+
+    The message is also kept as :class:`proxanon._words.Text` (``text``), which names the
+    options it suggests apart from its words (see :mod:`proxanon._words`).
     """
 
-    def __init__(self, message: str, partition: object | None = None) -> None:
-        super().__init__(message)
+    def __init__(self, message: str | Text, partition: object | None = None) -> None:
+        super().__init__(str(message))
+        self.text = text(message)
         self.partition = partition
+
+    def __reduce__(self) -> tuple[type, tuple[Text, object]]:
+        # Pickled (a Dask worker's error) with its message's pieces and its partition.
+        return type(self), (self.text, self.partition)
+
+
+class ParameterError(ValueError):
+    """A parameter out of its range, refused before any work: ``parameter`` is its Python
+    name, ``text`` the message naming it apart from its words (:mod:`proxanon._words`)."""
+
+    def __init__(self, message: str | Text, parameter: str) -> None:
+        super().__init__(str(message))
+        self.text = text(message)
+        self.parameter = parameter
+
+    def __reduce__(self) -> tuple[type, tuple[Text, str]]:
+        return type(self), (self.text, self.parameter)
 
 
 class LeadingZerosError(ValueError):

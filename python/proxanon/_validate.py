@@ -20,6 +20,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from proxanon._engine import kernels
+from proxanon._errors import ParameterError
+from proxanon._words import Param, text
 
 #: Float tolerance of the neighbour test (docs/design/privacy-model.md): x and y are
 #: epsilon-neighbours iff ``distance <= epsilon + NEIGHBOUR_TOLERANCE * max(1, epsilon)``. Without
@@ -168,7 +170,7 @@ def integer(value: Any, name: str, *, minimum: int) -> int:
         raise TypeError(f"{name} must be an integer, got {value!r} ({type(value).__name__})")
     result = int(value)
     if result < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {result}")
+        raise ParameterError(text(Param(name), f" must be >= {minimum}, got {result}"), name)
     return result
 
 
@@ -276,26 +278,26 @@ def privacy(k: Any, epsilon: Any, delta: Any, n: int,
     ``judged`` (an audit of groups given) may hold fewer than k rows: its groups then fail."""
     k = integer(k, "k", minimum=1)
     if n < k and not judged:
-        raise ValueError(
-            f"k={k} is larger than the number of rows ({n}): no group of {k} rows can be "
-            f"formed; use k <= {n}"
-        )
+        raise ParameterError(text(
+            Param("k", k), f" is larger than the number of rows ({n}): no group of {k} rows "
+            f"can be formed; use k <= {n}"), "k")
     eps = real(epsilon, "epsilon")
     if math.isnan(eps) or eps < 0 or math.isinf(eps):
-        raise ValueError(
-            f"epsilon must be a finite number >= 0, got {epsilon!r}; with the default weights "
-            "built-in distances lie in [0, 1], so epsilon >= 1 already makes every pair neighbours"
-        )
+        raise ParameterError(text(
+            Param("epsilon"), f" must be a finite number >= 0, got {epsilon!r}; with the "
+            "default weights built-in distances lie in [0, 1], so epsilon >= 1 already makes "
+            "every pair neighbours"), "epsilon")
     d = real(delta, "delta")
     if math.isnan(d) or not 0.0 <= d <= 1.0:
-        raise ValueError(
-            f"delta must lie in [0, 1], got {delta!r}: a group's risk may be at most 1 - delta"
-        )
+        raise ParameterError(text(
+            Param("delta"), f" must lie in [0, 1], got {delta!r}: a group's risk may be at "
+            "most 1 - delta"), "delta")
     if k == 1 and single_row_violates(d) and not measured:
-        raise ValueError(
-            f"k=1 with delta={delta!r} > 0: a group of one row publishes its sensitive value "
-            "as it is (risk 1, above 1 - delta), so no group of one row satisfies; use k >= 2 "
-            "(or delta=0 for k-anonymity alone)")
+        raise ParameterError(text(
+            Param("k", 1), " with ", Param("delta", delta), " > 0: a group of one row "
+            "publishes its sensitive value as it is (risk 1, above 1 - delta), so no group of "
+            "one row satisfies; use ", Param("k"), " >= 2 (or ", Param("delta", 0),
+            " for k-anonymity alone)"), "k")
     return k, eps, d
 
 
@@ -321,12 +323,12 @@ def weights(value: Any, columns: int) -> NDArray[np.float64]:
     except (TypeError, ValueError):
         raise TypeError(f"weights must be a sequence of {columns} numbers, got {value!r}") from None
     if w.shape[0] != columns:
-        raise ValueError(
-            f"weights has {w.shape[0]} entries but sensitive has {columns} column(s): "
-            "give one weight per sensitive column"
-        )
+        raise ParameterError(text(
+            Param("weights"), f" has {w.shape[0]} entries but ", Param("sensitive"),
+            f" has {columns} column(s): give one weight per sensitive column"), "weights")
     if not np.isfinite(w).all() or (w < 0).any():
-        raise ValueError(f"weights must be finite and >= 0, got {w.tolist()}")
+        raise ParameterError(text(Param("weights"), f" must be finite and >= 0, got "
+                                  f"{w.tolist()}"), "weights")
     return w
 
 
@@ -417,10 +419,11 @@ def suppression(value: Any, on_infeasible: str) -> float:
     """``max_suppression`` checked: a fraction in [0, 1], meaningful with "suppress"."""
     budget = real(value, "max_suppression")
     if not 0.0 <= budget <= 1.0:
-        raise ValueError(f"max_suppression must be a fraction of the rows in [0, 1], got "
-                         f"{value!r}")
+        raise ParameterError(text(Param("max_suppression"), " must be a fraction of the rows "
+                                  f"in [0, 1], got {value!r}"), "max_suppression")
     if budget > 0.0 and on_infeasible != "suppress":
-        raise ValueError("max_suppression applies only with on_infeasible='suppress'")
+        raise ParameterError(text(Param("max_suppression"), " applies only with ",
+                                  Param("on_infeasible", "suppress")), "max_suppression")
     return budget
 
 

@@ -60,7 +60,10 @@ def anonymize(
     path of an ARX-format CSV file; a categorical QI without one gets the flat taxonomy
     (its value, or ``*``), a numeric QI without one its interval ``[min-max]``.
     ``on_infeasible``: ``"raise"`` (:class:`~proxanon.InfeasibleError`) or ``"best_effort"``.
-    ``progress``: show the phase and the violations left on standard error in long runs.
+    ``progress=True``: for calls that run more than a few seconds (large tables, or an
+    infeasible setting, whose verdict can take a minute), show on standard error the
+    phase, the violating rows repaired of those seen, and the elapsed and remaining time,
+    from half a second into the run (a bar on a terminal, a line every 2 s elsewhere).
     ``init``: ``"qi"`` (default) starts from groups of QI-close rows, ``"degree"`` from the
     paper's Algorithm 1; ``moves``: ``"auto"`` (default) or ``"swap"`` (see
     :func:`proxanon.partition`). ``on_infeasible="suppress"`` leaves rows out of the published

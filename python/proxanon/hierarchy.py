@@ -920,6 +920,13 @@ class Hierarchy:
         A label holding ``sep`` or a line break, or starting or ending with a space, cannot
         be written (the format has no quoting and the reader strips fields).
         """
+        content = self.csv_bytes(sep, encoding, os.fspath(path))
+        with open(path, "wb") as handle:
+            handle.write(content)
+
+    def csv_bytes(self, sep: str = ";", encoding: str = "utf-8",
+                  target: str = "the hierarchy file") -> bytes:
+        """What :meth:`to_csv` writes, as bytes (``target`` names the file in errors)."""
         if not isinstance(sep, str) or sep == "" or "\n" in sep or "\r" in sep:
             raise ValueError(f"sep must be a non-empty string such as ';', got {sep!r}")
         for label in self.labels:
@@ -929,8 +936,7 @@ class Hierarchy:
                     f"{sep!r} (no quoting, fields are stripped); pass another sep or rename it"
                 )
         text = "".join(sep.join(row) + "\n" for row in self.rows())
-        with open(path, "wb") as handle:
-            handle.write(_encode(text, encoding, os.fspath(path)))
+        return _encode(text, encoding, target)
 
     def covers(self, label: str, leaf: str | float) -> bool:
         """True iff ``label`` is ``leaf`` itself or the label of one of its ancestors."""

@@ -582,6 +582,30 @@ def _number(value: Any) -> str:
     return f"{number:,.4f}".rstrip("0").rstrip(".")
 
 
+def _percent(value: Any) -> str:
+    """A share in [0, 1] as a percentage, to a tenth of a percent ("0.0%" only for none)."""
+    share = float(value)
+    if 0 < share < 0.0005:
+        return "<0.1%"
+    return f"{share:.1%}"
+
+
+def _seconds_text(value: Any) -> str:
+    """A timing rounded for reading: hundredths below 10 s, tenths below 100 s, else whole
+    seconds (the exact value is in ``data-value``)."""
+    seconds = float(value)
+    if seconds < 0.005:
+        return "<0.01"
+    return f"{seconds:.2f}" if seconds < 10 else f"{seconds:.1f}" if seconds < 100 else (
+        f"{seconds:,.0f}")
+
+
+def _published_text(value: Any) -> str:
+    """A published QI value as ``proxanon audit`` prints it ("(missing)" for none)."""
+    return "(missing)" if value is None or value is pd.NA or (
+        isinstance(value, float) and math.isnan(value)) else str(value)
+
+
 def _short(text: str, width: int = 40) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
@@ -637,7 +661,7 @@ def _worst_table(c: _Content, numbers: Mapping[str, Any]) -> str:
         return ""
     ids = np.array([w["group"] for w in worst], dtype=np.int64)
     violating = set(check.violating_groups.tolist())
-    head = ["class", "rows", "risk", "verdict"]
+    head = ["group", "rows", "risk", "verdict"]
     members: dict[int, pd.DataFrame] = {}
     if c.table is not None and c.groups is not None:
         head += [f"{q} (published)" for q in c.quasi_identifiers] + c.sensitive
@@ -658,7 +682,7 @@ def _worst_table(c: _Content, numbers: Mapping[str, Any]) -> str:
                  f"<td>{verdict.strip()}</td>"]
         part = members.get(gid)
         if part is not None:
-            cells += [f"<td>{html.escape(str(part[q].iloc[0]))}</td>"
+            cells += [f"<td>{html.escape(_published_text(part[q].iloc[0]))}</td>"
                       for q in c.quasi_identifiers]
             cells += [f"<td>{html.escape(_values_text(part[s]))}</td>" for s in c.sensitive]
         lines.append(f'<tr class="{"violates" if bad or small else ""}">' + "".join(cells)
@@ -700,7 +724,8 @@ def _render(c: _Content) -> str:
         "<h2>What holds</h2><div class=\"cards\">",
         _card(numbers, ("audit", "max_risk"), f"largest class risk (allowed 1 − δ = "
               f"{_number(allowed)})"),
-        _card(numbers, ("audit", "vulnerability"), "share of classes that violate"),
+        _card(numbers, ("audit", "vulnerability"), "share of classes that violate",
+              _percent(numbers["audit"]["vulnerability"])),
         _card(numbers, ("audit", "n_violating_groups"), "violating classes"),
         _card(numbers, ("audit", "n_violating_rows"), "rows with too many neighbours"),
         _card(numbers, ("audit", "n_small_groups"), f"classes smaller than k = {check.k}"),
@@ -710,7 +735,8 @@ def _render(c: _Content) -> str:
         "</div>",
         "<h2>Re-identification risk</h2><div class=\"cards\">",
         _card(numbers, ("reidentification", "small_class_share_2k"),
-              f"share of rows in classes smaller than 2k = {2 * check.k}"),
+              f"share of rows in classes smaller than 2k = {2 * check.k}",
+              _percent(numbers["reidentification"]["small_class_share_2k"])),
         _card(numbers, ("reidentification", "prosecutor_risk"),
               "largest prosecutor risk (1 / smallest class)"),
         _card(numbers, ("reidentification", "k_anonymity"), "k-anonymity level reached"),
@@ -726,13 +752,16 @@ def _render(c: _Content) -> str:
     parts += _columns_section(c, numbers)
     parts += [
         f"<h2>Worst classes (up to {c.max_classes})</h2>",
-        "<p class=\"note\">Violating classes first, then small ones, then by risk. A class's "
+        "<p class=\"note\">Each class is named by its group, as <code>proxanon audit</code> "
+        "names it (for a published table: its group column), with its published QI values. "
+        "Violating classes first, then small ones, then by risk. A class's "
         "risk is the largest share of its other rows within ε of one of its rows.</p>",
         _worst_table(c, numbers),
     ]
     numbers["seconds"]["report"] = time.perf_counter() - tic
     parts.append("<h2>Timings (seconds)</h2><table>")
-    parts.append(_rows([(name, _cell(numbers, ("seconds", name)))
+    parts.append(_rows([(name, _cell(numbers, ("seconds", name),
+                                     _seconds_text(numbers["seconds"][name])))
                         for name in numbers["seconds"]]))
     parts.append("</table>")
     block = json.dumps(numbers, indent=1, sort_keys=True).replace("</", "<\\/")

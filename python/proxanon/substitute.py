@@ -21,6 +21,8 @@ from numpy.typing import NDArray
 
 from proxanon import _validate
 from proxanon._engine.substitution import substitute_column
+from proxanon._errors import ParameterError
+from proxanon._words import Param, text
 from proxanon.generalize import check_exact_integers
 from proxanon.tables import column_list
 
@@ -123,6 +125,23 @@ def _bounds(bounds: Mapping[str, Any] | None, columns: list[str],
     return out
 
 
+def checked_settings(segment_size: Any, poi_fraction: Any, iterations: Any, seed: Any
+                     ) -> tuple[int, float, int, int]:
+    """:func:`substitute`'s settings checked (before any data is read, on the command line);
+    :class:`~proxanon._errors.ParameterError` names the one out of range."""
+    size = _validate.integer(segment_size, "segment_size", minimum=3)
+    fraction = _validate.real(poi_fraction, "poi_fraction")
+    if not 0.0 < fraction <= 1.0:
+        raise ParameterError(text(Param("poi_fraction"), f" must lie in (0, 1], got "
+                                  f"{fraction}"), "poi_fraction")
+    steps = _validate.integer(iterations, "iterations", minimum=0)
+    seed_value = _validate.integer(seed, "seed", minimum=0)
+    if seed_value >= 2**64:
+        raise ParameterError(text(Param("seed"), f" must be below 2**64, got {seed_value}"),
+                             "seed")
+    return size, fraction, steps, seed_value
+
+
 def substitute(
     data: pd.DataFrame,
     columns: str | Sequence[str],
@@ -158,14 +177,8 @@ def substitute(
     if len(data) == 0:
         raise ValueError("data is empty: it needs at least one row")
     names = column_list(data, columns, "columns")
-    size = _validate.integer(segment_size, "segment_size", minimum=3)
-    fraction = _validate.real(poi_fraction, "poi_fraction")
-    if not 0.0 < fraction <= 1.0:
-        raise ValueError(f"poi_fraction must lie in (0, 1], got {fraction}")
-    steps = _validate.integer(iterations, "iterations", minimum=0)
-    seed_value = _validate.integer(seed, "seed", minimum=0)
-    if seed_value >= 2**64:
-        raise ValueError(f"seed must be below 2**64, got {seed_value}")
+    size, fraction, steps, seed_value = checked_settings(segment_size, poi_fraction,
+                                                         iterations, seed)
     threads = _validate.threads(n_threads)
     labels = list(data.columns)
     repeated = [c for c in names if labels.count(c) > 1]

@@ -9,6 +9,14 @@ values. :func:`atomic_write` writes a temporary file in the target's folder and 
 over the target only when complete and synced, so a failure or an interrupt leaves the
 previous file as it was and no partial file behind.
 
+Standard streams: :func:`read_stream` reads a table from bytes (standard input: Parquet when
+they start with Parquet's magic ``PAR1``, CSV otherwise), and the target :data:`STDOUT` writes
+to standard output, in one piece once the whole table is formatted.
+
+Parquet written from CSV types each column by its text (:func:`text_kind`): integers written
+without leading zeros as int64, other plain numbers as float64, everything else as text
+(``02134``, ``0007`` and ``1,5`` stay text), empty cells as nulls in a column of numbers.
+
 Positions in messages are file lines, 1-based and counting the header ("line 7 of in.csv"),
 or Parquet rows, 1-based ("row 7 of in.parquet").
 
@@ -22,11 +30,13 @@ from __future__ import annotations
 import csv
 import glob
 import importlib
+import io
 import json
 import os
 import re
+import sys
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -36,6 +46,8 @@ import pandas as pd
 from numpy.typing import NDArray
 
 __all__ = [
+    "STDIN",
+    "STDOUT",
     "CsvTable",
     "ParquetTable",
     "ParquetUnavailableError",
@@ -43,11 +55,20 @@ __all__ = [
     "TableReadError",
     "atomic_write",
     "is_parquet",
+    "read_stream",
     "read_table",
+    "refuse_nested",
+    "text_kind",
     "write_table",
 ]
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
+#: The first bytes of every Parquet file.
+PARQUET_MAGIC = b"PAR1"
+#: How messages name a table read from standard input (:func:`read_stream`).
+STDIN = Path("standard input")
+#: Formats a reader may be told: "auto" goes by the file's name (a stream: its first bytes).
+FORMATS = ("auto", "csv", "parquet")
 #: Rows formatted per ``write`` call when writing CSV.
 _WRITE_BATCH = 8192
 _QUOTE = '"'
@@ -73,9 +94,26 @@ class ParquetUnavailableError(ImportError):
     """Parquet was asked for, but pyarrow (the ``parquet`` extra) is not installed."""
 
 
-def is_parquet(path: str | os.PathLike[str]) -> bool:
+class StandardOutput:
+    """The output ``-``: standard output, written in one piece (:func:`atomic_write`)."""
+
+    def __str__(self) -> str:
+        return "standard output"
+
+    def __repr__(self) -> str:
+        return "STDOUT"
+
+
+#: The target that writes to standard output.
+STDOUT = StandardOutput()
+
+#: Where a table or file is written: a path, or :data:`STDOUT`.
+Target = str | os.PathLike[str] | StandardOutput
+
+
+def is_parquet(path: Target) -> bool:
     """True when the file name says Parquet (``.parquet`` or ``.pq``)."""
-    return Path(path).suffix.lower() in PARQUET_SUFFIXES
+    return not isinstance(path, StandardOutput) and Path(path).suffix.lower() in PARQUET_SUFFIXES
 
 
 def _pyarrow() -> tuple[Any, Any]:
@@ -170,14 +208,78 @@ class CsvTable:
         """One column as a Series of stripped text (object dtype)."""
         return pd.Series(self.text_columns([name])[name], dtype=object, name=name)
 
-    def to_arrow(self) -> Any:
-        """Every column as Arrow strings (their unquoted text, spaces kept)."""
+    def to_arrow(self, text: Collection[str] = ()) -> Any:
+        """Every column typed by its text (:func:`text_kind`): numbers as int64 or float64,
+        the rest, and the columns named in ``text``, as strings (their unquoted text, spaces
+        kept)."""
         pa, _ = _pyarrow()
         columns: list[list[str]] = [[] for _ in self.names]
         for row in range(self.n_rows):
             for j, field in enumerate(self.split(row)):
                 columns[j].append(_unquote(field))
-        return pa.table([pa.array(c, pa.string()) for c in columns], names=self.names)
+        return pa.table([typed_array(c, "text" if name in text else None)
+                         for name, c in zip(self.names, columns, strict=True)],
+                        names=self.names)
+
+
+#: Cell texts by kind (:func:`text_kind`), matched by Arrow's regular expressions (RE2).
+_INTEGER = r"^(0|-?[1-9][0-9]{0,17})$"
+_LONG_INTEGER = r"^-?[1-9][0-9]{18,}$"  # beyond int64, and exact only as text
+_DECIMAL = r"^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?$"
+#: The kinds of :func:`text_kind`, narrowest first.
+KINDS = ("empty", "integer", "decimal", "text")
+
+
+def _kind_of(cells: Any) -> tuple[str, Any, Any]:
+    """The kind of an Arrow array of cell texts, the cells trimmed, and which are filled."""
+    pa, _ = _pyarrow()
+    pc = importlib.import_module("pyarrow.compute")
+    trimmed = pc.utf8_trim_whitespace(cells)
+    filled = pc.not_equal(trimmed, "")
+    if not pc.any(filled).as_py():
+        return "empty", trimmed, filled
+
+    def every(pattern: str, negate: bool = False) -> bool:
+        hit = pc.match_substring_regex(trimmed, pattern)
+        return bool(pc.all(pc.or_(pc.invert(hit) if negate else hit,
+                                  pc.invert(filled))).as_py())
+
+    if every(_INTEGER):
+        return "integer", trimmed, filled
+    if every(_DECIMAL) and every(_LONG_INTEGER, negate=True):
+        return "decimal", trimmed, filled
+    return "text", trimmed, filled
+
+
+def text_kind(values: Sequence[str]) -> str:
+    """How a column of cell texts reads as a whole (spaces around a cell ignored, empty cells
+    skipped): "integer" when every cell is an integer written without leading zeros (and of
+    at most 18 digits, so it fits int64), "decimal" when every cell is a number so written
+    (``-12``, ``0.5``, ``100.50``, ``1e3``; not ``0007``, ``.5``, ``1,5`` or an integer of
+    more digits), "text" otherwise, "empty" when no cell holds anything. Needs pyarrow."""
+    pa, _ = _pyarrow()
+    return _kind_of(pa.array(values, pa.string()))[0]
+
+
+def widest_kind(kinds: Sequence[str]) -> str:
+    """The kind of a column made of parts of these kinds (:func:`text_kind`)."""
+    return KINDS[max((KINDS.index(kind) for kind in kinds), default=0)]
+
+
+def typed_array(values: Sequence[str], kind: str | None = None) -> Any:
+    """Cell texts as an Arrow array of their kind (:func:`text_kind`, found unless given):
+    int64 or float64 with empty cells as nulls, or the texts as strings."""
+    pa, _ = _pyarrow()
+    pc = importlib.import_module("pyarrow.compute")
+    cells = pa.array(values, pa.string())
+    found, trimmed, filled = _kind_of(cells) if kind is None else (kind, None, None)
+    if found not in ("integer", "decimal"):
+        return cells
+    if trimmed is None:
+        trimmed = pc.utf8_trim_whitespace(cells)
+        filled = pc.not_equal(trimmed, "")
+    numbers = pc.if_else(filled, trimmed, pa.scalar(None, pa.string()))
+    return pc.cast(numbers, pa.int64() if found == "integer" else pa.float64())
 
 
 _FIELD_PATTERNS: dict[str, re.Pattern[str]] = {}
@@ -223,7 +325,15 @@ def read_csv(path: str | os.PathLike[str], sep: str | None = None,
     where = Path(path)
     if sep is not None and len(sep) != 1:
         raise TableReadError(f"the separator must be one character, got {sep!r}")
-    raw = where.read_bytes()
+    return parse_csv(where.read_bytes(), where, sep, encoding)
+
+
+def parse_csv(raw: bytes, where: Path, sep: str | None = None,
+              encoding: str = "utf-8") -> CsvTable:
+    """A CSV table from its bytes, as :func:`read_csv` reads a file (``where`` names it in
+    messages)."""
+    if sep is not None and len(sep) != 1:
+        raise TableReadError(f"the separator must be one character, got {sep!r}")
     try:
         text = raw.decode(encoding)
     except UnicodeDecodeError as exc:
@@ -285,20 +395,53 @@ class ParquetTable:
         return f"row {row + 1} of {self.path}"
 
     def column(self, name: str) -> pd.Series:
-        """One column as pandas sees it (dates as datetime64)."""
-        series = self.table.column(name).to_pandas(date_as_object=False)
-        return pd.Series(series, name=name)
+        """One column as pandas sees it (dates as datetime64); a column of nested values
+        (lists, structs, maps) is refused, naming it."""
+        column = self.table.column(name)
+        refuse_nested(name, column.type, self.path)
+        return pd.Series(column.to_pandas(date_as_object=False), name=name)
 
-    def to_arrow(self) -> Any:
+    def to_arrow(self, text: Collection[str] = ()) -> Any:
+        """The Arrow table as read (``text``: for the signature :class:`CsvTable` has)."""
         return self.table
 
 
-def read_parquet(path: str | os.PathLike[str]) -> ParquetTable:
-    """Reads a Parquet file; needs pyarrow."""
-    _, pq = _pyarrow()
-    where = Path(path)
+def _nested(arrow_type: Any) -> bool:
+    """Whether values of this Arrow type are lists, structs, maps or unions."""
+    types = importlib.import_module("pyarrow.types")
+    return bool(types.is_nested(arrow_type)
+                or (types.is_dictionary(arrow_type) and types.is_nested(arrow_type.value_type)))
+
+
+def _type_words(arrow_type: Any) -> str:
+    """An Arrow type as a message names it: ``lists (list<element: int64>)``."""
+    types = importlib.import_module("pyarrow.types")
+    kind = next((words for test, words in (
+        (types.is_list, "lists"), (types.is_large_list, "lists"),
+        (types.is_fixed_size_list, "lists"), (types.is_struct, "structs"),
+        (types.is_map, "maps"), (types.is_union, "unions")) if test(arrow_type)), "values")
+    return f"{kind} ({arrow_type})"
+
+
+def refuse_nested(name: str, arrow_type: Any, where: object) -> None:
+    """Refuses a column of nested values (lists, structs, maps) where one value per row is
+    needed, naming the column and the fix."""
+    if _nested(arrow_type):
+        raise TableReadError(
+            f"column {name!r} of {where} holds {_type_words(arrow_type)}, which cannot be "
+            "compared as one value; convert it to numbers, text or dates first (e.g. join a "
+            "list's items into one text), or use another column")
+
+
+def read_parquet(path: str | os.PathLike[str] | bytes, name: Path | None = None
+                 ) -> ParquetTable:
+    """Reads a Parquet file, or Parquet ``bytes`` (named ``name`` in messages); needs
+    pyarrow."""
+    pa, pq = _pyarrow()
+    raw = isinstance(path, bytes)
+    where = (name or STDIN) if isinstance(path, bytes) else Path(path)
     try:
-        table = pq.read_table(where)
+        table = pq.read_table(pa.BufferReader(path) if raw else where)
     except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
         raise TableReadError(f"cannot read {where} as Parquet: {exc}") from None
     _duplicates(where, [str(name) for name in table.column_names])
@@ -308,16 +451,30 @@ def read_parquet(path: str | os.PathLike[str]) -> ParquetTable:
 
 
 def read_table(path: str | os.PathLike[str], sep: str | None = None,
-               encoding: str = "utf-8") -> CsvTable | ParquetTable:
-    """Parquet when the name ends in ``.parquet`` or ``.pq``, CSV otherwise."""
-    if is_parquet(path):
+               encoding: str = "utf-8", kind: str = "auto") -> CsvTable | ParquetTable:
+    """``kind`` "parquet", "csv", or "auto": Parquet when the name ends in ``.parquet`` or
+    ``.pq``, CSV otherwise."""
+    if kind == "parquet" or (kind == "auto" and is_parquet(path)):
         return read_parquet(path)
     return read_csv(path, sep, encoding)
 
 
-def atomic_write(target: str | os.PathLike[str], write: Callable[[IO[bytes]], None]) -> None:
+def read_stream(raw: bytes, sep: str | None = None, encoding: str = "utf-8",
+                kind: str = "auto", name: Path = STDIN) -> CsvTable | ParquetTable:
+    """A table from bytes, e.g. all of standard input (``name`` in messages): ``kind``
+    "parquet", "csv", or "auto": Parquet when the bytes start with Parquet's magic, CSV
+    otherwise."""
+    if kind == "parquet" or (kind == "auto" and raw.startswith(PARQUET_MAGIC)):
+        return read_parquet(raw, name)
+    return parse_csv(raw, name, sep, encoding)
+
+
+def atomic_write(target: Target, write: Callable[[IO[bytes]], None]) -> None:
     """Calls ``write`` on a new temporary file in ``target``'s folder, then flushes, syncs
     and renames it over ``target`` (``os.replace``, atomic on POSIX and Windows).
+
+    :data:`STDOUT`: ``write`` fills a buffer, written to standard output once it returns
+    (an error or an interrupt before then writes nothing).
 
     On any exception, KeyboardInterrupt included, the temporary file is removed and
     ``target`` is left as it was. The new file gets the mode a plainly created file would.
@@ -325,6 +482,13 @@ def atomic_write(target: str | os.PathLike[str], write: Callable[[IO[bytes]], No
     killed outright (``kill -9``, a power cut) cannot remove it, so each write first removes
     the partial files of the same target whose process no longer runs (:func:`remove_stale`).
     """
+    if isinstance(target, StandardOutput):
+        buffer = io.BytesIO()
+        write(buffer)
+        sys.stdout.flush()
+        sys.stdout.buffer.write(buffer.getvalue())
+        sys.stdout.buffer.flush()
+        return
     where = Path(target)
     remove_stale(where)
     descriptor, temporary = tempfile.mkstemp(dir=where.parent,
@@ -413,33 +577,41 @@ def _write_csv_records(handle: IO[bytes], source: CsvTable, rows: NDArray[np.int
 
 def _published_arrow(source: CsvTable | ParquetTable, rows: NDArray[np.int64],
                      replace: Mapping[str, Sequence[str]],
-                     append: Mapping[str, NDArray[np.int64]]) -> Any:
-    """The kept rows of the source's Arrow table, replaced columns as strings, appended
-    columns as int64; pandas metadata (if any) updated to match."""
+                     append: Mapping[str, NDArray[np.int64]], text: Collection[str]) -> Any:
+    """The kept rows of the source's Arrow table, replaced columns typed by their text
+    (:func:`text_kind`; those named in ``text`` as strings), appended columns as int64;
+    pandas metadata (if any) updated to match."""
     pa, _ = _pyarrow()
-    table = source.to_arrow().take(pa.array(rows, pa.int64()))
+    table = source.to_arrow(text).take(pa.array(rows, pa.int64()))
     for name, values in replace.items():
         j = table.column_names.index(name)
-        table = table.set_column(j, pa.field(name, pa.string()),
-                                 pa.array([str(v) for v in values], pa.string()))
+        array = typed_array([str(v) for v in values], "text" if name in text else None)
+        table = table.set_column(j, pa.field(name, array.type), array)
     for name, ints in append.items():
         table = table.append_column(pa.field(name, pa.int64()), pa.array(ints, pa.int64()))
     metadata = dict(table.schema.metadata or {})
     if b"pandas" in metadata:
-        metadata[b"pandas"] = _patched_pandas_metadata(metadata[b"pandas"], replace, append)
+        replaced = {name: str(table.schema.field(name).type) for name in replace}
+        metadata[b"pandas"] = _patched_pandas_metadata(metadata[b"pandas"], replaced, append)
         table = table.replace_schema_metadata(metadata)
     return table
 
 
-def _patched_pandas_metadata(raw: bytes, replace: Mapping[str, Sequence[str]],
+#: pandas' schema note for the Arrow types a replaced column gets (:func:`typed_array`).
+_PANDAS_TYPES = {"int64": ("int64", "int64"), "double": ("float64", "float64"),
+                 "string": ("unicode", "object")}
+
+
+def _patched_pandas_metadata(raw: bytes, replaced: Mapping[str, str],
                              append: Mapping[str, NDArray[np.int64]]) -> bytes:
-    """pandas' schema note with the replaced columns now text and the appended ones int64
-    (pandas reads a column with the dtype the note gives)."""
+    """pandas' schema note with the replaced columns of their new Arrow types (``replaced``)
+    and the appended ones int64 (pandas reads a column with the dtype the note gives)."""
     note = json.loads(raw)
     described = note.get("columns", [])
     for entry in described:
-        if entry.get("name") in replace:
-            entry.update(pandas_type="unicode", numpy_type="object", metadata=None)
+        if entry.get("name") in replaced:
+            pandas_type, numpy_type = _PANDAS_TYPES[replaced[entry["name"]]]
+            entry.update(pandas_type=pandas_type, numpy_type=numpy_type, metadata=None)
     for name in append:
         described.append({"name": name, "field_name": name, "pandas_type": "int64",
                           "numpy_type": "int64", "metadata": None})
@@ -455,32 +627,76 @@ def _selected(table: Any, columns: Sequence[str]) -> Any:
     return chosen.replace_schema_metadata(metadata or None)
 
 
-def write_table(source: CsvTable | ParquetTable, target: str | os.PathLike[str],
+def writes_parquet(source: CsvTable | ParquetTable, target: Target) -> bool:
+    """Whether :func:`write_table` writes Parquet: a ``.parquet`` or ``.pq`` name, or
+    :data:`STDOUT` from a Parquet source (a table piped through keeps its format)."""
+    if isinstance(target, StandardOutput):
+        return isinstance(source, ParquetTable)
+    return is_parquet(target)
+
+
+def check_writable(source: CsvTable | ParquetTable, target: Target) -> None:
+    """Refuses, before any work, a CSV ``target`` for a Parquet source with a column that CSV
+    cannot hold (lists, structs, maps), naming the column and the fix."""
+    if writes_parquet(source, target) or isinstance(source, CsvTable):
+        return
+    for field in source.table.schema:
+        if _nested(field.type):
+            raise TableReadError(
+                f"column {field.name!r} of {source.path} holds {_type_words(field.type)}, "
+                f"which a CSV file cannot hold; write Parquet (a .parquet name) instead of "
+                f"{target}, or convert the column to text first (e.g. join a list's items)")
+
+
+def _arrow_write(table: Any, target: Target, write: Callable[[Any, IO[bytes]], None],
+                 what: str) -> None:
+    """Writes the Arrow ``table`` with ``write``; a column Arrow cannot write as ``what`` is
+    named in the error (Arrow's own message names none)."""
+    pa, _ = _pyarrow()
+    try:
+        atomic_write(target, lambda handle: write(table, handle))
+    except (pa.ArrowNotImplementedError, pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+        for name in table.column_names:
+            try:
+                write(table.select([name]), io.BytesIO())
+            except (pa.ArrowNotImplementedError, pa.ArrowInvalid, pa.ArrowTypeError):
+                raise TableReadError(
+                    f"column {name!r} ({table.schema.field(name).type}) cannot be written as "
+                    f"{what} ({exc}); convert it to numbers, text or dates first, or write "
+                    "another format") from None
+        raise
+
+
+def write_table(source: CsvTable | ParquetTable, target: Target,
                 rows: NDArray[np.int64], replace: Mapping[str, Sequence[str]],
-                append: Mapping[str, NDArray[np.int64]],
+                append: Mapping[str, NDArray[np.int64]], text: Collection[str] = (),
                 columns: Sequence[str] | None = None) -> None:
     """Writes ``source``'s rows ``rows`` (0-based data rows, in that order) to ``target``,
-    atomically (:func:`atomic_write`).
+    atomically (:func:`atomic_write`); Parquet where :func:`writes_parquet` says so.
 
     ``replace`` gives new text for some columns (one value per written row), ``append`` new
     integer columns at the end; ``columns``, where given, the columns written and their order
-    (names of the source's columns and of ``append``). Every other column is written as
-    read: CSV to CSV byte for byte, Parquet to Parquet with its Arrow type. A ``.parquet``
-    target from a CSV source holds every column as text; a CSV target from a Parquet source
-    is written by Arrow's CSV writer (UTF-8, quoted where needed).
+    (names of the source's columns and of ``append``). Every other column is written as read:
+    CSV to CSV byte for byte, Parquet to Parquet with its Arrow type. A Parquet target from a
+    CSV source, and a replaced column in Parquet, are typed by their text (:func:`text_kind`:
+    numbers as numbers, text with leading zeros as text; the columns named in ``text`` as
+    text whatever they hold); a CSV target from a Parquet source is written by Arrow's CSV
+    writer (UTF-8, quoted where needed) after :func:`check_writable`.
     """
-    if is_parquet(target):
+    if writes_parquet(source, target):
         _, pq = _pyarrow()
-        table = _published_arrow(source, rows, replace, append)
+        table = _published_arrow(source, rows, replace, append, text)
         table = table if columns is None else _selected(table, columns)
-        atomic_write(target, lambda handle: pq.write_table(table, handle))
+        _arrow_write(table, target, lambda t, handle: pq.write_table(t, handle), "Parquet")
     elif isinstance(source, CsvTable):
         atomic_write(target, lambda handle: _write_csv_records(handle, source, rows, replace,
                                                                append, columns))
     else:
+        check_writable(source, target)
         _pyarrow()
         arrow_csv = importlib.import_module("pyarrow.csv")
-        table = _published_arrow(source, rows, replace, append)
+        table = _published_arrow(source, rows, replace, append, text)
         table = table if columns is None else _selected(table, columns)
         options = arrow_csv.WriteOptions(quoting_style="needed")
-        atomic_write(target, lambda handle: arrow_csv.write_csv(table, handle, options))
+        _arrow_write(table, target,
+                     lambda t, handle: arrow_csv.write_csv(t, handle, options), "CSV")

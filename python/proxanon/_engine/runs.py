@@ -25,6 +25,7 @@ from proxanon._engine.verdicts import (
 )
 from proxanon._errors import GraphTooDenseError, InfeasibleError
 from proxanon._results.partition import Partition
+from proxanon._words import Param, text
 from proxanon.distances import row_graph, value_graph
 
 if TYPE_CHECKING:
@@ -193,10 +194,11 @@ def run_engine(sens: NDArray[np.float64], run: NativeRun, *,
         needs = ("at least {} of {} row(s) must be left out (an exhaustive search over all "
                  "partitions found no release that keeps more)" if stats["exact_search"] else
                  "XColor's suppression left out {} of {} row(s)")
-        raise InfeasibleError(
-            f"{needs.format(suppressed.size, n)} ({suppressed.size / n:.2%}), more than "
-            f"max_suppression={max_suppression} allows ({int(max_suppression * n)} row(s)). "
-            "Allow more suppression, or try a smaller epsilon or delta.", partition=result)
+        raise InfeasibleError(text(
+            f"{needs.format(suppressed.size, n)} ({suppressed.size / n:.2%}), more than ",
+            Param("max_suppression", max_suppression),
+            f" allows ({int(max_suppression * n)} row(s)). Allow more suppression, or try a "
+            "smaller ", Param("epsilon"), " or ", Param("delta"), "."), partition=result)
     if not result.satisfied and on_infeasible == "raise":
         raise InfeasibleError(
             infeasible_summary(stats) + "\n" + infeasible_message(stats)

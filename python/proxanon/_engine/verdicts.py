@@ -6,15 +6,21 @@ from __future__ import annotations
 from typing import Any
 
 from proxanon._errors import GraphTooDenseError
+from proxanon._words import Call, Param, Text, text
 from proxanon.distances import Relation
+
+#: The options the verdicts suggest (worded by each interface: :mod:`proxanon._words`).
+BEST_EFFORT = Param("on_infeasible", "best_effort")
+SUPPRESS = Param("on_infeasible", "suppress")
 
 
 def proven_before_repair(proof: str, k: int, eps: float, dlt: float,
-                         relation: Relation) -> str:
+                         relation: Relation) -> Text:
     """The message of an InfeasibleError raised on ``early_proof``'s proof."""
-    return (f"proven before any repair (k={k}, epsilon={eps}, delta={dlt}, "
-            f"metric={relation.label}): {proof}. Try a smaller epsilon or delta, or pass "
-            "on_infeasible='best_effort' or 'suppress' to run the repair anyway.")
+    return text(f"proven before any repair (k={k}, epsilon={eps}, delta={dlt}, "
+                f"metric={relation.label}): {proof}. Try a smaller ", Param("epsilon"), " or ",
+                Param("delta"), ", or pass ", BEST_EFFORT, " or ", SUPPRESS,
+                " to run the repair anyway.")
 
 
 def too_dense(epsilon: float, relation: Relation, exc: ValueError) -> ValueError:
@@ -24,7 +30,7 @@ def too_dense(epsilon: float, relation: Relation, exc: ValueError) -> ValueError
         f"dense: {exc}; use a smaller epsilon")
 
 
-def nothing_released(n: int, left_out: int, stats: dict[str, Any]) -> str:
+def nothing_released(n: int, left_out: int, stats: dict[str, Any]) -> str | Text:
     """Why suppression released nothing: proven (small tables) or where the heuristic ended."""
     k = stats["k"]
     settings = (f"k={k}, epsilon={stats['epsilon']}, delta={stats['delta']}, "
@@ -34,11 +40,12 @@ def nothing_released(n: int, left_out: int, stats: dict[str, Any]) -> str:
                 f"({settings}; an exhaustive search over all partitions), so every row would "
                 "have to be left out and nothing can be released. Try a smaller epsilon, "
                 "delta or k.")
-    return (f"XColor's suppression kept {n - left_out} of {n} row(s), fewer than k={k}, so "
-            f"nothing could be released ({settings}; the largest number of epsilon-"
-            f"neighbours of a row is {stats['max_degree']}). This is where the heuristic "
-            "ended, not a proof: proxanon.advise can prove what no partition achieves. Try "
-            "a smaller epsilon, delta or k.")
+    return text(f"XColor's suppression kept {n - left_out} of {n} row(s), fewer than k={k}, "
+                f"so nothing could be released ({settings}; the largest number of epsilon-"
+                f"neighbours of a row is {stats['max_degree']}). This is where the heuristic "
+                "ended, not a proof: ", Call("advise"), " can prove what no partition "
+                "achieves. Try a smaller ", Param("epsilon"), ", ", Param("delta"), " or ",
+                Param("k"), ".")
 
 
 def infeasible_summary(stats: dict[str, Any]) -> str:
@@ -49,22 +56,23 @@ def infeasible_summary(stats: dict[str, Any]) -> str:
             f"{len(stats['violating_groups']):,} of {stats['m']:,} group(s).")
 
 
-def infeasible_message(stats: dict[str, Any]) -> str:
+def infeasible_message(stats: dict[str, Any]) -> Text:
     """Explains an unsatisfied run: what is left, the degree bound, and what to change."""
     holds = "holds" if stats["bound_holds"] else "fails"
     proof = (f"An exhaustive search over all partitions of these {stats['n']} rows proves "
              "that none satisfies the principle. " if stats.get("exact_search") else "")
-    return proof + (
+    return text(
+        proof,
         f"XColor left {stats['remaining_violations']} violating row(s) in "
         f"{len(stats['violating_groups'])} of {stats['m']} group(s) "
         f"(k={stats['k']}, epsilon={stats['epsilon']}, delta={stats['delta']}, "
         f"metric={stats['metric']}). The largest number of epsilon-neighbours of a row is "
         f"max_degree={stats['max_degree']}; the paper's inequality (4) asks for at most "
-        f"n/2*(1-(1-1/k)*delta)={stats['bound']:.1f} and {holds} (proxanon.advise gives the "
-        "bound that is proven, and can prove that no partition exists). "
-        "Try a smaller epsilon or delta, or a k whose groups allow more neighbours per row "
-        "(t = floor((1-delta)(|G|-1)) relative to |G|; a larger k gives fewer groups, which "
-        "can hold fewer near-identical rows). Or pass on_infeasible='best_effort' to get "
-        "this partition with the violations flagged, or on_infeasible='suppress' with a "
-        "max_suppression budget to leave the violating rows out."
-    )
+        f"n/2*(1-(1-1/k)*delta)={stats['bound']:.1f} and {holds} (", Call("advise"),
+        " gives the bound that is proven, and can prove that no partition exists). "
+        "Try a smaller ", Param("epsilon"), " or ", Param("delta"), ", or a ", Param("k"),
+        " whose groups allow more neighbours per row (t = floor((1-delta)(|G|-1)) relative "
+        "to |G|; a larger k gives fewer groups, which can hold fewer near-identical rows). "
+        "Or pass ", BEST_EFFORT, " to get this partition with the violations flagged, or ",
+        SUPPRESS, " to leave the violating rows out, as many as ", Param("max_suppression"),
+        " allows.")

@@ -27,6 +27,7 @@ from proxanon._results.anonymization import (
     build_report,
 )
 from proxanon._results.audit import AuditReport
+from proxanon._words import Param, text
 from proxanon.generalize import QIColumn, encode_qi, load_hierarchies
 from proxanon.hierarchy import Hierarchy
 from proxanon.tables import encode_sensitive, numeric_scales
@@ -189,12 +190,13 @@ def _publish_xcolor(inputs: _Inputs, chosen: _Published, candidates: dict[str, f
     left_out[released] = False
     suppressed_rows = np.flatnonzero(left_out)
     if inputs.on_infeasible == "suppress" and suppressed_rows.size > budget * n_all:
-        raise InfeasibleError(
+        raise InfeasibleError(text(
             f"the suppression found leaves out {suppressed_rows.size} of {n_all} row(s) "
             f"({suppressed_rows.size / n_all:.2%}; a heuristic's count, not a proven minimum "
-            f"except on tables of at most 16 rows), more than max_suppression={budget} allows "
-            f"({int(budget * n_all)} row(s)); allow more suppression, or try a smaller epsilon "
-            "or delta", partition=chosen.part)
+            "except on tables of at most 16 rows), more than ",
+            Param("max_suppression", budget), f" allows ({int(budget * n_all)} row(s)); allow "
+            "more suppression, or try a smaller ", Param("epsilon"), " or ", Param("delta")),
+            partition=chosen.part)
     audited = data if suppressed_rows.size == 0 else data.iloc[released]
     if not check.satisfied and inputs.on_infeasible != "best_effort":
         raise InfeasibleError(infeasible_text(inputs, chosen, scales_of(inputs, audited)),

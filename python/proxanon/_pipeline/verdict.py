@@ -14,6 +14,7 @@ from proxanon._engine.proofs import infeasibility_proof
 from proxanon._engine.verdicts import infeasible_message
 from proxanon._pipeline.candidates import _Published
 from proxanon._pipeline.inputs import _Inputs
+from proxanon._words import Text, text
 from proxanon.distances import Relation, box_radius
 from proxanon.generalize import format_number
 
@@ -22,7 +23,7 @@ _CLASSES_SHOWN = 5
 
 
 def infeasible_text(inputs: _Inputs, result: _Published,
-                    scales: Mapping[str, tuple[float, float]]) -> str:
+                    scales: Mapping[str, tuple[float, float]]) -> Text:
     """Why no table could be published: a one-line summary, the proof when there is one (in
     the table's own values), the classes that merging formed, then the engine's numbers.
     ``scales``: as :func:`epsilon_in_units` takes them (its taxonomies: the columns
@@ -50,8 +51,7 @@ def infeasible_text(inputs: _Inputs, result: _Published,
     merged = _merged_classes_text(published, result)
     if merged:
         lines.append(merged)
-    lines.append("Engine: " + infeasible_message(result.part.stats))
-    return "\n".join(lines)
+    return text("\n".join(lines), "\nEngine: ", infeasible_message(result.part.stats))
 
 
 def _proof(published: pd.DataFrame, sens_cols: list[str], sens: NDArray[np.float64],
@@ -83,13 +83,27 @@ def epsilon_in_units(published: pd.DataFrame, sens_cols: list[str], relation: Re
                      eps: float, scales: Mapping[str, tuple[float, float]],
                      taxonomies: Collection[str]) -> str | None:
     """What epsilon allows in each sensitive column alone, in the column's own units (the
-    engine compares columns scaled to [0, 1]): ``scales`` holds the (min, max) each numeric
-    column was scaled by (:func:`proxanon.tables.numeric_scales`), dates and durations span
-    their own time range, and the ``taxonomies`` columns (compared by tree distance) have no
-    units."""
+    engine compares columns scaled to [0, 1]), as a sentence: see :func:`epsilon_parts`."""
+    parts = epsilon_parts(published, sens_cols, relation, eps, scales, taxonomies)
+    if not parts:
+        return None
+    return (f"Units: rows are neighbours when their {relation.label} distance over the columns "
+            f"scaled to [0, 1] is at most epsilon = {eps:g}, i.e. a difference of at most "
+            + ", or ".join(parts) + " with the other columns equal.")
+
+
+def epsilon_parts(published: pd.DataFrame, sens_cols: list[str], relation: Relation,
+                  eps: float, scales: Mapping[str, tuple[float, float]],
+                  taxonomies: Collection[str]) -> list[str]:
+    """The largest difference in each sensitive column alone (the others equal) at which
+    rows are still neighbours, in the column's units ("12.5 in income", "2 categories apart
+    in edu"): ``scales`` holds the (min, max) each numeric column was scaled by
+    (:func:`proxanon.tables.numeric_scales`), dates and durations span their own time range,
+    and the ``taxonomies`` columns (compared by tree distance) have no units, nor has a
+    relation other than a weighted built-in one."""
     if relation.kind != "builtin" or relation.weights is None or relation.name not in (
             "l1", "l2", "linf", "min_component"):
-        return None
+        return []
     parts = []
     for column, weight in zip(sens_cols, relation.weights, strict=True):
         if weight <= 0 or column in taxonomies:
@@ -98,21 +112,18 @@ def epsilon_in_units(published: pd.DataFrame, sens_cols: list[str], relation: Re
         values = published[column]
         if isinstance(values.dtype, pd.CategoricalDtype):
             steps = len(values.dtype.categories) - 1
-            parts.append(f"{format_number(np.floor(scaled * steps + 1e-9))} categories "
+            apart = np.floor(scaled * steps + 1e-9)
+            parts.append(f"{format_number(apart)} {'category' if apart == 1 else 'categories'} "
                          f"apart in {column}")
         elif column in scales:
             lo, hi = scales[column]
             parts.append(f"{format_number(float(f'{scaled * (hi - lo):.6g}'))} in {column}")
-        elif (pd.api.types.is_datetime64_any_dtype(values.dtype)
-              or pd.api.types.is_timedelta64_dtype(values.dtype)):
+        elif len(values) and (pd.api.types.is_datetime64_any_dtype(values.dtype)
+                              or pd.api.types.is_timedelta64_dtype(values.dtype)):
             span = pd.Timedelta(values.max() - values.min())
             parts.append(f"{pd.Timedelta(seconds=round(scaled * span.total_seconds()))} "
                          f"in {column}")
-    if not parts:
-        return None
-    return (f"Units: rows are neighbours when their {relation.label} distance over the columns "
-            f"scaled to [0, 1] is at most epsilon = {eps:g}, i.e. a difference of at most "
-            + ", or ".join(parts) + " with the other columns equal.")
+    return parts
 
 
 def _value_range(values: pd.Series) -> str:

@@ -4,6 +4,13 @@ turning its QI and sensitive columns into the typed columns the library takes.
 Only the QI and sensitive columns are parsed; the others stay as read (see
 :mod:`proxanon.tableio`). Positions in messages are file lines (1-based, the header is line
 1) for CSV and rows (1-based) for Parquet.
+
+Conventions every subcommand gets from here and from :mod:`proxanon.cli._main`
+(docs/guide/command-line.md): ``-`` as an input reads standard input and as an output
+writes standard output (:func:`read_input`, :func:`output_path`); ``-q``/``-v``
+(:func:`add_verbosity_options`); privacy parameters checked before any input is read
+(:func:`check_parameters`); library messages worded with the command's flags
+(:func:`flag_words`).
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ import json
 import math
 import os
 import re
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +32,18 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from proxanon.tableio import CsvTable, ParquetTable, atomic_write, read_table
+from proxanon import _validate
+from proxanon._words import NO_VALUE, Call, Param
+from proxanon.tableio import (
+    FORMATS,
+    STDOUT,
+    CsvTable,
+    ParquetTable,
+    StandardOutput,
+    atomic_write,
+    read_stream,
+    read_table,
+)
 
 #: Exit statuses of the ``proxanon`` command.
 EXIT_OK = 0              # done; the table satisfies the principle
@@ -37,6 +56,29 @@ EXIT_INTERRUPTED = 130   # Ctrl-C (128 + SIGINT): nothing written
 #: The column ``anonymize`` adds to the published table.
 GROUP_COLUMN = "group"
 
+#: The name that stands for standard input (as an input) or standard output (as an output).
+STDIO = "-"
+#: Options whose value names an output file: with ``-`` as any of them, the summary goes to
+#: standard error, so that standard output holds only what was written there.
+OUTPUT_OPTIONS = ("output", "report", "html", "constraints", "plot", "save_job")
+
+#: How much a subcommand says (``-q``, default, ``-v``).
+QUIET, NORMAL, VERBOSE = -1, 0, 1
+
+#: The flag of each library parameter a message may name (:func:`flag_words`).
+FLAGS: dict[str, str] = {
+    "k": "--k", "epsilon": "--epsilon", "delta": "--delta", "metric": "--metric",
+    "weights": "--weights", "sensitive": "--sensitive", "quasi_identifiers": "--qi",
+    "hierarchies": "--hierarchy", "max_suppression": "--suppress", "moves": "--moves",
+    "segment_size": "--segment-size", "poi_fraction": "--poi-fraction",
+    "iterations": "--iterations", "seed": "--seed",
+}
+#: Flags that stand for one setting of a library parameter.
+SETTINGS: dict[tuple[str, str], str] = {
+    ("on_infeasible", "best_effort"): "--best-effort",
+    ("on_infeasible", "suppress"): "--suppress FRACTION",
+}
+
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?")
 
 
@@ -46,13 +88,142 @@ class UsageError(Exception):
 
 @dataclass(frozen=True)
 class Outcome:
-    """What a subcommand did: its exit status and the lines it prints on standard output.
+    """What a subcommand did: its exit status and the lines it prints on standard output
+    (standard error when standard output holds the table; none with -q).
 
     The status is settled before anything is printed, so a reader that leaves early
     (``proxanon audit t.csv | head -1``) cannot turn a verdict into a success."""
 
     status: int
     lines: tuple[str, ...]
+    #: More lines, printed with -v only.
+    details: tuple[str, ...] = ()
+
+
+def flag_words(param: Param) -> str:
+    """How the command line names a library parameter a message names (:mod:`proxanon._words`):
+    its flag, with the value where the message means one (``--best-effort``, ``--k 1``); a
+    parameter without a flag keeps its Python words."""
+    value = param.value
+    if isinstance(value, str) and (param.name, value) in SETTINGS:
+        return SETTINGS[param.name, value]
+    flag = FLAGS.get(param.name)
+    if flag is None:
+        return param.python()
+    if value is NO_VALUE:
+        return flag
+    return f"{flag} {value:g}" if isinstance(value, float) else f"{flag} {value}"
+
+
+def command_words(call: Call) -> str:
+    """How the command line names a function a message points to: its subcommand."""
+    return f"proxanon {call.name}"
+
+
+def add_verbosity_options(parser: argparse.ArgumentParser) -> None:
+    """``-q``/``-v``, which :mod:`proxanon.cli._main` gives every subcommand."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("-q", "--quiet", dest="verbosity", action="store_const", const=QUIET,
+                       default=NORMAL, help="print errors only (no summary, no progress)")
+    group.add_argument("-v", "--verbose", dest="verbosity", action="store_const",
+                       const=VERBOSE, help="print more detail, and the libraries' warnings")
+
+
+def verbosity(args: argparse.Namespace) -> int:
+    return int(getattr(args, "verbosity", NORMAL))
+
+
+def show_progress(args: argparse.Namespace) -> bool:
+    """Whether a long run draws its progress: on a terminal, unless ``-q``."""
+    return sys.stderr.isatty() and verbosity(args) > QUIET
+
+
+def writes_stdout(args: argparse.Namespace) -> bool:
+    """Whether an output option (:data:`OUTPUT_OPTIONS`) is ``-``."""
+    return any(getattr(args, option, None) == STDIO for option in OUTPUT_OPTIONS)
+
+
+def check_parameters(args: argparse.Namespace) -> None:
+    """The privacy parameters a subcommand was given (single values of ``--k``,
+    ``--epsilon``, ``--delta``, ``--suppress`` and ``--weights``), checked before any input
+    is read; a subcommand that only judges groups (``judged=True`` in
+    :func:`add_privacy_options`) may ask for k = 1 and any epsilon. Raises
+    :class:`~proxanon._errors.ParameterError` (its message worded by :func:`flag_words`)."""
+    k, epsilon, delta = (getattr(args, name, None) for name in ("k", "epsilon", "delta"))
+    judged = bool(getattr(args, "judged", False))
+    if isinstance(k, int) and isinstance(epsilon, float) and (delta is None
+                                                              or isinstance(delta, float)):
+        # Without a delta (optional where only bounds are asked for), k and epsilon alone.
+        _validate.privacy(k, epsilon, 0.0 if delta is None else delta, k,
+                          measured=judged or delta is None)
+        sensitive = getattr(args, "sensitive", None)
+        if not judged and isinstance(sensitive, str) and isinstance(delta, float):
+            columns = len(names(sensitive, "--sensitive"))
+            weights = getattr(args, "weights", None)
+            check_epsilon(epsilon, delta, getattr(args, "metric", "l1"),
+                          None if weights is None else floats(weights, "--weights"), columns)
+    suppress = getattr(args, "suppress", None)
+    if isinstance(suppress, float):
+        _validate.suppression(suppress, "suppress")
+
+
+def check_epsilon(epsilon: float, delta: float, metric: str, weights: list[float] | None,
+                  columns: int) -> None:
+    """Refuses an epsilon at which every two rows are neighbours (at least the largest
+    distance ``metric`` gives between rows whose ``columns`` sensitive values are scaled to
+    [0, 1]) where delta lets no group hold such rows; checks the weights."""
+    from proxanon.distances import pairwise, resolve
+
+    relation = resolve(metric, weights, columns, 1)
+    largest = float(pairwise(relation, np.zeros((1, columns)), np.ones((1, columns)))[0, 0])
+    if epsilon >= largest and _validate.single_row_violates(delta):
+        raise UsageError(
+            f"--epsilon {epsilon:g} makes every two rows neighbours: the {metric} distance "
+            f"between rows is at most {largest:g} (each sensitive column scaled to [0, 1]), "
+            f"so no group satisfies --delta {delta:g}; use an --epsilon below {largest:g}")
+
+
+def summary_lines(report: object, published: pd.DataFrame, sensitive: list[str], *,
+                  epsilon: float, metric: str, weights: list[float] | None, audit: Any,
+                  taxonomies: set[str]) -> list[str]:
+    """An anonymization's report as summary lines, with the line saying what epsilon allows
+    in each sensitive column's own units below its privacy line (over the ``published``
+    rows' typed columns, scaled as the audit's ``scales`` say; none where no column has
+    units). ``published`` may hold no rows where every sensitive column is numeric (its
+    scale then says it all: Dask's table)."""
+    from proxanon._pipeline.verdict import epsilon_parts
+    from proxanon.distances import resolve
+
+    lines = str(report).split("\n")
+    if audit is None:
+        return lines
+    relation = resolve(metric, weights, len(sensitive), len(published))
+    parts = epsilon_parts(published, sensitive, relation, epsilon, audit.scales, taxonomies)
+    at = next((i for i, line in enumerate(lines) if line.startswith("  privacy")), None)
+    if parts and at is not None:
+        label = "  epsilon means".ljust(lines[at].index(":"))  # aligned with the report's
+        lines.insert(at + 1, f"{label}: rows are neighbours up to {', or '.join(parts)} (one "
+                             "column alone, the others equal)")
+    return lines
+
+
+def kept_as_text(args: argparse.Namespace) -> set[str]:
+    """The columns a subcommand keeps as text whatever they hold: those with a
+    ``--hierarchy``, and those named in ``--text`` where the subcommand has it; Parquet
+    output writes them as text (:func:`proxanon.tableio.write_table`)."""
+    text = getattr(args, "text", None)
+    named = set(names(text, "--text")) if text else set()
+    return named | set(pairs(getattr(args, "hierarchy", None), "--hierarchy"))
+
+
+def read_line(source: CsvTable | ParquetTable, given: str) -> str:
+    """What was read, for -v."""
+    if isinstance(source, CsvTable):
+        kind = f"CSV, separator {source.sep!r}, {source.encoding}"
+    else:
+        kind = "Parquet"
+    where = "standard input" if given == STDIO else given
+    return f"read {source.n_rows:,} rows and {len(source.names)} columns from {where} ({kind})"
 
 
 def names(text: str, option: str) -> list[str]:
@@ -91,6 +262,7 @@ def separator(text: str) -> str:
 
 def add_input_options(parser: argparse.ArgumentParser) -> None:
     """Options of every command that reads a table."""
+    add_format_option(parser)
     parser.add_argument("--sep", type=separator,
                         help="CSV separator (default: sniffed from the header); \\t for a tab")
     parser.add_argument("--encoding", default="utf-8",
@@ -122,9 +294,20 @@ def add_dates_option(parser: argparse.ArgumentParser) -> None:
                              "(default: a column whose every value is an ISO date)")
 
 
-def add_privacy_options(parser: argparse.ArgumentParser, *, optional: bool = False) -> None:
-    """``--qi``, ``--sensitive``, ``--k``, ``--epsilon``, ``--delta`` and the distance;
-    ``optional``: ``--qi`` and ``--delta`` may be left out (``advise``)."""
+def add_format_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--format", choices=FORMATS, default="auto",
+                        help="format of the input: auto (default: Parquet for a .parquet or "
+                             ".pq name, and for standard input that starts as Parquet does; "
+                             "CSV otherwise), csv or parquet")
+
+
+def add_privacy_options(parser: argparse.ArgumentParser, *, optional: bool = False,
+                        judged: bool = False) -> None:
+    """``--qi``, ``--sensitive``, ``--k``, ``--epsilon``, ``--delta``, ``--metric`` and
+    ``--weights``; ``optional``: ``--qi`` and ``--delta`` may be left out (``advise``);
+    ``judged``: the subcommand judges given groups or settings (an audit, advise), which
+    may be asked about k = 1 and any epsilon (:func:`check_parameters`)."""
+    parser.set_defaults(judged=judged)
     parser.add_argument("--qi", required=not optional,
                         help="quasi-identifier columns, comma-separated"
                              + (" (optional: rows with an empty one are left out as "
@@ -144,18 +327,31 @@ def add_privacy_options(parser: argparse.ArgumentParser, *, optional: bool = Fal
 
 
 def read_input(path_text: str, args: argparse.Namespace) -> CsvTable | ParquetTable:
+    """The table at ``path_text``; ``-`` reads all of standard input (CSV, or Parquet when
+    it starts as Parquet does or ``--format parquet`` says so)."""
+    kind = getattr(args, "format", "auto")
+    if path_text == STDIO:
+        if sys.stdin.isatty():
+            raise UsageError("- reads the table from standard input, which is a terminal here; "
+                             "pipe or redirect a table in (e.g. < in.csv)")
+        return read_stream(sys.stdin.buffer.read(), args.sep, args.encoding, kind)
     path = Path(path_text)
     if not path.is_file():
         problem = "is a directory, not a file" if path.is_dir() else "not found"
         raise UsageError(f"input file {problem}: {path_text}")
-    return read_table(path, args.sep, args.encoding)
+    return read_table(path, args.sep, args.encoding, kind)
 
 
-def output_path(out: str, inputs: Sequence[str], force: bool) -> Path:
+def output_path(out: str, inputs: Sequence[str], force: bool) -> Path | StandardOutput:
     """Checks an output file name before any work: not an input, not a folder, its folder
-    exists, and it is new unless ``force``."""
+    exists, and it is new unless ``force``. ``-`` is standard output
+    (:data:`~proxanon.tableio.STDOUT`)."""
+    if out == STDIO:
+        return STDOUT
     target = Path(out)
     for given in inputs:
+        if given == STDIO:
+            continue
         if target.exists() and Path(given).exists() and os.path.samefile(target, given):
             raise UsageError(f"refusing to write over the input file {given}; choose another "
                              "output name")
@@ -470,7 +666,23 @@ def report_json(command: str, report: Any, **context: Any) -> bytes:
     return (json.dumps(document, indent=2, allow_nan=False) + "\n").encode()
 
 
-def write_bytes(target: Path, content: bytes) -> None:
+def distinct_outputs(named: Sequence[tuple[str, Path | StandardOutput | None]]) -> None:
+    """Refuses two output options (``(option, target)``, None where not given) that name
+    the same file, or both standard output."""
+    seen: list[tuple[str, Path | StandardOutput]] = []
+    for option, target in named:
+        if target is None:
+            continue
+        where = target if isinstance(target, StandardOutput) else target.resolve()
+        for other, other_where in seen:
+            if where == other_where:
+                place = "standard output (-)" if where is STDOUT else "the same file"
+                raise UsageError(f"{other} and {option} name {place}; give each output its "
+                                 "own name")
+        seen.append((option, where))
+
+
+def write_bytes(target: Path | StandardOutput, content: bytes) -> None:
     def write(handle: IO[bytes]) -> None:
         handle.write(content)
 

@@ -1,15 +1,27 @@
 """The ``proxanon`` command: the parser, and how each kind of failure becomes an exit status
-and one line on standard error (by the error's type, never by its text)."""
+and one line on standard error (by the error's type, never by its text).
+
+What every subcommand gets here: ``-q``/``-v``; a usage error as one line and a pointer to
+``--help``; its privacy parameters checked before any input is read; library messages in
+its flags; library warnings shown only with ``-v``; the summary on standard error when
+standard output holds the table (``-o -``). A bare ``proxanon`` prints the help on standard
+error and exits 2, as any usage error does.
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import logging
 import os
 import sys
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
+from typing import NoReturn
 
 from proxanon import __version__
 from proxanon._errors import InfeasibleError, LeadingZerosError
+from proxanon._words import worded
 from proxanon.cli import advise, anonymize, audit, demo, hierarchy, report, run, substitute
 from proxanon.cli._common import (
     EXIT_INFEASIBLE,
@@ -17,8 +29,16 @@ from proxanon.cli._common import (
     EXIT_NOT_SATISFIED,
     EXIT_OK,
     EXIT_USAGE,
+    QUIET,
+    VERBOSE,
     Outcome,
     UsageError,
+    add_verbosity_options,
+    check_parameters,
+    command_words,
+    flag_words,
+    verbosity,
+    writes_stdout,
 )
 from proxanon.tableio import TableEncodingError
 
@@ -29,15 +49,37 @@ EPILOG = (f"exit status: {EXIT_OK} satisfied; {EXIT_INFEASIBLE} infeasible (noth
           f"{EXIT_INTERRUPTED} interrupted (nothing written)")
 
 
+class _Parser(argparse.ArgumentParser):
+    """A parser whose usage errors are one line and a pointer to ``--help`` (subcommands'
+    parsers are of this class too: argparse makes them of their parent's class)."""
+
+    def error(self, message: str) -> NoReturn:
+        line = " ".join(f"{message}; see '{self.prog} --help'".split())
+        print(f"{self.prog}: error: {line}", file=sys.stderr)
+        sys.exit(EXIT_USAGE)
+
+
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(
+    top = _Parser(
         prog="proxanon", epilog=EPILOG,
         description="Anonymize tables against proximity breaches ((epsilon, delta)^k-"
                     "dissimilarity, XColor).")
     top.add_argument("--version", action="version", version=f"proxanon {__version__}")
-    commands = top.add_subparsers(dest="command", required=True)
+    commands = top.add_subparsers(dest="command", required=True, metavar="SUBCOMMAND")
     for command in (anonymize, advise, audit, report, demo, substitute, hierarchy, run):
         command.add_parser(commands)
+    # Options every subcommand takes, whoever wrote it.
+    for sub in {id(p): p for p in commands.choices.values()}.values():
+        add_verbosity_options(sub)
+    return top
+
+
+def _subcommand(top: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    """The parser of subcommand ``name``."""
+    for action in top._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            found: argparse.ArgumentParser = action.choices[name]
+            return found
     return top
 
 
@@ -47,7 +89,7 @@ def infeasible_message(exc: InfeasibleError, args: argparse.Namespace) -> str:
 
     part = exc.partition
     if not isinstance(part, Partition):
-        return str(exc)
+        return worded(exc, flag_words, command_words)
     hint = "" if args.command == "anonymize" else " to proxanon anonymize"
     if getattr(args, "suppress", None) is not None:
         n = int(part.groups.size)
@@ -55,15 +97,16 @@ def infeasible_message(exc: InfeasibleError, args: argparse.Namespace) -> str:
         return (f"leaving out at most {args.suppress:g} of the rows (--suppress) does not "
                 f"satisfy every group: the last repair left out {left_out:,} of {n:,} row(s) "
                 "and violations remain; allow more with a larger --suppress FRACTION, or try "
-                "a smaller epsilon or delta")
+                "a smaller --epsilon or --delta")
     s = part.stats
     holds = "holds" if s["bound_holds"] else "fails"
     return (f"{s['remaining_violations']:,} row(s) in {len(s['violating_groups']):,} of "
             f"{s['m']:,} group(s) keep more than t(G) neighbours within epsilon "
             f"(k={s['k']}, epsilon={s['epsilon']}, delta={s['delta']}, metric {s['metric']}); "
             f"the most epsilon-neighbours of a row is {s['max_degree']:,} (the paper's "
-            f"inequality (4) bound {s['bound']:,.1f} {holds}). Try a smaller epsilon or delta, "
-            f"pass --best-effort{hint} to write the table with the violations flagged, or "
+            f"inequality (4) bound {s['bound']:,.1f} {holds}). Try a smaller --epsilon or "
+            f"--delta, pass --best-effort{hint} to write the table with the violations "
+            "flagged, or "
             f"--suppress FRACTION{hint} to leave violating rows out.")
 
 
@@ -84,15 +127,66 @@ def leading_zeros_message(exc: LeadingZerosError) -> str:
 
 
 def _fail(kind: str, message: object) -> None:
-    """One line on standard error (library messages may span lines)."""
+    """One line on standard error (library messages may span lines), an error's message in
+    the command's flags."""
+    if isinstance(message, BaseException):
+        message = worded(message, flag_words, command_words)
     print(f"proxanon: {kind}: {' '.join(str(message).split())}", file=sys.stderr)
+
+
+def _warning_line(message: Warning | str, category: type[Warning], filename: str,
+                  lineno: int, file: object = None, line: str | None = None) -> None:
+    """A library warning (shown with -v only) as one line on standard error."""
+    _fail("warning", f"{message} ({category.__name__}, {os.path.basename(filename)}:{lineno})")
+
+
+#: Loggers of libraries that log on their own (Dask's scheduler and workers).
+_LIBRARY_LOGGERS = ("distributed", "dask")
+
+
+@contextlib.contextmanager
+def _library_noise(level: int) -> Iterator[None]:
+    """Library warnings and log messages: shown (warnings one line each) with -v, else
+    silenced, also in worker processes started meanwhile (through their environment)."""
+    environment = {"PYTHONWARNINGS": "ignore", "DASK_LOGGING__DISTRIBUTED": "critical"}
+    saved_env = {name: os.environ.get(name) for name in environment}
+    loggers = [logging.getLogger(name) for name in _LIBRARY_LOGGERS]
+    saved_levels = [logger.level for logger in loggers]
+    with warnings.catch_warnings():
+        if level >= VERBOSE:
+            warnings.simplefilter("always")
+            warnings.showwarning = _warning_line
+        else:
+            warnings.simplefilter("ignore")
+            os.environ.update(environment)
+            for logger in loggers:
+                logger.setLevel(logging.CRITICAL)
+        try:
+            yield
+        finally:
+            for logger, saved in zip(loggers, saved_levels, strict=True):
+                logger.setLevel(saved)
+            for name, value in saved_env.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``proxanon`` console script."""
-    args = parser().parse_args(argv)
+    given = sys.argv[1:] if argv is None else list(argv)
+    if not given:
+        parser().print_help(sys.stderr)
+        return EXIT_USAGE
+    top = parser()
+    args, extra = top.parse_known_args(given)
+    if extra:  # named by the subcommand's parser, so that the pointer is to its --help
+        _subcommand(top, args.command).error(f"unrecognized arguments: {' '.join(extra)}")
     try:
-        outcome: Outcome = args.run(args)
+        check_parameters(args)
+        with _library_noise(verbosity(args)):
+            outcome: Outcome = args.run(args)
     except KeyboardInterrupt:
         _fail("interrupted", "stopped; no output file was written")
         return EXIT_INTERRUPTED
@@ -112,14 +206,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     # The verdict stands whatever becomes of the summary: a character the terminal's encoding
     # lacks (epsilon on a cp1252 console) is escaped; a reader that went away (`| head`) or a
     # full disk leaves one line on standard error.
-    if hasattr(sys.stdout, "reconfigure"):
-        sys.stdout.reconfigure(errors="backslashreplace")
+    if verbosity(args) <= QUIET:
+        return outcome.status
+    lines = [*outcome.lines, *(outcome.details if verbosity(args) >= VERBOSE else ())]
+    # With the table on standard output (-o -), the summary goes to standard error.
+    stream = sys.stderr if writes_stdout(args) else sys.stdout
+    if hasattr(stream, "reconfigure"):
+        stream.reconfigure(errors="backslashreplace")
     try:
-        print("\n".join(outcome.lines), flush=True)
+        print("\n".join(lines), file=stream, flush=True)
     except OSError as exc:
-        # Point stdout at devnull so the interpreter's last flush does not fail again.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        # Point the stream at devnull so the interpreter's last flush does not fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
         if not isinstance(exc, BrokenPipeError):
-            _fail("warning", f"the summary could not be written to standard output ({exc}); "
-                             f"the exit status still gives the verdict")
+            _fail("warning", f"the summary could not be written ({exc}); the exit status "
+                             "still gives the verdict")
     return outcome.status

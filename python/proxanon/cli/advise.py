@@ -23,7 +23,7 @@ def add_parser(commands: Any) -> None:
                     "partition into groups of at least k rows) satisfies the principle, "
                     f"{common.EXIT_OK} otherwise.")
     parser.add_argument("input", help="CSV file with a header row, or a .parquet file")
-    common.add_privacy_options(parser, optional=True)
+    common.add_privacy_options(parser, optional=True, judged=True)
     common.add_input_options(parser)
     common.add_dates_option(parser)
     parser.add_argument("--force", action="store_true", help="overwrite the --report file")

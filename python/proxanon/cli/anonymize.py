@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import sys
 from typing import Any
 
 import numpy as np
@@ -19,20 +18,31 @@ from proxanon.cli._common import (
     add_dates_option,
     add_input_options,
     add_privacy_options,
+    distinct_outputs,
     floats,
+    kept_as_text,
     names,
     output_path,
     pairs,
     position_unit,
     positions,
     read_input,
+    read_line,
     report_json,
+    show_progress,
+    summary_lines,
     text_option,
     typed_columns,
     write_bytes,
 )
 from proxanon.cli._job import job_text, provenance
-from proxanon.tableio import CsvTable, ParquetTable, write_table
+from proxanon.tableio import (
+    CsvTable,
+    ParquetTable,
+    StandardOutput,
+    check_writable,
+    write_table,
+)
 
 
 def add_parser(commands: Any) -> None:
@@ -40,12 +50,15 @@ def add_parser(commands: Any) -> None:
         "anonymize", help="anonymize a CSV or Parquet table",
         description="Publishes the table with its QI columns generalized and a group column; "
                     "every other column is written as it was read.")
-    parser.add_argument("input", help="CSV file with a header row, or a .parquet file")
+    parser.add_argument("input", help="CSV file with a header row, or a .parquet file; - "
+                                      "reads standard input")
     add_privacy_options(parser)
     add_input_options(parser)
     add_dates_option(parser)
     parser.add_argument("-o", "--output", required=True,
-                        help="where to write the table (.parquet: Parquet, else CSV)")
+                        help="where to write the table (.parquet: Parquet, else CSV); - "
+                             "writes standard output (in the input's format) and the summary "
+                             "to standard error")
     parser.add_argument("--publish", default="generalize", choices=["generalize", "anatomy"],
                         help="generalize (default): one table, QI columns generalized; "
                              "anatomy: -o gets every column but the sensitive ones, as read, "
@@ -112,19 +125,23 @@ def as_written(source: CsvTable | ParquetTable, frame: pd.DataFrame, kept: Any,
 
 
 def write_anatomy(source: CsvTable | ParquetTable, targets: tuple[Any, Any], rows: Any,
-                  groups: Any, released: tuple[pd.DataFrame, list[str]]) -> None:
+                  groups: Any, released: tuple[pd.DataFrame, list[str]],
+                  text: Any = frozenset()) -> None:
     """The two tables of an anatomy release: to ``targets[0]`` the source's ``rows`` with
     every column but the sensitive ones, as read, plus the group; to ``targets[1]`` the group
     and the sensitive columns, in the order of :func:`anatomy_order` over the rows as the
-    library read them (``released``: those rows and the sensitive columns' names)."""
+    library read them (``released``: those rows and the sensitive columns' names); ``text``:
+    the columns a Parquet target keeps as text (:func:`proxanon.tableio.write_table`)."""
     from proxanon._pipeline.anatomy import anatomy_order
 
     frame, sensitive = released
     write_table(source, targets[0], rows, replace={}, append={GROUP_COLUMN: groups},
-                columns=[*(c for c in source.names if c not in sensitive), GROUP_COLUMN])
+                columns=[*(c for c in source.names if c not in sensitive), GROUP_COLUMN],
+                text=text)
     order = anatomy_order(frame, sensitive, groups)
     write_table(source, targets[1], rows[order], replace={},
-                append={GROUP_COLUMN: groups[order]}, columns=[GROUP_COLUMN, *sensitive])
+                append={GROUP_COLUMN: groups[order]}, columns=[GROUP_COLUMN, *sensitive],
+                text=text)
 
 
 def run(args: argparse.Namespace) -> Outcome:
@@ -156,19 +173,15 @@ def run(args: argparse.Namespace) -> Outcome:
                         else output_path(args.sensitive_output, [args.input], args.force))
     job_target = (None if args.save_job is None
                   else output_path(args.save_job, [args.input, args.output], args.force))
-    named = [(o, p.resolve()) for o, p in (("-o", target), ("--report", report_target),
-                                            ("--html", html_target),
-                                            ("--sensitive-output", sensitive_target),
-                                            ("--save-job", job_target))
-             if p is not None]
-    for i, (option, path) in enumerate(named):
-        for other, other_path in named[:i]:
-            if path == other_path:
-                raise UsageError(f"{other} and {option} name the same file; give each output "
-                                 "its own name")
+    if isinstance(job_target, StandardOutput):
+        raise UsageError("--save-job needs a file name: the job records paths relative to "
+                         "its own folder")
+    distinct_outputs([("-o", target), ("--report", report_target), ("--html", html_target),
+                      ("--sensitive-output", sensitive_target), ("--save-job", job_target)])
     # The job records the files as they are before they are read.
     job = None if job_target is None else job_text(args, job_target)
     source = read_input(args.input, args)
+    check_writable(source, target)
     if GROUP_COLUMN in source.names:
         raise UsageError(f"{args.input} already has a column named {GROUP_COLUMN!r}, which the "
                          "published table adds; rename it first")
@@ -188,7 +201,7 @@ def run(args: argparse.Namespace) -> Outcome:
         on_infeasible=("suppress" if args.suppress is not None
                        else "best_effort" if args.best_effort else "raise"),
         max_suppression=args.suppress if args.suppress is not None else 0.0,
-        moves=args.moves, progress=sys.stderr.isatty(), publish=args.publish,
+        moves=args.moves, progress=show_progress(args), publish=args.publish,
     )
     kept = result.groups >= 0
     rows = columns.rows[kept]
@@ -208,18 +221,22 @@ def run(args: argparse.Namespace) -> Outcome:
     groups = result.table[GROUP_COLUMN].to_numpy(dtype=np.int64)
     if sensitive_target is not None:
         write_anatomy(source, (target, sensitive_target), rows, groups,
-                      (columns.frame[kept], sensitive))
+                      (columns.frame[kept], sensitive), kept_as_text(args))
     else:
         write_table(source, target, rows,
                     replace=as_written(source, columns.frame, kept, rows, result.table, qi),
-                    append={GROUP_COLUMN: groups})
+                    append={GROUP_COLUMN: groups}, text=kept_as_text(args))
     if report_target is not None and report is not None:
         write_bytes(report_target, report)
     if html_target is not None and page is not None:
         write_bytes(html_target, page.encode("utf-8"))
     if job_target is not None and job is not None:
         write_bytes(job_target, job.encode("utf-8"))
-    lines = [str(result.report), *columns.notes]
+    lines = summary_lines(result.report, columns.frame.iloc[np.flatnonzero(kept)], sensitive,
+                          epsilon=args.epsilon, metric=args.metric,
+                          weights=floats(args.weights, "--weights") if args.weights else None,
+                          audit=result.audit, taxonomies=set(hierarchies))
+    lines += list(columns.notes)
     if columns.dropped.size:
         lines.append(f"left out {columns.dropped.size:,} row(s) with an empty or missing QI or "
                      "sensitive value (--missing drop)")
@@ -230,4 +247,5 @@ def run(args: argparse.Namespace) -> Outcome:
         lines.append(f"wrote the disclosure-risk report to {html_target}")
     if job_target is not None:
         lines.append(f"wrote the job to {job_target}; proxanon run {job_target} repeats it")
-    return Outcome(EXIT_OK if result.satisfied else EXIT_NOT_SATISFIED, tuple(lines))
+    return Outcome(EXIT_OK if result.satisfied else EXIT_NOT_SATISFIED, tuple(lines),
+                   details=(read_line(source, args.input),))

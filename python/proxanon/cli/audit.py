@@ -24,7 +24,7 @@ def add_parser(commands: Any) -> None:
                     f"Exit status {common.EXIT_OK} when the table satisfies the principle, "
                     f"{common.EXIT_NOT_SATISFIED} when it does not.")
     parser.add_argument("table", help="CSV file with a header row, or a .parquet file")
-    common.add_privacy_options(parser)
+    common.add_privacy_options(parser, judged=True)
     common.add_input_options(parser)
     parser.add_argument("--sensitive-table", metavar="PATH",
                         help="audit an anatomy release: TABLE is its QI table and PATH its "
@@ -142,7 +142,7 @@ def run(args: argparse.Namespace) -> common.Outcome:
     if measures is not None:
         lines.extend(measure_lines(measures))
     return common.Outcome(common.EXIT_OK if report.satisfied else common.EXIT_NOT_SATISFIED,
-                          tuple(lines))
+                          tuple(lines), details=(common.read_line(result.source, args.table),))
 
 
 def _measures(args: argparse.Namespace, result: Audited) -> PrivacyMeasures:

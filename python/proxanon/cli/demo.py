@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from proxanon.cli._common import (
     EXIT_NOT_SATISFIED,
@@ -14,6 +15,8 @@ from proxanon.cli._common import (
     Outcome,
     output_path,
     report_json,
+    show_progress,
+    summary_lines,
     write_bytes,
 )
 
@@ -44,7 +47,7 @@ def run(args: argparse.Namespace) -> Outcome:
     taxonomies = ["sex", "race", "marital-status"]
     result = anonymize(
         adult.data, quasi_identifiers=qi, sensitive=sensitive, k=10, epsilon=0.05, delta=0.8,
-        hierarchies={c: adult.hierarchies[c] for c in taxonomies}, progress=sys.stderr.isatty(),
+        hierarchies={c: adult.hierarchies[c] for c in taxonomies}, progress=show_progress(args),
     )
     if target is None:  # made only now, so a failed run leaves no empty folder behind
         target = Path(tempfile.mkdtemp(prefix="proxanon-demo-")) / "adult-anonymized.csv"
@@ -61,5 +64,7 @@ def run(args: argparse.Namespace) -> Outcome:
         f"  sensitive: {', '.join(sensitive)} (by rank, each on [0, 1]), L1 distance",
         "  privacy: k = 10, epsilon = 0.05, delta = 0.8: in every group of at least 10 rows,",
         "  no row has more than 20% of the others within distance 0.05 of it\n",
-        str(result.report),
+        *summary_lines(result.report, adult.data.iloc[np.flatnonzero(result.groups >= 0)],
+                       sensitive, epsilon=0.05, metric="l1", weights=None, audit=result.audit,
+                       taxonomies=set()),
         f"\nwrote the anonymized table ({len(result.table):,} rows) to {target}"))

@@ -148,7 +148,8 @@ def run(args: argparse.Namespace) -> common.Outcome:
     if values.empty:
         raise common.UsageError(f"column {args.column!r} of {args.input} has no values")
     hierarchy = build(values, args)
-    hierarchy.to_csv(target, sep=args.hierarchy_sep, encoding=args.encoding)
+    common.write_bytes(target, hierarchy.csv_bytes(args.hierarchy_sep, args.encoding,
+                                                   str(target)))
     lines = [f"wrote the hierarchy of column {args.column!r} to {target}: "
              f"{hierarchy.n_leaves:,} leaves, height {hierarchy.height}, e.g. "
              f"{args.hierarchy_sep.join(hierarchy.rows()[0])}"]

@@ -18,7 +18,7 @@ def add_parser(commands: Any) -> None:
         description="Audits the table as 'proxanon audit' does (same exit status) and writes "
                     "the report; needs the report extra (matplotlib).")
     parser.add_argument("table", help="CSV file with a header row, or a .parquet file")
-    common.add_privacy_options(parser)
+    common.add_privacy_options(parser, judged=True)
     common.add_input_options(parser)
     parser.add_argument("-o", "--output", required=True, help="where to write the HTML page")
     parser.add_argument("--force", action="store_true", help="overwrite the output files")
@@ -31,6 +31,7 @@ def run(args: argparse.Namespace) -> common.Outcome:
     target = common.output_path(args.output, [args.table], args.force)
     report_target = (None if args.report is None
                      else common.output_path(args.report, [args.table], args.force))
+    common.distinct_outputs([("-o", target), ("--report", report_target)])
     tic = time.perf_counter()
     result = audited(args)
     seconds = {"audit": time.perf_counter() - tic}
@@ -43,4 +44,5 @@ def run(args: argparse.Namespace) -> common.Outcome:
     common.write_bytes(target, page.encode("utf-8"))
     return common.Outcome(
         common.EXIT_OK if result.check.satisfied else common.EXIT_NOT_SATISFIED,
-        (str(result.check), f"wrote the disclosure-risk report to {target}"))
+        (str(result.check), f"wrote the disclosure-risk report to {target}"),
+        details=(common.read_line(result.source, args.table),))

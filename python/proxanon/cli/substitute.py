@@ -10,22 +10,25 @@ import numpy as np
 import pandas as pd
 
 from proxanon.cli import _common as common
-from proxanon.tableio import write_table
+from proxanon.tableio import check_writable, write_table
 
 
 def add_parser(commands: Any) -> None:
     parser = commands.add_parser("substitute", help="publish numeric columns as substituted "
                                                     "values that keep their localities")
-    parser.add_argument("input", help="CSV file with a header row, or a .parquet file")
+    parser.add_argument("input", help="CSV file with a header row, or a .parquet file; - "
+                                      "reads standard input")
     parser.add_argument("--columns", required=True, help="numeric columns, comma-separated")
     parser.add_argument("-o", "--output", required=True,
-                        help="where to write the table (.parquet: Parquet, else CSV)")
+                        help="where to write the table (.parquet: Parquet, else CSV); - writes "
+                             "standard output (in the input's format)")
     parser.add_argument("--constraints", help="also write the kept constraints to this CSV file")
     parser.add_argument("--segment-size", type=int, default=100, help="rows per segment (100)")
     parser.add_argument("--poi-fraction", type=float, default=0.1,
                         help="fraction of the localities kept, in (0, 1] (0.1)")
     parser.add_argument("--iterations", type=int, default=4000, help="random-walk steps (4000)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (0)")
+    common.add_format_option(parser)
     parser.add_argument("--sep", type=common.separator,
                         help="CSV separator (default: sniffed from the header)")
     parser.add_argument("--encoding", default="utf-8",
@@ -35,12 +38,15 @@ def add_parser(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> common.Outcome:
-    from proxanon.substitute import substitute
+    from proxanon.substitute import checked_settings, substitute
 
+    checked_settings(args.segment_size, args.poi_fraction, args.iterations, args.seed)
     target = common.output_path(args.output, [args.input], args.force)
     extra = (None if args.constraints is None
              else common.output_path(args.constraints, [args.input, args.output], args.force))
+    common.distinct_outputs([("-o", target), ("--constraints", extra)])
     source = common.read_input(args.input, args)
+    check_writable(source, target)
     columns = common.names(args.columns, "--columns")
     absent = [c for c in columns if c not in source.names]
     if absent:
@@ -66,4 +72,5 @@ def run(args: argparse.Namespace) -> common.Outcome:
     if extra is not None and constraints is not None:
         common.write_bytes(extra, constraints)
     return common.Outcome(common.EXIT_OK, (f"{result!r} in {result.seconds:.2f} s",
-                                           f"wrote {source.n_rows:,} rows to {target}"))
+                                           f"wrote {source.n_rows:,} rows to {target}"),
+                          details=(common.read_line(source, args.input),))

@@ -19,6 +19,7 @@ from proxanon._errors import InfeasibleError
 from proxanon._pipeline.anatomy import anatomy_order
 from proxanon._results.anonymization import GROUP_COLUMN
 from proxanon._results.audit import AuditReport
+from proxanon._words import Text
 from proxanon.anonymize import TABLE_SEARCH_LIMIT
 from proxanon.anonymize import anonymize as anonymize_table
 from proxanon.dask._audit import (
@@ -130,12 +131,13 @@ def _prepare(frame: pd.DataFrame, offsets: NDArray[np.int64], key: str,
 
 
 def _run(parts: list[pd.DataFrame], qi_cols: list[str], index_name: Any,
-         options: dict[str, Any], published: bool) -> tuple[pd.DataFrame | None, str]:
+         options: dict[str, Any], published: bool) -> tuple[pd.DataFrame | None, str | Text]:
     """Anonymizes the rows of ``parts`` together with the single-machine engine.
 
     Rows are put in input order first (deterministic whatever order they arrived in).
-    Returns the published rows and "", or None and the single-machine error's message when
-    the rows are infeasible alone.
+    Returns the published rows and "", or None and the single-machine error's message (its
+    :class:`~proxanon._words.Text`, which names the options it suggests) when the rows are
+    infeasible alone.
     """
     frame = pd.concat([_originals(p, qi_cols) if published else p for p in parts])
     frame = frame.sort_values(ROW, kind="stable")
@@ -144,7 +146,7 @@ def _run(parts: list[pd.DataFrame], qi_cols: list[str], index_name: Any,
         with _validate.rows_in_table(frame[ROW].to_numpy(dtype=np.int64)):
             result = anonymize_table(frame, **options)
     except InfeasibleError as exc:
-        return None, str(exc) or "infeasible"
+        return None, exc.text if str(exc) else "infeasible"
     table = result.table
     if result.sensitive_table is not None:  # anatomy: every column, beside the group
         released = result.groups >= 0
