@@ -48,6 +48,7 @@ from proxanon._groups import group_runs
 from proxanon._results.anonymization import GROUP_COLUMN, Anonymization
 from proxanon._results.audit import AuditReport
 from proxanon.distances import box_radius
+from proxanon.frontier import figure_class
 from proxanon.tableio import atomic_write
 from proxanon.tables import column_list, table_groups
 
@@ -330,12 +331,7 @@ def _scaling(c: _Content) -> list[dict[str, Any]]:
 
 
 def _figure_class() -> type[Figure]:
-    try:
-        from matplotlib.figure import Figure
-    except ImportError as exc:
-        raise ImportError("the HTML report draws its plots with matplotlib, which is not "
-                          "installed: pip install 'proxanon[report]'") from exc
-    return Figure
+    return figure_class("the HTML report (its plots)")
 
 
 def _png(figure: Figure) -> str:
