@@ -16,7 +16,7 @@ import math
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -34,9 +34,11 @@ from proxanon.frontier import (
     PROVEN_INFEASIBLE,
     SATISFIED,
     frontier_figure,
+    png_bytes,
 )
 from proxanon.generalize import load_hierarchies
 from proxanon.hierarchy import Hierarchy
+from proxanon.tableio import atomic_write
 from proxanon.tables import encode_sensitive
 
 if TYPE_CHECKING:
@@ -129,8 +131,12 @@ def explore_plot(frame: pd.DataFrame, path: str | Path | None = None, *,
     (matplotlib)."""
     figure = frontier_figure(frame, release=release)
     if path is not None:
-        figure.savefig(path, format="png", dpi=100, bbox_inches="tight",
-                       metadata={"Software": None})
+        image = png_bytes(figure)
+
+        def write(handle: IO[bytes]) -> None:
+            handle.write(image)
+
+        atomic_write(Path(path), write)
     return figure
 
 

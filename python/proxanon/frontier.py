@@ -12,6 +12,7 @@ matplotlib is imported lazily, only here and in the HTML report: it is the optio
 
 from __future__ import annotations
 
+import io
 import math
 from typing import TYPE_CHECKING, Any
 
@@ -114,6 +115,15 @@ def figure_class(purpose: str = "drawing the frontier") -> type[Figure]:
         raise ImportError(f"{purpose} needs matplotlib, which is not installed: "
                           "pip install 'proxanon[report]'") from exc
     return Figure
+
+
+def png_bytes(figure: Figure) -> bytes:
+    """``figure`` as PNG (100 dpi, cropped to its content, no software tag: the same figure
+    gives the same bytes)."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=100, bbox_inches="tight",
+                   metadata={"Software": None})
+    return buffer.getvalue()
 
 
 def _patch(x: float, y: float, colour: str, outlined: bool, label: str | None = None) -> Any:

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import base64
 import html
-import io
 import json
 import math
 import os
@@ -48,7 +47,7 @@ from proxanon._groups import group_runs
 from proxanon._results.anonymization import GROUP_COLUMN, Anonymization
 from proxanon._results.audit import AuditReport
 from proxanon.distances import box_radius
-from proxanon.frontier import figure_class
+from proxanon.frontier import figure_class, png_bytes
 from proxanon.tableio import atomic_write
 from proxanon.tables import column_list, table_groups
 
@@ -335,10 +334,7 @@ def _figure_class() -> type[Figure]:
 
 
 def _png(figure: Figure) -> str:
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=100, bbox_inches="tight",
-                   metadata={"Software": None})
-    return base64.b64encode(buffer.getvalue()).decode("ascii")
+    return base64.b64encode(png_bytes(figure)).decode("ascii")
 
 
 def _axes(width: float = 5.0, height: float = 3.0, columns: int = 1) -> tuple[Figure, list[Axes]]:

@@ -314,6 +314,35 @@ def typed_columns(source: CsvTable | ParquetTable, qi: list[str], sensitive: lis
     return Columns(frame=frame, rows=rows, dropped=np.flatnonzero(empty).astype(np.int64))
 
 
+@dataclass(frozen=True)
+class Input:
+    """The input table as a command reads it: the source, the QI and sensitive columns named,
+    their hierarchies (loaded) and the typed columns handed to the library."""
+
+    source: CsvTable | ParquetTable
+    qi: list[str]
+    sensitive: list[str]
+    hierarchies: dict[str, Any]
+    columns: Columns
+
+
+def read_columns(args: argparse.Namespace) -> Input:
+    """``args.input`` read, and its ``--qi`` and ``--sensitive`` columns typed with
+    ``--hierarchy``, ``--order``, ``--dates`` and ``--missing`` (``proxanon anonymize`` and
+    ``proxanon explore``)."""
+    from proxanon.generalize import load_hierarchies
+
+    source = read_input(args.input, args)
+    qi = names(args.qi, "--qi")
+    sensitive = names(args.sensitive, "--sensitive")
+    hierarchies = load_hierarchies(pairs(args.hierarchy, "--hierarchy"), qi + sensitive,
+                                   source.names, sep=args.hierarchy_sep)
+    columns = typed_columns(source, qi, sensitive, missing=args.missing,
+                            orders=pairs(args.order, "--order"), taxonomies=set(hierarchies),
+                            dates=set(names(args.dates, "--dates")) if args.dates else set())
+    return Input(source, qi, sensitive, dict(hierarchies), columns)
+
+
 def _qi_column(series: pd.Series, column: str, source: CsvTable | ParquetTable,
                rows: NDArray[np.int64], is_date: bool) -> pd.Series:
     text = series.astype(str).str.strip()

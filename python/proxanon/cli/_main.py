@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from proxanon import __version__
 from proxanon._errors import InfeasibleError
-from proxanon.cli import anonymize, audit, demo, report, substitute
+from proxanon.cli import anonymize, audit, demo, explore, report, substitute
 from proxanon.cli._common import (
     EXIT_INFEASIBLE,
     EXIT_INTERRUPTED,
@@ -35,7 +35,7 @@ def parser() -> argparse.ArgumentParser:
                     "dissimilarity, XColor).")
     top.add_argument("--version", action="version", version=f"proxanon {__version__}")
     commands = top.add_subparsers(dest="command", required=True)
-    for command in (anonymize, audit, report, demo, substitute):
+    for command in (anonymize, audit, report, demo, substitute, explore):
         command.add_parser(commands)
     return top
 

@@ -19,14 +19,11 @@ from proxanon.cli._common import (
     add_input_options,
     add_privacy_options,
     floats,
-    names,
     output_path,
-    pairs,
     position_unit,
     positions,
-    read_input,
+    read_columns,
     report_json,
-    typed_columns,
     write_bytes,
 )
 from proxanon.tableio import CsvTable, ParquetTable, write_table
@@ -109,7 +106,6 @@ def run(args: argparse.Namespace) -> Outcome:
                               ) from exc
         return run_dask(args)
     from proxanon.anonymize import anonymize
-    from proxanon.generalize import load_hierarchies
 
     if args.suppress is not None and args.best_effort:
         raise UsageError("--suppress and --best-effort exclude each other: choose one")
@@ -125,17 +121,12 @@ def run(args: argparse.Namespace) -> Outcome:
             if path == other_path:
                 raise UsageError(f"{other} and {option} name the same file; give each output "
                                  "its own name")
-    source = read_input(args.input, args)
+    given = read_columns(args)
+    source, qi, sensitive, hierarchies, columns = (
+        given.source, given.qi, given.sensitive, given.hierarchies, given.columns)
     if GROUP_COLUMN in source.names:
         raise UsageError(f"{args.input} already has a column named {GROUP_COLUMN!r}, which the "
                          "published table adds; rename it first")
-    qi = names(args.qi, "--qi")
-    sensitive = names(args.sensitive, "--sensitive")
-    hierarchies = load_hierarchies(pairs(args.hierarchy, "--hierarchy"), qi + sensitive,
-                                   source.names, sep=args.hierarchy_sep)
-    columns = typed_columns(source, qi, sensitive, missing=args.missing,
-                            orders=pairs(args.order, "--order"), taxonomies=set(hierarchies),
-                            dates=set(names(args.dates, "--dates")) if args.dates else set())
     result = anonymize(
         columns.frame, quasi_identifiers=qi, sensitive=sensitive, k=args.k,
         epsilon=args.epsilon, delta=args.delta, metric=args.metric,
