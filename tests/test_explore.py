@@ -16,7 +16,9 @@ import proxanon
 from proxanon import InfeasibleError, anonymize, explore, explore_plot
 from proxanon.cli import main
 from proxanon.frontier import frontier_cells, release_cell
+from proxanon.html_report import anonymization_html, lookup, read_numbers
 from tests.conftest import load_uci_adult
+from tests.test_html_report import _parse
 
 QI = ["age", "sex", "race"]
 SENSITIVE = ["education-num", "hours-per-week"]
@@ -216,3 +218,51 @@ def test_the_command_refuses_bad_values_before_reading(tmp_path, capsys, option,
     assert status == 2
     err = capsys.readouterr().err
     assert needle in err and "absent.csv" not in err
+
+
+def _setting_index(grid: pd.DataFrame, setting: tuple[int, float, float]) -> int:
+    return list(zip(grid["k"], grid["epsilon"], grid["delta"], strict=True)).index(setting)
+
+
+def test_the_report_shows_where_the_release_sits(tmp_path, table, grid):
+    result = _anonymize(table, 10, 0.05, 0.5)
+    page = anonymization_html(result, table, frontier=grid)
+    numbers = read_numbers(page)["frontier"]
+    assert numbers["release"] == _setting_index(grid, (10, 0.05, 0.5))
+    assert [s["verdict"] for s in numbers["settings"]] == list(grid["verdict"])
+    assert [s["gcp"] for s in numbers["settings"]] == [
+        None if math.isnan(g) else g for g in grid["gcp"]]
+    assert page.count('<tr class="release">') == 1
+    # Every figure of the section is bound to its entry of the numbers block.
+    shown = {tuple(key): value for key, value, _ in _parse(page).figures
+             if key[0] == "frontier"}
+    assert len(shown) == 7 * len(grid)
+    assert all(value == lookup(read_numbers(page), key) for key, value in shown.items())
+    assert "Among the settings explored" in page
+    # Through the result's writer too; a setting that was not explored is said to be absent.
+    other = _anonymize(table, 5, 0.04, 0.5)
+    other.to_html(tmp_path / "r.html", frontier=grid)
+    absent = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert read_numbers(absent)["frontier"]["release"] is None
+    assert "is not among the settings explored" in absent
+    assert '<tr class="release">' not in absent
+    with pytest.raises(ValueError, match="lacks the column"):
+        anonymization_html(result, frontier=grid.drop(columns="verdict"))
+
+
+def test_the_anonymize_command_marks_the_release_on_its_frontier(tmp_path, table, grid):
+    source, csv = tmp_path / "in.csv", tmp_path / "frontier.csv"
+    table.to_csv(source, index=False)
+    grid.to_csv(csv, index=False)
+    common = ["anonymize", str(source), "--qi", ",".join(QI), "--sensitive",
+              ",".join(SENSITIVE), "--k", "10", "--epsilon", "0.02", "--delta", "0.5"]
+    assert main([*common, "-o", str(tmp_path / "out.csv"), "--html",
+                 str(tmp_path / "r.html"), "--frontier", str(csv)]) == 0
+    numbers = read_numbers(tmp_path / "r.html")["frontier"]
+    assert numbers["release"] == _setting_index(grid, (10, 0.02, 0.5))
+    assert len(numbers["settings"]) == len(grid)
+    # --frontier goes with --html, and must be a frontier.
+    assert main([*common, "-o", str(tmp_path / "o2.csv"), "--frontier", str(csv)]) == 2
+    assert main([*common, "-o", str(tmp_path / "o3.csv"), "--html", str(tmp_path / "r3.html"),
+                 "--frontier", str(source)]) == 2
+    assert not (tmp_path / "o2.csv").exists() and not (tmp_path / "o3.csv").exists()

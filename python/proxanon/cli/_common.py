@@ -343,6 +343,29 @@ def read_columns(args: argparse.Namespace) -> Input:
     return Input(source, qi, sensitive, dict(hierarchies), columns)
 
 
+def read_frontier(path: str | None, html: str | None) -> pd.DataFrame | None:
+    """``--frontier``: the CSV file ``proxanon explore`` wrote, read and checked (it goes
+    with ``--html``); None without it."""
+    if path is None:
+        return None
+    if html is None:
+        raise UsageError("--frontier marks the release in the HTML report: give --html too")
+    from proxanon.frontier import frontier_cells
+
+    if not Path(path).is_file():
+        raise UsageError(f"--frontier file not found: {path}")
+    try:
+        frame = pd.read_csv(path)
+    except (ValueError, pd.errors.ParserError) as exc:
+        raise UsageError(f"--frontier {path} is not a CSV file 'proxanon explore' wrote "
+                         f"({exc})") from None
+    try:
+        frontier_cells(frame)
+    except ValueError as exc:
+        raise UsageError(f"--frontier {path}: {exc}") from None
+    return frame
+
+
 def _qi_column(series: pd.Series, column: str, source: CsvTable | ParquetTable,
                rows: NDArray[np.int64], is_date: bool) -> pd.Series:
     text = series.astype(str).str.strip()

@@ -23,6 +23,7 @@ from proxanon.cli._common import (
     position_unit,
     positions,
     read_columns,
+    read_frontier,
     report_json,
     write_bytes,
 )
@@ -52,6 +53,9 @@ def add_parser(commands: Any) -> None:
                              "satisfies the principle (e.g. 0.01)")
     parser.add_argument("--html", metavar="REPORT.html",
                         help="also write the disclosure-risk report (needs proxanon[report])")
+    parser.add_argument("--frontier", metavar="FRONTIER.csv",
+                        help="with --html: show where this release sits among the settings "
+                             "'proxanon explore' wrote to this file")
     parser.add_argument("--moves", default="auto", choices=["auto", "swap"],
                         help="auto (default): stronger repair when swaps stall; swap: the "
                              "paper's pairwise swaps only")
@@ -121,6 +125,7 @@ def run(args: argparse.Namespace) -> Outcome:
             if path == other_path:
                 raise UsageError(f"{other} and {option} name the same file; give each output "
                                  "its own name")
+    frontier = read_frontier(args.frontier, args.html)
     given = read_columns(args)
     source, qi, sensitive, hierarchies, columns = (
         given.source, given.qi, given.sensitive, given.hierarchies, given.columns)
@@ -150,7 +155,7 @@ def run(args: argparse.Namespace) -> Outcome:
     if html_target is not None:
         from proxanon.html_report import anonymization_html
 
-        page = anonymization_html(result, columns.frame)
+        page = anonymization_html(result, columns.frame, frontier=frontier)
     write_table(source, target, rows,
                 replace=as_written(source, columns.frame, kept, rows, result.table, qi),
                 append={GROUP_COLUMN: result.table[GROUP_COLUMN].to_numpy(dtype=np.int64)})
