@@ -7,6 +7,8 @@ import itertools
 import math
 import re
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -266,3 +268,28 @@ def test_the_anonymize_command_marks_the_release_on_its_frontier(tmp_path, table
     assert main([*common, "-o", str(tmp_path / "o3.csv"), "--html", str(tmp_path / "r3.html"),
                  "--frontier", str(source)]) == 2
     assert not (tmp_path / "o2.csv").exists() and not (tmp_path / "o3.csv").exists()
+
+
+def test_a_setting_past_max_seconds_is_stopped_and_its_work_ends(uci_adult):
+    # anonymize takes minutes to find no table here (QI hierarchies, two numeric columns).
+    hierarchies = {c: h for c, h in proxanon.datasets.load_adult().hierarchies.items()
+                   if c in ("age", "sex", "race", "marital-status")}
+    threads = threading.active_count()
+    tic = time.perf_counter()
+    grid = explore(uci_adult, quasi_identifiers=["age", "sex", "race", "marital-status"],
+                   sensitive=["fnlwgt", "hours-per-week"], k=10, epsilon=0.02, delta=[0.8, 1.0],
+                   hierarchies=hierarchies, max_seconds=1.0)
+    elapsed = time.perf_counter() - tic
+    assert list(grid["verdict"]) == ["stopped", "proven infeasible"]
+    assert math.isnan(grid["gcp"].iloc[0]) and grid["seconds"].iloc[0] >= 1.0
+    # The stop reached the native work: nothing goes on after the call returns.
+    assert elapsed < 30 and threading.active_count() == threads
+    figure = explore_plot(grid)
+    assert "stopped" in [t.get_text() for t in figure.legends[0].get_texts()]
+
+
+@pytest.mark.parametrize("limit", [0, -1, math.inf, "5"])
+def test_max_seconds_must_be_a_positive_number(table, limit):
+    with pytest.raises((ValueError, TypeError), match="max_seconds"):
+        explore(table, quasi_identifiers=QI, sensitive=SENSITIVE, k=10, epsilon=0.05,
+                delta=0.5, max_seconds=limit)

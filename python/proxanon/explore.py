@@ -23,6 +23,7 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
 from proxanon import _validate
+from proxanon._beside import Beside
 from proxanon._engine.proofs import advice, infeasibility_proof
 from proxanon._errors import GraphTooDenseError, InfeasibleError
 from proxanon._pipeline.verdict import rows_by_value
@@ -33,6 +34,7 @@ from proxanon.frontier import (
     INFEASIBLE,
     PROVEN_INFEASIBLE,
     SATISFIED,
+    STOPPED,
     frontier_figure,
     png_bytes,
 )
@@ -66,6 +68,7 @@ def explore(
     sensitive_ranges: Mapping[str, tuple[float, float]] | None = None,
     on_infeasible: str = "raise",
     n_threads: int | None = None,
+    max_seconds: float | None = None,
     **options: Any,
 ) -> pd.DataFrame:
     """One row per setting of the grid ``k × epsilon × delta`` (each a number or a list):
@@ -85,9 +88,11 @@ def explore(
     (default: a setting without a satisfying table is ``"infeasible"``, without GCP),
     ``"best_effort"`` (its best-effort table's GCP is shown) or ``"suppress"`` (rows may be
     left out, up to ``max_suppression``; no proof is tried, since one about the whole table
-    says nothing about its subsets). Every value is checked before any work starts; the
-    input frame is never modified. The grid is explored one setting after another, each on
-    ``n_threads`` threads.
+    says nothing about its subsets). ``max_seconds``: stop ``anonymize`` on a setting after
+    this long (within about 0.1 s more); the setting's verdict is then ``"stopped"``, which
+    depends on the machine's speed (default None: no limit, every verdict deterministic).
+    Every value is checked before any work starts; the input frame is never modified. The
+    grid is explored one setting after another, each on ``n_threads`` threads.
     """
     qi_cols, sens_cols = _table_columns(data, quasi_identifiers, sensitive)
     unknown = sorted(set(options) - (set(inspect.signature(anonymize).parameters) - _OWN))
@@ -97,6 +102,7 @@ def explore(
     on_infeasible = _validate.choice(on_infeasible, "on_infeasible", _validate.ON_INFEASIBLE)
     grid = _grid(k, epsilon, delta, len(data))
     threads = _validate.threads(n_threads)
+    limit = None if max_seconds is None else _positive(max_seconds, "max_seconds")
     # Encoded once for the whole grid, as anonymize encodes them: the same hierarchies (loaded
     # once) and the same scales.
     given = load_hierarchies(hierarchies, qi_cols + sens_cols, [str(c) for c in data.columns])
@@ -112,7 +118,7 @@ def explore(
         tic = time.perf_counter()
         proof = _proof(sens, relation, kk, eps, dlt, describe, threads) if prove else None
         row = (_proven(proof) if proof is not None
-               else _anonymized(data, run, kk, eps, dlt))
+               else _anonymized(data, run, (kk, eps, dlt), limit))
         rows.append({"k": kk, "epsilon": eps, "delta": dlt, **row,
                      "seconds": time.perf_counter() - tic})
     frame = pd.DataFrame(rows, columns=list(FRONTIER_COLUMNS))
@@ -175,18 +181,42 @@ def _proof(sens: NDArray[np.float64], relation: Relation, k: int, eps: float, dl
 
 
 def _proven(proof: str) -> dict[str, Any]:
-    return {"verdict": PROVEN_INFEASIBLE, "rows_suppressed": None, "gcp": math.nan,
-            "largest_class_share": math.nan, "proof": proof}
+    return {**_unpublished(PROVEN_INFEASIBLE), "proof": proof}
 
 
-def _anonymized(data: pd.DataFrame, run: dict[str, Any], k: int, eps: float,
-                dlt: float) -> dict[str, Any]:
-    """One setting through ``anonymize``: its verdict and the published table's numbers."""
+def _positive(value: Any, name: str) -> float:
+    number = _validate.real(value, name)
+    if not number > 0 or math.isinf(number):
+        raise ValueError(f"{name} must be a finite number of seconds > 0, got {value!r}")
+    return number
+
+
+def _unpublished(verdict: str) -> dict[str, Any]:
+    return {"verdict": verdict, "rows_suppressed": None, "gcp": math.nan,
+            "largest_class_share": math.nan, "proof": ""}
+
+
+def _anonymized(data: pd.DataFrame, run: dict[str, Any], setting: tuple[int, float, float],
+                limit: float | None) -> dict[str, Any]:
+    """One setting through ``anonymize``: its verdict and the published table's numbers;
+    with a ``limit``, run beside this thread and stopped after ``limit`` seconds."""
+    k, eps, dlt = setting
     try:
-        result = anonymize(data, k=k, epsilon=eps, delta=dlt, **run)
+        if limit is None:
+            result = anonymize(data, k=k, epsilon=eps, delta=dlt, **run)
+        else:
+            work = Beside(lambda: anonymize(data, k=k, epsilon=eps, delta=dlt, **run))
+            try:
+                ended = work.wait(limit)
+            except BaseException:  # Ctrl-C while waiting: stop the work too
+                work.stop()
+                raise
+            if not ended:
+                work.stop()
+                return _unpublished(STOPPED)
+            result = work.result()
     except InfeasibleError:
-        return {"verdict": INFEASIBLE, "rows_suppressed": None, "gcp": math.nan,
-                "largest_class_share": math.nan, "proof": ""}
+        return _unpublished(INFEASIBLE)
     report = result.report
     return {"verdict": SATISFIED if result.satisfied else INFEASIBLE,
             "rows_suppressed": len(report.suppressed_rows), "gcp": float(report.gcp),

@@ -21,9 +21,10 @@ import pandas as pd
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-#: The verdicts of a setting.
+#: The verdicts of a setting (``stopped``: no verdict within explore's ``max_seconds``).
 SATISFIED, INFEASIBLE, PROVEN_INFEASIBLE = "satisfied", "infeasible", "proven infeasible"
-VERDICTS = (SATISFIED, INFEASIBLE, PROVEN_INFEASIBLE)
+STOPPED = "stopped"
+VERDICTS = (SATISFIED, INFEASIBLE, PROVEN_INFEASIBLE, STOPPED)
 
 #: The columns of ``explore``'s frame, in order (``rows_suppressed`` only where suppression
 #: is allowed).
@@ -33,7 +34,8 @@ FRONTIER_COLUMNS = ("k", "epsilon", "delta", "verdict", "rows_suppressed", "gcp"
 #: The columns a frame must have to be drawn.
 _NEEDED = ("k", "epsilon", "delta", "verdict", "gcp")
 
-_COLOURS = {SATISFIED: "#7fc98f", INFEASIBLE: "#f0b27a", PROVEN_INFEASIBLE: "#d9665b"}
+_COLOURS = {SATISFIED: "#7fc98f", INFEASIBLE: "#f0b27a", PROVEN_INFEASIBLE: "#d9665b",
+            STOPPED: "#c8ccd2"}
 
 
 def frontier_cells(frame: Any) -> list[dict[str, Any]]:
@@ -95,8 +97,9 @@ def frontier_figure(frame: pd.DataFrame, *,
         ax.set_xlabel("ε", fontsize=9)
         ax.set_title(f"k = {kk}", fontsize=9)
     axes[0].set_ylabel("δ", fontsize=9)
+    shown = {str(c["verdict"]) for c in cells} | {SATISFIED, INFEASIBLE, PROVEN_INFEASIBLE}
     handles = [_patch(0, 0, colour, False, label=verdict)
-               for verdict, colour in _COLOURS.items()]
+               for verdict, colour in _COLOURS.items() if verdict in shown]
     if marked is not None:
         handles.append(_patch(0, 0, "white", True, label="this release"))
     figure.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=8,
@@ -135,8 +138,8 @@ def _patch(x: float, y: float, colour: str, outlined: bool, label: str | None = 
 
 
 def _label(cell: dict[str, Any]) -> str:
-    if cell["verdict"] == PROVEN_INFEASIBLE:
-        return "proven\ninfeasible"
+    if cell["verdict"] in (PROVEN_INFEASIBLE, STOPPED):
+        return str(cell["verdict"]).replace(" ", "\n")
     gcp = cell["gcp"]
     if cell["verdict"] == SATISFIED:
         return "–" if gcp is None else f"{gcp:.3f}"

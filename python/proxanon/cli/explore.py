@@ -52,6 +52,9 @@ def add_parser(commands: Any) -> None:
     parser.add_argument("--suppress", type=float, metavar="FRACTION",
                         help="allow leaving out at most this fraction of the rows (the CSV "
                              "then has a rows_suppressed column; no proof is tried)")
+    parser.add_argument("--max-seconds", type=float, metavar="SECONDS",
+                        help="stop a setting that runs this long (its verdict is then "
+                             "'stopped'); default no limit")
     parser.add_argument("--moves", default="auto", choices=["auto", "swap"],
                         help="auto (default) or swap, as for proxanon anonymize")
     parser.set_defaults(run=run)
@@ -79,6 +82,8 @@ def _grid_values(args: argparse.Namespace) -> tuple[list[int], list[float], list
     for kk in ks:
         if kk < 1:
             raise UsageError(f"--k must be at least 1, got {kk}")
+    if args.max_seconds is not None and not 0 < args.max_seconds < math.inf:
+        raise UsageError(f"--max-seconds must be a number of seconds > 0, got {args.max_seconds:g}")
     return ks, epsilons, deltas
 
 
@@ -107,7 +112,7 @@ def run(args: argparse.Namespace) -> Outcome:
         on_infeasible=("suppress" if args.suppress is not None
                        else "best_effort" if args.best_effort else "raise"),
         max_suppression=args.suppress if args.suppress is not None else 0.0,
-        method=args.method, moves=args.moves)
+        method=args.method, moves=args.moves, max_seconds=args.max_seconds)
     common.write_bytes(target, frame.to_csv(index=False).encode(args.encoding))
     lines = [_table(frame), f"wrote {len(frame):,} settings to {target}"]
     if plot_target is not None:
