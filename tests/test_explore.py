@@ -211,6 +211,7 @@ def test_the_command_exits_1_when_no_setting_is_satisfied(tmp_path, table, capsy
     ("--epsilon", "0.05,x", "--epsilon must be comma-separated numbers"),
     ("--k", "10,a", "--k must be comma-separated whole numbers"),
     ("--k", "0", "--k must be at least 1"),
+    ("--max-seconds", "0", "--max-seconds must be a number of seconds > 0"),
 ])
 def test_the_command_refuses_bad_values_before_reading(tmp_path, capsys, option, value, needle):
     grid = {"--k": "10", "--epsilon": "0.05", "--delta": "0.5", option: value}

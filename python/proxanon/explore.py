@@ -77,11 +77,11 @@ def explore(
     Columns: ``k``, ``epsilon``, ``delta``; ``verdict``: ``"satisfied"``, ``"infeasible"``
     (``anonymize`` found no satisfying table) or ``"proven infeasible"`` (a proof of
     :func:`proxanon.advise` shows that no partition into groups of at least k rows satisfies;
-    ``anonymize`` was not run); ``rows_suppressed`` (only with
-    ``on_infeasible="suppress"``); ``gcp`` and ``largest_class_share`` of the published table
-    (NaN where none was published); ``seconds`` spent on the setting; ``proof``, the proof's
-    text for proven settings (else empty). Rows come in the order of the lists, ``k`` first,
-    then ``epsilon``, then ``delta``.
+    ``anonymize`` was not run) or ``"stopped"`` (see ``max_seconds``); ``rows_suppressed``
+    (only with ``on_infeasible="suppress"``); ``gcp`` and ``largest_class_share`` of the
+    published table (NaN where none was published); ``seconds`` spent on the setting;
+    ``proof``, the proof's text for proven settings (else empty). Rows come in the order of
+    the lists, ``k`` first, then ``epsilon``, then ``delta``.
 
     The other arguments are :func:`proxanon.anonymize`'s, passed on to every run
     (``method``, ``max_suppression``, ``moves``, ...). ``on_infeasible``: ``"raise"``
