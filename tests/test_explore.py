@@ -294,3 +294,11 @@ def test_max_seconds_must_be_a_positive_number(table, limit):
     with pytest.raises((ValueError, TypeError), match="max_seconds"):
         explore(table, quasi_identifiers=QI, sensitive=SENSITIVE, k=10, epsilon=0.05,
                 delta=0.5, max_seconds=limit)
+
+
+def test_dask_runs_refuse_the_frontier(tmp_path, capsys):
+    status = main(["anonymize", str(tmp_path / "in.csv"), "--qi", "age", "--sensitive",
+                   "hours-per-week", "--k", "10", "--epsilon", "0.05", "--delta", "0.5",
+                   "-o", str(tmp_path / "out"), "--dask", "--frontier", "f.csv"])
+    assert status == 2
+    assert "--frontier not available with --dask" in capsys.readouterr().err
