@@ -130,6 +130,7 @@ def test_the_input_is_not_modified(table):
     ({"delta": [0.5, 1.5]}, ValueError, "delta must lie in [0, 1]"),
     ({"epsilon": [0.05, 0.05]}, ValueError, "given more than once"),
     ({"k": [10, 5000]}, ValueError, "larger than the number of rows"),
+    ({"epsilon": "0.05"}, TypeError, "epsilon must be a number, got '0.05'"),
     ({"on_infeasible": "ignore"}, ValueError, "on_infeasible"),
     ({"search": 3}, TypeError, "unknown argument(s) ['search']"),
     ({"quasi_identifiers": ["zip"]}, ValueError, "not in the table"),

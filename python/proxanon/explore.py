@@ -149,8 +149,8 @@ def explore_plot(frame: pd.DataFrame, path: str | Path | None = None, *,
 def _values(given: Any, name: str) -> list[Any]:
     """A number or a list of them, as a non-empty list without repeats."""
     values = (list(np.asarray(given).ravel()) if isinstance(given, np.ndarray)
-              else [given] if isinstance(given, (int, float, np.number)) or given is None
-              else list(given))
+              else list(given) if isinstance(given, Iterable) and not isinstance(given, str)
+              else [given])  # a number (checked with the grid), or what is not one
     if not values:
         raise ValueError(f"{name}: give at least one value")
     repeated = sorted({v for v in values if values.count(v) > 1}, key=repr)
