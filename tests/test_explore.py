@@ -303,3 +303,17 @@ def test_dask_runs_refuse_the_frontier(tmp_path, capsys):
                    "-o", str(tmp_path / "out"), "--dask", "--frontier", "f.csv"])
     assert status == 2
     assert "--frontier not available with --dask" in capsys.readouterr().err
+
+
+def test_progress_prints_a_line_per_setting(table, capsys):
+    grid = explore(table, quasi_identifiers=QI, sensitive=SENSITIVE, k=10, epsilon=[0.02, 0.3],
+                   delta=0.5, progress=True)
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == len(grid) == 2
+    assert lines[1].startswith("proxanon explore: 2/2 k=10 epsilon=0.3 delta=0.5: "
+                               f"{grid['verdict'].iloc[1]} (")
+    explore(table, quasi_identifiers=QI, sensitive=SENSITIVE, k=10, epsilon=0.02, delta=0.5)
+    assert capsys.readouterr().err == ""
+    with pytest.raises(TypeError, match="progress must be True or False"):
+        explore(table, quasi_identifiers=QI, sensitive=SENSITIVE, k=10, epsilon=0.02,
+                delta=0.5, progress="yes")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import inspect
 import itertools
 import math
+import sys
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -51,7 +52,7 @@ __all__ = ["FRONTIER_COLUMNS", "explore", "explore_plot"]
 #: ``anonymize``'s arguments that ``explore`` sets itself (the grid's axes and the table).
 _OWN = frozenset({"data", "quasi_identifiers", "sensitive", "k", "epsilon", "delta",
                   "hierarchies", "metric", "weights", "sensitive_ranges", "on_infeasible",
-                  "n_threads"})
+                  "n_threads", "progress"})
 
 
 def explore(
@@ -69,6 +70,7 @@ def explore(
     on_infeasible: str = "raise",
     n_threads: int | None = None,
     max_seconds: float | None = None,
+    progress: bool = False,
     **options: Any,
 ) -> pd.DataFrame:
     """One row per setting of the grid ``k × epsilon × delta`` (each a number or a list):
@@ -91,8 +93,9 @@ def explore(
     says nothing about its subsets). ``max_seconds``: stop ``anonymize`` on a setting after
     this long (within about 0.1 s more); the setting's verdict is then ``"stopped"``, which
     depends on the machine's speed (default None: no limit, every verdict deterministic).
-    Every value is checked before any work starts; the input frame is never modified. The
-    grid is explored one setting after another, each on ``n_threads`` threads.
+    ``progress``: print a line on standard error as each setting is settled. Every value is
+    checked before any work starts; the input frame is never modified. The grid is explored
+    one setting after another, each on ``n_threads`` threads.
     """
     qi_cols, sens_cols = _table_columns(data, quasi_identifiers, sensitive)
     unknown = sorted(set(options) - (set(inspect.signature(anonymize).parameters) - _OWN))
@@ -103,6 +106,8 @@ def explore(
     grid = _grid(k, epsilon, delta, len(data))
     threads = _validate.threads(n_threads)
     limit = None if max_seconds is None else _positive(max_seconds, "max_seconds")
+    if not isinstance(progress, bool):
+        raise TypeError(f"progress must be True or False, got {progress!r}")
     # Encoded once for the whole grid, as anonymize encodes them: the same hierarchies (loaded
     # once) and the same scales.
     given = load_hierarchies(hierarchies, qi_cols + sens_cols, [str(c) for c in data.columns])
@@ -121,6 +126,10 @@ def explore(
                else _anonymized(data, run, (kk, eps, dlt), limit))
         rows.append({"k": kk, "epsilon": eps, "delta": dlt, **row,
                      "seconds": time.perf_counter() - tic})
+        if progress:
+            print(f"proxanon explore: {len(rows)}/{len(grid)} k={kk} epsilon={eps:g} "
+                  f"delta={dlt:g}: {row['verdict']} ({rows[-1]['seconds']:.1f} s)",
+                  file=sys.stderr, flush=True)
     frame = pd.DataFrame(rows, columns=list(FRONTIER_COLUMNS))
     frame["k"] = frame["k"].astype("int64")
     frame["rows_suppressed"] = frame["rows_suppressed"].astype("Int64")

@@ -112,7 +112,8 @@ def run(args: argparse.Namespace) -> Outcome:
         on_infeasible=("suppress" if args.suppress is not None
                        else "best_effort" if args.best_effort else "raise"),
         max_suppression=args.suppress if args.suppress is not None else 0.0,
-        method=args.method, moves=args.moves, max_seconds=args.max_seconds)
+        method=args.method, moves=args.moves, max_seconds=args.max_seconds,
+        progress=sys.stderr.isatty())
     common.write_bytes(target, frame.to_csv(index=False).encode(args.encoding))
     lines = [_table(frame), f"wrote {len(frame):,} settings to {target}"]
     if plot_target is not None:
