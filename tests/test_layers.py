@@ -32,9 +32,10 @@ LAYERS: list[tuple[str, list[str]]] = [
                             "_pipeline.mondrian", "_pipeline.candidates", "_pipeline.job",
                             "_pipeline.threads", "_pipeline.choose", "_pipeline.publish",
                             "_pipeline.verdict", "_pipeline.anatomy"]),
-    ("renderers", ["html_report", "evaluate"]),
+    ("renderers", ["html_report", "evaluate", "frontier"]),
     ("entry points", ["", "__main__", "anonymize", "partition", "audit", "advise",
-                      "substitute", "m_color", "datasets", "cli", "cli.*", "dask", "dask.*"]),
+                      "substitute", "m_color", "datasets", "explore", "cli", "cli.*", "dask",
+                      "dask.*"]),
 ]
 
 #: The only modules that may import ``proxanon._core``.

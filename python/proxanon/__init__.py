@@ -15,6 +15,7 @@ from proxanon._results.privacy import PrivacyMeasures, RiskBin, privacy_measures
 from proxanon.advise import Advice, advise
 from proxanon.anonymize import anonymize
 from proxanon.audit import audit
+from proxanon.explore import explore, explore_plot
 from proxanon.hierarchy import Hierarchy
 from proxanon.m_color import m_color
 from proxanon.partition import partition
@@ -42,6 +43,8 @@ __all__ = [
     "audit",
     "datasets",
     "evaluate",
+    "explore",
+    "explore_plot",
     "m_color",
     "partition",
     "privacy_measures",

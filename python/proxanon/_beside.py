@@ -36,6 +36,11 @@ class Beside(Generic[T]):
         self._thread = threading.Thread(target=run, name="proxanon-beside")
         self._thread.start()
 
+    def wait(self, seconds: float) -> bool:
+        """Waits at most ``seconds`` for the work to end; whether it ended."""
+        self._thread.join(seconds)
+        return not self._thread.is_alive()
+
     def result(self) -> T:
         self._thread.join()
         if self._error is not None:

@@ -113,9 +113,8 @@ def anonymize(
     bound of XColor's cost already exceeds a satisfying cut's, the cut is published without
     finishing XColor's table: the report then names the bound ``"xcolor (at least)"``.
 
-    ``publish``: ``"generalize"`` (default) or ``"anatomy"``: XColor's groups as found, never
-    merged, as two tables, ``result.table`` (every non-sensitive column unchanged, plus
-    ``group``) and ``result.sensitive_table`` (docs/design/anatomy.md).
+    ``publish``: ``"generalize"`` (default) or ``"anatomy"``: XColor's groups as found, as a QI
+    table and ``result.sensitive_table`` (docs/design/anatomy.md).
 
     The input frame is never modified.
     """

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import base64
 import html
-import io
 import json
 import math
 import os
@@ -48,6 +47,13 @@ from proxanon._groups import group_runs
 from proxanon._results.anonymization import GROUP_COLUMN, Anonymization
 from proxanon._results.audit import AuditReport
 from proxanon.distances import box_radius
+from proxanon.frontier import (
+    figure_class,
+    frontier_cells,
+    frontier_figure,
+    png_bytes,
+    release_cell,
+)
 from proxanon.tableio import atomic_write
 from proxanon.tables import column_list, table_groups
 
@@ -91,11 +97,13 @@ class _Content:
     seconds: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     max_classes: int = MAX_CLASSES
+    frontier: pd.DataFrame | None = None  # proxanon.explore's settings, this release among them
 
 
 def anonymization_html(anonymization: Anonymization, original: pd.DataFrame | None = None, *,
                        queries: Mapping[str, Any] | None = None,
-                       max_classes: int = MAX_CLASSES, title: str | None = None) -> str:
+                       max_classes: int = MAX_CLASSES, title: str | None = None,
+                       frontier: pd.DataFrame | None = None) -> str:
     """The report of an :func:`~proxanon.anonymize` result, as HTML text.
 
     ``original``: the table that was anonymized (rows in the same order); with it the page
@@ -103,7 +111,9 @@ def anonymization_html(anonymization: Anonymization, original: pd.DataFrame | No
     :mod:`proxanon.evaluate`. ``queries``: keyword arguments of
     :func:`proxanon.evaluate.count_query_error` (``qd``, ``s``, ``n_queries``, ``seed``); the
     count-query error is computed only when given, and needs ``original``. ``title``: what
-    the page is about (e.g. the file name).
+    the page is about (e.g. the file name). ``frontier``: the settings
+    :func:`proxanon.explore` tried on the same table (its frame, or its CSV file read back);
+    the page then shows where this release's (k, ε, δ) sits among them.
     """
     if not isinstance(anonymization, Anonymization):
         raise TypeError("anonymization must be the Anonymization returned by "
@@ -156,7 +166,10 @@ def anonymization_html(anonymization: Anonymization, original: pd.DataFrame | No
         groups=published[GROUP_COLUMN].to_numpy(dtype=np.int64),
         quasi_identifiers=list(report.quasi_identifiers), sensitive=list(report.sensitive),
         original=aligned, scale_source=aligned if aligned is not None else published,
-        utility=utility, seconds=seconds, notes=notes, max_classes=max_classes)
+        utility=utility, seconds=seconds, notes=notes, max_classes=max_classes,
+        frontier=frontier)
+    if frontier is not None:
+        frontier_cells(frontier)  # checked before any plot is drawn
     return _render(content)
 
 
@@ -287,7 +300,17 @@ def _numbers(c: _Content) -> dict[str, Any]:
         "worst_classes": [
             {"group": int(check.group_ids[i]), "size": int(sizes[i]),
              "risk": float(check.group_risk[i])} for i in _worst(check, c.max_classes)],
+        **({} if c.frontier is None else {"frontier": _frontier_numbers(c)}),
     }
+
+
+def _frontier_numbers(c: _Content) -> dict[str, Any]:
+    """The settings explored, and the index of this release's among them (None if absent)."""
+    cells = frontier_cells(c.frontier)
+    check = c.check
+    return {"settings": [{key: value for key, value in cell.items() if key != "proof"}
+                         for cell in cells],
+            "release": release_cell(cells, check.k, check.epsilon, check.delta)}
 
 
 def _worst(check: AuditReport, count: int) -> NDArray[np.int64]:
@@ -350,19 +373,11 @@ def _scaling(c: _Content) -> list[dict[str, Any]]:
 
 
 def _figure_class() -> type[Figure]:
-    try:
-        from matplotlib.figure import Figure
-    except ImportError as exc:
-        raise ImportError("the HTML report draws its plots with matplotlib, which is not "
-                          "installed: pip install 'proxanon[report]'") from exc
-    return Figure
+    return figure_class("the HTML report (its plots)")
 
 
 def _png(figure: Figure) -> str:
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=100, bbox_inches="tight",
-                   metadata={"Software": None})
-    return base64.b64encode(buffer.getvalue()).decode("ascii")
+    return base64.b64encode(png_bytes(figure)).decode("ascii")
 
 
 def _axes(width: float = 5.0, height: float = 3.0, columns: int = 1) -> tuple[Figure, list[Axes]]:
@@ -557,7 +572,8 @@ color:#5a6470}
 table{border-collapse:collapse;background:#fff;font-size:.88rem;margin:6px 0}
 th,td{border:1px solid #dde1e6;padding:4px 8px;text-align:left;vertical-align:top}
 th{background:#eef0f3}td.n{text-align:right;font-variant-numeric:tabular-nums}
-tr.violates td{background:#fdf0ee}table.worst{width:100%;font-size:.8rem}
+tr.violates td{background:#fdf0ee}tr.release td{font-weight:700;background:#eef6ff}
+table.worst{width:100%;font-size:.8rem}
 .plots{display:flex;flex-wrap:wrap;gap:12px;align-items:flex-start}
 .plots img{background:#fff;border:1px solid #dde1e6;border-radius:6px;max-width:100%}
 .note{color:#5a6470;font-size:.85rem}
@@ -749,6 +765,7 @@ def _render(c: _Content) -> str:
         "</div>",
     ]
     parts += _utility_section(c, numbers)
+    parts += _frontier_section(c, numbers)
     parts += _columns_section(c, numbers)
     parts += [
         f"<h2>Worst classes (up to {c.max_classes})</h2>",
@@ -818,6 +835,34 @@ def _utility_section(c: _Content, numbers: Mapping[str, Any]) -> list[str]:
     return parts
 
 
+def _frontier_section(c: _Content, numbers: Mapping[str, Any]) -> list[str]:
+    """Where this release's (k, ε, δ) sits among the settings proxanon.explore tried."""
+    if c.frontier is None:
+        return []
+    found = numbers["frontier"]
+    release = found["release"]
+    check = c.check
+    parts = ["<h2>Among the settings explored</h2>"]
+    if release is None:
+        parts.append(f'<p class="note">This release\'s setting (k = {check.k}, ε = '
+                     f"{_number(check.epsilon)}, δ = {_number(check.delta)}) is not among "
+                     "the settings explored.</p>")
+    marked = None if release is None else (check.k, check.epsilon, check.delta)
+    parts.append('<div class="plots">' + _img(
+        base64.b64encode(png_bytes(frontier_figure(c.frontier, release=marked))).decode(
+            "ascii"), "the settings explored, coloured by verdict") + "</div>")
+    head = ["k", "ε", "δ", "verdict", "GCP", "largest class share", "seconds"]
+    keys = ["k", "epsilon", "delta", "verdict", "gcp", "largest_class_share", "seconds"]
+    lines = ["<table><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>"]
+    for i in range(len(found["settings"])):
+        row = "".join(f'<td class="n">{_cell(numbers, ("frontier", "settings", i, key))}</td>'
+                      for key in keys)
+        lines.append(f'<tr class="{"release" if i == release else ""}">{row}</tr>')
+    lines.append("</table>")
+    parts.append("".join(lines))
+    return parts
+
+
 def _columns_section(c: _Content, numbers: Mapping[str, Any]) -> list[str]:
     if c.table is None or c.groups is None:
         return []
@@ -844,9 +889,11 @@ def _columns_section(c: _Content, numbers: Mapping[str, Any]) -> list[str]:
 
 def _write_anonymization(anonymization: Anonymization, path: Any,
                          original: pd.DataFrame | None = None, *,
-                         queries: Mapping[str, Any] | None = None) -> None:
+                         queries: Mapping[str, Any] | None = None,
+                         frontier: pd.DataFrame | None = None) -> None:
     """``Anonymization.to_html``: :func:`anonymization_html` written to ``path``."""
-    write_html(anonymization_html(anonymization, original, queries=queries), path)
+    write_html(anonymization_html(anonymization, original, queries=queries,
+                                  frontier=frontier), path)
 
 
 def _write_audit(check: AuditReport, path: Any, table: pd.DataFrame | None = None, *,

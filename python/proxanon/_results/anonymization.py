@@ -218,15 +218,18 @@ class Anonymization(Summarized):
     sensitive_table: pd.DataFrame | None = field(default=None, repr=False)
 
     def to_html(self, path: Any, original: pd.DataFrame | None = None, *,
-                queries: Mapping[str, Any] | None = None) -> None:
+                queries: Mapping[str, Any] | None = None,
+                frontier: pd.DataFrame | None = None) -> None:
         """Writes the disclosure-risk report as one self-contained HTML file.
 
         ``original`` (the table that was anonymized) adds the before/after plots of the QI
         columns; ``queries`` (keyword arguments of :func:`proxanon.evaluate.count_query_error`,
-        with ``original``) the count-query error. See :func:`proxanon.html_report.
-        anonymization_html`. Needs the ``report`` extra (matplotlib).
+        with ``original``) the count-query error; ``frontier`` (the frame of
+        :func:`proxanon.explore`) where this release sits among the settings explored. See
+        :func:`proxanon.html_report.anonymization_html`. Needs the ``report`` extra
+        (matplotlib).
         """
-        html_writer("anonymization")(self, path, original, queries=queries)
+        html_writer("anonymization")(self, path, original, queries=queries, frontier=frontier)
 
     def _summary_fields(self) -> list[tuple[str, Any]]:
         return [("satisfied", self.satisfied), ("rows", self.report.n),

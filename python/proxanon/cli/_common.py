@@ -602,6 +602,59 @@ def _typed(series: pd.Series, column: str, typing: _Typing, source: CsvTable | P
     return series
 
 
+@dataclass(frozen=True)
+class Input:
+    """The input table as a command reads it: the source, the QI and sensitive columns named,
+    their hierarchies (loaded) and the typed columns handed to the library."""
+
+    source: CsvTable | ParquetTable
+    qi: list[str]
+    sensitive: list[str]
+    hierarchies: dict[str, Any]
+    columns: Columns
+
+
+def read_columns(args: argparse.Namespace) -> Input:
+    """``args.input`` read, and its ``--qi`` and ``--sensitive`` columns typed with
+    ``--hierarchy``, ``--order``, ``--dates`` and ``--missing`` (``proxanon anonymize`` and
+    ``proxanon explore``)."""
+    from proxanon.generalize import load_hierarchies
+
+    source = read_input(args.input, args)
+    qi = names(args.qi, "--qi")
+    sensitive = names(args.sensitive, "--sensitive")
+    hierarchies = load_hierarchies(pairs(args.hierarchy, "--hierarchy"), qi + sensitive,
+                                   source.names, sep=args.hierarchy_sep)
+    columns = typed_columns(source, qi, sensitive, missing=args.missing,
+                            orders=pairs(args.order, "--order"), taxonomies=set(hierarchies),
+                            dates=set(names(args.dates, "--dates")) if args.dates else set(),
+                            text=text_option(args, source.names))
+    return Input(source, qi, sensitive, dict(hierarchies), columns)
+
+
+def read_frontier(path: str | None, html: str | None) -> pd.DataFrame | None:
+    """``--frontier``: the CSV file ``proxanon explore`` wrote, read and checked (it goes
+    with ``--html``); None without it."""
+    if path is None:
+        return None
+    if html is None:
+        raise UsageError("--frontier marks the release in the HTML report: give --html too")
+    from proxanon.frontier import frontier_cells
+
+    if not Path(path).is_file():
+        raise UsageError(f"--frontier file not found: {path}")
+    try:
+        frame = pd.read_csv(path)
+    except (ValueError, pd.errors.ParserError) as exc:
+        raise UsageError(f"--frontier {path} is not a CSV file 'proxanon explore' wrote "
+                         f"({exc})") from None
+    try:
+        frontier_cells(frame)
+    except ValueError as exc:
+        raise UsageError(f"--frontier {path}: {exc}") from None
+    return frame
+
+
 def _qi_column(series: pd.Series, column: str, source: CsvTable | ParquetTable,
                rows: NDArray[np.int64], is_date: bool, notes: list[str]) -> pd.Series:
     text = series.astype(str).str.strip()

@@ -22,7 +22,17 @@ from typing import NoReturn
 from proxanon import __version__
 from proxanon._errors import InfeasibleError, LeadingZerosError
 from proxanon._words import worded
-from proxanon.cli import advise, anonymize, audit, demo, hierarchy, report, run, substitute
+from proxanon.cli import (
+    advise,
+    anonymize,
+    audit,
+    demo,
+    explore,
+    hierarchy,
+    report,
+    run,
+    substitute,
+)
 from proxanon.cli._common import (
     EXIT_INFEASIBLE,
     EXIT_INTERRUPTED,
@@ -66,7 +76,8 @@ def parser() -> argparse.ArgumentParser:
                     "dissimilarity, XColor).")
     top.add_argument("--version", action="version", version=f"proxanon {__version__}")
     commands = top.add_subparsers(dest="command", required=True, metavar="SUBCOMMAND")
-    for command in (anonymize, advise, audit, report, demo, substitute, hierarchy, run):
+    for command in (anonymize, advise, audit, report, demo, substitute, explore, hierarchy,
+                    run):
         command.add_parser(commands)
     # Options every subcommand takes, whoever wrote it.
     for sub in {id(p): p for p in commands.choices.values()}.values():

@@ -21,18 +21,15 @@ from proxanon.cli._common import (
     distinct_outputs,
     floats,
     kept_as_text,
-    names,
     output_path,
-    pairs,
     position_unit,
     positions,
-    read_input,
+    read_columns,
+    read_frontier,
     read_line,
     report_json,
     show_progress,
     summary_lines,
-    text_option,
-    typed_columns,
     write_bytes,
 )
 from proxanon.cli._job import job_text, provenance
@@ -76,6 +73,9 @@ def add_parser(commands: Any) -> None:
                              "satisfies the principle (e.g. 0.01)")
     parser.add_argument("--html", metavar="REPORT.html",
                         help="also write the disclosure-risk report (needs proxanon[report])")
+    parser.add_argument("--frontier", metavar="FRONTIER.csv",
+                        help="with --html: show where this release sits among the settings "
+                             "'proxanon explore' wrote to this file")
     parser.add_argument("--moves", default="auto", choices=["auto", "swap"],
                         help="auto (default): stronger repair when swaps stall; swap: the "
                              "paper's pairwise swaps only")
@@ -156,7 +156,6 @@ def run(args: argparse.Namespace) -> Outcome:
                               ) from exc
         return run_dask(args)
     from proxanon.anonymize import anonymize
-    from proxanon.generalize import load_hierarchies
 
     if args.suppress is not None and args.best_effort:
         raise UsageError("--suppress and --best-effort exclude each other: choose one")
@@ -180,19 +179,14 @@ def run(args: argparse.Namespace) -> Outcome:
                       ("--sensitive-output", sensitive_target), ("--save-job", job_target)])
     # The job records the files as they are before they are read.
     job = None if job_target is None else job_text(args, job_target)
-    source = read_input(args.input, args)
+    frontier = read_frontier(args.frontier, args.html)
+    given = read_columns(args)
+    source, qi, sensitive, hierarchies, columns = (
+        given.source, given.qi, given.sensitive, given.hierarchies, given.columns)
     check_writable(source, target)
     if GROUP_COLUMN in source.names:
         raise UsageError(f"{args.input} already has a column named {GROUP_COLUMN!r}, which the "
                          "published table adds; rename it first")
-    qi = names(args.qi, "--qi")
-    sensitive = names(args.sensitive, "--sensitive")
-    hierarchies = load_hierarchies(pairs(args.hierarchy, "--hierarchy"), qi + sensitive,
-                                   source.names, sep=args.hierarchy_sep)
-    columns = typed_columns(source, qi, sensitive, missing=args.missing,
-                            orders=pairs(args.order, "--order"), taxonomies=set(hierarchies),
-                            dates=set(names(args.dates, "--dates")) if args.dates else set(),
-                            text=text_option(args, source.names))
     result = anonymize(
         columns.frame, quasi_identifiers=qi, sensitive=sensitive, k=args.k,
         epsilon=args.epsilon, delta=args.delta, metric=args.metric,
@@ -217,7 +211,7 @@ def run(args: argparse.Namespace) -> Outcome:
     if html_target is not None:
         from proxanon.html_report import anonymization_html
 
-        page = anonymization_html(result, columns.frame)
+        page = anonymization_html(result, columns.frame, frontier=frontier)
     groups = result.table[GROUP_COLUMN].to_numpy(dtype=np.int64)
     if sensitive_target is not None:
         write_anatomy(source, (target, sensitive_target), rows, groups,

@@ -151,7 +151,8 @@ def run_dask(args: argparse.Namespace) -> Outcome:
     ``args.dask`` (empty: a LocalCluster here, shut down at the end), writes a Parquet
     folder."""
     unsupported = [option for option, value in (
-        ("--report", args.report), ("--html", args.html), ("--dates", args.dates),
+        ("--report", args.report), ("--html", args.html), ("--frontier", args.frontier),
+        ("--dates", args.dates),
         ("--order", args.order), ("--missing drop", args.missing == "drop")) if value]
     if unsupported:
         raise UsageError(f"{', '.join(unsupported)} not available with --dask; drop the "

@@ -1,0 +1,141 @@
+"""``proxanon explore``: which (k, epsilon, delta) settings work on a table, as a CSV file (and
+a PNG of the frontier); docs/guide/explore.md."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from typing import Any
+
+import pandas as pd
+
+from proxanon.cli import _common as common
+from proxanon.cli._common import EXIT_INFEASIBLE, EXIT_OK, Outcome, UsageError
+
+
+def add_parser(commands: Any) -> None:
+    parser = commands.add_parser(
+        "explore", help="try a grid of (k, epsilon, delta) settings on a table",
+        description="Tries every (k, epsilon, delta) of the lists given and writes one CSV row "
+                    "per setting: satisfied, infeasible, or proven infeasible (proxanon "
+                    "advise's proofs, tried first: such settings cost milliseconds), with the "
+                    "GCP and largest class share of the published table and the seconds spent. "
+                    f"Exit status {EXIT_OK} when some setting is satisfied, {EXIT_INFEASIBLE} "
+                    "when none is (the CSV file is written either way).")
+    parser.add_argument("input", help="CSV file with a header row, or a .parquet file")
+    parser.add_argument("--qi", required=True, help="quasi-identifier columns, comma-separated")
+    parser.add_argument("--sensitive", required=True, help="sensitive columns, comma-separated")
+    parser.add_argument("--k", required=True,
+                        help="minimum group size(s), comma-separated (e.g. 5,10)")
+    parser.add_argument("--epsilon", required=True,
+                        help="proximity threshold(s), comma-separated (e.g. 0.002,0.005,0.02)")
+    parser.add_argument("--delta", required=True,
+                        help="delta(s), comma-separated (e.g. 0.5,0.8): a group's risk may be "
+                             "at most 1 - delta")
+    parser.add_argument("--metric", default="l1", type=str.lower,
+                        choices=["l1", "l2", "linf", "min_component", "variational"],
+                        help="l1 (default), l2, linf, min_component or variational")
+    parser.add_argument("--weights", help="one weight per sensitive column, comma-separated")
+    common.add_input_options(parser)
+    parser.add_argument("--dates", metavar="COL,...",
+                        help="columns of ISO dates (YYYY-MM-DD), as for proxanon anonymize")
+    parser.add_argument("-o", "--output", required=True, metavar="FRONTIER.csv",
+                        help="where to write the settings, one CSV row each")
+    parser.add_argument("--plot", metavar="FRONTIER.png",
+                        help="also draw the frontier as PNG (needs proxanon[report])")
+    parser.add_argument("--force", action="store_true", help="overwrite the output files")
+    parser.add_argument("--method", default="xcolor", choices=["xcolor", "mondrian"],
+                        help="xcolor (default) or mondrian, as for proxanon anonymize")
+    parser.add_argument("--best-effort", action="store_true",
+                        help="give the GCP of the best-effort table of settings that fail")
+    parser.add_argument("--suppress", type=float, metavar="FRACTION",
+                        help="allow leaving out at most this fraction of the rows (the CSV "
+                             "then has a rows_suppressed column; no proof is tried)")
+    parser.add_argument("--max-seconds", type=float, metavar="SECONDS",
+                        help="stop a setting that runs this long (its verdict is then "
+                             "'stopped'); default no limit")
+    parser.add_argument("--moves", default="auto", choices=["auto", "swap"],
+                        help="auto (default) or swap, as for proxanon anonymize")
+    parser.set_defaults(run=run)
+
+
+def _grid_values(args: argparse.Namespace) -> tuple[list[int], list[float], list[float]]:
+    """--k, --epsilon and --delta as lists, each value checked before any input is read."""
+    from proxanon import _validate
+
+    ks = []
+    for part in args.k.split(","):
+        try:
+            ks.append(int(part))
+        except ValueError:
+            raise UsageError(f"--k must be comma-separated whole numbers, got {args.k!r}"
+                             ) from None
+    epsilons = common.floats(args.epsilon, "--epsilon")
+    deltas = common.floats(args.delta, "--delta")
+    for option, value in [("--epsilon", e) for e in epsilons] + [("--delta", d) for d in deltas]:
+        try:
+            _validate.privacy(2, value if option == "--epsilon" else 0.0,
+                              value if option == "--delta" else 0.0, sys.maxsize)
+        except ValueError as exc:
+            raise UsageError(f"{option} {value:g}: {exc}") from None
+    for kk in ks:
+        if kk < 1:
+            raise UsageError(f"--k must be at least 1, got {kk}")
+    if args.max_seconds is not None and not 0 < args.max_seconds < math.inf:
+        raise UsageError(f"--max-seconds must be a number of seconds > 0, got {args.max_seconds:g}")
+    return ks, epsilons, deltas
+
+
+def run(args: argparse.Namespace) -> Outcome:
+    from proxanon.explore import explore, explore_plot
+    from proxanon.frontier import figure_class, frontier_cells, png_bytes
+
+    if args.suppress is not None and args.best_effort:
+        raise UsageError("--suppress and --best-effort exclude each other: choose one")
+    ks, epsilons, deltas = _grid_values(args)
+    target = common.output_path(args.output, [args.input], args.force)
+    others = [args.input, args.output]
+    plot_target = (None if args.plot is None
+                   else common.output_path(args.plot, others, args.force))
+    report_target = (None if args.report is None
+                     else common.output_path(args.report, others + [args.plot or ""],
+                                             args.force))
+    common.distinct_outputs([("-o", target), ("--plot", plot_target),
+                             ("--report", report_target)])
+    if plot_target is not None:
+        figure_class("--plot")  # fail before the work, naming the extra, without matplotlib
+    given = common.read_columns(args)
+    frame = explore(
+        given.columns.frame, quasi_identifiers=given.qi, sensitive=given.sensitive, k=ks,
+        epsilon=epsilons, delta=deltas, metric=args.metric,
+        weights=common.floats(args.weights, "--weights") if args.weights else None,
+        hierarchies=given.hierarchies,
+        on_infeasible=("suppress" if args.suppress is not None
+                       else "best_effort" if args.best_effort else "raise"),
+        max_suppression=args.suppress if args.suppress is not None else 0.0,
+        method=args.method, moves=args.moves, max_seconds=args.max_seconds,
+        progress=common.show_progress(args))
+    common.write_bytes(target, frame.to_csv(index=False).encode(args.encoding))
+    lines = [_table(frame), f"wrote {len(frame):,} settings to {target}"]
+    if plot_target is not None:
+        common.write_bytes(plot_target, png_bytes(explore_plot(frame)))
+        lines.append(f"wrote the frontier to {plot_target}")
+    if report_target is not None:
+        common.write_bytes(report_target, common.report_json(
+            "explore", frontier_cells(frame), input=str(args.input),
+            output=str(target)))
+    satisfied = bool((frame["verdict"] == "satisfied").any())
+    if not satisfied:
+        lines.append("no setting is satisfied: try smaller epsilons or deltas (or a smaller k)")
+    return Outcome(EXIT_OK if satisfied else EXIT_INFEASIBLE, tuple(lines))
+
+
+def _table(frame: pd.DataFrame) -> str:
+    """The settings as a text table (the proofs are in the CSV file)."""
+    shown = frame.drop(columns="proof")
+    return str(shown.to_string(index=False, na_rep="-", float_format=_number))
+
+
+def _number(value: float) -> str:
+    return "-" if math.isnan(value) else f"{value:.4g}"
