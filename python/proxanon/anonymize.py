@@ -17,6 +17,7 @@ from proxanon._pipeline.publish import publish
 from proxanon._progress import ProgressReporter
 from proxanon._results.anonymization import GROUP_COLUMN as GROUP_COLUMN  # public
 from proxanon._results.anonymization import Anonymization
+from proxanon._results.criteria import Criterion, LDiversity, check_criteria
 from proxanon.hierarchy import Hierarchy
 from proxanon.tables import role_columns
 
@@ -47,6 +48,7 @@ def anonymize(
     sensitive_ranges: Mapping[str, tuple[float, float]] | None = None,
     neighbours: str = "auto",
     n_threads: int | None = None,
+    criteria: Sequence[Criterion] | None = None,
 ) -> Anonymization:
     """Anonymize a table so that every group satisfies (ε, δ)^k-dissimilarity.
 
@@ -73,6 +75,8 @@ def anonymize(
     default every core this process may use; the result is the same for any number (see
     "Threads" below).
 
+    ``criteria``: LDiversity, TCloseness, BetaLikeness, DeltaDisclosure every class satisfies
+    too (docs/guide/criteria.md); ``l``: shorthand for ``LDiversity(l)``.
     With ``on_infeasible="raise"`` on more than 8192 rows and a built-in metric,
     :func:`proxanon.advise`'s clique bound is checked before any repair: when it proves
     that no partition into groups of at least ``k`` rows satisfies the principle,
@@ -120,20 +124,22 @@ def anonymize(
     if not isinstance(progress, bool):
         raise TypeError(f"progress must be True or False, got {progress!r}")
     on_infeasible = _validate.choice(on_infeasible, "on_infeasible", _validate.ON_INFEASIBLE)
-    method = _method(method, l, epsilon, delta)
+    method = _method(method, epsilon, delta)
+    policy = _policy(data, criteria, l, qi_cols, sens_cols)
     k, eps, dlt = _validate.privacy(k, 0.0 if epsilon is None else epsilon,
                                     0.0 if delta is None else delta, len(data))
     settings = AnonymizeSettings(
         quasi_identifiers=qi_cols, sensitive=sens_cols, k=k, eps=eps, dlt=dlt,
         checked=epsilon is not None,
-        ell=None if l is None else _validate.integer(l, "l", minimum=1),
+        ell=_distinct_hint(policy, sens_cols) if method == "mondrian" else None,
         metric=metric, weights=weights, hierarchies=hierarchies, on_infeasible=on_infeasible,
         limit=_validate.search_limit(search_limit),
         init=_validate.choice(init, "init", _validate.INITS),
         moves=_validate.choice(moves, "moves", _validate.MOVES),
         budget=_validate.suppression(max_suppression, on_infeasible), method=method,
         neighbours=_validate.choice(neighbours, "neighbours", _validate.NEIGHBOURS),
-        threads=_validate.threads(n_threads), ranges=_validate.ranges(sensitive_ranges, sens_cols))
+        threads=_validate.threads(n_threads), ranges=_validate.ranges(sensitive_ranges, sens_cols),
+        criteria=policy)
     if method == "mondrian" and settings.neighbours != "auto":
         raise ValueError("neighbours applies to method='xcolor' only (Mondrian's checks hold "
                          "no neighbour structure); leave it at 'auto'")
@@ -158,13 +164,28 @@ def _table_columns(data: Any, quasi_identifiers: str | Sequence[str],
     return qi_cols, sens_cols
 
 
-def _method(method: Any, ell: int | None, epsilon: float | None, delta: float | None) -> str:
-    """``method`` checked with the checks it takes: XColor's needs epsilon and delta and takes
-    no l; Mondrian's takes both epsilon and delta or neither."""
+def _policy(data: pd.DataFrame, criteria: Any, ell: Any, qi_cols: list[str],
+            sens_cols: list[str]) -> tuple[Criterion, ...]:
+    """The criteria checked, with ``l`` folded in as distinct l-diversity of each sensitive
+    column (one implementation: it is that criterion)."""
+    policy = check_criteria(criteria, [str(c) for c in data.columns], qi_cols, sens_cols)
+    return policy if ell is None else (*policy, LDiversity(ell))
+
+
+def _distinct_hint(policy: Sequence[Criterion], sens_cols: list[str]) -> int | None:
+    """The distinct sensitive tuples Mondrian's cuts may require of each part: the largest l
+    of the l-diversity criteria on sensitive columns (each kind needs at least l distinct
+    values of its column, hence of the tuples), None without one."""
+    ells = [c.l for c in policy if isinstance(c, LDiversity)
+            and (c.column is None or c.column in sens_cols)]
+    return max(ells) if ells else None
+
+
+def _method(method: Any, epsilon: float | None, delta: float | None) -> str:
+    """``method`` checked with the checks it takes: XColor's needs epsilon and delta;
+    Mondrian's takes both epsilon and delta or neither."""
     chosen: str = _validate.choice(method, "method", _validate.METHODS)
     if chosen == "xcolor":
-        if ell is not None:
-            raise ValueError("l (distinct l-diversity) applies to method='mondrian' only")
         if epsilon is None or delta is None:
             raise TypeError("epsilon and delta are required for method='xcolor'")
     elif (epsilon is None) != (delta is None):
