@@ -19,8 +19,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from proxanon._errors import InfeasibleError
-from proxanon._pipeline.classes import _merge_equal_tuples
-from proxanon._results.audit import AuditReport
+from proxanon._pipeline.classes import _audit_groups, _merge_equal_tuples
 from proxanon._results.criteria import (
     CodedColumns,
     Criterion,
@@ -29,6 +28,7 @@ from proxanon._results.criteria import (
     criterion_columns,
 )
 from proxanon._results.measures import summarize_groups
+from proxanon.distances import Relation
 from proxanon.generalize import QIColumn
 
 #: Classes on either side of a failing class, in the order of their QI centroids, among
@@ -36,6 +36,23 @@ from proxanon.generalize import QIColumn
 MERGE_WINDOW = 32
 
 _Ints = NDArray[np.int64]
+#: The (ε, δ)^k check of classes: given an id per row (-1 for rows not checked), the ids
+#: of the classes that fail it.
+Audit = Callable[[NDArray[np.int64]], NDArray[np.int64]]
+
+
+def class_audit(sens: NDArray[np.float64], relation: Relation, k: int, eps: float | None,
+                dlt: float | None, threads: int) -> Audit:
+    """The (ε, δ)^k check of the classes of rows of ``sens`` (the pipeline's audit;
+    rows labelled -1 left out, a set of fewer than k rows failing as a whole)."""
+    def failing(groups: _Ints) -> _Ints:
+        kept = groups[groups >= 0]
+        if kept.size < k:
+            small: _Ints = np.unique(kept)
+            return small
+        report = _audit_groups(sens, groups, relation, k, eps, dlt, threads)
+        return np.union1d(report.violating_groups, report.small_groups).astype(np.int64)
+    return failing
 
 
 @dataclass(frozen=True)
@@ -62,11 +79,18 @@ class CriteriaJob:
         return replace(CriteriaJob.on(table, self.criteria, self.sensitive),
                        enforced=self.enforced)
 
-    def verdicts(self, classes: _Ints, *, enforced: bool = False) -> list[CriterionVerdict]:
-        """Each criterion (each enforced one where ``enforced``) on each column it reads,
-        over ``classes``."""
-        criteria = self.criteria if not enforced or self.enforced is None else self.enforced
-        return criteria_verdicts(self.coded, classes, criteria, self.sensitive)
+    def verdicts(self, classes: _Ints) -> list[CriterionVerdict]:
+        """Each criterion on each column it reads, over ``classes``."""
+        return criteria_verdicts(self.coded, classes, self.criteria, self.sensitive)
+
+    def failing(self, classes: _Ints, rows: NDArray[np.bool_]) -> _Ints:
+        """The ids of the classes of ``rows`` (a mask; whole classes) that fail an enforced
+        criterion."""
+        criteria = self.criteria if self.enforced is None else self.enforced
+        verdicts = criteria_verdicts(self.coded, classes, criteria, self.sensitive, rows)
+        ids: _Ints = np.unique(np.concatenate([v.failing_classes for v in verdicts] or
+                                              [np.zeros(0, dtype=np.int64)]))
+        return ids
 
     def prove_feasible(self, n: int) -> None:
         """Raises InfeasibleError naming the first criterion the whole table fails: no
@@ -85,35 +109,93 @@ class CriteriaJob:
 
 
 def enforce_criteria(classes: _Ints, columns: list[QIColumn], job: CriteriaJob,
-                     audit: Callable[[_Ints], AuditReport]) -> tuple[_Ints, int]:
+                     audit: Audit) -> tuple[_Ints, int]:
     """``classes`` (an id per row) merged until every class satisfies each criterion of
-    ``job``: per round, classes publishing the same tuple merged (one equivalence class to
-    an attacker), then each failing class merged with the nearest class by QI centroid
-    (among :data:`MERGE_WINDOW` on either side in centroid order). A class is failing when it
-    fails a criterion, or fails ``audit`` (the (epsilon, delta)^k check) having been formed
-    by a merge: a class the candidate left failing is not this step's to repair. Returns the
-    classes (0..m-1) and the rounds that merged; ends at one class at worst, which fails
-    only where the whole table does."""
+    ``job``. Per round, each failing class is paired with the nearest class by QI centroid
+    (among :data:`MERGE_WINDOW` on either side in centroid order) that it was not refused
+    with; the pairs are merged and ``audit`` (the (epsilon, delta)^k check) refuses those
+    whose union fails it, which then try their next nearest class (a class whose every
+    candidate was refused merges with its nearest all the same, and its union merges
+    further while it fails). Once no class fails, classes publishing the same tuple are
+    merged (one equivalence class to an attacker) and checked again. A class the candidate
+    left failing (ε, δ)^k is not this step's to repair. Only classes that changed are
+    measured again. Returns the classes (0..m-1) and the rounds that merged; ends at one
+    class at worst, which fails only where the whole table does."""
     classes = _dense(classes)
     original = classes
+    n = classes.size
+    codes = _scaled_codes(columns)
     rounds = 0
+    refused: set[tuple[int, int]] = set()
+    bad = np.zeros(n, dtype=bool)        # the row's class fails (as last measured)
+    stale = np.ones(n, dtype=bool)       # the row's class changed since measured
+    unaudited = np.zeros(n, dtype=bool)  # ... since audited, not by a refused merge's audit
     while True:
-        labels = summarize_groups(columns, classes).labels
-        classes = _dense(_merge_equal_tuples(labels)[classes])
         m = int(classes.max()) + 1
-        failing = np.zeros(m, dtype=bool)
-        for verdict in job.verdicts(classes, enforced=True):
-            failing[verdict.failing_classes] = True
-        merged = _merged(original, classes, m)
-        if merged.any():
-            report = audit(classes)
-            bad = np.zeros(m, dtype=bool)
-            bad[np.r_[report.violating_groups, report.small_groups].astype(np.int64)] = True
-            failing |= bad & merged
-        if not failing.any() or m == 1:
+        if stale.any():
+            bad[stale] = np.isin(classes[stale], job.failing(classes, stale))
+            stale[:] = False
+        if unaudited.any():
+            bad[unaudited] |= np.isin(classes[unaudited],
+                                      audit(np.where(unaudited, classes, -1)))
+            unaudited[:] = False
+        if not bad.any():
+            labels = summarize_groups(columns, classes).labels
+            settled = _merge_equal_tuples(labels)[classes]
+            if int(settled.max()) + 1 == m:
+                return classes, rounds
+            changed = np.bincount(settled, minlength=m) != np.bincount(
+                np.unique(np.c_[settled, classes], axis=0)[:, 0], minlength=m)
+            stale = unaudited = changed[settled]
+            classes = settled
+            continue
+        if m == 1:
             return classes, rounds
         rounds += 1
-        classes = _dense(_merge_nearest(classes, np.flatnonzero(failing), columns, m)[classes])
+        classes, changed_rows, unchecked_rows = _merge_round(
+            classes, np.unique(classes[bad]), codes, original, refused, audit)
+        stale, unaudited = changed_rows, unchecked_rows.copy()
+
+
+def _scaled_codes(columns: list[QIColumn]) -> NDArray[np.float64]:
+    """The rows' QI codes, each column scaled to [0, 1] by its range."""
+    codes = np.column_stack([c.codes for c in columns]).astype(np.float64)
+    low = codes.min(axis=0)
+    span = codes.max(axis=0) - low
+    scaled: NDArray[np.float64] = (codes - low) / np.where(span > 0, span, 1.0)
+    return scaled
+
+
+def _merge_round(classes: _Ints, failing: _Ints, codes: NDArray[np.float64], original: _Ints,
+                 refused: set[tuple[int, int]], audit: Audit
+                 ) -> tuple[_Ints, NDArray[np.bool_], NDArray[np.bool_]]:
+    """One round of :func:`enforce_criteria`: the pairs proposed, their unions audited, and
+    those not refused merged. ``refused`` (pairs of classes named by their smallest
+    ``original`` id) grows by the pairs refused. Returns the classes, the rows of the new
+    unions, and those of unions not audited as they are (a forced pair, or a union whose
+    audit refused some of its pairs)."""
+    m = int(classes.max()) + 1
+    name = np.full(m, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(name, classes, original)
+    partner, forced = _propose(classes, failing, codes, m, name, refused)
+    component = _components(m, failing, partner)
+    # Only the unions are audited (the other rows labelled -1).
+    united = np.bincount(component, minlength=m) > 1
+    trial = np.where(united[component[classes]], component[classes], -1)
+    bad_labels = audit(trial)
+    refused_pair = ~forced & np.isin(component[failing], bad_labels)
+    for a, b in zip(name[failing[refused_pair]].tolist(), name[partner[refused_pair]].tolist(),
+                    strict=True):
+        refused.add((min(a, b), max(a, b)))
+    keep = ~refused_pair
+    final = _components(m, failing[keep], partner[keep])
+    unchecked = np.zeros(m, dtype=bool)  # per final union: not audited as it is
+    unchecked[final[failing[forced]]] = True
+    unchecked[final[np.isin(component, bad_labels)]] = True
+    labels = _dense(final)
+    union = np.bincount(final, minlength=m) > 1
+    return (labels[classes], union[final[classes]],
+            (union & unchecked)[final[classes]])
 
 
 def _dense(classes: _Ints) -> _Ints:
@@ -121,19 +203,13 @@ def _dense(classes: _Ints) -> _Ints:
     return np.unique(classes, return_inverse=True)[1].astype(np.int64).reshape(-1)
 
 
-def _merged(original: _Ints, classes: _Ints, m: int) -> NDArray[np.bool_]:
-    """Per class, whether it unites rows of several ``original`` classes."""
-    first = np.full(m, -1, dtype=np.int64)
-    first[classes] = original
-    return np.bincount(classes, weights=(original != first[classes]), minlength=m) > 0
-
-
-def _merge_nearest(classes: _Ints, failing: _Ints, columns: list[QIColumn], m: int) -> _Ints:
-    """A new id per class: each failing class joined with its nearest class (by the
-    centroid of its QI codes, each column scaled by its range), unions closed transitively."""
-    codes = np.column_stack([c.codes for c in columns]).astype(np.float64)
-    span = codes.max(axis=0) - codes.min(axis=0)
-    codes = (codes - codes.min(axis=0)) / np.where(span > 0, span, 1.0)
+def _propose(classes: _Ints, failing: _Ints, codes: NDArray[np.float64], m: int, name: _Ints,
+             refused: set[tuple[int, int]]) -> tuple[_Ints, NDArray[np.bool_]]:
+    """Per failing class, the class to merge it with, and whether the pair is forced (every
+    candidate refused or taken). Candidates: the :data:`MERGE_WINDOW` classes on either side
+    in the order of the centroids of their QI ``codes`` (:func:`_scaled_codes`),
+    nearest first (L1 between centroids); a greedy matching, smallest failing class first,
+    so that merges pair classes instead of chaining runs of failing classes into one."""
     sizes = np.bincount(classes, minlength=m).astype(np.float64)
     centroid = np.column_stack([np.bincount(classes, weights=codes[:, j], minlength=m)
                                 for j in range(codes.shape[1])]) / sizes[:, None]
@@ -147,19 +223,22 @@ def _merge_nearest(classes: _Ints, failing: _Ints, columns: list[QIColumn], m: i
     distance = np.abs(centroid[candidates] - centroid[failing][:, None, :]).sum(axis=2)
     distance[~valid] = np.inf
     ranked = np.take_along_axis(candidates, np.argsort(distance, axis=1, kind="stable"), 1)
-    # Greedy matching, smallest failing class first: each takes its nearest class not yet
-    # taken this round (else its nearest), so that merges pair classes instead of chaining
-    # whole runs of failing classes into one.
+    ranked_valid = np.take_along_axis(valid, np.argsort(distance, axis=1, kind="stable"), 1)
     taken = np.zeros(m, dtype=bool)
     partner = np.empty(len(failing), dtype=np.int64)
+    forced = np.zeros(len(failing), dtype=bool)
     for i in np.lexsort((failing, sizes[failing])).tolist():
-        if taken[failing[i]]:
-            partner[i] = failing[i]
+        own = int(failing[i])
+        if taken[own]:  # already some failing class's partner this round
+            partner[i], forced[i] = own, True
             continue
-        free = ranked[i][~taken[ranked[i]]]
-        partner[i] = free[0] if free.size else ranked[i][0]
-        taken[failing[i]] = taken[partner[i]] = True
-    return _components(m, failing, partner)
+        options = ranked[i][ranked_valid[i]].tolist()
+        free = [c for c in options if not taken[c]
+                and (min(name[own], name[c]), max(name[own], name[c])) not in refused]
+        partner[i] = free[0] if free else options[0]
+        forced[i] = not free
+        taken[own] = taken[partner[i]] = True
+    return partner, forced
 
 
 def _components(m: int, a: _Ints, b: _Ints) -> _Ints:

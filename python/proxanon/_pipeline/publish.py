@@ -16,7 +16,7 @@ from proxanon._errors import InfeasibleError
 from proxanon._pipeline.candidates import _Published
 from proxanon._pipeline.choose import _CutPicked, _Job
 from proxanon._pipeline.classes import ClassChecks, _audit_groups, _published_key_inputs
-from proxanon._pipeline.criteria import CriteriaJob, enforce_criteria
+from proxanon._pipeline.criteria import CriteriaJob, class_audit, enforce_criteria
 from proxanon._pipeline.inputs import AnonymizeSettings, _Inputs
 from proxanon._pipeline.mondrian import _Cut, _mondrian_cut, _mondrian_table
 from proxanon._pipeline.verdict import infeasible_text
@@ -108,9 +108,8 @@ def _cut_criteria(inputs: _Inputs, checks: ClassChecks, cut: _Cut, picked: _CutP
     assert inputs.criteria is not None
     sens, relation, k, eps, dlt, _ = checks.unpacked()
     tic = time.perf_counter()
-    groups, rounds = enforce_criteria(
-        cut.groups, inputs.columns, inputs.criteria,
-        lambda g: _audit_groups(sens, g, relation, k, eps, dlt, inputs.threads))
+    groups, rounds = enforce_criteria(cut.groups, inputs.columns, inputs.criteria,
+                                      class_audit(sens, relation, k, eps, dlt, inputs.threads))
     seconds["criteria"] = time.perf_counter() - tic
     if np.array_equal(groups, cut.groups):
         return cut, picked
@@ -232,9 +231,8 @@ def _chosen_criteria(inputs: _Inputs, chosen: _Published, audited: pd.DataFrame,
     sens = inputs.sens[chosen.released]
     relation, k, eps, dlt = inputs.relation, inputs.k, inputs.eps, inputs.dlt
     tic = time.perf_counter()
-    classes, rounds = enforce_criteria(
-        chosen.classes, chosen.columns, job,
-        lambda g: _audit_groups(sens, g, relation, k, eps, dlt, inputs.threads))
+    classes, rounds = enforce_criteria(chosen.classes, chosen.columns, job,
+                                       class_audit(sens, relation, k, eps, dlt, inputs.threads))
     if not np.array_equal(classes, chosen.classes):
         chosen = replace(chosen, classes=classes,
                          summary=summarize_groups(chosen.columns, classes),

@@ -213,28 +213,39 @@ class CodedColumns:
 
     def __init__(self, table: pd.DataFrame, names: Sequence[str]) -> None:
         self.codes = {name: column_codes(table[name], name) for name in names}
+        self.counts = {name: np.bincount(values, minlength=m).astype(np.int64)
+                       for name, (values, m, _) in self.codes.items()}
 
-    def measures(self, name: str, classes: NDArray[np.int64]) -> _Sensitive:
-        """The per-class measures of column ``name`` over ``classes`` (0..m-1, each used)."""
+    def measures(self, name: str, classes: NDArray[np.int64],
+                 rows: NDArray[np.bool_] | None = None) -> _Sensitive:
+        """The per-class measures of column ``name`` over ``classes`` (0..m-1, each used),
+        of the ``rows`` given (a mask; the classes of those rows, whole) or all."""
         values, m, numeric = self.codes[name]
-        return _Sensitive(values, m, numeric, classes, np.bincount(classes))
+        if rows is not None:
+            values = values[rows]
+        return _Sensitive(values, m, numeric, classes, np.bincount(classes),
+                          global_counts=self.counts[name])
 
 
 def criteria_verdicts(coded: CodedColumns, classes: NDArray[np.int64],
-                      criteria: Sequence[Criterion], sensitive: Sequence[str]
-                      ) -> list[CriterionVerdict]:
+                      criteria: Sequence[Criterion], sensitive: Sequence[str],
+                      rows: NDArray[np.bool_] | None = None) -> list[CriterionVerdict]:
     """Each criterion on each column it reads, over ``classes`` (an id per row, any
-    integers): vectorized over the classes, one measure per column."""
-    ids, dense = np.unique(np.asarray(classes), return_inverse=True)
+    integers): vectorized over the classes, one measure per column. ``rows``: a mask of the
+    rows whose classes (whole) are measured, against the distribution of all rows; the
+    verdicts then cover those classes only."""
+    given = np.asarray(classes) if rows is None else np.asarray(classes)[rows]
+    ids, dense = np.unique(given, return_inverse=True)
     dense = dense.astype(np.int64)
     measured: dict[str, _Sensitive] = {}
     verdicts = []
     for criterion in criteria:
         for name in ([criterion.column] if criterion.column else sensitive):
             if name not in measured:
-                measured[name] = coded.measures(name, dense)
+                measured[name] = coded.measures(name, dense, rows)
             ok, value = _holds(criterion, measured[name])
-            failing = ids[~ok].astype(np.int64)
+            failing = (ids[~ok] if ids.dtype.kind in "iu" else np.flatnonzero(~ok)).astype(
+                np.int64)
             verdicts.append(CriterionVerdict(criterion, name, bool(ok.all()), value, failing))
     return verdicts
 

@@ -264,11 +264,12 @@ class _Sensitive:
     arrays and methods, which :mod:`proxanon._results.criteria` holds classes to) and its
     pycanon measures (their worst over the classes)."""
 
-    def __init__(self, values: _Ints, m: int, numeric: bool, cls: _Ints, sizes: _Ints) -> None:
+    def __init__(self, values: _Ints, m: int, numeric: bool, cls: _Ints, sizes: _Ints,
+                 global_counts: _Ints | None = None) -> None:
         """``values``: the column's codes 0..m-1 in pycanon's order (:func:`column_codes`);
-        ``cls``: each row's class, 0..len(sizes)-1, every class present."""
+        ``cls``: each row's class, 0..len(sizes)-1, every class present; ``global_counts``:
+        the rows per value of the table these rows are classes of (default: these rows)."""
         self.numeric = numeric
-        n = len(values)
         self.m = m
         key = cls * m + values
         pair_key, counts = np.unique(key, return_counts=True)
@@ -277,10 +278,11 @@ class _Sensitive:
         self.counts = counts.astype(np.int64)
         self.starts = _class_starts(self.pair_class)
         self.sizes = sizes
-        self.global_counts = np.bincount(values, minlength=m).astype(np.int64)
+        self.global_counts = (np.bincount(values, minlength=m).astype(np.int64)
+                              if global_counts is None else global_counts)
         # pycanon's frequencies: len(rows of s in class) / len(class) and len(rows of s) / n
         self.q = self.counts / sizes[self.pair_class]
-        self.p = self.global_counts / n
+        self.p = self.global_counts / int(self.global_counts.sum())
         p_pair = self.p[self.pair_value]
         #: Distinct values per class.
         self.distinct = np.diff(np.r_[self.starts, len(pair_key)])
