@@ -87,10 +87,14 @@ class LDiversity:
                              f"kind={self.kind!r}")
         _column(self.column, "LDiversity")
 
+    @property
+    def model(self) -> str:
+        """The model and its parameters, without the column."""
+        return (f"recursive ({self.c:g}, {self.l})-diversity" if self.kind == "recursive"
+                else f"{self.kind} {self.l}-diversity")
+
     def __str__(self) -> str:
-        model = (f"recursive ({self.c:g}, {self.l})-diversity" if self.kind == "recursive"
-                 else f"{self.kind} {self.l}-diversity")
-        return _on(model, self.column)
+        return _on(self.model, self.column)
 
 
 @dataclass(frozen=True)
@@ -106,8 +110,13 @@ class TCloseness:
         object.__setattr__(self, "t", _positive(self.t, "t", "TCloseness"))
         _column(self.column, "TCloseness")
 
+    @property
+    def model(self) -> str:
+        """The model and its parameter, without the column."""
+        return f"{self.t:g}-closeness"
+
     def __str__(self) -> str:
-        return _on(f"{self.t:g}-closeness", self.column)
+        return _on(self.model, self.column)
 
 
 @dataclass(frozen=True)
@@ -122,8 +131,13 @@ class BetaLikeness:
         object.__setattr__(self, "beta", _positive(self.beta, "beta", "BetaLikeness"))
         _column(self.column, "BetaLikeness")
 
+    @property
+    def model(self) -> str:
+        """The model and its parameter, without the column."""
+        return f"basic {self.beta:g}-likeness"
+
     def __str__(self) -> str:
-        return _on(f"basic {self.beta:g}-likeness", self.column)
+        return _on(self.model, self.column)
 
 
 @dataclass(frozen=True)
@@ -138,8 +152,13 @@ class DeltaDisclosure:
         object.__setattr__(self, "delta", _positive(self.delta, "delta", "DeltaDisclosure"))
         _column(self.column, "DeltaDisclosure")
 
+    @property
+    def model(self) -> str:
+        """The model and its parameter, without the column."""
+        return f"{self.delta:g}-disclosure privacy"
+
     def __str__(self) -> str:
-        return _on(f"{self.delta:g}-disclosure privacy", self.column)
+        return _on(self.model, self.column)
 
 
 Criterion: TypeAlias = LDiversity | TCloseness | BetaLikeness | DeltaDisclosure
@@ -198,11 +217,11 @@ class CriterionVerdict:
     def __str__(self) -> str:
         verdict = "holds" if self.satisfied else (
             f"FAILS in {self.failing_classes.size:,} class(es)")
-        return f"{self.criterion} on {self.column!r}: {verdict} (measure {self.value:g})"
+        return f"{self.criterion.model} of {self.column!r}: {verdict} (measure {self.value:g})"
 
     def to_dict(self) -> dict[str, Any]:
         """The verdict as plain values (the JSON reports)."""
-        return {"criterion": str(self.criterion), "column": self.column,
+        return {"criterion": self.criterion.model, "column": self.column,
                 "satisfied": self.satisfied, "value": self.value,
                 "failing_classes": int(self.failing_classes.size)}
 

@@ -37,7 +37,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-__all__ = ["DEFAULT_RISK_THRESHOLD", "PrivacyMeasures", "RiskBin", "privacy_measures"]
+__all__ = ["DEFAULT_RISK_THRESHOLD", "PrivacyMeasures", "RiskBin", "privacy_measures",
+           "published_measures"]
 
 #: Default of ``risk_threshold``: a record is at risk when its prosecutor risk 1/|class|
 #: exceeds 0.2, that is when its class has fewer than 5 records.
@@ -222,6 +223,24 @@ def privacy_measures(
         epsilon_m_anonymity=m,
         **risk,
     )
+
+
+def published_measures(table: pd.DataFrame, quasi_identifiers: Sequence[str],
+                       columns: Sequence[str], groups: _Ints | None = None
+                       ) -> PrivacyMeasures | str:
+    """:func:`proxanon.privacy_measures` of a published table's classes (its published QI
+    values as text, or ``groups``), or why they cannot be measured (a column neither numeric
+    nor text, missing values)."""
+    if groups is not None:
+        frame = table[list(columns)].assign(_class=groups)
+        qis = ["_class"]
+    else:
+        frame = table.assign(**{q: table[q].astype(str) for q in quasi_identifiers})
+        qis = list(quasi_identifiers)
+    try:
+        return privacy_measures(frame, quasi_identifiers=qis, sensitive=list(columns))
+    except (TypeError, ValueError) as exc:
+        return str(exc)
 
 
 def _column_list(table: pd.DataFrame, names: Sequence[str] | str, role: str) -> list[str]:

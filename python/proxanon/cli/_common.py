@@ -122,6 +122,61 @@ def add_privacy_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--weights", help="one weight per sensitive column, comma-separated")
 
 
+def add_criteria_options(parser: argparse.ArgumentParser) -> None:
+    """The privacy criteria besides (epsilon, delta)^k (docs/guide/criteria.md)."""
+    group = parser.add_argument_group(
+        "privacy criteria", "every published class must also satisfy these, on the column "
+        "--criteria-column names (default: each sensitive column)")
+    group.add_argument("--l-diversity", type=int, metavar="L",
+                       help="l-diversity: L well-represented values per class")
+    group.add_argument("--l-kind", default="distinct", choices=["distinct", "entropy",
+                                                                "recursive"],
+                       help="the l-diversity: distinct (default), entropy or recursive")
+    group.add_argument("--l-c", type=float, metavar="C",
+                       help="c of recursive (c, l)-diversity (with --l-kind recursive)")
+    group.add_argument("--t-closeness", type=float, metavar="T",
+                       help="t-closeness: each class within earth mover's distance T of the "
+                            "table")
+    group.add_argument("--beta-likeness", type=float, metavar="B",
+                       help="basic beta-likeness: (q - p) / p <= B for every value")
+    group.add_argument("--delta-disclosure", type=float, metavar="D",
+                       help="delta-disclosure privacy: |ln(q / p)| <= D for every value held")
+    group.add_argument("--criteria-column", metavar="COL",
+                       help="the column the criteria protect: any column that is not a QI "
+                            "(default: each sensitive column)")
+
+
+def criteria_from(args: argparse.Namespace) -> list[Any]:
+    """The criteria the options of :func:`add_criteria_options` ask for."""
+    from proxanon._results.criteria import (
+        BetaLikeness,
+        DeltaDisclosure,
+        LDiversity,
+        TCloseness,
+    )
+
+    column = args.criteria_column
+    if args.l_diversity is None and (args.l_kind != "distinct" or args.l_c is not None):
+        raise UsageError("--l-kind and --l-c describe --l-diversity L: give it too")
+    found: list[Any] = []
+    try:
+        if args.l_diversity is not None:
+            found.append(LDiversity(args.l_diversity, kind=args.l_kind, c=args.l_c,
+                                    column=column))
+        if args.t_closeness is not None:
+            found.append(TCloseness(args.t_closeness, column=column))
+        if args.beta_likeness is not None:
+            found.append(BetaLikeness(args.beta_likeness, column=column))
+        if args.delta_disclosure is not None:
+            found.append(DeltaDisclosure(args.delta_disclosure, column=column))
+    except (TypeError, ValueError) as exc:
+        raise UsageError(str(exc)) from exc
+    if column is not None and not found:
+        raise UsageError("--criteria-column names the column of a criterion: give one "
+                         "(--l-diversity, --t-closeness, --beta-likeness, --delta-disclosure)")
+    return found
+
+
 def read_input(path_text: str, args: argparse.Namespace) -> CsvTable | ParquetTable:
     path = Path(path_text)
     if not path.is_file():
@@ -246,8 +301,9 @@ def _missing_marks(series: pd.Series) -> NDArray[np.bool_]:
 
 def typed_columns(source: CsvTable | ParquetTable, qi: list[str], sensitive: list[str], *,
                   missing: str, orders: Mapping[str, str], taxonomies: set[str],
-                  dates: set[str] | None = None) -> Columns:
-    """The QI and sensitive columns, parsed for the library.
+                  dates: set[str] | None = None, extra: Sequence[str] = ()) -> Columns:
+    """The QI and sensitive columns, parsed for the library, and the ``extra`` columns a
+    criterion reads (numbers where every value is one, else text).
 
     QI text columns become dates (when named in ``dates`` or when every value is an ISO
     date), numbers (when every value is one) or stay text; ``dates=None`` leaves QI
@@ -255,7 +311,7 @@ def typed_columns(source: CsvTable | ParquetTable, qi: list[str], sensitive: lis
     text with a taxonomy, ordered categoricals with an order, numbers otherwise. Empty cells
     are an error naming the column and the position, or (``missing="drop"``) drop the row.
     """
-    wanted = list(dict.fromkeys([*qi, *sensitive]))
+    wanted = list(dict.fromkeys([*qi, *sensitive, *extra]))
     absent = [c for c in wanted if c not in source.names]
     if absent:
         raise UsageError(f"column(s) {absent} not in {source.path}; its columns are "
@@ -310,6 +366,9 @@ def typed_columns(source: CsvTable | ParquetTable, qi: list[str], sensitive: lis
                     "numeric column")
             _check_finite(numbers, column, series, source, rows)
             series = numbers
+        elif column not in qi and column not in sensitive and _is_text(series):
+            numbers = _number(series)
+            series = series.astype(str) if numbers is None else numbers
         frame[column] = series
     return Columns(frame=frame, rows=rows, dropped=np.flatnonzero(empty).astype(np.int64))
 

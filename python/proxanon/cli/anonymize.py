@@ -16,8 +16,10 @@ from proxanon.cli._common import (
     GROUP_COLUMN,
     Outcome,
     UsageError,
+    add_criteria_options,
     add_input_options,
     add_privacy_options,
+    criteria_from,
     floats,
     names,
     output_path,
@@ -39,6 +41,7 @@ def add_parser(commands: Any) -> None:
                     "every other column is written as it was read.")
     parser.add_argument("input", help="CSV file with a header row, or a .parquet file")
     add_privacy_options(parser)
+    add_criteria_options(parser)
     add_input_options(parser)
     parser.add_argument("--dates", metavar="COL,...",
                         help="columns of ISO dates (YYYY-MM-DD): QI ones are published as "
@@ -100,7 +103,21 @@ def as_written(source: CsvTable | ParquetTable, frame: pd.DataFrame, kept: Any,
     return out
 
 
+def _measures(result: Any, qi: list[str], columns: list[str]) -> Any:
+    """The privacy measures of the published classes for the JSON report (as pycanon
+    measures them; the reason where a column cannot be measured)."""
+    from proxanon._results.privacy import published_measures
+
+    kept = np.flatnonzero(result.groups >= 0)
+    measured = published_measures(result.table.iloc[kept], qi, list(dict.fromkeys(columns)),
+                                  result.table[GROUP_COLUMN].to_numpy(dtype=np.int64))
+    return {"unavailable": measured} if isinstance(measured, str) else measured
+
+
 def run(args: argparse.Namespace) -> Outcome:
+    if args.dask is not None and criteria_from(args):
+        raise UsageError("--dask does not enforce privacy criteria (--l-diversity, "
+                         "--t-closeness, ...): run without --dask")
     if args.dask is not None:
         try:
             from proxanon.dask._cli import run_dask
@@ -131,11 +148,13 @@ def run(args: argparse.Namespace) -> Outcome:
                          "published table adds; rename it first")
     qi = names(args.qi, "--qi")
     sensitive = names(args.sensitive, "--sensitive")
+    criteria = criteria_from(args)
     hierarchies = load_hierarchies(pairs(args.hierarchy, "--hierarchy"), qi + sensitive,
                                    source.names, sep=args.hierarchy_sep)
     columns = typed_columns(source, qi, sensitive, missing=args.missing,
                             orders=pairs(args.order, "--order"), taxonomies=set(hierarchies),
-                            dates=set(names(args.dates, "--dates")) if args.dates else set())
+                            dates=set(names(args.dates, "--dates")) if args.dates else set(),
+                            extra=[args.criteria_column] if args.criteria_column else [])
     result = anonymize(
         columns.frame, quasi_identifiers=qi, sensitive=sensitive, k=args.k,
         epsilon=args.epsilon, delta=args.delta, metric=args.metric,
@@ -144,7 +163,7 @@ def run(args: argparse.Namespace) -> Outcome:
         on_infeasible=("suppress" if args.suppress is not None
                        else "best_effort" if args.best_effort else "raise"),
         max_suppression=args.suppress if args.suppress is not None else 0.0,
-        moves=args.moves, progress=sys.stderr.isatty(),
+        moves=args.moves, progress=sys.stderr.isatty(), criteria=criteria,
     )
     kept = result.groups >= 0
     rows = columns.rows[kept]
@@ -154,7 +173,9 @@ def run(args: argparse.Namespace) -> Outcome:
         positions=position_unit(source),
         rows_with_empty_cells=positions(source, columns.dropped),
         rows_suppressed=positions(source, columns.rows[~kept]),
-        scales=None if result.audit is None else result.audit.scales)
+        scales=None if result.audit is None else result.audit.scales,
+        criteria=[] if result.audit is None else [v.to_dict() for v in result.audit.criteria],
+        measures=_measures(result, qi, [*sensitive, *[c.column for c in criteria if c.column]]))
     page = None
     if html_target is not None:
         from proxanon.html_report import anonymization_html

@@ -24,6 +24,7 @@ def add_parser(commands: Any) -> None:
                     f"{common.EXIT_NOT_SATISFIED} when it does not.")
     parser.add_argument("table", help="CSV file with a header row, or a .parquet file")
     common.add_privacy_options(parser)
+    common.add_criteria_options(parser)
     common.add_input_options(parser)
     parser.add_argument("--force", action="store_true", help="overwrite the --report file")
     parser.add_argument("--measures", action="store_true",
@@ -62,16 +63,19 @@ def audited(args: argparse.Namespace) -> Audited:
     source = common.read_input(args.table, args)
     qi = common.names(args.qi, "--qi")
     sensitive = common.names(args.sensitive, "--sensitive")
+    criteria = common.criteria_from(args)
     # Only the sensitive columns' taxonomies matter: the groups are the published QI values.
     hierarchies = load_hierarchies(common.pairs(args.hierarchy, "--hierarchy"), sensitive,
                                    source.names, sep=args.hierarchy_sep)
     columns = common.typed_columns(source, qi, sensitive, missing=args.missing,
                                    orders=common.pairs(args.order, "--order"),
-                                   taxonomies=set(hierarchies))
+                                   taxonomies=set(hierarchies),
+                                   extra=[args.criteria_column] if args.criteria_column else [])
     groups = table_groups(columns.frame, qi)
     check = audit(columns.frame, groups, k=args.k, epsilon=args.epsilon, delta=args.delta,
                   metric=args.metric, sensitive=sensitive, hierarchies=hierarchies,
-                  weights=common.floats(args.weights, "--weights") if args.weights else None)
+                  weights=common.floats(args.weights, "--weights") if args.weights else None,
+                  criteria=criteria, quasi_identifiers=qi)
     return Audited(check, columns, groups, qi, sensitive, source)
 
 
