@@ -3,10 +3,11 @@
 it), and the classes of a candidate merged until every class satisfies each criterion.
 
 Merging is the repair: a merged class's distribution of a column is a convex combination of
-its parts', so distinct and entropy l-diversity, t-closeness (the earth mover's distance is
-convex) and beta-likeness hold in the union of classes that hold them; recursive (c, l) and
-delta-disclosure need not, and (epsilon, delta)^k-dissimilarity need not either, so every
-merged class is measured again, and merged further while it fails.
+its parts', so distinct, entropy and recursive l-diversity, t-closeness (the earth mover's
+distance is convex) and beta-likeness hold in the union of classes that hold them
+(docs/design/privacy-model.md); delta-disclosure need not, and (epsilon, delta)^k-
+dissimilarity need not either, so every merged class is measured again, and merged further
+while it fails.
 """
 
 from __future__ import annotations
