@@ -27,7 +27,12 @@ from proxanon import (
     audit,
     privacy_measures,
 )
+from proxanon._engine.options import Checks
+from proxanon._engine.runs import run_mondrian, run_specialize
+from proxanon._pipeline.criteria import CriteriaJob
 from proxanon.datasets import load_adult
+from proxanon.distances import resolve
+from proxanon.tables import scale_sensitive
 from tests.conftest import load_uci_adult
 
 QI = ["a", "b"]
@@ -119,6 +124,30 @@ def test_each_criterion_holds_in_every_published_class(table: pd.DataFrame, plai
     assert audit(result.table, quasi_identifiers=QI, sensitive=["s"], **PRIVACY).satisfied
     assert [v.satisfied for v in result.audit.criteria] == [True]
     pd.testing.assert_frame_equal(table, synthetic())  # the input is not modified
+
+
+@pytest.mark.parametrize("criterion", CRITERIA, ids=str)
+def test_native_cut_and_split_keep_each_criterion(table: pd.DataFrame, criterion: Any) -> None:
+    """Mondrian's cut (and specialization's split) in C++, with the criteria's codes: every
+    group it forms satisfies the criterion by the Python measure (pycanon's), before any
+    repair; without the criterion, the groups fail it."""
+    sens = scale_sensitive(table, ["s"])
+    qi = table[QI].to_numpy(dtype=np.float64)
+    relation = resolve("l1", None, 1, len(table))
+    native = CriteriaJob.on(table, (criterion,), ["s"]).native()
+    checks = Checks(k=5, eps=0.05, dlt=0.5, relation=relation, criteria=native)
+    by_group = table.drop(columns=QI)
+    cut = run_mondrian(sens, checks, qi, None, on_infeasible="raise", started=0.0)
+    plain = run_mondrian(sens, Checks(k=5, eps=0.05, dlt=0.5, relation=relation), qi, None,
+                         on_infeasible="raise", started=0.0)
+    assert int(cut.groups.max()) > 0
+    assert independently_holds(by_group.assign(g=cut.groups), ["g"], criterion)
+    assert not independently_holds(by_group.assign(g=plain.groups), ["g"], criterion)
+    # specialization splits the whole table only into parts that satisfy it
+    whole = np.zeros(len(table), dtype=np.int64)
+    split, count = run_specialize(whole, sens, checks, qi, [None, None], [None, None])
+    assert count > 0 and int(split.max()) > 0
+    assert independently_holds(by_group.assign(g=split), ["g"], criterion)
 
 
 def test_xcolor_table_is_repaired_by_merging() -> None:

@@ -19,12 +19,18 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from proxanon._engine.options import NativeCriteria
 from proxanon._errors import InfeasibleError
 from proxanon._pipeline.classes import _audit_groups, _merge_equal_tuples
 from proxanon._results.criteria import (
+    L_KINDS,
+    BetaLikeness,
     CodedColumns,
     Criterion,
     CriterionVerdict,
+    DeltaDisclosure,
+    LDiversity,
+    TCloseness,
     criteria_verdicts,
     criterion_columns,
 )
@@ -84,6 +90,22 @@ class CriteriaJob:
         """Each criterion on each column it reads, over ``classes``."""
         return criteria_verdicts(self.coded, classes, self.criteria, self.sensitive)
 
+    def native(self) -> NativeCriteria:
+        """The enforced criteria as the native checks of Mondrian's cut and specialization
+        take them (over the rows of this job)."""
+        criteria = self.criteria if self.enforced is None else self.enforced
+        names = list(self.coded.codes)
+        specs = []
+        for criterion in criteria:
+            kind, value, c = _native_kind(criterion)
+            for name in ([criterion.column] if criterion.column else self.sensitive):
+                specs.append((kind, value, c, names.index(name)))
+        return NativeCriteria(
+            codes=tuple(np.ascontiguousarray(self.coded.codes[n][0], dtype=np.int32)
+                        for n in names),
+            values=tuple(self.coded.codes[n][1] for n in names),
+            numeric=tuple(self.coded.codes[n][2] for n in names), specs=tuple(specs))
+
     def failing(self, classes: _Ints, rows: NDArray[np.bool_]) -> _Ints:
         """The ids of the classes of ``rows`` (a mask; whole classes) that fail an enforced
         criterion."""
@@ -107,6 +129,19 @@ class CriteriaJob:
     def infeasible(self, n: int) -> list[CriterionVerdict]:
         """The criteria the whole table fails (none when every criterion can be met)."""
         return [v for v in self.verdicts(np.zeros(n, dtype=np.int64)) if not v.satisfied]
+
+
+def _native_kind(criterion: Criterion) -> tuple[int, float, float]:
+    """(kind, value, c) of ``criterion`` for :class:`NativeCriteria`."""
+    if isinstance(criterion, LDiversity):
+        kind = L_KINDS.index(criterion.kind)
+        return kind, float(criterion.l), float(criterion.c or 0.0)
+    if isinstance(criterion, TCloseness):
+        return 3, criterion.t, 0.0
+    if isinstance(criterion, BetaLikeness):
+        return 4, criterion.beta, 0.0
+    assert isinstance(criterion, DeltaDisclosure)
+    return 5, criterion.delta, 0.0
 
 
 def enforce_criteria(classes: _Ints, columns: list[QIColumn], job: CriteriaJob,
