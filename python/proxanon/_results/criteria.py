@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Any, ClassVar, TypeAlias
 
 import numpy as np
 import pandas as pd
@@ -97,68 +97,61 @@ class LDiversity:
         return _on(self.model, self.column)
 
 
+class _Bounded:
+    """A criterion with one bound, a number at least 0 named ``_bound``; its model's text is
+    ``_model`` with the bound."""
+
+    _bound: ClassVar[str]
+    _model: ClassVar[str]
+    column: str | None
+
+    def __post_init__(self) -> None:
+        owner = type(self).__name__
+        object.__setattr__(self, self._bound, _positive(getattr(self, self._bound), self._bound,
+                                                        owner))
+        _column(self.column, owner)
+
+    @property
+    def model(self) -> str:
+        """The model and its parameter, without the column."""
+        return self._model.format(getattr(self, self._bound))
+
+    def __str__(self) -> str:
+        return _on(self.model, self.column)
+
+
 @dataclass(frozen=True)
-class TCloseness:
+class TCloseness(_Bounded):
     """Every class's distribution of ``column`` (None: each sensitive column) is within
     earth mover's distance ``t`` of the table's (ordered distance for numbers, equal
     distance for text, as pycanon)."""
 
+    _bound: ClassVar[str] = "t"
+    _model: ClassVar[str] = "{:g}-closeness"
     t: float
     column: str | None = None
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "t", _positive(self.t, "t", "TCloseness"))
-        _column(self.column, "TCloseness")
-
-    @property
-    def model(self) -> str:
-        """The model and its parameter, without the column."""
-        return f"{self.t:g}-closeness"
-
-    def __str__(self) -> str:
-        return _on(self.model, self.column)
-
 
 @dataclass(frozen=True)
-class BetaLikeness:
+class BetaLikeness(_Bounded):
     """Basic beta-likeness: in every class, each value of ``column`` (None: each sensitive
     column) is at most ``(1 + beta)`` times as frequent as in the table, (q - p) / p <= beta."""
 
+    _bound: ClassVar[str] = "beta"
+    _model: ClassVar[str] = "basic {:g}-likeness"
     beta: float
     column: str | None = None
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "beta", _positive(self.beta, "beta", "BetaLikeness"))
-        _column(self.column, "BetaLikeness")
-
-    @property
-    def model(self) -> str:
-        """The model and its parameter, without the column."""
-        return f"basic {self.beta:g}-likeness"
-
-    def __str__(self) -> str:
-        return _on(self.model, self.column)
-
 
 @dataclass(frozen=True)
-class DeltaDisclosure:
+class DeltaDisclosure(_Bounded):
     """Delta-disclosure privacy: in every class, |ln(q / p)| <= ``delta`` for each value of
     ``column`` (None: each sensitive column) the class holds (pycanon's measure)."""
 
+    _bound: ClassVar[str] = "delta"
+    _model: ClassVar[str] = "{:g}-disclosure privacy"
     delta: float
     column: str | None = None
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "delta", _positive(self.delta, "delta", "DeltaDisclosure"))
-        _column(self.column, "DeltaDisclosure")
-
-    @property
-    def model(self) -> str:
-        """The model and its parameter, without the column."""
-        return f"{self.delta:g}-disclosure privacy"
-
-    def __str__(self) -> str:
-        return _on(self.model, self.column)
 
 
 Criterion: TypeAlias = LDiversity | TCloseness | BetaLikeness | DeltaDisclosure
