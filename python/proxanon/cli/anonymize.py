@@ -189,6 +189,8 @@ def run(args: argparse.Namespace) -> Outcome:
     if html_target is not None and page is not None:
         write_bytes(html_target, page.encode("utf-8"))
     lines = [str(result.report)]
+    if result.audit is not None and result.audit.criteria:
+        lines.append("  criteria       : " + "; ".join(str(v) for v in result.audit.criteria))
     if columns.dropped.size:
         lines.append(f"left out {columns.dropped.size:,} row(s) with an empty or missing QI or "
                      "sensitive value (--missing drop)")
