@@ -318,3 +318,23 @@ def test_command_line_flags(tmp_path: Path) -> None:
     recursive = run("audit", "out.csv", *common, "--l-diversity", "2", "--l-kind",
                     "recursive")
     assert recursive.returncode == 2 and "needs c" in recursive.stderr
+
+
+def test_html_report_shows_criteria_and_measures(table: pd.DataFrame, tmp_path: Path) -> None:
+    from proxanon.html_report import read_numbers
+
+    criteria = [TCloseness(0.25, column="disease")]
+    result = anonymize(table, quasi_identifiers=QI, sensitive=["s"], criteria=criteria,
+                       **PRIVACY)
+    result.to_html(tmp_path / "report.html")
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    numbers = read_numbers(page)
+    assert "Privacy criteria" in page and "Distribution of re-identification risk" in page
+    assert numbers["criteria"] == [v.to_dict() for v in result.audit.criteria]
+    measured = privacy_measures(result.table.assign(_class=result.groups),
+                                quasi_identifiers=["_class"], sensitive=["s", "disease"])
+    shown = numbers["privacy_measures"]
+    assert shown["t_closeness"] == pytest.approx(measured.t_closeness)
+    assert shown["entropy_l_diversity"] == measured.entropy_l_diversity
+    assert [b["records"] for b in shown["risk_histogram"]] == [
+        b.records for b in measured.risk_histogram]

@@ -31,7 +31,8 @@ def add_parser(commands: Any) -> None:
                         help="also print the privacy measures of the published classes "
                              "(k, l-diversity kinds, t-closeness, delta-disclosure, "
                              "beta-likeness, re-identification risk; as pycanon measures "
-                             "them) and add them to --report")
+                             "them, over the sensitive columns and --criteria-column) and add "
+                             "them to --report")
     parser.add_argument("--risk-threshold", type=float, default=None, metavar="R",
                         help="with --measures: count the records whose re-identification "
                              "risk 1/|class| exceeds R (default 0.2)")
@@ -117,8 +118,9 @@ def _measures(args: argparse.Namespace, result: Audited) -> PrivacyMeasures:
     if args.epsilon_m is not None:
         options["epsilon_m"] = args.epsilon_m
     frame = result.columns.frame
+    extra = [args.criteria_column] if args.criteria_column not in (None, *result.sensitive) else []
     return privacy_measures(frame.assign(**{q: frame[q].astype(str) for q in result.qi}),
-                            quasi_identifiers=result.qi, sensitive=result.sensitive,
+                            quasi_identifiers=result.qi, sensitive=[*result.sensitive, *extra],
                             **options)
 
 
