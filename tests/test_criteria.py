@@ -134,7 +134,7 @@ def test_native_cut_and_split_keep_each_criterion(table: pd.DataFrame, criterion
     sens = scale_sensitive(table, ["s"])
     qi = table[QI].to_numpy(dtype=np.float64)
     relation = resolve("l1", None, 1, len(table))
-    native = CriteriaJob.on(table, (criterion,), ["s"]).native()
+    native = CriteriaJob.on(table, (criterion,), ["s"]).native
     checks = Checks(k=5, eps=0.05, dlt=0.5, relation=relation, criteria=native)
     by_group = table.drop(columns=QI)
     cut = run_mondrian(sens, checks, qi, None, on_infeasible="raise", started=0.0)

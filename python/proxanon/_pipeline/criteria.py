@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -90,6 +91,7 @@ class CriteriaJob:
         """Each criterion on each column it reads, over ``classes``."""
         return criteria_verdicts(self.coded, classes, self.criteria, self.sensitive)
 
+    @cached_property
     def native(self) -> NativeCriteria:
         """The enforced criteria as the native checks of Mondrian's cut and specialization
         take them (over the rows of this job)."""
@@ -117,14 +119,16 @@ class CriteriaJob:
 
     def prove_feasible(self, n: int) -> None:
         """Raises InfeasibleError naming the first criterion the whole table fails: no
-        partition's classes can satisfy it then (each class is a part of the table, and the
-        table the union of classes)."""
+        partition's classes can satisfy it then, since the table is the union of its classes
+        and each criterion the whole table can fail (the l-diversities) holds in a union of
+        classes that hold it (docs/design/privacy-model.md)."""
         for verdict in self.verdicts(np.zeros(n, dtype=np.int64)):
             if not verdict.satisfied:
                 raise InfeasibleError(
                     f"{verdict.criterion} cannot be met: the whole table fails it on "
-                    f"{verdict.column!r} (measure {verdict.value:g}), and every class is a "
-                    "part of the table, so no partition satisfies it; relax the criterion")
+                    f"{verdict.column!r} (measure {verdict.value:g}), and it would hold in the "
+                    "whole table if every class held it, so no partition satisfies it; relax "
+                    "the criterion")
 
     def infeasible(self, n: int) -> list[CriterionVerdict]:
         """The criteria the whole table fails (none when every criterion can be met)."""

@@ -143,7 +143,7 @@ class _Steps:
         return ClassChecks.on(sens, rel, k=self.inputs.k, eps=self.inputs.eps,
                               dlt=self.inputs.dlt,
                               criteria=None if criteria is None or sens is not self.inputs.sens
-                              else criteria.native())
+                              else criteria.native)
 
     def audit_classes(self, sens: NDArray[np.float64], rel: Relation,
                       classes: NDArray[np.int64], used: int) -> AuditReport:
@@ -294,7 +294,7 @@ class _Steps:
                                 Checks(k=inputs.k, eps=inputs.eps, dlt=inputs.dlt,
                                        relation=inputs.relation,
                                        criteria=None if inputs.criteria is None
-                                       else inputs.criteria.native()),
+                                       else inputs.criteria.native),
                                 inputs.qi, inputs.taxonomies, on_infeasible="best_effort",
                                 started=time.perf_counter(), grid_checks=False,
                                 max_graph_entries=CHECK_GRAPH_ENTRIES)

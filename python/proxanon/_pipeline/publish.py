@@ -42,7 +42,7 @@ def _anonymize_mondrian(inputs: _Inputs, settings: AnonymizeSettings,
     checks = ClassChecks.on(inputs.sens, inputs.relation, k=inputs.k,
                          eps=inputs.eps if settings.checked else None,
                          dlt=inputs.dlt if settings.checked else None, ell=settings.ell,
-                         criteria=None if inputs.criteria is None else inputs.criteria.native())
+                         criteria=None if inputs.criteria is None else inputs.criteria.native)
     tic = time.perf_counter()
     cut = _mondrian_cut(inputs.columns, checks, (inputs.qi, inputs.taxonomies, inputs.node_keys),
                         threads=inputs.threads)
