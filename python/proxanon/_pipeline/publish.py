@@ -13,7 +13,7 @@ from numpy.typing import NDArray
 
 from proxanon import _validate
 from proxanon._errors import InfeasibleError
-from proxanon._pipeline.candidates import _Published
+from proxanon._pipeline.candidates import _cost, _Published
 from proxanon._pipeline.choose import _CutPicked, _Job
 from proxanon._pipeline.classes import ClassChecks, _audit_groups, _published_key_inputs
 from proxanon._pipeline.criteria import CriteriaJob, class_audit, enforce_criteria
@@ -211,7 +211,10 @@ def publish(data: pd.DataFrame, settings: AnonymizeSettings, *,
         reporter=reporter, criteria=_criteria_job(data, settings))
     if settings.method == "mondrian":
         return _anonymize_mondrian(inputs, settings, seconds, started)
-    picked = _Job(inputs, seconds).run()
+    job = _Job(inputs, seconds)
+    picked = job.run()
+    if not isinstance(picked, _CutPicked) and inputs.criteria is not None:
+        picked = _criteria_choice(inputs, job, *picked, seconds)
     if isinstance(picked, _CutPicked):
         checks = ClassChecks.on(sens, relation, k=inputs.k, eps=inputs.eps,
                              dlt=inputs.dlt)
@@ -219,6 +222,31 @@ def publish(data: pd.DataFrame, settings: AnonymizeSettings, *,
                                  on_infeasible="best_effort", picked=picked)
     chosen, candidates = picked
     return _publish_xcolor(inputs, chosen, candidates, seconds, started)
+
+
+def _criteria_choice(inputs: _Inputs, job: _Job, chosen: _Published,
+                     candidates: dict[str, float], seconds: dict[str, float]
+                     ) -> _CutPicked | tuple[_Published, dict[str, float]]:
+    """XColor's table as the job chose it, its classes merged until each satisfies the
+    criteria; or the Mondrian-(ε, δ) cut (which keeps the criteria as it cuts), repaired the
+    same way, where that satisfies and XColor's does not or costs more (GCP): the job
+    compared the two before the criteria were enforced."""
+    released = chosen.released
+    audited = inputs.data if released.size == len(inputs.data) else inputs.data.iloc[released]
+    chosen = _chosen_criteria(inputs, chosen, audited, seconds)
+    built = job.cut if job.cut_taken else None
+    if built is None or released.size < len(inputs.data):
+        return chosen, candidates
+    checks = ClassChecks.on(inputs.sens, inputs.relation, k=inputs.k, eps=inputs.eps,
+                            dlt=inputs.dlt)
+    cut, _ = _cut_criteria(inputs, checks, built[0], None, seconds)
+    check = _with_criteria(_audit_groups(inputs.sens, cut.groups, inputs.relation, inputs.k,
+                                         inputs.eps, inputs.dlt, inputs.threads),
+                           inputs.criteria, cut.groups)
+    costs = {"xcolor": _cost(chosen.summary, len(inputs.data)), "mondrian": cut.summary.gcp()}
+    if not check.satisfied or (chosen.check.satisfied and costs["xcolor"] <= costs["mondrian"]):
+        return chosen, {**candidates, **costs}
+    return _CutPicked(cut, check, costs, None)
 
 
 def _chosen_criteria(inputs: _Inputs, chosen: _Published, audited: pd.DataFrame,
@@ -262,9 +290,6 @@ def _publish_xcolor(inputs: _Inputs, chosen: _Published, candidates: dict[str, f
             f"({int(budget * n_all)} row(s)); allow more suppression, or try a smaller epsilon "
             "or delta", partition=chosen.part)
     audited = data if suppressed_rows.size == 0 else data.iloc[released]
-    if inputs.criteria is not None:
-        chosen = _chosen_criteria(inputs, chosen, audited, seconds)
-        classes, summary, check = chosen.classes, chosen.summary, chosen.check
     if not check.satisfied and inputs.on_infeasible != "best_effort":
         raise InfeasibleError(infeasible_text(inputs, chosen, _scales(inputs, audited)),
                               partition=chosen.part)
