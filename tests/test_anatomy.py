@@ -270,3 +270,19 @@ def test_html_report_of_an_anatomy_release(tmp_path) -> None:
     assert "anatomy" in page and "An anatomy release" in page
     # The JSON-ready report says how the groups were released.
     assert result.report.to_dict()["publish"] == "anatomy"
+
+
+def test_anatomy_with_criteria_merges_groups_until_they_hold() -> None:
+    from proxanon import LDiversity
+
+    frame = census(800, seed=7).assign(job=lambda f: np.where(f["hours"] < 30, "a", "b"))
+    frame["job"] = pd.Categorical(np.where(frame["income"] > 30000, frame["job"], "c"),
+                                  categories=["a", "b", "c"], ordered=True)
+    common = dict(quasi_identifiers=QI, k=5, epsilon=0.05, delta=0.6, publish="anatomy")
+    result = anonymize(frame, sensitive=[*SA, "job"], criteria=[LDiversity(3, column="job")],
+                       **common)
+    assert result.satisfied and result.audit.criteria
+    per_group = result.sensitive_table.groupby("group")["job"].nunique()
+    assert per_group.min() >= 3
+    with pytest.raises(ValueError, match="'job'"):
+        anonymize(frame, sensitive=SA, criteria=[LDiversity(2, column="job")], **common)

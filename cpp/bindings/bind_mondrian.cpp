@@ -11,6 +11,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -31,6 +32,33 @@ using namespace proxanon::bindings;
 
 namespace {
 
+/// Python's criteria (proxanon._engine.options.NativeCriteria): per column its codes, value
+/// count and whether numeric; per criterion (kind, value, c, column).
+using CriteriaSpecs = std::vector<std::tuple<int, double, double, std::size_t>>;
+
+CriteriaData criteria_data(const std::vector<Int32Array>& codes, const std::vector<std::int32_t>& counts,
+                           const std::vector<bool>& numeric, const CriteriaSpecs& specs, std::size_t n) {
+    if (codes.size() != counts.size() || codes.size() != numeric.size()) {
+        throw std::invalid_argument("criteria_codes, criteria_values and criteria_numeric differ in length");
+    }
+    CriteriaData data;
+    for (std::size_t j = 0; j < codes.size(); ++j) {
+        CriteriaColumn column{to_vector(codes[j], "criteria_codes"), counts[j], numeric[j]};
+        if (column.codes.size() != n) throw std::invalid_argument("criteria_codes differ from the table in rows");
+        for (const std::int32_t v : column.codes) {
+            if (v < 0 || v >= column.m) throw std::invalid_argument("criteria_codes out of range");
+        }
+        data.columns.push_back(std::move(column));
+    }
+    for (const auto& [kind, value, c, column] : specs) {
+        if (kind < CriterionSpec::Distinct || kind > CriterionSpec::Delta || column >= data.columns.size()) {
+            throw std::invalid_argument("a criterion names an unknown kind or column");
+        }
+        data.specs.push_back(CriterionSpec{kind, value, c, column});
+    }
+    return data;
+}
+
 /// The checks of a Mondrian part (and of a specialized class).
 MondrianParams checks(std::size_t k, std::size_t l, bool dissimilarity, double delta) {
     MondrianParams params;
@@ -46,12 +74,17 @@ py::dict run_mondrian(const DoubleArray& sensitive, const std::string& metric,
                       std::size_t k, double delta, std::size_t l,
                       const DoubleArray& quasi_identifiers,
                       const std::vector<TaxonomySpec>& qi_taxonomies, bool grid_checks,
-                      std::size_t max_graph_entries) {
+                      std::size_t max_graph_entries, const std::vector<Int32Array>& criteria_codes,
+                      const std::vector<std::int32_t>& criteria_values,
+                      const std::vector<bool>& criteria_numeric, const CriteriaSpecs& criteria) {
     const Matrix sa = as_matrix(sensitive, "sensitive");
     const Matrix qi = as_matrix(quasi_identifiers, "quasi_identifiers");
     if (qi.rows != sa.rows) throw std::invalid_argument("quasi_identifiers and sensitive differ in rows");
     std::vector<std::optional<Taxonomy>> taxonomies = make_taxonomies(qi_taxonomies);
     MondrianParams params = checks(k, l, epsilon.has_value(), delta);
+    const CriteriaData criteria_checked =
+        criteria_data(criteria_codes, criteria_values, criteria_numeric, criteria, sa.rows);
+    params.criteria = &criteria_checked;
     SignalCheck signals;
     params.interrupt = signals.interrupt();
     MondrianResult result;
@@ -100,13 +133,14 @@ py::dict specialize_with(const RelationBuilder& build, std::size_t n, std::vecto
                          const std::vector<TaxonomySpec>& qi_taxonomies,
                          const std::vector<std::vector<std::int32_t>>& node_keys, std::size_t k,
                          std::size_t l, bool dissimilarity, double delta, const std::string& step,
-                         std::size_t threads) {
+                         std::size_t threads, const CriteriaData* criteria = nullptr) {
     const std::optional<SpecializeTarget> target = specialize_target(step);
     const Matrix qi = as_matrix(quasi_identifiers, "quasi_identifiers");
     if (qi.rows != n || classes.size() != n) throw std::invalid_argument("classes, quasi_identifiers and the relation differ in rows");
     check_node_keys(qi_taxonomies, node_keys, qi.cols);
     std::vector<std::optional<Taxonomy>> taxonomies = make_taxonomies(qi_taxonomies);
     MondrianParams params = checks(k, l, dissimilarity, delta);
+    params.criteria = criteria;
     SignalCheck signals;
     params.interrupt = signals.interrupt();
     SpecializeResult result;
@@ -139,8 +173,13 @@ py::dict run_specialize(const Int32Array& classes, const DoubleArray& quasi_iden
                         const DoubleArray& sensitive, const std::string& metric,
                         const std::vector<double>& weights, std::optional<double> epsilon,
                         std::size_t k, std::size_t l, double delta, std::size_t max_graph_entries,
-                        const std::string& step, std::size_t threads) {
+                        const std::string& step, std::size_t threads,
+                        const std::vector<Int32Array>& criteria_codes,
+                        const std::vector<std::int32_t>& criteria_values,
+                        const std::vector<bool>& criteria_numeric, const CriteriaSpecs& criteria) {
     const Matrix sa = as_matrix(sensitive, "sensitive");
+    const CriteriaData criteria_checked =
+        criteria_data(criteria_codes, criteria_values, criteria_numeric, criteria, sa.rows);
     const Metric kind = parse_metric(metric);
     // The structure `Auto` picks, as the engine's, for checks only (no grid degrees): a set's
     // counts on an implicit one come from class_counts.hpp.
@@ -154,7 +193,7 @@ py::dict run_specialize(const Int32Array& classes, const DoubleArray& quasi_iden
                                       interrupt);
     };
     return specialize_with(build, sa.rows, to_vector(classes, "classes"), quasi_identifiers, qi_taxonomies,
-                           node_keys, k, l, epsilon.has_value(), delta, step, threads);
+                           node_keys, k, l, epsilon.has_value(), delta, step, threads, &criteria_checked);
 }
 
 py::dict run_specialize_graph(const Int32Array& classes, const DoubleArray& quasi_identifiers,
@@ -178,14 +217,20 @@ void register_mondrian(py::module_& mod) {
             py::arg("l"), py::arg("quasi_identifiers"),
             py::arg("qi_taxonomies") = std::vector<TaxonomySpec>{}, py::arg("grid_checks") = true,
             py::arg("max_graph_entries") = kMaxGraphEntries,
+            py::arg("criteria_codes") = std::vector<Int32Array>{},
+            py::arg("criteria_values") = std::vector<std::int32_t>{},
+            py::arg("criteria_numeric") = std::vector<bool>{}, py::arg("criteria") = CriteriaSpecs{},
             "Strict multidimensional Mondrian with k, distinct-l and (epsilon, delta) checks;\n"
+            "criteria_*: privacy criteria each part also satisfies (criteria_check.hpp);\n"
             "grid_checks=False refuses (GraphTooDenseError) where they would need a grid\n"
             "(a graph of more than max_graph_entries).");
     mod.def("specialize", &run_specialize, py::arg("classes"), py::arg("quasi_identifiers"),
             py::arg("qi_taxonomies"), py::arg("node_keys"), py::arg("sensitive"), py::arg("metric"),
             py::arg("weights"), py::arg("epsilon"), py::arg("k"), py::arg("l"), py::arg("delta"),
             py::arg("max_graph_entries") = kMaxGraphEntries, py::arg("step") = "split",
-            py::arg("threads") = 1,
+            py::arg("threads") = 1, py::arg("criteria_codes") = std::vector<Int32Array>{},
+            py::arg("criteria_values") = std::vector<std::int32_t>{},
+            py::arg("criteria_numeric") = std::vector<bool>{}, py::arg("criteria") = CriteriaSpecs{},
             "Split every class of at least 2k rows into checked parts publishing distinct finer "
             "tuples; the checks keep the epsilon graph where it holds at most max_graph_entries "
             "entries, else search a grid. step 'split_failing': split only failing classes, "

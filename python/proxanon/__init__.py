@@ -10,6 +10,13 @@ from proxanon import html_report as _html_report  # noqa: F401
 from proxanon._errors import GraphTooDenseError, InfeasibleError, LeadingZerosError
 from proxanon._results.anonymization import Anonymization, Report
 from proxanon._results.audit import AuditReport
+from proxanon._results.criteria import (
+    BetaLikeness,
+    CriterionVerdict,
+    DeltaDisclosure,
+    LDiversity,
+    TCloseness,
+)
 from proxanon._results.partition import Partition
 from proxanon._results.privacy import PrivacyMeasures, RiskBin, privacy_measures
 from proxanon.advise import Advice, advise
@@ -29,14 +36,19 @@ __all__ = [
     "Advice",
     "Anonymization",
     "AuditReport",
+    "BetaLikeness",
+    "CriterionVerdict",
+    "DeltaDisclosure",
     "GraphTooDenseError",
     "Hierarchy",
     "InfeasibleError",
     "LeadingZerosError",
+    "LDiversity",
     "Partition",
     "PrivacyMeasures",
     "Report",
     "RiskBin",
+    "TCloseness",
     "__version__",
     "advise",
     "anonymize",

@@ -68,6 +68,10 @@ def mondrian(
     qi_taxonomies: list[tuple[NDArray[np.int32], int] | None] = ...,
     grid_checks: bool = True,
     max_graph_entries: int = ...,
+    criteria_codes: list[NDArray[np.int32]] = ...,
+    criteria_values: list[int] = ...,
+    criteria_numeric: list[bool] = ...,
+    criteria: list[tuple[int, float, float, int]] = ...,
 ) -> dict[str, Any]: ...
 def absorb_cap(n: int, k: int) -> int: ...
 def largest_class_rows(n: int) -> int: ...
@@ -116,6 +120,10 @@ def specialize(
     delta: float,
     max_graph_entries: int = ...,
     step: SpecializeStep = ...,
+    criteria_codes: list[NDArray[np.int32]] = ...,
+    criteria_values: list[int] = ...,
+    criteria_numeric: list[bool] = ...,
+    criteria: list[tuple[int, float, float, int]] = ...,
 ) -> dict[str, Any]: ...
 def specialize_graph(
     classes: _Ints,

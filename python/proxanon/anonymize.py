@@ -19,6 +19,7 @@ from proxanon._pipeline.publish import publish as publish_table
 from proxanon._progress import ProgressReporter
 from proxanon._results.anonymization import GROUP_COLUMN as GROUP_COLUMN  # public
 from proxanon._results.anonymization import Anonymization
+from proxanon._results.criteria import Criterion, LDiversity, check_criteria
 from proxanon.hierarchy import Hierarchy
 from proxanon.tables import role_columns
 
@@ -50,6 +51,7 @@ def anonymize(
     neighbours: str = "auto",
     n_threads: int | None = None,
     publish: str = "generalize",
+    criteria: Sequence[Criterion] | None = None,
 ) -> Anonymization:
     """Anonymize a table so that every group satisfies (ε, δ)^k-dissimilarity.
 
@@ -79,31 +81,22 @@ def anonymize(
     default every core this process may use; the result is the same for any number (see
     "Threads" below).
 
+    ``criteria``: LDiversity, TCloseness, BetaLikeness, DeltaDisclosure every class satisfies
+    too (docs/guide/criteria.md); ``l``: shorthand for ``LDiversity(l)``.
     With ``on_infeasible="raise"`` on more than 8192 rows and a built-in metric,
     :func:`proxanon.advise`'s clique bound is checked before any repair: when it proves
     that no partition into groups of at least ``k`` rows satisfies the principle,
     :class:`~proxanon.InfeasibleError` is raised at once with the proof in the columns' own
     units (no partition attached). ``"best_effort"`` and ``"suppress"`` always run.
 
-    Groups that would publish the same QI values are one equivalence class to an attacker.
-    First, groups exchange rows with identical sensitive values (which leaves every group's
-    verdict unchanged) so that their published values differ; groups that still collide are
-    merged and the merged classes repaired until every group publishes its own
-    values; ``report.merge_rounds`` counts those rounds. Then every class of at least 2k rows
-    is split top-down along the taxonomies and at numeric medians into parts that pass the
-    same checks and publish finer tuples of their own (no class grows, violating rows never
-    grow; ``method="mondrian"`` does the same). When this QI-aware path ends with
-    violations, the plain partition's groups (as :func:`proxanon.partition` builds them by
-    default) are tried the same way and published if they do better (``report.fallback``):
-    where the QIs tell the rows apart, ``anonymize`` then succeeds wherever ``partition``
-    does. With the default ``method="xcolor"``, a table published as ``"best_effort"`` that
-    still fails has its failing classes split the same way into parts that may fail but are
-    each no riskier than their class and hold no more violating rows in all (the rows no
-    table protects otherwise gather in a few classes publishing coarse values; a class whose
-    every cut would leave a part riskier stays whole). Whatever ``on_infeasible`` is, the
-    ``group`` column, ``satisfied`` and the report describe the published equivalence
-    classes (rows that share the published QI values). A datetime64 QI is published as its
-    group's date range ``[first, last]``.
+    Groups that would publish the same QI values are one equivalence class to an attacker:
+    they exchange rows, or are merged and repaired, until every class publishes a tuple of
+    its own; classes of at least 2k rows are then split along the taxonomies; where the
+    QI-aware groups fail, the plain partition's are tried (``report.fallback``); a failing
+    best-effort table has its failing classes split into parts no riskier than they were
+    (docs/design/publishing.md). Whatever ``on_infeasible`` is, the ``group`` column,
+    ``satisfied`` and the report describe the published equivalence classes. A datetime64
+    QI is published as its group's date range ``[first, last]``.
 
     Threads: with ``n_threads`` of 2 or more, the Mondrian-(ε, δ) cut is built on a thread
     of its own while XColor runs, and the degrees and audits split over the threads; which
@@ -123,13 +116,14 @@ def anonymize(
     if not isinstance(progress, bool):
         raise TypeError(f"progress must be True or False, got {progress!r}")
     on_infeasible = _validate.choice(on_infeasible, "on_infeasible", _validate.ON_INFEASIBLE)
-    method = _method(method, l, epsilon, delta, publish)
+    method = _method(method, epsilon, delta, publish)
+    policy = _policy(data, criteria, l, qi_cols, sens_cols, publish)
     k, eps, dlt = _validate.privacy(k, 0.0 if epsilon is None else epsilon,
                                     0.0 if delta is None else delta, len(data))
     settings = AnonymizeSettings(
         quasi_identifiers=qi_cols, sensitive=sens_cols, k=k, eps=eps, dlt=dlt,
         checked=epsilon is not None,
-        ell=None if l is None else _validate.integer(l, "l", minimum=1),
+        ell=_distinct_hint(policy, sens_cols) if method == "mondrian" else None,
         metric=metric, weights=weights, hierarchies=hierarchies, on_infeasible=on_infeasible,
         limit=_validate.search_limit(search_limit),
         init=_validate.choice(init, "init", _validate.INITS),
@@ -137,7 +131,7 @@ def anonymize(
         budget=_validate.suppression(max_suppression, on_infeasible), method=method,
         neighbours=_validate.choice(neighbours, "neighbours", _validate.NEIGHBOURS),
         threads=_validate.threads(n_threads), ranges=_validate.ranges(sensitive_ranges, sens_cols),
-        publish=publish)
+        publish=publish, criteria=policy)
     if method == "mondrian" and settings.neighbours != "auto":
         raise ValueError("neighbours applies to method='xcolor' only (Mondrian's checks hold "
                          "no neighbour structure); leave it at 'auto'")
@@ -165,10 +159,32 @@ def _table_columns(data: Any, quasi_identifiers: str | Sequence[str],
     return qi_cols, sens_cols
 
 
-def _method(method: Any, ell: int | None, epsilon: float | None, delta: float | None,
-            publish: Any) -> str:
-    """``method`` checked with the checks it takes: XColor's needs epsilon and delta and takes
-    no l; Mondrian's takes both epsilon and delta or neither, and no anatomy release (which
+def _policy(data: pd.DataFrame, criteria: Any, ell: Any, qi_cols: list[str],
+            sens_cols: list[str], publish: str) -> tuple[Criterion, ...]:
+    """The criteria checked, with ``l`` folded in as distinct l-diversity of each sensitive
+    column (one implementation: it is that criterion). An anatomy release publishes every
+    other column exactly beside its group, so its criteria read sensitive columns only."""
+    policy = check_criteria(criteria, [str(c) for c in data.columns], qi_cols, sens_cols)
+    outside = [c.column for c in policy if c.column is not None and c.column not in sens_cols]
+    if publish == "anatomy" and outside:
+        raise ValueError(f"publish='anatomy' publishes column {outside[0]!r} exactly in the QI "
+                         "table, so no criterion can protect it there: name a sensitive column "
+                         "in the criterion, or make it sensitive")
+    return policy if ell is None else (*policy, LDiversity(ell))
+
+
+def _distinct_hint(policy: Sequence[Criterion], sens_cols: list[str]) -> int | None:
+    """The distinct sensitive tuples Mondrian's cuts may require of each part: the largest l
+    of the l-diversity criteria on sensitive columns (each kind needs at least l distinct
+    values of its column, hence of the tuples), None without one."""
+    ells = [c.l for c in policy if isinstance(c, LDiversity)
+            and (c.column is None or c.column in sens_cols)]
+    return max(ells) if ells else None
+
+
+def _method(method: Any, epsilon: float | None, delta: float | None, publish: Any) -> str:
+    """``method`` checked with the checks it takes: XColor's needs epsilon and delta;
+    Mondrian's takes both epsilon and delta or neither, and no anatomy release (which
     publishes XColor's partition)."""
     chosen: str = _validate.choice(method, "method", _validate.METHODS)
     if _validate.choice(publish, "publish", _validate.PUBLISH) == "anatomy" and (
@@ -176,8 +192,6 @@ def _method(method: Any, ell: int | None, epsilon: float | None, delta: float | 
         raise ValueError("publish='anatomy' publishes XColor's partition: it takes no "
                          "method='mondrian'; leave method at 'xcolor'")
     if chosen == "xcolor":
-        if ell is not None:
-            raise ValueError("l (distinct l-diversity) applies to method='mondrian' only")
         if epsilon is None or delta is None:
             raise TypeError("epsilon and delta are required for method='xcolor'")
     elif (epsilon is None) != (delta is None):

@@ -18,6 +18,12 @@ from proxanon import _validate
 from proxanon._engine.audit import audit_arrays
 from proxanon._results.anonymization import GROUP_COLUMN
 from proxanon._results.audit import AuditReport
+from proxanon._results.criteria import (
+    CodedColumns,
+    check_criteria,
+    criteria_verdicts,
+    criterion_columns,
+)
 from proxanon.distances import as_arguments, is_sparse
 from proxanon.generalize import load_hierarchies
 from proxanon.tables import column_list, encode_sensitive, numeric_scales, table_groups
@@ -40,6 +46,7 @@ def audit(
     hierarchies: Any = None,
     sensitive_ranges: Any = None,
     sensitive_table: Any = None,
+    criteria: Any = None,
 ) -> AuditReport:
     """Checks a partition, or a published table, against (epsilon, delta)^k-dissimilarity.
 
@@ -62,6 +69,12 @@ def audit(
       column ``groups`` names). Each group must hold as many rows in one table as in the
       other; its sensitive values are those of the sensitive table.
 
+    ``criteria`` (a table only): privacy criteria (:class:`~proxanon.LDiversity`,
+    :class:`~proxanon.TCloseness`, :class:`~proxanon.BetaLikeness`,
+    :class:`~proxanon.DeltaDisclosure`) every group must satisfy too; ``report.criteria``
+    holds each one's verdict and ``report.satisfied`` requires them all
+    (docs/guide/criteria.md).
+
     Inputs are never modified. See :func:`audit_arrays` for what is computed, and for
     ``n_threads``.
     """
@@ -71,8 +84,10 @@ def audit(
         return _audit_table(data, groups, k=k, epsilon=epsilon, delta=delta, metric=metric,
                             weights=weights, sensitive=sensitive,
                             quasi_identifiers=quasi_identifiers, n_threads=n_threads,
-                            hierarchies=hierarchies, ranges=sensitive_ranges)
-    for name, given in (("hierarchies", hierarchies), ("sensitive_ranges", sensitive_ranges)):
+                            hierarchies=hierarchies, ranges=sensitive_ranges,
+                            criteria=criteria)
+    for name, given in (("hierarchies", hierarchies), ("sensitive_ranges", sensitive_ranges),
+                        ("criteria", criteria)):
         if given is not None:
             raise TypeError(f"{name} applies to a table's sensitive columns: pass a pandas "
                             "DataFrame as the first argument")
@@ -123,7 +138,7 @@ def _anatomy_pair(qi_table: Any, sensitive_table: Any,
 def _audit_table(
     table: Any, groups: Any, *, k: int, epsilon: float, delta: float, metric: Any,
     weights: Any, sensitive: Any, quasi_identifiers: Any, n_threads: int | None,
-    hierarchies: Any = None, ranges: Any = None,
+    hierarchies: Any = None, ranges: Any = None, criteria: Any = None,
 ) -> AuditReport:
     """The DataFrame form of :func:`audit`."""
     _validate.unique_columns(table, "table")
@@ -132,13 +147,16 @@ def _audit_table(
     sens_cols = column_list(table, sensitive, "sensitive")
     given = load_hierarchies(hierarchies, sens_cols, list(table.columns))
     ranges = _validate.ranges(ranges, sens_cols)
+    qis = [] if quasi_identifiers is None else column_list(table, quasi_identifiers,
+                                                            "quasi_identifiers")
+    policy = check_criteria(criteria, [str(c) for c in table.columns], qis, sens_cols)
     if groups is None:
         if quasi_identifiers is None:
             raise TypeError(
                 "give quasi_identifiers (the published QI columns that define the groups) "
                 "or groups (a column name or one id per row)"
             )
-        groups = table_groups(table, column_list(table, quasi_identifiers, "quasi_identifiers"))
+        groups = table_groups(table, qis)
     elif isinstance(groups, str):
         groups = column_list(table, [groups], "groups")[0]
         groups = table[groups].to_numpy()
@@ -158,4 +176,13 @@ def _audit_table(
     metric, weights = as_arguments(relation)
     report = audit_arrays(values, groups, k=k, epsilon=epsilon, delta=delta, metric=metric,
                           weights=weights, n_threads=n_threads)
-    return replace(report, scales=scales, taxonomies=tuple(c for c in sens_cols if c in given))
+    report = replace(report, scales=scales, taxonomies=tuple(c for c in sens_cols if c in given))
+    if not policy:
+        return report
+    kept = np.flatnonzero(np.asarray(groups).reshape(-1) >= 0) if audited is not table else None
+    rows = table if kept is None else table.iloc[kept]
+    ids = np.asarray(groups).reshape(-1) if kept is None else np.asarray(groups)[kept]
+    coded = CodedColumns(rows, criterion_columns(policy, sens_cols))
+    verdicts = tuple(criteria_verdicts(coded, ids, policy, sens_cols))
+    return replace(report, criteria=verdicts,
+                   satisfied=report.satisfied and all(v.satisfied for v in verdicts))

@@ -46,6 +46,7 @@ from proxanon._display import register_html_writer
 from proxanon._groups import group_runs
 from proxanon._results.anonymization import GROUP_COLUMN, Anonymization
 from proxanon._results.audit import AuditReport
+from proxanon._results.privacy import PrivacyMeasures, published_measures
 from proxanon.distances import box_radius
 from proxanon.frontier import (
     figure_class,
@@ -289,6 +290,8 @@ def _numbers(c: _Content) -> dict[str, Any]:
     utility = {"discernibility": evaluate.discernibility_of_sizes(sizes),
                "average_class_size": float(sizes.mean()), **c.utility}
     return {
+        "privacy_measures": _measures(c),
+        "criteria": [v.to_dict() for v in check.criteria],
         "parameters": {"k": check.k, "epsilon": check.epsilon, "delta": check.delta,
                        "metric": check.metric, "quasi_identifiers": c.quasi_identifiers,
                        "sensitive": c.sensitive},
@@ -311,6 +314,83 @@ def _frontier_numbers(c: _Content) -> dict[str, Any]:
     return {"settings": [{key: value for key, value in cell.items() if key != "proof"}
                          for cell in cells],
             "release": release_cell(cells, check.k, check.epsilon, check.delta)}
+
+
+def measured_columns(check: AuditReport, sensitive: Sequence[str]) -> list[str]:
+    """The columns whose privacy measures a report shows: the sensitive ones and those the
+    criteria read."""
+    return list(dict.fromkeys([*sensitive, *(v.column for v in check.criteria)]))
+
+
+def _measures(c: _Content) -> dict[str, Any] | None:
+    """The privacy measures of the page's table (its classes), as plain values."""
+    if c.table is None or c.groups is None:
+        return None
+    measured = published_measures(c.table, c.quasi_identifiers,
+                                  measured_columns(c.check, c.sensitive), c.groups)
+    if isinstance(measured, str):
+        return {"unavailable": measured}
+    values = {name: getattr(measured, name) for name in PrivacyMeasures.__dataclass_fields__}
+    values["risk_histogram"] = [vars(b) for b in measured.risk_histogram]
+    for name in ("quasi_identifiers", "sensitive", "recursive_c_l_diversity",
+                 "alpha_k_anonymity"):
+        values[name] = list(values[name])
+    return {name: (None if isinstance(v, float) and not math.isfinite(v) else v)
+            for name, v in values.items()}
+
+
+def _measures_section(numbers: Mapping[str, Any]) -> list[str]:
+    """The privacy measures (as pycanon measures them), the criteria's verdicts and the
+    distribution of re-identification risk."""
+    parts: list[str] = []
+    if numbers["criteria"]:
+        parts.append("<h2>Privacy criteria</h2><table>")
+        parts.append(_rows([
+            (f"{v['criterion']} of {v['column']}",
+             _cell(numbers, ("criteria", i, "satisfied"),
+                   "holds" if v["satisfied"] else f"FAILS in {v['failing_classes']:,} "
+                   "class(es)") + f" (measure {_number(v['value'])})")
+            for i, v in enumerate(numbers["criteria"])]))
+        parts.append("</table>")
+    measures = numbers["privacy_measures"]
+    if measures is None:
+        return parts
+    if "unavailable" in measures:
+        parts.append("<h2>Privacy measures</h2><p class=\"note\">Not measured: "
+                     f"{html.escape(measures['unavailable'])}</p>")
+        return parts
+    key = "privacy_measures"
+    parts += [
+        "<h2>Privacy measures</h2><p class=\"note\">As pycanon 1.3.6 measures them, over "
+        f"{html.escape(', '.join(measures['sensitive']))} (the worst column).</p>",
+        "<table>", _rows([
+            ("k-anonymity", _cell(numbers, (key, "k_anonymity"))),
+            ("distinct ℓ-diversity", _cell(numbers, (key, "l_diversity"))),
+            ("entropy ℓ-diversity", _cell(numbers, (key, "entropy_l_diversity"))),
+            ("recursive (c, ℓ)-diversity: c", _cell(numbers, (key, "recursive_c_l_diversity",
+                                                              0))),
+            ("(α, k)-anonymity: α", _cell(numbers, (key, "alpha_k_anonymity", 0))),
+            ("t-closeness", _cell(numbers, (key, "t_closeness"))),
+            ("δ-disclosure", _cell(numbers, (key, "delta_disclosure"))),
+            ("basic β-likeness", _cell(numbers, (key, "basic_beta_likeness"))),
+            ("enhanced β-likeness", _cell(numbers, (key, "enhanced_beta_likeness"))),
+            ("prosecutor risk, largest", _cell(numbers, (key, "prosecutor_risk_max"))),
+            ("prosecutor risk, mean", _cell(numbers, (key, "prosecutor_risk_mean"))),
+            ("marketer risk", _cell(numbers, (key, "marketer_risk"))),
+            ("sample uniques", _cell(numbers, (key, "sample_uniques"))),
+            (f"records at risk (above {_number(measures['risk_threshold'])})",
+             _cell(numbers, (key, "records_at_risk"))),
+        ]), "</table>",
+        "<h2>Distribution of re-identification risk</h2><p class=\"note\">Records by "
+        "prosecutor risk 1 / |class|.</p><table><tr><th>risk in</th><th>records</th>"
+        "<th>share</th></tr>",
+        "".join(f"<tr><td>({_number(b['low'])}, {_number(b['high'])}]</td>"
+                f"<td class=\"n\">{_cell(numbers, (key, 'risk_histogram', i, 'records'))}</td>"
+                f"<td class=\"n\">{_cell(numbers, (key, 'risk_histogram', i, 'share'))}</td></tr>"
+                for i, b in enumerate(measures["risk_histogram"])),
+        "</table>",
+    ]
+    return parts
 
 
 def _worst(check: AuditReport, count: int) -> NDArray[np.int64]:
@@ -720,7 +800,8 @@ def _render(c: _Content) -> str:
         f"<style>{_STYLE}</style></head><body><main>",
         f"<h1>Disclosure-risk report</h1><div class=\"note\">{html.escape(c.title)}</div>",
         f'<div class="verdict {"ok" if check.satisfied else "bad"}">(ε, δ)<sup>k</sup>-'
-        "dissimilarity: " + _cell(numbers, ("audit", "satisfied"), verdict) + "</div>",
+        "dissimilarity" + (" and privacy criteria" if check.criteria else "") + ": "
+        + _cell(numbers, ("audit", "satisfied"), verdict) + "</div>",
         "".join(f'<p class="note">{html.escape(n)}</p>' for n in c.notes),
         "<h2>What was asked</h2><table>",
         _rows([
@@ -764,6 +845,7 @@ def _render(c: _Content) -> str:
         _img(_plot_risk(check), "risk of each class against 1 - delta"),
         "</div>",
     ]
+    parts += _measures_section(numbers)
     parts += _utility_section(c, numbers)
     parts += _frontier_section(c, numbers)
     parts += _columns_section(c, numbers)

@@ -19,7 +19,7 @@ std::vector<std::int32_t> violating_rows(PartChecker& checker, const MondrianPar
     std::vector<std::int32_t> all(n);
     std::iota(all.begin(), all.end(), 0);
     checker.measure(all.data(), all.data() + n);
-    const bool diverse = checker.present().size() >= params.l;
+    const bool diverse = checker.present().size() >= params.l && !checker.criteria_failed();
     std::vector<std::int32_t> rows;
     for (std::int32_t r : all) {
         if (!diverse || (params.dissimilarity && checker.degree(checker.value_of(r)) > checker.allowed())) {

@@ -11,6 +11,7 @@ namespace proxanon {
 PartChecker::PartChecker(const Neighbours& neighbours, const MondrianParams& params)
     : nb_(neighbours), graph_(neighbours.graph()), params_(params),
       count_(neighbours.size(), 0), degree_(neighbours.size(), 0) {
+    if (params.criteria != nullptr && !params.criteria->empty()) criteria_.emplace(*params.criteria);
 }
 
 void PartChecker::count_present(const std::int32_t* begin, const std::int32_t* end) {
@@ -39,6 +40,7 @@ std::int64_t PartChecker::graph_degree(std::int32_t u) {
 bool PartChecker::passes(const std::int32_t* begin, const std::int32_t* end) {
     const auto size = static_cast<std::size_t>(end - begin);
     if (size < params_.k) return false;
+    if (criteria_ && !criteria_->holds(begin, end)) return false;
     if (params_.l == 0 && !params_.dissimilarity) return true;
     if (!graph_ || !params_.dissimilarity) return measure(begin, end) == 0;
     count_present(begin, end);
@@ -48,6 +50,7 @@ bool PartChecker::passes(const std::int32_t* begin, const std::int32_t* end) {
 }
 
 std::int64_t PartChecker::measure(const std::int32_t* begin, const std::int32_t* end) {
+    criteria_failed_ = criteria_ && !criteria_->holds(begin, end);
     count_present(begin, end);
     const auto size = static_cast<std::size_t>(end - begin);
     if (params_.dissimilarity) {
@@ -57,7 +60,9 @@ std::int64_t PartChecker::measure(const std::int32_t* begin, const std::int32_t*
 }
 
 std::int64_t PartChecker::violating(std::size_t size) const {
-    if (size < params_.k || present_.size() < params_.l) return static_cast<std::int64_t>(size);
+    if (size < params_.k || present_.size() < params_.l || criteria_failed_) {
+        return static_cast<std::int64_t>(size);
+    }
     std::int64_t bad = 0;
     for (std::int32_t u : present_) {
         if (degree_[at(u)] > allowed_) bad += count_[at(u)];

@@ -225,11 +225,16 @@ bool Specializer::peel(std::vector<std::int32_t>& piece, std::vector<std::int32_
         const std::int64_t bad = round > 0 && check_.graph() != nullptr
                                      ? check_.measure_shed(shed, piece.size())
                                      : check_.measure(piece.data(), piece.data() + piece.size());
+        if (bad == 0 && round > 0 && check_.fails_criteria(piece.data(), piece.data() + piece.size())) {
+            return false;  // shedding rows left the piece failing a criterion
+        }
         if (bad == 0) {
             measured = check_.work() - before;
             return true;
         }
-        if (check_.present().size() < params_.l || !params_.dissimilarity) return false;
+        if (check_.present().size() < params_.l || check_.criteria_failed() || !params_.dissimilarity) {
+            return false;
+        }
         std::vector<std::pair<std::int64_t, std::int32_t>> violating;
         for (std::int32_t u : check_.present()) {
             const std::int64_t e = check_.degree(u) - check_.allowed();

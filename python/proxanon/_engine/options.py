@@ -5,6 +5,10 @@ or session needs; ``Checks`` are the checks Mondrian and specialization hold par
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
 
 from proxanon._engine import kernels
 from proxanon._progress import ProgressReporter
@@ -44,14 +48,34 @@ class NativeRun:
     started: float = 0.0
 
 
+@dataclass(frozen=True)
+class NativeCriteria:
+    """Privacy criteria as the native checks take them (cpp/include/proxanon/mondrian/
+    criteria_check.hpp): per column its codes 0..m-1 per row, m and whether numeric; per
+    criterion (kind, value, c, column index), kinds 0 distinct, 1 entropy and 2 recursive
+    l-diversity, 3 t-closeness, 4 beta-likeness, 5 delta-disclosure."""
+
+    codes: tuple[NDArray[np.int32], ...]
+    values: tuple[int, ...]
+    numeric: tuple[bool, ...]
+    specs: tuple[tuple[int, float, float, int], ...]
+
+    def arguments(self) -> dict[str, Any]:
+        """The keyword arguments of ``_core.mondrian`` and ``_core.specialize``."""
+        return {"criteria_codes": list(self.codes), "criteria_values": list(self.values),
+                "criteria_numeric": list(self.numeric), "criteria": list(self.specs)}
+
+
 @dataclass(frozen=True, kw_only=True)
 class Checks:
     """The checks a part is held to (docs/design/privacy-model.md): at least ``k`` rows,
     (``eps``, ``dlt``)^k-dissimilarity under ``relation`` (``eps`` None: no distance checked)
-    and, where ``ell`` is given, ``ell`` distinct sensitive values."""
+    and, where ``ell`` is given, ``ell`` distinct sensitive values; ``criteria``: privacy
+    criteria every part satisfies too (docs/guide/criteria.md), over the same rows."""
 
     k: int
     eps: float | None
     dlt: float | None
     relation: Relation
     ell: int | None = None
+    criteria: NativeCriteria | None = None

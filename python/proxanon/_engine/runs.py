@@ -71,7 +71,7 @@ def run_mondrian(sens: NDArray[np.float64], checks: Checks, quasi_identifiers: A
     raw = _core.mondrian(
         sens, relation.name, [] if relation.weights is None else relation.weights.tolist(),
         eps if dissimilar else None, k, dlt, ell_checked, qi, qi_taxonomies or [], grid_checks,
-        max_graph_entries)
+        max_graph_entries, **({} if checks.criteria is None else checks.criteria.arguments()))
     groups = np.asarray(raw["groups"], dtype=np.int64)
     satisfied = bool(raw["satisfied"])
     violating_rows = np.asarray(raw["violating_rows"], dtype=np.int64)
@@ -145,7 +145,8 @@ def run_specialize(classes: NDArray[np.int64], sens: NDArray[np.float64], checks
                 sensitive=sens, metric=relation.name if relation.weights is not None else "l1",
                 weights=[] if relation.weights is None else relation.weights.tolist(),
                 epsilon=epsilon, l=0 if ell is None else ell,
-                max_graph_entries=CHECK_GRAPH_ENTRIES, **common)
+                max_graph_entries=CHECK_GRAPH_ENTRIES, **common,
+                **({} if checks.criteria is None else checks.criteria.arguments()))
         else:
             if relation.kind == "callable":
                 row_value, offsets, targets, _ = value_graph(relation, sens, epsilon)

@@ -22,9 +22,16 @@ from proxanon._engine.runs import DEFAULT_SEARCH_LIMIT, run_engine
 from proxanon._engine.verdicts import infeasible_message, infeasible_summary
 from proxanon._errors import InfeasibleError
 from proxanon._pipeline.classes import _audit_groups
+from proxanon._pipeline.criteria import class_audit, enforce_criteria
 from proxanon._pipeline.inputs import _Inputs
 from proxanon._pipeline.job import _Steps
-from proxanon._pipeline.publish import asked_of, hierarchies_of, scales_of, with_scales
+from proxanon._pipeline.publish import (
+    asked_of,
+    hierarchies_of,
+    scales_of,
+    with_criteria,
+    with_scales,
+)
 from proxanon._pipeline.verdict import epsilon_in_units
 from proxanon._results.anonymization import (
     GROUP_COLUMN,
@@ -44,11 +51,7 @@ def publish_anatomy(inputs: _Inputs, seconds: dict[str, float],
     part, plain = _groups(inputs)
     released = np.flatnonzero(part.groups >= 0)
     n_all = len(inputs.data)
-    # Dense group ids 0..m-1, in the order of each group's first row.
-    _, first, dense = np.unique(part.groups[released], return_index=True, return_inverse=True)
-    rank = np.empty(first.size, dtype=np.int64)
-    rank[np.argsort(first, kind="stable")] = np.arange(first.size)
-    groups = rank[dense.reshape(-1)]
+    groups = _in_order(part.groups[released])
     audited = inputs.data if released.size == n_all else inputs.data.iloc[released]
 
     tic = time.perf_counter()
@@ -57,8 +60,15 @@ def publish_anatomy(inputs: _Inputs, seconds: dict[str, float],
     else:  # the published rows as any auditor reads them: scaled over the rows released
         sens, relation = encode_sensitive(audited, inputs.sens_cols, inputs.given,
                                           inputs.metric, inputs.weights, inputs.ranges)
-    check = _audit_groups(sens, groups, relation, inputs.k, inputs.eps, inputs.dlt,
-                          inputs.threads)
+    job = None
+    if inputs.criteria is not None:  # groups merged until each satisfies the criteria
+        job = inputs.criteria if released.size == n_all else inputs.criteria.subset(audited)
+        merged, _ = enforce_criteria(groups, [c.subset(released) for c in inputs.columns], job,
+                                     class_audit(sens, relation, inputs.k, inputs.eps,
+                                                 inputs.dlt, inputs.threads))
+        groups = _in_order(merged)
+    check = with_criteria(_audit_groups(sens, groups, relation, inputs.k, inputs.eps,
+                                        inputs.dlt, inputs.threads), job, groups)
     seconds["audit"] = time.perf_counter() - tic
     if not check.satisfied and inputs.on_infeasible != "best_effort":
         units = epsilon_in_units(audited, inputs.sens_cols, relation, inputs.eps,
@@ -88,6 +98,14 @@ def publish_anatomy(inputs: _Inputs, seconds: dict[str, float],
                          report=report, hierarchies=hierarchies_of(inputs), partition=part,
                          audit=with_scales(check, inputs, audited),
                          sensitive_table=sensitive_table)
+
+
+def _in_order(groups: NDArray[np.int64]) -> NDArray[np.int64]:
+    """Dense group ids 0..m-1, in the order of each group's first row."""
+    _, first, dense = np.unique(groups, return_index=True, return_inverse=True)
+    rank = np.empty(first.size, dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(first.size)
+    return rank[dense.reshape(-1)]
 
 
 def anatomy_tables(released: pd.DataFrame, sens_cols: list[str],

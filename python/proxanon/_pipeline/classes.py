@@ -13,7 +13,7 @@ from numpy.typing import NDArray
 
 from proxanon._engine import classes as native_classes
 from proxanon._engine.audit import audit_owned
-from proxanon._engine.options import Checks
+from proxanon._engine.options import Checks, NativeCriteria
 from proxanon._engine.runs import run_specialize
 from proxanon._results.audit import AuditReport
 from proxanon._results.measures import GroupSummary, summarize_groups
@@ -35,9 +35,11 @@ class ClassChecks:
 
     @classmethod
     def on(cls, sens: NDArray[np.float64], relation: Relation, *, k: int, eps: float | None,
-           dlt: float | None, ell: int | None = None) -> ClassChecks:
-        """The checks of ``sens`` under ``relation``."""
-        return cls(sens=sens, checks=Checks(k=k, eps=eps, dlt=dlt, relation=relation, ell=ell))
+           dlt: float | None, ell: int | None = None,
+           criteria: NativeCriteria | None = None) -> ClassChecks:
+        """The checks of ``sens`` under ``relation`` (``criteria``: over the same rows)."""
+        return cls(sens=sens, checks=Checks(k=k, eps=eps, dlt=dlt, relation=relation, ell=ell,
+                                            criteria=criteria))
 
     def unpacked(self) -> tuple[NDArray[np.float64], Relation, int, float | None, float | None,
                                 int | None]:

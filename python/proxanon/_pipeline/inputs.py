@@ -12,7 +12,9 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from proxanon._pipeline.criteria import CriteriaJob
 from proxanon._progress import ProgressReporter
+from proxanon._results.criteria import Criterion
 from proxanon.distances import Relation
 from proxanon.generalize import QIColumn
 from proxanon.hierarchy import Hierarchy
@@ -43,6 +45,7 @@ class AnonymizeSettings:
     neighbours: str                # as given (checked against the relation once it is known)
     threads: int
     publish: str = "generalize"    # one of _validate.PUBLISH
+    criteria: tuple[Criterion, ...] = ()  # besides (epsilon, delta)^k; ``l`` folded in
 
 
 @dataclass(frozen=True)
@@ -73,3 +76,4 @@ class _Inputs:
     neighbours: str                # how the engine holds the relation (_validate.neighbours)
     threads: int
     reporter: ProgressReporter | None  # progress, shown by the caller's thread only
+    criteria: CriteriaJob | None = None  # the criteria every published class satisfies

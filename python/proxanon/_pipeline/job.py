@@ -139,8 +139,11 @@ class _Steps:
 
     def checks_on(self, sens: NDArray[np.float64], rel: Relation) -> ClassChecks:
         """The job's checks (k, epsilon, delta) on the sensitive values ``sens`` under ``rel``."""
+        criteria = self.inputs.criteria
         return ClassChecks.on(sens, rel, k=self.inputs.k, eps=self.inputs.eps,
-                           dlt=self.inputs.dlt)
+                              dlt=self.inputs.dlt,
+                              criteria=None if criteria is None or sens is not self.inputs.sens
+                              else criteria.native)
 
     def audit_classes(self, sens: NDArray[np.float64], rel: Relation,
                       classes: NDArray[np.int64], used: int) -> AuditReport:
@@ -289,7 +292,9 @@ class _Steps:
         try:
             return run_mondrian(inputs.sens,
                                 Checks(k=inputs.k, eps=inputs.eps, dlt=inputs.dlt,
-                                       relation=inputs.relation),
+                                       relation=inputs.relation,
+                                       criteria=None if inputs.criteria is None
+                                       else inputs.criteria.native),
                                 inputs.qi, inputs.taxonomies, on_infeasible="best_effort",
                                 started=time.perf_counter(), grid_checks=False,
                                 max_graph_entries=CHECK_GRAPH_ENTRIES)

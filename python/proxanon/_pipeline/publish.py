@@ -9,12 +9,14 @@ from dataclasses import replace
 
 import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 
 from proxanon import _validate
 from proxanon._errors import InfeasibleError
-from proxanon._pipeline.candidates import _Published
+from proxanon._pipeline.candidates import _cost, _Published
 from proxanon._pipeline.choose import _CutPicked, _Job
 from proxanon._pipeline.classes import ClassChecks, _audit_groups, _published_key_inputs
+from proxanon._pipeline.criteria import CriteriaJob, class_audit, enforce_criteria
 from proxanon._pipeline.inputs import AnonymizeSettings, _Inputs
 from proxanon._pipeline.mondrian import _Cut, _mondrian_cut, _mondrian_table
 from proxanon._pipeline.verdict import infeasible_text
@@ -27,6 +29,7 @@ from proxanon._results.anonymization import (
     build_report,
 )
 from proxanon._results.audit import AuditReport
+from proxanon._results.measures import summarize_groups
 from proxanon._words import Param, text
 from proxanon.generalize import QIColumn, encode_qi, load_hierarchies
 from proxanon.hierarchy import Hierarchy
@@ -39,7 +42,8 @@ def _anonymize_mondrian(inputs: _Inputs, settings: AnonymizeSettings,
     generalize, and audit every check that was asked for."""
     checks = ClassChecks.on(inputs.sens, inputs.relation, k=inputs.k,
                          eps=inputs.eps if settings.checked else None,
-                         dlt=inputs.dlt if settings.checked else None, ell=settings.ell)
+                         dlt=inputs.dlt if settings.checked else None, ell=settings.ell,
+                         criteria=None if inputs.criteria is None else inputs.criteria.native)
     tic = time.perf_counter()
     cut = _mondrian_cut(inputs.columns, checks, (inputs.qi, inputs.taxonomies, inputs.node_keys),
                         threads=inputs.threads)
@@ -56,17 +60,18 @@ def _publish_mondrian(inputs: _Inputs, checks: ClassChecks, cut: _Cut,
     for the report, the audit of these groups (not run again) and the cut's table where its
     thread generalized it."""
     sens, relation, k, eps, dlt, ell = checks.unpacked()
+    if inputs.criteria is not None:
+        cut, picked = _cut_criteria(inputs, checks, cut, picked, seconds)
     part, groups, summary = cut.part, cut.groups, cut.summary
     generalized = picked.generalized if picked is not None else None
     table, seconds["generalize"] = generalized or _mondrian_table(inputs.data, inputs.columns,
                                                                   cut)
     tic = time.perf_counter()
-    check = (picked.check if picked is not None
-             else _audit_groups(sens, groups, relation, k, eps, dlt, inputs.threads))
-    # Distinct sensitive values per group, counted only where l-diversity was asked for.
-    diverse = ell is None or int(
-        pd.DataFrame(sens).assign(g=groups).drop_duplicates().groupby("g").size().min()) >= ell
-    satisfied = bool(check.satisfied and diverse)
+    check = with_criteria(
+        picked.check if picked is not None
+        else _audit_groups(sens, groups, relation, k, eps, dlt, inputs.threads),
+        inputs.criteria, groups)
+    satisfied = bool(check.satisfied)
     seconds["audit"] = time.perf_counter() - tic
     seconds["total"] = time.perf_counter() - started
     # The verdict and the violations are the audit's: only rows that violate are listed
@@ -78,14 +83,15 @@ def _publish_mondrian(inputs: _Inputs, checks: ClassChecks, cut: _Cut,
                           "remaining_violations": len(check.violating_rows),
                           "violating_groups": check.violating_groups.tolist()})
     if not satisfied and on_infeasible == "raise":
+        failed = [v for v in check.criteria if not v.satisfied]
         raise InfeasibleError(
-            f"Mondrian's published groups fail the checks (k={k}, l={ell}, epsilon={eps}, "
+            f"Mondrian's published groups fail the checks (k={k}, epsilon={eps}, "
             f"delta={dlt}): max risk {check.max_risk:.3f}, {len(check.violating_rows):,} "
             f"violating row(s) in {len(check.violating_groups):,} group(s)"
             + (f", {check.small_groups.size:,} group(s) smaller than k" if
                check.small_groups.size else "")
-            + ("" if diverse else f", a group with fewer than l={ell} distinct sensitive "
-               "values")
+            + "".join(f", {v.criterion} fails on {v.column!r} in "
+                      f"{v.failing_classes.size:,} group(s)" for v in failed)
             + ".\nRelax the parameters or use method='xcolor'.", partition=part)
     report = build_report(
         asked_of(inputs, eps, dlt), EngineNumbers(method="mondrian", merge_rounds=cut.rounds),
@@ -95,6 +101,38 @@ def _publish_mondrian(inputs: _Inputs, checks: ClassChecks, cut: _Cut,
     return Anonymization(table=table, groups=groups, satisfied=satisfied, report=report,
                          hierarchies=hierarchies_of(inputs), partition=part,
                          audit=with_scales(check, inputs, inputs.data))
+
+
+def _cut_criteria(inputs: _Inputs, checks: ClassChecks, cut: _Cut, picked: _CutPicked | None,
+                  seconds: dict[str, float]) -> tuple[_Cut, _CutPicked | None]:
+    """The cut with its classes merged until each satisfies the criteria
+    (:func:`enforce_criteria`); ``picked`` without its table and audit where they changed."""
+    assert inputs.criteria is not None
+    sens, relation, k, eps, dlt, _ = checks.unpacked()
+    tic = time.perf_counter()
+    groups, rounds = enforce_criteria(cut.groups, inputs.columns, inputs.criteria,
+                                      class_audit(sens, relation, k, eps, dlt, inputs.threads))
+    seconds["criteria"] = time.perf_counter() - tic
+    if np.array_equal(groups, cut.groups):
+        return cut, picked
+    cut = replace(cut, groups=groups, summary=summarize_groups(inputs.columns, groups),
+                  rounds=cut.rounds + rounds)
+    if picked is None:
+        return cut, None
+    return cut, replace(picked, cut=cut, generalized=None,
+                        check=_audit_groups(sens, groups, relation, k, eps, dlt,
+                                            inputs.threads))
+
+
+def with_criteria(check: AuditReport, job: CriteriaJob | None,
+                   classes: NDArray[np.int64]) -> AuditReport:
+    """``check`` with the verdict of each criterion of ``job`` on ``classes`` (the rows
+    ``job`` holds), and satisfied only where they all hold."""
+    if job is None:
+        return check
+    verdicts = tuple(job.verdicts(classes))
+    return replace(check, criteria=verdicts,
+                   satisfied=check.satisfied and all(v.satisfied for v in verdicts))
 
 
 def asked_of(inputs: _Inputs, eps: float | None, dlt: float | None) -> Asked:
@@ -123,6 +161,21 @@ def scales_of(inputs: _Inputs, audited: pd.DataFrame) -> dict[str, tuple[float, 
     """The (min, max) each numeric sensitive column is scaled by over the rows ``audited``."""
     return numeric_scales(audited, inputs.sens_cols, inputs.given, inputs.metric,
                           inputs.ranges)
+
+
+def _criteria_job(data: pd.DataFrame, settings: AnonymizeSettings) -> CriteriaJob | None:
+    """The criteria of ``settings`` over ``data``, None without any. With
+    ``on_infeasible="raise"``, a criterion the whole table fails is raised at once (the
+    proof that no partition meets it); otherwise the criteria the table can meet are
+    enforced and the others reported failing."""
+    if not settings.criteria:
+        return None
+    job = CriteriaJob.on(data, settings.criteria, settings.sensitive)
+    if settings.on_infeasible == "raise":
+        job.prove_feasible(len(data))
+        return job
+    failing = {v.criterion for v in job.infeasible(len(data))}
+    return replace(job, enforced=tuple(c for c in job.criteria if c not in failing))
 
 
 def prepare(data: pd.DataFrame, settings: AnonymizeSettings,
@@ -155,7 +208,7 @@ def prepare(data: pd.DataFrame, settings: AnonymizeSettings,
         neighbours=_validate.neighbours(settings.neighbours, builtin=relation.kind == "builtin",
                                        taxonomy=relation.taxonomy,
                                        components=sens.shape[1]), threads=settings.threads,
-        reporter=reporter)
+        reporter=reporter, criteria=_criteria_job(data, settings))
     return inputs, seconds
 
 
@@ -168,7 +221,10 @@ def publish(data: pd.DataFrame, settings: AnonymizeSettings, *,
     inputs, seconds = prepare(data, settings, reporter)
     if settings.method == "mondrian":
         return _anonymize_mondrian(inputs, settings, seconds, started)
-    picked = _Job(inputs, seconds).run()
+    job = _Job(inputs, seconds)
+    picked = job.run()
+    if not isinstance(picked, _CutPicked) and inputs.criteria is not None:
+        picked = _criteria_choice(inputs, job, *picked, seconds)
     if isinstance(picked, _CutPicked):
         checks = ClassChecks.on(inputs.sens, inputs.relation, k=inputs.k, eps=inputs.eps,
                                 dlt=inputs.dlt)
@@ -176,6 +232,53 @@ def publish(data: pd.DataFrame, settings: AnonymizeSettings, *,
                                  on_infeasible="best_effort", picked=picked)
     chosen, candidates = picked
     return _publish_xcolor(inputs, chosen, candidates, seconds, started)
+
+
+def _criteria_choice(inputs: _Inputs, job: _Job, chosen: _Published,
+                     candidates: dict[str, float], seconds: dict[str, float]
+                     ) -> _CutPicked | tuple[_Published, dict[str, float]]:
+    """XColor's table as the job chose it, its classes merged until each satisfies the
+    criteria; or the Mondrian-(ε, δ) cut (which keeps the criteria as it cuts), repaired the
+    same way, where that satisfies and XColor's does not or costs more (GCP): the job
+    compared the two before the criteria were enforced."""
+    released = chosen.released
+    audited = inputs.data if released.size == len(inputs.data) else inputs.data.iloc[released]
+    chosen = _chosen_criteria(inputs, chosen, audited, seconds)
+    built = job.cut if job.cut_taken else None
+    if built is None or released.size < len(inputs.data):
+        return chosen, candidates
+    checks = ClassChecks.on(inputs.sens, inputs.relation, k=inputs.k, eps=inputs.eps,
+                            dlt=inputs.dlt)
+    cut, _ = _cut_criteria(inputs, checks, built[0], None, seconds)
+    check = with_criteria(_audit_groups(inputs.sens, cut.groups, inputs.relation, inputs.k,
+                                         inputs.eps, inputs.dlt, inputs.threads),
+                           inputs.criteria, cut.groups)
+    costs = {"xcolor": _cost(chosen.summary, len(inputs.data)), "mondrian": cut.summary.gcp()}
+    if not check.satisfied or (chosen.check.satisfied and costs["xcolor"] <= costs["mondrian"]):
+        return chosen, {**candidates, **costs}
+    return _CutPicked(cut, check, costs, None)
+
+
+def _chosen_criteria(inputs: _Inputs, chosen: _Published, audited: pd.DataFrame,
+                     seconds: dict[str, float]) -> _Published:
+    """XColor's table with its classes merged until each satisfies the criteria
+    (:func:`enforce_criteria`), summarized and audited again, the criteria's verdicts in its
+    audit."""
+    assert inputs.criteria is not None
+    job = inputs.criteria if len(audited) == len(inputs.data) else inputs.criteria.subset(
+        audited)
+    sens = inputs.sens[chosen.released]
+    relation, k, eps, dlt = inputs.relation, inputs.k, inputs.eps, inputs.dlt
+    tic = time.perf_counter()
+    classes, rounds = enforce_criteria(chosen.classes, chosen.columns, job,
+                                       class_audit(sens, relation, k, eps, dlt, inputs.threads))
+    if not np.array_equal(classes, chosen.classes):
+        chosen = replace(chosen, classes=classes,
+                         summary=summarize_groups(chosen.columns, classes),
+                         check=_audit_groups(sens, classes, relation, k, eps, dlt,
+                                             inputs.threads), rounds=chosen.rounds + rounds)
+    seconds["criteria"] = time.perf_counter() - tic
+    return replace(chosen, check=with_criteria(chosen.check, job, classes))
 
 
 def _publish_xcolor(inputs: _Inputs, chosen: _Published, candidates: dict[str, float],

@@ -11,6 +11,7 @@ from numpy.typing import NDArray
 
 from proxanon import _validate
 from proxanon._display import Summarized, html_writer
+from proxanon._results.criteria import CriterionVerdict
 
 #: How many of the worst groups ``str(report)`` lists.
 _WORST_SHOWN = 5
@@ -26,8 +27,9 @@ class AuditReport(Summarized):
     ``neighbour_counts`` is in the table's row order.
 
     Attributes:
-        satisfied: True iff every group has at least ``k`` rows and no row has more than
-            ``t(G)`` epsilon-neighbours in its group.
+        satisfied: True iff every group has at least ``k`` rows, no row has more than
+            ``t(G)`` epsilon-neighbours in its group, and every criterion in ``criteria``
+            holds.
         max_risk: the largest ``risk(G)`` over all groups (the risk of the partition).
         vulnerability: fraction of groups violating (epsilon, delta)-dissimilarity, small
             groups not counted as violations (paper §VI, Fig. 4).
@@ -49,6 +51,9 @@ class AuditReport(Summarized):
             the variational distance); empty when arrays were audited.
         taxonomies: the sensitive columns of a table compared by tree distance (their
             ``hierarchies``), which no range scales.
+        criteria: the verdict of each privacy criterion checked besides (epsilon, delta)^k
+            (``audit(..., criteria=[...])``, docs/guide/criteria.md), one per criterion and
+            column it reads; empty when none was asked for.
     """
 
     satisfied: bool
@@ -71,6 +76,7 @@ class AuditReport(Summarized):
     weights: NDArray[np.float64] | None = None
     scales: dict[str, tuple[float, float]] = field(default_factory=dict)
     taxonomies: tuple[str, ...] = ()
+    criteria: tuple[CriterionVerdict, ...] = ()
 
     def to_html(self, path: Any, table: Any = None, *, quasi_identifiers: Any = None,
                 sensitive: Any = None, groups: Any = None) -> None:
@@ -90,7 +96,8 @@ class AuditReport(Summarized):
                 ("vulnerability", self.vulnerability),
                 ("violating_groups", int(self.violating_groups.shape[0])),
                 ("small_groups", int(self.small_groups.shape[0])),
-                ("suppressed", int(self.suppressed_rows.shape[0]))]
+                ("suppressed", int(self.suppressed_rows.shape[0])),
+                *((str(v.criterion), v.satisfied) for v in self.criteria)]
 
     def summary(self) -> dict[str, Any]:
         """The scalar results as plain Python values (JSON-serializable).
@@ -111,6 +118,7 @@ class AuditReport(Summarized):
             "n_violating_groups": int(self.violating_groups.shape[0]),
             "n_violating_rows": int(self.violating_rows.shape[0]),
             "n_small_groups": int(self.small_groups.shape[0]),
+            "criteria": [v.to_dict() for v in self.criteria],
         }
 
     def worst_groups(self, count: int = _WORST_SHOWN) -> NDArray[np.int64]:
@@ -141,7 +149,8 @@ class AuditReport(Summarized):
         n_bad_groups = self.violating_groups.shape[0]
         n_bad_rows = self.violating_rows.shape[0]
         lines = [
-            f"(epsilon, delta)^k-dissimilarity: {verdict}",
+            f"(epsilon, delta)^k-dissimilarity: {verdict}" if not self.criteria else
+            f"(epsilon, delta)^k-dissimilarity and criteria: {verdict}",
             f"  parameters     : {parameters}",
             f"  groups         : {self.n_groups:,} over {n_rows:,} rows ({size_text})",
             f"  max risk       : {self.max_risk:.4f} ({risk_note} 1 - delta = {allowed:.4f})",
@@ -158,4 +167,7 @@ class AuditReport(Summarized):
                 f"    group {int(self.group_ids[i])}: {int(self.group_sizes[i])} rows, "
                 f"risk {float(self.group_risk[i]):.4f}"
             )
+        if self.criteria:
+            lines.append("  criteria       : (each class must satisfy each)")
+            lines.extend(f"    {v}" for v in self.criteria)
         return "\n".join(lines)

@@ -37,7 +37,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-__all__ = ["DEFAULT_RISK_THRESHOLD", "PrivacyMeasures", "RiskBin", "privacy_measures"]
+__all__ = ["DEFAULT_RISK_THRESHOLD", "PrivacyMeasures", "RiskBin", "privacy_measures",
+           "published_measures"]
 
 #: Default of ``risk_threshold``: a record is at risk when its prosecutor risk 1/|class|
 #: exceeds 0.2, that is when its class has fewer than 5 records.
@@ -193,7 +194,7 @@ def privacy_measures(
     cls = _class_codes(table, qis)
     sizes = np.bincount(cls)
     n_classes = len(sizes)
-    columns = [_Sensitive(table[name], name, cls, sizes) for name in sens]
+    columns = [_Sensitive.of(table[name], name, cls, sizes) for name in sens]
 
     l_div = min(c.l_div for c in columns)
     # gen=True: per class the lowest entropy over the columns, then e ** H over the classes.
@@ -222,6 +223,24 @@ def privacy_measures(
         epsilon_m_anonymity=m,
         **risk,
     )
+
+
+def published_measures(table: pd.DataFrame, quasi_identifiers: Sequence[str],
+                       columns: Sequence[str], groups: _Ints | None = None
+                       ) -> PrivacyMeasures | str:
+    """:func:`proxanon.privacy_measures` of a published table's classes (its published QI
+    values as text, or ``groups``), or why they cannot be measured (a column neither numeric
+    nor text, missing values)."""
+    if groups is not None:
+        frame = table[list(columns)].assign(_class=groups)
+        qis = ["_class"]
+    else:
+        frame = table.assign(**{q: table[q].astype(str) for q in quasi_identifiers})
+        qis = list(quasi_identifiers)
+    try:
+        return privacy_measures(frame, quasi_identifiers=qis, sensitive=list(columns))
+    except (TypeError, ValueError) as exc:
+        return str(exc)
 
 
 def _column_list(table: pd.DataFrame, names: Sequence[str] | str, role: str) -> list[str]:
@@ -260,21 +279,16 @@ def _class_starts(pair_class: _Ints) -> _Ints:
 
 
 class _Sensitive:
-    """One sensitive column's (class, value) pairs and its pycanon measures."""
+    """One sensitive column's (class, value) pairs, its measures per class (the ``*_per_class``
+    arrays and methods, which :mod:`proxanon._results.criteria` holds classes to) and its
+    pycanon measures (their worst over the classes)."""
 
-    def __init__(self, column: pd.Series, name: str, cls: _Ints, sizes: _Ints) -> None:
-        self.name = name
-        if column.isna().any():
-            raise ValueError(f"sensitive column {name!r} has {int(column.isna().sum())} missing "
-                             "values: drop or fill those rows first (pycanon counts them "
-                             "inconsistently, so no measure of them would match it)")
-        self.numeric = bool(pd.api.types.is_numeric_dtype(column))
-        if not self.numeric and not pd.api.types.is_string_dtype(column):
-            raise TypeError(f"sensitive column {name!r} ({column.dtype}) is neither numeric nor "
-                            "text, which t-closeness needs (as pycanon's): cast it with "
-                            ".astype(str) or to numbers")
-        values, m = _value_codes(column, name)
-        n = len(values)
+    def __init__(self, values: _Ints, m: int, numeric: bool, cls: _Ints, sizes: _Ints,
+                 global_counts: _Ints | None = None) -> None:
+        """``values``: the column's codes 0..m-1 in pycanon's order (:func:`column_codes`);
+        ``cls``: each row's class, 0..len(sizes)-1, every class present; ``global_counts``:
+        the rows per value of the table these rows are classes of (default: these rows)."""
+        self.numeric = numeric
         self.m = m
         key = cls * m + values
         pair_key, counts = np.unique(key, return_counts=True)
@@ -283,19 +297,36 @@ class _Sensitive:
         self.counts = counts.astype(np.int64)
         self.starts = _class_starts(self.pair_class)
         self.sizes = sizes
-        self.global_counts = np.bincount(values, minlength=m).astype(np.int64)
+        self.global_counts = (np.bincount(values, minlength=m).astype(np.int64)
+                              if global_counts is None else global_counts)
         # pycanon's frequencies: len(rows of s in class) / len(class) and len(rows of s) / n
         self.q = self.counts / sizes[self.pair_class]
-        self.p = self.global_counts / n
+        self.p = self.global_counts / int(self.global_counts.sum())
         p_pair = self.p[self.pair_value]
-        distinct = np.diff(np.r_[self.starts, len(pair_key)])
-        self.l_div = int(distinct.min())
+        #: Distinct values per class.
+        self.distinct = np.diff(np.r_[self.starts, len(pair_key)])
+        self.l_div = int(self.distinct.min())
         self.alpha = float(self.q.max())
-        self.entropy = self._entropy(distinct)
-        ratio = self.q / p_pair
-        self.delta = float(np.max(np.abs(np.log(ratio))))
-        self.basic_beta = float(np.max((self.q - p_pair) / p_pair))
+        #: Entropy of each class's values (pycanon's, bit for bit where int(e ** H) needs it).
+        self.entropy = self._entropy(self.distinct)
+        #: Per class: max |ln(q / p)| (delta-disclosure) and max (q - p) / p (basic beta).
+        self.delta_per_class = np.maximum.reduceat(np.abs(np.log(self.q / p_pair)),
+                                                   self.starts)
+        self.beta_per_class = np.maximum.reduceat((self.q - p_pair) / p_pair, self.starts)
+        self.delta = float(self.delta_per_class.max())
+        self.basic_beta = float(self.beta_per_class.max())
         self.enhanced_beta = min(self.basic_beta, float(np.max(-np.log(self.p))))
+
+    @classmethod
+    def of(cls, column: pd.Series, name: str, classes: _Ints, sizes: _Ints) -> _Sensitive:
+        """The column ``name`` of a table, checked (:func:`column_codes`), over ``classes``."""
+        values, m, numeric = column_codes(column, name)
+        return cls(values, m, numeric, classes, sizes)
+
+    def entropy_l_per_class(self) -> _Ints:
+        """pycanon's entropy l of each class: ``int(e ** H)``."""
+        per_class: _Ints = np.floor(_E ** self.entropy).astype(np.int64)
+        return per_class
 
     def _entropy(self, distinct: _Ints) -> _Floats:
         """Each class's -sum(p log p), bit for bit as pycanon's ``np.sum`` where it matters.
@@ -323,24 +354,42 @@ class _Sensitive:
 
     def recursive_c(self, l_div: int) -> int:
         """pycanon's c: per class floor(r[0] / sum(r[l-1:]) + 1), r the counts ascending."""
-        order = np.lexsort((self.counts, self.pair_class))
+        least = np.minimum.reduceat(self.counts, self.starts)
+        rest = self.sizes - self._ranked_sum(l_div - 1, descending=False)
+        return int(np.max(np.floor(least / rest + 1)))
+
+    def recursive_holds_per_class(self, ell: int, c: float) -> NDArray[np.bool_]:
+        """Per class, recursive (c, l)-diversity as Machanavajjhala et al. define it: with r
+        the counts from the most frequent value down, r_1 < c (r_l + ... + r_m) (so at least
+        l values)."""
+        most = np.maximum.reduceat(self.counts, self.starts)
+        tail = self.sizes - self._ranked_sum(ell - 1, descending=True)
+        holds: NDArray[np.bool_] = (self.distinct >= ell) & (most < c * tail)
+        return holds
+
+    def _ranked_sum(self, top: int, *, descending: bool) -> _Ints:
+        """Per class, the sum of its ``top`` first counts in rank order (ascending or
+        descending counts)."""
+        ranked_by = -self.counts if descending else self.counts
+        order = np.lexsort((ranked_by, self.pair_class))
         ranked = self.counts[order]
         rank = np.arange(len(ranked)) - self.starts[self.pair_class[order]]
-        smallest = np.bincount(self.pair_class[order], weights=np.where(rank < l_div - 1,
-                               ranked, 0), minlength=len(self.sizes)).astype(np.int64)
-        least = np.minimum.reduceat(self.counts, self.starts)
-        rest = self.sizes - smallest
-        return int(np.max(np.floor(least / rest + 1)))
+        return np.bincount(self.pair_class[order], weights=np.where(rank < top, ranked, 0),
+                           minlength=len(self.sizes)).astype(np.int64)
 
     def t_closeness(self) -> float:
         """Largest EMD: ordered distance for numbers, equal distance for text (pycanon's)."""
+        return float(np.max(self.t_per_class()))
+
+    def t_per_class(self) -> _Floats:
+        """Each class's EMD to the table's distribution (pycanon's t-closeness per class)."""
         if not self.numeric:
             # 0.5 * sum |q - p| over all values = sum over the class's values of max(q - p, 0)
             gain = np.maximum(self.q - self.p[self.pair_value], 0.0)
-            return float(np.max(np.add.reduceat(gain, self.starts)))
+            return np.add.reduceat(gain, self.starts)
         m = self.m
         if m == 1:
-            return 0.0  # pycanon: ZeroDivisionError (1 / (m - 1))
+            return np.zeros(len(self.sizes))  # pycanon: ZeroDivisionError (1 / (m - 1))
         # pycanon: sum over the m values of |Q_i - P_i|, Q and P the cumulative frequencies of
         # the class and the table, over m - 1. Q is a step function of the class's values, so
         # each step [a, b) at level L adds sum |L - P_i|, P non-decreasing: split at the first
@@ -358,12 +407,22 @@ class _Sensitive:
         below = level * (split - low) - (prefix[split] - prefix[low])
         above = (prefix[high] - prefix[split]) - level * (high - split)
         head = prefix[self.pair_value[self.starts]]  # before the class's first value, Q = 0
-        emd = (head + np.add.reduceat(below + above, self.starts)) / (m - 1)
-        return float(np.max(emd))
+        emd: _Floats = (head + np.add.reduceat(below + above, self.starts)) / (m - 1)
+        return emd
 
 
-def _value_codes(column: pd.Series, name: str) -> tuple[_Ints, int]:
-    """Codes 0..m-1 of a column's values in ``np.unique``'s (pycanon's) order."""
+def column_codes(column: pd.Series, name: str) -> tuple[_Ints, int, bool]:
+    """A sensitive column checked as pycanon takes it (no missing value; numeric or text) and
+    coded: its codes 0..m-1 in ``np.unique``'s (pycanon's) order, m, and whether numeric."""
+    if column.isna().any():
+        raise ValueError(f"sensitive column {name!r} has {int(column.isna().sum())} missing "
+                         "values: drop or fill those rows first (pycanon counts them "
+                         "inconsistently, so no measure of them would match it)")
+    numeric = bool(pd.api.types.is_numeric_dtype(column))
+    if not numeric and not pd.api.types.is_string_dtype(column):
+        raise TypeError(f"sensitive column {name!r} ({column.dtype}) is neither numeric nor "
+                        "text, which t-closeness needs (as pycanon's): cast it with "
+                        ".astype(str) or to numbers")
     codes, uniques = pd.factorize(column, sort=False)
     try:
         order = np.argsort(np.asarray(uniques), kind="stable")  # object: by Python <
@@ -373,7 +432,7 @@ def _value_codes(column: pd.Series, name: str) -> tuple[_Ints, int]:
                         ) from None
     rank = np.empty(len(order), dtype=np.int64)
     rank[order] = np.arange(len(order), dtype=np.int64)
-    return rank[np.asarray(codes, dtype=np.int64)], len(order)
+    return rank[np.asarray(codes, dtype=np.int64)], len(order), numeric
 
 
 class _Risk(TypedDict):

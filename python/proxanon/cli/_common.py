@@ -326,6 +326,61 @@ def add_privacy_options(parser: argparse.ArgumentParser, *, optional: bool = Fal
     parser.add_argument("--weights", help="one weight per sensitive column, comma-separated")
 
 
+def add_criteria_options(parser: argparse.ArgumentParser) -> None:
+    """The privacy criteria besides (epsilon, delta)^k (docs/guide/criteria.md)."""
+    group = parser.add_argument_group(
+        "privacy criteria", "every published class must also satisfy these, on the column "
+        "--criteria-column names (default: each sensitive column)")
+    group.add_argument("--l-diversity", type=int, metavar="L",
+                       help="l-diversity: L well-represented values per class")
+    group.add_argument("--l-kind", default="distinct", choices=["distinct", "entropy",
+                                                                "recursive"],
+                       help="the l-diversity: distinct (default), entropy or recursive")
+    group.add_argument("--l-c", type=float, metavar="C",
+                       help="c of recursive (c, l)-diversity (with --l-kind recursive)")
+    group.add_argument("--t-closeness", type=float, metavar="T",
+                       help="t-closeness: each class within earth mover's distance T of the "
+                            "table")
+    group.add_argument("--beta-likeness", type=float, metavar="B",
+                       help="basic beta-likeness: (q - p) / p <= B for every value")
+    group.add_argument("--delta-disclosure", type=float, metavar="D",
+                       help="delta-disclosure privacy: |ln(q / p)| <= D for every value held")
+    group.add_argument("--criteria-column", metavar="COL",
+                       help="the column the criteria protect: any column that is not a QI "
+                            "(default: each sensitive column)")
+
+
+def criteria_from(args: argparse.Namespace) -> list[Any]:
+    """The criteria the options of :func:`add_criteria_options` ask for."""
+    from proxanon._results.criteria import (
+        BetaLikeness,
+        DeltaDisclosure,
+        LDiversity,
+        TCloseness,
+    )
+
+    column = args.criteria_column
+    if args.l_diversity is None and (args.l_kind != "distinct" or args.l_c is not None):
+        raise UsageError("--l-kind and --l-c describe --l-diversity L: give it too")
+    found: list[Any] = []
+    try:
+        if args.l_diversity is not None:
+            found.append(LDiversity(args.l_diversity, kind=args.l_kind, c=args.l_c,
+                                    column=column))
+        if args.t_closeness is not None:
+            found.append(TCloseness(args.t_closeness, column=column))
+        if args.beta_likeness is not None:
+            found.append(BetaLikeness(args.beta_likeness, column=column))
+        if args.delta_disclosure is not None:
+            found.append(DeltaDisclosure(args.delta_disclosure, column=column))
+    except (TypeError, ValueError) as exc:
+        raise UsageError(str(exc)) from exc
+    if column is not None and not found:
+        raise UsageError("--criteria-column names the column of a criterion: give one "
+                         "(--l-diversity, --t-closeness, --beta-likeness, --delta-disclosure)")
+    return found
+
+
 def read_input(path_text: str, args: argparse.Namespace) -> CsvTable | ParquetTable:
     """The table at ``path_text``; ``-`` reads all of standard input (CSV, or Parquet when
     it starts as Parquet does or ``--format parquet`` says so)."""
@@ -503,8 +558,10 @@ class _Typing:
 
 def typed_columns(source: CsvTable | ParquetTable, qi: list[str], sensitive: list[str], *,
                   missing: str, orders: Mapping[str, str], taxonomies: set[str],
-                  dates: set[str] | None = None, text: set[str] | None = None) -> Columns:
-    """The QI and sensitive columns, parsed for the library.
+                  dates: set[str] | None = None, text: set[str] | None = None,
+                  extra: Sequence[str] = ()) -> Columns:
+    """The QI and sensitive columns, parsed for the library, and the ``extra`` columns a
+    criterion reads (numbers where every value is one, else text).
 
     QI text columns stay text when they have a taxonomy, are named in ``text`` (``--text``)
     or hold a value written with leading zeros (``02134``: a code, see ``notes``); else
@@ -515,7 +572,7 @@ def typed_columns(source: CsvTable | ParquetTable, qi: list[str], sensitive: lis
     first two). Empty cells are an error naming the column and the position, or
     (``missing="drop"``) drop the row.
     """
-    wanted = list(dict.fromkeys([*qi, *sensitive]))
+    wanted = list(dict.fromkeys([*qi, *sensitive, *extra]))
     absent = [c for c in wanted if c not in source.names]
     if absent:
         raise UsageError(f"column(s) {absent} not in {source.path}; its columns are "
@@ -599,6 +656,9 @@ def _typed(series: pd.Series, column: str, typing: _Typing, source: CsvTable | P
                          "written as read); if they are codes, compare them as text with "
                          f"--hierarchy {column}=FILE.csv or --order")
         return numbers
+    if column not in typing.qi and column not in typing.sensitive and _is_text(series):
+        numbers = _number(series)  # a column a criterion reads (``extra``)
+        return series.astype(str) if numbers is None else numbers
     return series
 
 
@@ -628,7 +688,9 @@ def read_columns(args: argparse.Namespace) -> Input:
     columns = typed_columns(source, qi, sensitive, missing=args.missing,
                             orders=pairs(args.order, "--order"), taxonomies=set(hierarchies),
                             dates=set(names(args.dates, "--dates")) if args.dates else set(),
-                            text=text_option(args, source.names))
+                            text=text_option(args, source.names),
+                            extra=([args.criteria_column]
+                                   if getattr(args, "criteria_column", None) else []))
     return Input(source, qi, sensitive, dict(hierarchies), columns)
 
 

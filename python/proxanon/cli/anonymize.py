@@ -15,9 +15,11 @@ from proxanon.cli._common import (
     GROUP_COLUMN,
     Outcome,
     UsageError,
+    add_criteria_options,
     add_dates_option,
     add_input_options,
     add_privacy_options,
+    criteria_from,
     distinct_outputs,
     floats,
     kept_as_text,
@@ -50,6 +52,7 @@ def add_parser(commands: Any) -> None:
     parser.add_argument("input", help="CSV file with a header row, or a .parquet file; - "
                                       "reads standard input")
     add_privacy_options(parser)
+    add_criteria_options(parser)
     add_input_options(parser)
     add_dates_option(parser)
     parser.add_argument("-o", "--output", required=True,
@@ -144,7 +147,27 @@ def write_anatomy(source: CsvTable | ParquetTable, targets: tuple[Any, Any], row
                 text=text)
 
 
+def _measures(result: Any, qi: list[str], columns: list[str]) -> Any:
+    """The privacy measures of the published classes for the JSON report (as pycanon
+    measures them; the reason where a column cannot be measured)."""
+    from proxanon._results.privacy import published_measures
+
+    if result.sensitive_table is not None:  # anatomy: the classes are the groups
+        table = result.sensitive_table
+        measured = published_measures(table, [GROUP_COLUMN], list(dict.fromkeys(columns)),
+                                      table[GROUP_COLUMN].to_numpy(dtype=np.int64))
+    else:
+        kept = np.flatnonzero(result.groups >= 0)
+        measured = published_measures(result.table.iloc[kept], qi,
+                                      list(dict.fromkeys(columns)),
+                                      result.table[GROUP_COLUMN].to_numpy(dtype=np.int64))
+    return {"unavailable": measured} if isinstance(measured, str) else measured
+
+
 def run(args: argparse.Namespace) -> Outcome:
+    if args.dask is not None and criteria_from(args):
+        raise UsageError("--dask does not enforce privacy criteria (--l-diversity, "
+                         "--t-closeness, ...): run without --dask")
     if args.dask is not None:
         if args.save_job is not None:
             raise UsageError("--save-job records one input file and its hash, so it does not "
@@ -187,6 +210,7 @@ def run(args: argparse.Namespace) -> Outcome:
     if GROUP_COLUMN in source.names:
         raise UsageError(f"{args.input} already has a column named {GROUP_COLUMN!r}, which the "
                          "published table adds; rename it first")
+    criteria = criteria_from(args)
     result = anonymize(
         columns.frame, quasi_identifiers=qi, sensitive=sensitive, k=args.k,
         epsilon=args.epsilon, delta=args.delta, metric=args.metric,
@@ -196,6 +220,7 @@ def run(args: argparse.Namespace) -> Outcome:
                        else "best_effort" if args.best_effort else "raise"),
         max_suppression=args.suppress if args.suppress is not None else 0.0,
         moves=args.moves, progress=show_progress(args), publish=args.publish,
+        criteria=criteria,
     )
     kept = result.groups >= 0
     rows = columns.rows[kept]
@@ -206,7 +231,9 @@ def run(args: argparse.Namespace) -> Outcome:
         rows_with_empty_cells=positions(source, columns.dropped),
         rows_suppressed=positions(source, columns.rows[~kept]),
         scales=None if result.audit is None else result.audit.scales,
-        **provenance(args, args.input))
+        **provenance(args, args.input),
+        criteria=[] if result.audit is None else [v.to_dict() for v in result.audit.criteria],
+        measures=_measures(result, qi, [*sensitive, *[c.column for c in criteria if c.column]]))
     page = None
     if html_target is not None:
         from proxanon.html_report import anonymization_html
@@ -231,6 +258,8 @@ def run(args: argparse.Namespace) -> Outcome:
                           weights=floats(args.weights, "--weights") if args.weights else None,
                           audit=result.audit, taxonomies=set(hierarchies))
     lines += list(columns.notes)
+    if result.audit is not None and result.audit.criteria:
+        lines.append("  criteria       : " + "; ".join(str(v) for v in result.audit.criteria))
     if columns.dropped.size:
         lines.append(f"left out {columns.dropped.size:,} row(s) with an empty or missing QI or "
                      "sensitive value (--missing drop)")

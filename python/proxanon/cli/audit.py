@@ -25,6 +25,7 @@ def add_parser(commands: Any) -> None:
                     f"{common.EXIT_NOT_SATISFIED} when it does not.")
     parser.add_argument("table", help="CSV file with a header row, or a .parquet file")
     common.add_privacy_options(parser, judged=True)
+    common.add_criteria_options(parser)
     common.add_input_options(parser)
     parser.add_argument("--sensitive-table", metavar="PATH",
                         help="audit an anatomy release: TABLE is its QI table and PATH its "
@@ -34,7 +35,8 @@ def add_parser(commands: Any) -> None:
                         help="also print the privacy measures of the published classes "
                              "(k, l-diversity kinds, t-closeness, delta-disclosure, "
                              "beta-likeness, re-identification risk; as pycanon measures "
-                             "them) and add them to --report")
+                             "them, over the sensitive columns and --criteria-column) and add "
+                             "them to --report")
     parser.add_argument("--risk-threshold", type=float, default=None, metavar="R",
                         help="with --measures: count the records whose re-identification "
                              "risk 1/|class| exceeds R (default 0.2)")
@@ -68,17 +70,20 @@ def audited(args: argparse.Namespace) -> Audited:
     source = common.read_input(args.table, args)
     qi = common.names(args.qi, "--qi")
     sensitive = common.names(args.sensitive, "--sensitive")
+    criteria = common.criteria_from(args)
     # Only the sensitive columns' taxonomies matter: the groups are the published QI values.
     hierarchies = load_hierarchies(common.pairs(args.hierarchy, "--hierarchy"), sensitive,
                                    source.names, sep=args.hierarchy_sep)
     columns = common.typed_columns(source, qi, sensitive, missing=args.missing,
                                    orders=common.pairs(args.order, "--order"),
                                    taxonomies=set(hierarchies),
-                                   text=common.text_option(args, source.names))
+                                   text=common.text_option(args, source.names),
+                                   extra=[args.criteria_column] if args.criteria_column else [])
     groups = table_groups(columns.frame, qi)
     check = audit(columns.frame, groups, k=args.k, epsilon=args.epsilon, delta=args.delta,
                   metric=args.metric, sensitive=sensitive, hierarchies=hierarchies,
-                  weights=common.floats(args.weights, "--weights") if args.weights else None)
+                  weights=common.floats(args.weights, "--weights") if args.weights else None,
+                  criteria=criteria, quasi_identifiers=qi)
     return Audited(check, columns, groups, qi, sensitive, source)
 
 
@@ -155,8 +160,9 @@ def _measures(args: argparse.Namespace, result: Audited) -> PrivacyMeasures:
     if args.epsilon_m is not None:
         options["epsilon_m"] = args.epsilon_m
     frame = result.columns.frame
+    extra = [args.criteria_column] if args.criteria_column not in (None, *result.sensitive) else []
     return privacy_measures(frame.assign(**{q: frame[q].astype(str) for q in result.qi}),
-                            quasi_identifiers=result.qi, sensitive=result.sensitive,
+                            quasi_identifiers=result.qi, sensitive=[*result.sensitive, *extra],
                             **options)
 
 

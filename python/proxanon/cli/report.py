@@ -19,6 +19,7 @@ def add_parser(commands: Any) -> None:
                     "the report; needs the report extra (matplotlib).")
     parser.add_argument("table", help="CSV file with a header row, or a .parquet file")
     common.add_privacy_options(parser, judged=True)
+    common.add_criteria_options(parser)
     common.add_input_options(parser)
     parser.add_argument("-o", "--output", required=True, help="where to write the HTML page")
     parser.add_argument("--force", action="store_true", help="overwrite the output files")

@@ -15,6 +15,7 @@
 
 #include "proxanon/common/interrupt.hpp"
 #include "proxanon/common/loss.hpp"
+#include "proxanon/mondrian/criteria_check.hpp"
 #include "proxanon/neighbours/neighbours.hpp"
 
 namespace proxanon {
@@ -24,6 +25,8 @@ struct MondrianParams {
     std::size_t l = 0;           ///< distinct sensitive values per group (0: no check)
     bool dissimilarity = false;  ///< also require (epsilon, delta)^k-dissimilarity
     double delta = 0.0;
+    /// Privacy criteria every part must also satisfy (criteria_check.hpp; nullptr: none).
+    const CriteriaData* criteria = nullptr;
     Interrupt* interrupt = nullptr;  ///< optional stop request, polled between units of work
 };
 

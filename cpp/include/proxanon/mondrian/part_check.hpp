@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -41,6 +42,14 @@ public:
     /// Whether the set passes (measure(...) == 0 and at least k rows), stopping at the first
     /// value over t(G) over a graph; afterwards only present() and allowed() are readable.
     bool passes(const std::int32_t* begin, const std::int32_t* end);
+    /// Whether the set last measured (measure(), not measure_shed()) failed a privacy
+    /// criterion (MondrianParams::criteria); then measure() counted all its rows violating.
+    bool criteria_failed() const { return criteria_failed_; }
+    /// Whether the set fails a privacy criterion (what measure_shed() does not measure).
+    bool fails_criteria(const std::int32_t* begin, const std::int32_t* end) {
+        criteria_failed_ = criteria_ && !criteria_->holds(begin, end);
+        return criteria_failed_;
+    }
 
     /// Of the last set measured: its distinct values, t(G), and per value its rows and D.
     const std::vector<std::int32_t>& present() const { return present_; }
@@ -89,6 +98,8 @@ private:
     std::int64_t allowed_ = 0;
     std::size_t work_ = 0;
     bool pairs_ = false;  ///< whether the last measure over a graph tested pairs (all D exact)
+    std::optional<CriteriaCheck> criteria_;  ///< the privacy criteria, where asked for
+    bool criteria_failed_ = false;
 };
 
 /// The relief of the violating values of a peeling round (specialize.cpp), asked in the
