@@ -16,8 +16,6 @@ paper's SAL data (``bench/synthetic.py``).
 
 from __future__ import annotations
 
-import argparse
-import shlex
 import sys
 import time
 from collections.abc import Sequence
@@ -31,7 +29,7 @@ import proxanon
 
 BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR))
-from utility_grid import QD, SEED, S, Table, adult, census  # noqa: E402
+from utility_grid import QD, SEED, S, Table, run_grid  # noqa: E402
 
 EPSILONS = (0.01, 0.02, 0.05, 0.1)
 DELTAS = (0.5, 0.6, 0.7, 0.8)
@@ -126,21 +124,9 @@ def markdown(tables: list[tuple[Table, list[tuple[float, float, bool, Run, Run]]
 
 
 def main(argv: Sequence[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=None,
-                        help="Adult: a seeded sample of this many rows (default: all)")
-    parser.add_argument("--census-rows", type=int, default=53000)
-    parser.add_argument("--queries", type=int, default=1000)
-    parser.add_argument("--out", type=Path, default=BENCH_DIR / "ANATOMY.md")
-    args = parser.parse_args(argv)
-    started = time.perf_counter()
-    tables = [(table, measure(table, args.queries))
-              for table in (adult(args.rows), census(args.census_rows))]
-    command = shlex.join(["python", "bench/anatomy_grid.py", *argv])
-    args.out.write_text(markdown(tables, command, time.perf_counter() - started) + "\n",
-                        encoding="utf-8")
-    print(f"wrote {args.out}")
-    return 0
+    return run_grid(argv, description=__doc__.splitlines()[0], script="bench/anatomy_grid.py",
+                    out=BENCH_DIR / "ANATOMY.md", census_rows=53000, measure=measure,
+                    markdown=markdown)
 
 
 if __name__ == "__main__":

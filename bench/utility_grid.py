@@ -178,23 +178,31 @@ def markdown(tables: list[tuple[Table, dict[tuple[float, float], dict[str, Cell]
     return "\n".join(lines)
 
 
-def main(argv: Sequence[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def run_grid(argv: Sequence[str], *, description: str, script: str, out: Path,
+             census_rows: int, measure: Any, markdown: Any) -> int:
+    """A grid script's command line: ``measure(table, queries)`` on Adult and the census
+    table, written by ``markdown(tables, command, seconds)`` to ``--out`` (default ``out``)."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--rows", type=int, default=None,
                         help="Adult: a seeded sample of this many rows (default: all)")
-    parser.add_argument("--census-rows", type=int, default=20000)
+    parser.add_argument("--census-rows", type=int, default=census_rows)
     parser.add_argument("--queries", type=int, default=1000)
-    parser.add_argument("--out", type=Path, default=BENCH_DIR / "UTILITY.md")
+    parser.add_argument("--out", type=Path, default=out)
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    tables = []
-    for table in (adult(args.rows), census(args.census_rows)):
-        tables.append((table, measure(table, args.queries)))
-    command = shlex.join(["python", "bench/utility_grid.py", *argv])
+    tables = [(table, measure(table, args.queries))
+              for table in (adult(args.rows), census(args.census_rows))]
+    command = shlex.join(["python", script, *argv])
     args.out.write_text(markdown(tables, command, time.perf_counter() - started) + "\n",
                         encoding="utf-8")
     print(f"wrote {args.out}")
     return 0
+
+
+def main(argv: Sequence[str]) -> int:
+    return run_grid(argv, description=__doc__.splitlines()[0], script="bench/utility_grid.py",
+                    out=BENCH_DIR / "UTILITY.md", census_rows=20000, measure=measure,
+                    markdown=markdown)
 
 
 if __name__ == "__main__":

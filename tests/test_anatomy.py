@@ -18,26 +18,10 @@ from proxanon.m_color import IneligibleError
 from proxanon.tables import scale_sensitive
 
 from .conftest import brute_classes_satisfy
+from .test_candidates import small_tables
 
 QI = ["sex", "age"]
 SA = ["income", "hours"]
-
-
-@st.composite
-def small_tables(draw: st.DrawFn) -> tuple[pd.DataFrame, int, float, float]:
-    n = draw(st.integers(4, 40))
-    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-    frame = pd.DataFrame({
-        "sex": rng.choice(["F", "M", "X"][:draw(st.integers(1, 3))], n),
-        "age": rng.integers(20, 20 + draw(st.integers(1, 30)), n),
-        "income": rng.integers(0, draw(st.integers(1, 8)), n) * 1000.0,
-        "hours": rng.integers(0, draw(st.integers(1, 6)), n) * 10.0,
-        "note": [f"r{i:03d}" for i in range(n)],
-    })
-    k = draw(st.integers(2, 6).filter(lambda value: value <= n))
-    epsilon = draw(st.sampled_from([0.0, 0.1, 0.3]))
-    delta = draw(st.sampled_from([0.2, 0.5, 0.7, 0.9]))
-    return frame, k, epsilon, delta
 
 
 def check_release(frame: pd.DataFrame, result, k: int, epsilon: float, delta: float) -> None:
@@ -64,6 +48,7 @@ def check_release(frame: pd.DataFrame, result, k: int, epsilon: float, delta: fl
 @given(case=small_tables())
 def test_two_tables_hold_the_rows_and_groups_pass_brute_force(case) -> None:
     frame, k, epsilon, delta = case
+    frame = frame.assign(note=[f"r{i:03d}" for i in range(len(frame))])
     before = frame.copy()
     result = anonymize(frame, quasi_identifiers=QI, sensitive=SA, k=k, epsilon=epsilon,
                        delta=delta, on_infeasible="best_effort", publish="anatomy")
@@ -84,6 +69,7 @@ def test_two_tables_hold_the_rows_and_groups_pass_brute_force(case) -> None:
 @given(case=small_tables())
 def test_suppressed_rows_are_in_neither_table(case) -> None:
     frame, k, epsilon, delta = case
+    frame = frame.assign(note=[f"r{i:03d}" for i in range(len(frame))])
     try:
         result = anonymize(frame, quasi_identifiers=QI, sensitive=SA, k=k, epsilon=epsilon,
                            delta=delta, on_infeasible="suppress", max_suppression=0.5,
