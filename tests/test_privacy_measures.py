@@ -51,8 +51,19 @@ def pycanon_values(table: pd.DataFrame, qis: list[str], sens: list[str]) -> dict
                 values[name] = function(table, qis) if name == "k_anonymity" else function(
                     table, qis, sens)
             except ZeroDivisionError:  # t-closeness of a numeric column with one value
-                values[name] = ZeroDivisionError
+                values[name] = ZeroDivisionError if len(sens) == 1 else max(
+                    _zero_if_one_value(function, table, qis, [column]) for column in sens)
     return values
+
+
+def _zero_if_one_value(function: Any, table: pd.DataFrame, qis: list[str],
+                       sens: list[str]) -> float:
+    """pycanon's measure of one sensitive column; 0 where it divides by zero (a numeric
+    column with one value is as close as can be)."""
+    try:
+        return float(function(table, qis, sens))
+    except ZeroDivisionError:
+        return 0.0
 
 
 def same(ours: Any, theirs: Any) -> bool:
@@ -315,3 +326,12 @@ def test_bad_tables_are_refused() -> None:
     dates = pd.DataFrame({"q": [1, 2], "s": pd.to_datetime(["2020-01-01", "2021-01-01"])})
     with pytest.raises(TypeError, match="neither numeric nor text"):
         privacy_measures(dates, quasi_identifiers=["q"], sensitive=["s"])
+
+
+def test_one_valued_numeric_column_beside_another_keeps_the_others_t() -> None:
+    # pycanon divides by zero on the one-valued column; the other column's t stands.
+    table = pd.DataFrame({"q1": [0, 0, 1, 1, 1], "num": [3] * 5,
+                          "txt": ["x", "yy", "x", "z", "x"]})
+    assert_matches_pycanon(table, ["q1"], ["num", "txt"])
+    assert privacy_measures(table, quasi_identifiers=["q1"], sensitive=["num", "txt"]
+                            ).t_closeness > 0
