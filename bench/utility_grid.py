@@ -99,7 +99,8 @@ def measure(table: Table, queries: int) -> dict[tuple[float, float], dict[str, C
     sens = proxanon.scale_sensitive(table.frame, table.sensitive)
     fixed = {}
     for name, ell in (("Mondrian-k", None), ("Mondrian l=20", MONDRIAN_L)):
-        anon = proxanon.anonymize(table.frame, method="mondrian", l=ell, **common)
+        anon = reproduce.mondrian_l(table.frame, table.sensitive, ell,
+                                    **{o: v for o, v in common.items() if o != "sensitive"})
         fixed[name] = (anon, error(table, anon, queries))
     results: dict[tuple[float, float], dict[str, Cell]] = {}
     for eps in EPSILONS:

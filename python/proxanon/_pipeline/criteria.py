@@ -144,7 +144,8 @@ def _native_kind(criterion: Criterion) -> tuple[int, float, float]:
         return 3, criterion.t, 0.0
     if isinstance(criterion, BetaLikeness):
         return 4, criterion.beta, 0.0
-    assert isinstance(criterion, DeltaDisclosure)
+    if not isinstance(criterion, DeltaDisclosure):
+        raise TypeError(f"not a privacy criterion: {criterion!r}")
     return 5, criterion.delta, 0.0
 
 

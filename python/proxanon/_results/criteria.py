@@ -271,8 +271,8 @@ def _holds(criterion: Criterion, column: _Sensitive) -> tuple[NDArray[np.bool_],
         if criterion.kind == "entropy":
             per_class = column.entropy_l_per_class()
             return per_class >= criterion.l, float(per_class.min())
-        assert criterion.c is not None
-        ok = column.recursive_holds_per_class(criterion.l, criterion.c)
+        # LDiversity refuses kind="recursive" without c, so c is set here.
+        ok = column.recursive_holds_per_class(criterion.l, float(criterion.c or 0.0))
         return ok, float(np.mean(~ok))
     if isinstance(criterion, TCloseness):
         t = column.t_per_class()
