@@ -100,3 +100,20 @@ def test_largest_window_and_one_ball_match_counts_over_sorted_values():
     inside = np.flatnonzero(np.abs(values - values[centre]) <= radius)
     assert ball["sizes"].tolist() == [inside.size]
     np.testing.assert_array_equal(ball["rows"], inside)
+
+
+@pytest.mark.parametrize("levels", [7, 40, 2000])
+def test_largest_window_names_the_lowest_row_of_ties(levels):
+    """The window's anchor and the degree's row (ties: the lowest row) against the rows'
+    definition, on values that repeat (the windows are then found over distinct values)."""
+    values = lattice(3000, levels, levels)
+    eps = 1.5 / levels
+    at_or_after = ((values[None, :] > values[:, None])
+                   | ((values[None, :] == values[:, None])
+                      & (np.arange(3000)[None, :] >= np.arange(3000)[:, None])))
+    near = np.abs(values[None, :] - values[:, None]) <= eps
+    size = (near & at_or_after).sum(axis=1)
+    degree = near.sum(axis=1) - 1
+    window = _core.largest_window(values[:, None], "l1", [1.0], eps)
+    assert (window["size"], window["anchor"]) == (size.max(), int(np.argmax(size)))
+    assert (window["degree"], window["degree_row"]) == (degree.max(), int(np.argmax(degree)))

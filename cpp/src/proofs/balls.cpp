@@ -136,10 +136,51 @@ Balls count_balls(const double* data, std::size_t n, const Distance& distance, S
     return out;
 }
 
+namespace {
+
+/// largest_window on one component, over its distinct values: the rows of a value share
+/// their neighbours, so a value's first row (its lowest) has its largest window, all of them
+/// its degree, and ties go to the lowest row of the values tied. Where values repeat (coded
+/// or Zipf-like data: 1,000 values for 1M rows) this passes over the rows once and over the
+/// values twice, with no ordering of the rows.
+Windows value_windows(const double* data, std::size_t n, const Distance& distance) {
+    const ValueTable table = ValueTable::from_rows(data, n, 1);
+    const std::size_t values = table.size();
+    std::vector<std::int64_t> before(values + 1, 0);  // rows of the values below each id
+    for (std::size_t u = 0; u < values; ++u) before[u + 1] = before[u] + table.count[u];
+    std::vector<std::int64_t> lowest(values, -1);  // each value's lowest row
+    for (std::size_t r = 0; r < n; ++r) {
+        auto& low = lowest[static_cast<std::size_t>(table.row_value[r])];
+        if (low < 0) low = static_cast<std::int64_t>(r);
+    }
+    Windows out;
+    std::size_t begin = 0, end = 0;  // neither moves back, as in largest_window
+    for (std::size_t u = 0; u < values; ++u) {
+        const double* x = table.value(u);
+        end = std::max(end, u + 1);
+        while (end < values && distance.within(x, table.value(end))) ++end;
+        while (!distance.within(table.value(begin), x)) ++begin;  // stops at u at the latest
+        const std::int64_t size = before[end] - before[u];
+        const std::int64_t degree = before[end] - before[begin] - 1;
+        if (size > out.size || (size == out.size && lowest[u] < out.anchor)) {
+            out.size = size;
+            out.anchor = lowest[u];
+        }
+        if (degree > out.degree || out.degree_row < 0 || (degree == out.degree && lowest[u] < out.degree_row)) {
+            out.degree = degree;
+            out.degree_row = lowest[u];
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
 Windows largest_window(const double* data, std::size_t n, const Distance& distance) {
     const std::size_t s = distance.dimensions();
     const std::vector<std::size_t> sides = weighted(distance);
     if (sides.size() != 1) throw std::invalid_argument("windows need exactly one weighted component");
+    if (s == 1) return value_windows(data, n, distance);
     const std::size_t axis = sides.front();
     std::vector<std::uint64_t> bits(n);
     for (std::size_t r = 0; r < n; ++r) bits[r] = ordered_bits(data[r * s + axis]);
