@@ -31,6 +31,10 @@ def test_value_ids_of_many_distinct_values_are_their_ranks(values):
     distinct, inverse = np.unique(values, return_inverse=True)
     assert distinct.size > 65_536  # the radix ranking, not the hash
     np.testing.assert_array_equal(_core.value_ids(values[:, None]), inverse.reshape(-1))
+    table = _core.value_relation(values[:, None], "l1", [1.0], 0.0, neighbours="sorted")
+    np.testing.assert_array_equal(table["values"][:, 0], distinct)
+    assert not np.signbit(table["values"][table["values"] == 0.0]).any()  # -0.0 as 0.0
+    np.testing.assert_array_equal(table["counts"], np.bincount(inverse.reshape(-1)))
 
 
 def heap_initialize(degree: np.ndarray, m: int) -> np.ndarray:

@@ -36,21 +36,21 @@ constexpr std::size_t kHashedValues = std::size_t{1} << 16;
 /// from_rows for one component by a stable radix order of ordered_bits (numeric order, -0.0
 /// as 0.0): the same table, ids ascending with the value.
 ValueTable ranked_values(const double* sensitive, std::size_t n) {
-    std::vector<std::uint64_t> keys(n);
-    for (std::size_t r = 0; r < n; ++r) keys[r] = ordered_bits(sensitive[r]);
-    const std::vector<std::int64_t> order = radix_order(keys);
+    // The keys travel with their rows: the pass below reads both in sequence and decodes
+    // each value from its key, writing only a row's value id out of order.
+    std::vector<std::pair<std::uint64_t, std::int64_t>> items(n), spare;
+    for (std::size_t r = 0; r < n; ++r) items[r] = {ordered_bits(sensitive[r]), static_cast<std::int64_t>(r)};
+    radix_sort_pairs(items, spare);
     ValueTable table;
     table.s = 1;
     table.row_value.resize(n);
     for (std::size_t i = 0; i < n; ++i) {
-        const auto r = static_cast<std::size_t>(order[i]);
-        if (i == 0 || keys[r] != keys[static_cast<std::size_t>(order[i - 1])]) {
-            const double x = sensitive[r];
-            table.values.push_back(x == 0.0 ? 0.0 : x);
+        if (i == 0 || items[i].first != items[i - 1].first) {
+            table.values.push_back(from_ordered_bits(items[i].first));
             table.count.push_back(0);
         }
         table.count.back() += 1;
-        table.row_value[r] = static_cast<std::int32_t>(table.count.size() - 1);
+        table.row_value[static_cast<std::size_t>(items[i].second)] = static_cast<std::int32_t>(table.count.size() - 1);
     }
     return table;
 }
