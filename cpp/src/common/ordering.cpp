@@ -53,6 +53,12 @@ void radix_sort(std::vector<std::uint64_t>& keys, std::vector<std::uint64_t>& sp
     radix_passes(keys, spare, [](std::uint64_t k) { return k; });
 }
 
+void radix_sort_pairs(std::vector<std::pair<std::uint64_t, std::int64_t>>& items,
+                      std::vector<std::pair<std::uint64_t, std::int64_t>>& spare) {
+    using Item = std::pair<std::uint64_t, std::int64_t>;
+    radix_passes(items, spare, [](const Item& item) { return item.first; });
+}
+
 std::vector<std::int64_t> radix_order(const std::vector<std::uint64_t>& keys) {
     const std::size_t n = keys.size();
     if (n >= kRadixFrom) {

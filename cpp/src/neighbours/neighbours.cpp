@@ -79,8 +79,11 @@ Neighbours::Neighbours(const ValueTable& table, const Distance& distance, Struct
 
 /// The values are in ascending order (ValueTable's order for one component) and fl(x - y) is
 /// monotone in y, so for every built-in metric the neighbours of u at or above it are a
-/// prefix of [u, U) and those below it a suffix of [0, u): two binary searches with the exact
-/// test, then prefix sums of the counts. O(U log U).
+/// prefix of [u, U) and those below it a suffix of [0, u): the first neighbour below and the
+/// end of those above never move back as u grows. Each block of kSortedBlock values finds
+/// its first value's by two binary searches with the exact test, then walks both pointers
+/// forward (binary searches for every value jumped across a million values and missed cache
+/// at every step); prefix sums of the counts give the degrees. O(U log U) at worst.
 void Neighbours::sorted_degrees(std::size_t threads, Interrupt* interrupt) {
     const ValueTable& t = *table_;
     const std::size_t values = t.size();
@@ -89,23 +92,34 @@ void Neighbours::sorted_degrees(std::size_t threads, Interrupt* interrupt) {
     degree_.assign(values, 0);
     first_.assign(values, 0);
     last_.assign(values, 0);
-    parallel_for(values, threads, interrupt, [&](std::size_t u) {
-        const double* x = t.value(u);
-        std::size_t lo = 0, hi = u;  // first neighbour below u: in [0, u]
+    constexpr std::size_t kSortedBlock = 4096;
+    const std::size_t blocks = (values + kSortedBlock - 1) / kSortedBlock;
+    parallel_for(blocks, threads, interrupt, [&](std::size_t b) {
+        const std::size_t from = b * kSortedBlock;
+        const std::size_t to = std::min(values, from + kSortedBlock);
+        const double* x = t.value(from);
+        std::size_t lo = 0, hi = from;  // first neighbour below `from`: in [0, from]
         while (lo < hi) {
             const std::size_t mid = lo + (hi - lo) / 2;
             if (distance_->within(x, t.value(mid))) hi = mid; else lo = mid + 1;
         }
-        const std::size_t first = lo;
-        lo = u + 1;
-        hi = values;  // one past the last neighbour above u: in [u + 1, U]
+        std::size_t first = lo;
+        lo = from + 1;
+        hi = values;  // one past the last neighbour above `from`: in [from + 1, U]
         while (lo < hi) {
             const std::size_t mid = lo + (hi - lo) / 2;
             if (distance_->within(x, t.value(mid))) lo = mid + 1; else hi = mid;
         }
-        degree_[u] = before[lo] - before[first] - 1;
-        first_[u] = static_cast<std::int32_t>(first);
-        last_[u] = static_cast<std::int32_t>(lo);
+        std::size_t last = lo;
+        for (std::size_t u = from; u < to; ++u) {
+            x = t.value(u);
+            while (first < u && !distance_->within(x, t.value(first))) ++first;
+            last = std::max(last, u + 1);
+            while (last < values && distance_->within(x, t.value(last))) ++last;
+            degree_[u] = before[last] - before[first] - 1;
+            first_[u] = static_cast<std::int32_t>(first);
+            last_[u] = static_cast<std::int32_t>(last);
+        }
     });
 }
 

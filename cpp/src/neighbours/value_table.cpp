@@ -8,6 +8,8 @@
 
 #include "proxanon/neighbours/neighbour_graph.hpp"
 
+#include "proxanon/common/ordering.hpp"
+
 namespace proxanon {
 
 namespace {
@@ -26,9 +28,35 @@ std::uint64_t hash_row(const double* x, std::size_t s) {
     return h ^ (h >> 32);
 }
 
-}  // namespace
+/// Past this many distinct values of one component, the hash of from_rows misses cache at
+/// almost every row (1M continuous values: 1.2 s, 23x its time at 100k); the values are then
+/// ranked by a radix order of their bits instead, O(n) with sequential passes only.
+constexpr std::size_t kHashedValues = std::size_t{1} << 16;
 
-ValueTable ValueTable::from_rows(const double* sensitive, std::size_t n, std::size_t s) {
+/// from_rows for one component by a stable radix order of ordered_bits (numeric order, -0.0
+/// as 0.0): the same table, ids ascending with the value.
+ValueTable ranked_values(const double* sensitive, std::size_t n) {
+    // The keys travel with their rows: the pass below reads both in sequence and decodes
+    // each value from its key, writing only a row's value id out of order.
+    std::vector<std::pair<std::uint64_t, std::int64_t>> items(n), spare;
+    for (std::size_t r = 0; r < n; ++r) items[r] = {ordered_bits(sensitive[r]), static_cast<std::int64_t>(r)};
+    radix_sort_pairs(items, spare);
+    ValueTable table;
+    table.s = 1;
+    table.row_value.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        if (i == 0 || items[i].first != items[i - 1].first) {
+            table.values.push_back(from_ordered_bits(items[i].first));
+            table.count.push_back(0);
+        }
+        table.count.back() += 1;
+        table.row_value[static_cast<std::size_t>(items[i].second)] = static_cast<std::int32_t>(table.count.size() - 1);
+    }
+    return table;
+}
+
+/// Refuses more than 2^31 - 1 rows and values that are not finite, naming the first.
+void check_rows(const double* sensitive, std::size_t n, std::size_t s) {
     if (n > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) {
         throw std::length_error("proxanon supports at most 2^31 - 1 rows");
     }
@@ -38,6 +66,23 @@ ValueTable ValueTable::from_rows(const double* sensitive, std::size_t n, std::si
                                         ", component " + std::to_string(i % s) + " is not finite");
         }
     }
+}
+
+}  // namespace
+
+ValueTable ValueTable::each_row(const double* sensitive, std::size_t n, std::size_t s) {
+    check_rows(sensitive, n, s);
+    ValueTable table;
+    table.s = s;
+    table.values.assign(sensitive, sensitive + n * s);
+    table.count.assign(n, 1);
+    table.row_value.resize(n);
+    for (std::size_t r = 0; r < n; ++r) table.row_value[r] = static_cast<std::int32_t>(r);
+    return table;
+}
+
+ValueTable ValueTable::from_rows(const double* sensitive, std::size_t n, std::size_t s) {
+    check_rows(sensitive, n, s);
     auto row = [&](std::int32_t r) { return sensitive + static_cast<std::size_t>(r) * s; };
     auto same = [&](std::int32_t a, std::int32_t b) {
         const double* x = row(a);
@@ -69,6 +114,7 @@ ValueTable ValueTable::from_rows(const double* sensitive, std::size_t n, std::si
             continue;
         }
         const auto id = static_cast<std::int32_t>(representatives.size());
+        if (s == 1 && representatives.size() == kHashedValues) return ranked_values(sensitive, n);
         representatives.push_back(ri);
         seen[r] = id;
         slot_value[slot] = id;

@@ -163,11 +163,37 @@ def audit(ddf: Any, *, quasi_identifiers: str | Sequence[str], sensitive: str | 
         ddf[numeric].max())
     refuse_missing(missing)
     sizes = np.asarray(lengths_v, dtype=np.int64)
-    n = int(sizes.sum())
-    if n == 0:
+    if int(sizes.sum()) == 0:
         raise ValueError("the table is empty: there is nothing to audit")
     # Every numeric column by one range over the whole table: its own, or the one given.
     ranges = {**global_ranges(minima, maxima, metric), **given}
+    settings = _PartAudit(qi_cols=qi_cols, sens_cols=sens_cols, ranges=ranges, k=k,
+                          epsilon=epsilon, delta=delta, metric=metric, weights=weights,
+                          hierarchies=taxonomies)
+    return audit_parts(ddf, settings, sizes, classes_whole=classes_whole)
+
+
+def audit_known(ddf: Any, *, quasi_identifiers: list[str], sensitive: list[str], k: int,
+                epsilon: float, delta: float, metric: Any, weights: Any, hierarchies: Any,
+                sizes: NDArray[np.int64], ranges: Mapping[str, tuple[float, float]]
+                ) -> AuditReport:
+    """:func:`audit` with ``classes_whole=True`` of a table whose partition lengths
+    (``sizes``) and numeric ranges (``ranges``, as :func:`global_ranges` gives them over the
+    table) the caller knows, and that has no missing value: without :func:`audit`'s first
+    pass over the table. ``anonymize`` knows them when it left no row out."""
+    taxonomies = load_hierarchies(hierarchies, sensitive, list(ddf.columns))
+    settings = _PartAudit(qi_cols=quasi_identifiers, sens_cols=sensitive, ranges=ranges, k=k,
+                          epsilon=epsilon, delta=delta, metric=metric, weights=weights,
+                          hierarchies=taxonomies)
+    return audit_parts(ddf, settings, sizes, classes_whole=True)
+
+
+def audit_parts(ddf: Any, settings: _PartAudit, sizes: NDArray[np.int64], *,
+                classes_whole: bool) -> AuditReport:
+    """The audit of every part of ``ddf`` (partition lengths ``sizes``) as ``settings`` say,
+    after a shuffle by the QI tuple unless ``classes_whole``, combined into one report."""
+    qi_cols, sens_cols = settings.qi_cols, settings.sens_cols
+    numeric = numeric_sensitive(ddf._meta, sens_cols, settings.hierarchies)
     offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
     placed = ddf[qi_cols + sens_cols].map_partitions(
         _with_positions, offsets, meta=ddf._meta[qi_cols + sens_cols].assign(
@@ -180,14 +206,12 @@ def audit(ddf: Any, *, quasi_identifiers: str | Sequence[str], sensitive: str | 
     shuffled = placed if classes_whole else placed.shuffle(
         on=[labels.get(c, c) for c in qi_cols], npartitions=ddf.npartitions)
     restore = {} if classes_whole else {v: c for c, v in labels.items()}
-    settings = _PartAudit(qi_cols=qi_cols, sens_cols=sens_cols, ranges=ranges, k=k,
-                          epsilon=epsilon, delta=delta, metric=metric, weights=weights,
-                          hierarchies=taxonomies)
     parts = [dask.delayed(_audit_part)(p.rename(columns=restore) if restore else p, settings)
              for p in shuffled.to_delayed()]
     results = [r for r in dask.compute(*parts) if r[3] is not None]
-    return replace(combine(results, qi_cols, n), scales={c: ranges[c] for c in numeric},
-                   taxonomies=tuple(c for c in sens_cols if c in taxonomies))
+    return replace(combine(results, qi_cols, int(sizes.sum())),
+                   scales={c: settings.ranges[c] for c in numeric},
+                   taxonomies=tuple(c for c in sens_cols if c in settings.hierarchies))
 
 
 def combine(results: list[tuple[pd.DataFrame, NDArray[np.int64], NDArray[np.int64],

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 namespace proxanon {
@@ -30,6 +31,20 @@ void radix_sort(std::vector<std::uint64_t>& keys, std::vector<std::uint64_t>& sp
 
 /// The indices 0 .. n-1 ordered by (keys[i], i).
 std::vector<std::int64_t> radix_order(const std::vector<std::uint64_t>& keys);
+
+/// Sorts (key, index) pairs by key, stably (pairs given in index order end up ordered by
+/// (key, index)); `spare` is scratch. The keys travel with their indices, so a pass over the
+/// result reads both in sequence.
+void radix_sort_pairs(std::vector<std::pair<std::uint64_t, std::int64_t>>& items,
+                      std::vector<std::pair<std::uint64_t, std::int64_t>>& spare);
+
+/// The double whose ordered_bits are `key` (0.0 for the key of -0.0).
+inline double from_ordered_bits(std::uint64_t key) {
+    const std::uint64_t bits = (key >> 63) ? key & ~(std::uint64_t{1} << 63) : ~key;
+    double x = 0.0;
+    std::memcpy(&x, &bits, sizeof x);
+    return x;
+}
 
 /// Dense ranks of `keys` into `rank` (resized to keys.size()); returns how many distinct keys.
 std::size_t dense_ranks(const std::vector<std::uint64_t>& keys, std::vector<std::uint32_t>& rank);

@@ -50,6 +50,10 @@ struct ValueTable {
     /// Groups the n rows of `sensitive` (row-major n x s) by exact value; values must be finite.
     static ValueTable from_rows(const double* sensitive, std::size_t n, std::size_t s);
 
+    /// Every row as a value of its own (count 1, id = row), values as given (finite): for a
+    /// single pass over the rows, where grouping them by value would cost more than it saves.
+    static ValueTable each_row(const double* sensitive, std::size_t n, std::size_t s);
+
     /// A table of `values` abstract values (no coordinates, s = 0) given each row's value id,
     /// for relations computed elsewhere (a user's distance, a precomputed graph).
     static ValueTable from_labels(std::vector<std::int32_t> row_value, std::size_t values);
