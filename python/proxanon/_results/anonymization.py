@@ -305,8 +305,7 @@ def build_report(asked: Asked, engine: EngineNumbers, check: AuditReport,
     released (``"generalize"`` or ``"anatomy"``)."""
     return Report(
         satisfied=satisfied, n=int(summary.sizes.sum()), groups=int(summary.sizes.size),
-        k=asked.k, epsilon=asked.epsilon, delta=asked.delta, metric=asked.metric,
-        quasi_identifiers=asked.quasi_identifiers, sensitive=asked.sensitive,
+        **vars(asked),
         max_risk=check.max_risk, vulnerability=check.vulnerability,
         max_degree=engine.max_degree, bound=engine.bound, bound_holds=engine.bound_holds,
         initial_violations=engine.initial_violations, swaps=engine.swaps,

@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TypedDict
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -435,24 +435,10 @@ def column_codes(column: pd.Series, name: str) -> tuple[_Ints, int, bool]:
     return rank[np.asarray(codes, dtype=np.int64)], len(order), numeric
 
 
-class _Risk(TypedDict):
-    prosecutor_risk_max: float
-    prosecutor_risk_mean: float
-    journalist_risk_max: float | None
-    journalist_risk_mean: float | None
-    marketer_risk: float
-    expected_reidentifications: float
-    sample_uniques: int
-    sample_uniques_share: float
-    risk_threshold: float
-    records_at_risk: int
-    records_at_risk_share: float
-    risk_histogram: tuple[RiskBin, ...]
-
-
 def _risk(table: pd.DataFrame, qis: list[str], cls: _Ints, sizes: _Ints,
-          population: pd.DataFrame | None, threshold: float) -> _Risk:
-    """Re-identification risk: ARX's prosecutor, journalist and marketer models.
+          population: pd.DataFrame | None, threshold: float) -> dict[str, Any]:
+    """Re-identification risk: ARX's prosecutor, journalist and marketer models, as the
+    fields of :class:`PrivacyMeasures` they fill (by name).
 
     ARX: prosecutor risk 1/|class| (the attacker knows the record is in the table),
     journalist risk 1/|population class| (the attacker knows it is in the population),
