@@ -429,8 +429,10 @@ def test_ctrl_c_exits_130_and_writes_nothing(tmp_path: Path) -> None:
     """SIGINT once the native engine is working (its stage shows on a pseudo-terminal):
     exit 130, the one-line message, no output or temporary file. Whether the native loop
     stops at once or at its next return to Python, the outcome is the same."""
+    # A dense best effort (every value near a third of the others): seconds of repair, so
+    # the engine is still working when the signal comes, however fast the engine gets.
     rng = np.random.default_rng(0)
-    n = 200_000
+    n = 400_000
     pd.DataFrame({"a": rng.integers(0, 90, n), "b": rng.integers(0, 5, n),
                   "s": rng.random(n)}).to_csv(tmp_path / "in.csv", index=False)
     sent = []
@@ -443,7 +445,8 @@ def test_ctrl_c_exits_130_and_writes_nothing(tmp_path: Path) -> None:
 
     status, seen = run_on_a_terminal(
         ["anonymize", "in.csv", "-o", "out.csv", "--qi", "a,b", "--sensitive", "s", "--k",
-         "10", "--epsilon", "0.001", "--delta", "0.9"], tmp_path, interrupt_in_the_engine)
+         "10", "--epsilon", "0.5", "--delta", "0.8", "--best-effort"], tmp_path,
+        interrupt_in_the_engine)
     assert sent, "the run ended before the engine started"
     assert status == 130, seen[-500:]
     assert b"proxanon: interrupted" in seen and b"Traceback" not in seen

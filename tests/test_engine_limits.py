@@ -71,23 +71,27 @@ def test_graph_too_dense_is_a_value_error_type_exported_by_the_package():
         _core.neighbour_graph(values, "l1", [1.0], 0.5, max_entries=10_000)
 
 
+#: Appended to a child's code: prints the child's own peak memory in KiB (VmHWM; ru_maxrss
+#: would also count the parent's pages from before the exec, Linux keeping the fork's mark).
+PEAK_PROBE = textwrap.dedent("""
+    import resource
+    try:
+        with open("/proc/self/status") as status:
+            print(next(int(line.split()[1]) for line in status if line.startswith("VmHWM:")))
+    except OSError:
+        print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+""")
+
+
 def test_advise_proves_a_relation_too_dense_for_a_graph_in_little_memory():
     # 100k distinct values at epsilon=0.5 would make a graph of about 7.5e9 entries (refused
     # before); advise holds the relation as sorted values and proves the instance infeasible.
     code = textwrap.dedent("""
-        import resource, numpy as np, proxanon
+        import numpy as np, proxanon
         values = np.random.default_rng(0).random(100_000)
         advice = proxanon.advise(values, k=10, epsilon=0.5, delta=0.5)
         print(advice.provably_infeasible, advice.clique_size, len(advice.clique_rows))
-        # The peak of this process's own memory (VmHWM); ru_maxrss would also count the
-        # parent's pages from before the exec (Linux keeps the fork's high-water mark).
-        try:
-            with open("/proc/self/status") as status:
-                print(next(int(line.split()[1]) for line in status
-                           if line.startswith("VmHWM:")))
-        except OSError:
-            print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
-    """)
+    """) + PEAK_PROBE
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.splitlines()
     infeasible, clique, rows = out[0].split()
@@ -112,15 +116,14 @@ def test_a_too_dense_graph_is_refused_before_it_is_allocated():
     # fresh interpreter stays far below the cap's 1.6 GB. (With on_infeasible="raise" the
     # early verdict would answer first: a row near 0.5 neighbours all but 2 rows.)
     code = textwrap.dedent("""
-        import resource, numpy as np, proxanon
+        import numpy as np, proxanon
         values = np.random.default_rng(0).random(100_000)
         try:
             proxanon.partition(values, k=10, epsilon=0.5, delta=0.5, neighbours="graph",
                                on_infeasible="best_effort")
         except proxanon.GraphTooDenseError as exc:
             print(exc)
-        print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
-    """)
+    """) + PEAK_PROBE
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.splitlines()
     message, peak_kib = out[0], int(out[1])
