@@ -1,12 +1,18 @@
 """Group "dask": proxanon.dask.anonymize on a census-like table in 8 partitions, on a
-LocalCluster of 1 and of 2 single-threaded worker processes, and proxanon.anonymize on the
-same table on one machine (the ratio that matters).
+LocalCluster of worker processes, against proxanon.anonymize on the same table in one process
+with as many threads (the ratios that matter: Dask's overhead, and what a second worker
+gains).
 
-Table: ``synthetic.census_table`` (QIs age, sex, race, marital; a 3-component sensitive
-value), 2,000,000 rows by default (``PROXANON_BENCH_DASK_ROWS`` sets another size);
-k = 10, epsilon = 0.05, delta = 0.8. Each case runs once (one round): the cluster is
-started before the timed call and shut down after it. ``extra_info`` records the verdict
-of the global audit and the load average around the run, since the machine may be shared.
+Tables: ``synthetic.census_table`` (QIs age, sex, race, marital; a 3-component sensitive
+value), 2,000,000 rows by default (``PROXANON_BENCH_DASK_ROWS`` sets another size); and the
+same rows with QIs zip, sex, race, where ``zip`` has 900 distinct values
+(``default_rng(1).integers(0, 900)``). k = 10, epsilon = 0.05, delta = 0.8.
+
+Cases: one process with 1 and 2 threads (``n_threads``); Dask with 1 worker of 1 thread, 1
+worker of 2 threads, and 2 workers of 1 thread. The input is persisted on the cluster before
+the timed call, as a table read by the workers would be (the single process likewise has it
+in memory). Each case runs once (one round); ``extra_info`` records the verdict, Dask's
+phases and the load average around the run, since the machine may be shared.
 """
 
 from __future__ import annotations
@@ -29,52 +35,63 @@ import proxanon.dask as pdask  # noqa: E402
 
 ROWS = int(os.environ.get("PROXANON_BENCH_DASK_ROWS", "2000000"))
 PARTITIONS = 8
-QI = ["age", "sex", "race", "marital"]
 SA = ["education", "workclass", "income"]
+#: The two QI sets: the census table's own, and one with a 900-value zip code.
+QIS = {"census": ["age", "sex", "race", "marital"], "zip": ["zip", "sex", "race"]}
 
 
 @pytest.fixture(scope="module")
 def census() -> pd.DataFrame:
     sensitive, qi = census_table(ROWS, seed=0)
-    return pd.DataFrame(np.column_stack([qi, sensitive]), columns=QI + SA)
+    table = pd.DataFrame(np.column_stack([qi, sensitive]), columns=QIS["census"] + SA)
+    return table.assign(zip=np.random.default_rng(1).integers(0, 900, ROWS))
 
 
 def _load() -> float:
     return os.getloadavg()[0]
 
 
-def _audited(table: pd.DataFrame) -> bool:
+def _audited(table: pd.DataFrame, qi: list[str]) -> bool:
     """The published table by the single-machine audit (outside the timed call)."""
-    return proxanon.audit(table, quasi_identifiers=QI, sensitive=SA, k=K, epsilon=EPSILON,
+    return proxanon.audit(table, quasi_identifiers=qi, sensitive=SA, k=K, epsilon=EPSILON,
                           delta=DELTA).satisfied
 
 
 @pytest.mark.slow
-def test_single_machine(benchmark: Any, census: pd.DataFrame) -> None:
+@pytest.mark.parametrize("qis", list(QIS))
+@pytest.mark.parametrize("threads", [1, 2])
+def test_single_machine(benchmark: Any, census: pd.DataFrame, qis: str, threads: int) -> None:
     load = _load()
     result = benchmark.pedantic(
-        lambda: proxanon.anonymize(census, quasi_identifiers=QI, sensitive=SA, k=K,
-                                   epsilon=EPSILON, delta=DELTA), rounds=1, iterations=1)
-    benchmark.extra_info.update(rows=ROWS, satisfied=result.satisfied, load_before=load,
+        lambda: proxanon.anonymize(census, quasi_identifiers=QIS[qis], sensitive=SA, k=K,
+                                   epsilon=EPSILON, delta=DELTA, n_threads=threads),
+        rounds=1, iterations=1)
+    benchmark.extra_info.update(rows=ROWS, qis=qis, threads=threads,
+                                satisfied=result.satisfied, load_before=load,
                                 load_after=_load())
     assert result.satisfied
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("workers", [1, 2])
-def test_dask_workers(benchmark: Any, census: pd.DataFrame, workers: int) -> None:
-    ddf = dd.from_pandas(census, npartitions=PARTITIONS)
-    with distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
+@pytest.mark.parametrize("qis", list(QIS))
+@pytest.mark.parametrize(("workers", "threads"), [(1, 1), (1, 2), (2, 1)])
+def test_dask_workers(benchmark: Any, census: pd.DataFrame, qis: str, workers: int,
+                      threads: int) -> None:
+    qi = QIS[qis]
+    with distributed.LocalCluster(n_workers=workers, threads_per_worker=threads,
+                                  processes=True, dashboard_address=None) as cluster, \
             distributed.Client(cluster):
+        ddf = dd.from_pandas(census[qi + SA], npartitions=PARTITIONS).persist()
+        distributed.wait(ddf)
         load = _load()
         result = benchmark.pedantic(
-            lambda: pdask.anonymize(ddf, quasi_identifiers=QI, sensitive=SA, k=K,
+            lambda: pdask.anonymize(ddf, quasi_identifiers=qi, sensitive=SA, k=K,
                                     epsilon=EPSILON, delta=DELTA), rounds=1, iterations=1)
         benchmark.extra_info.update(
-            rows=ROWS, partitions=PARTITIONS, workers=workers, satisfied=result.satisfied,
-            pieces=result.report.pieces, colliding_classes=result.report.colliding_classes,
-            load_before=load, load_after=_load(),
+            rows=ROWS, qis=qis, partitions=PARTITIONS, workers=workers, threads=threads,
+            satisfied=result.satisfied, pieces=result.report.pieces,
+            colliding_classes=result.report.colliding_classes, load_before=load,
+            load_after=_load(),
             seconds={name: round(value, 3) for name, value in result.report.seconds.items()})
         table = result.table.compute()
-    assert result.satisfied and len(table) == ROWS and _audited(table)
+    assert result.satisfied and len(table) == ROWS and _audited(table, qi)

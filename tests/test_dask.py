@@ -390,3 +390,39 @@ def test_anatomy_release_on_dask(client: Any) -> None:
     ranges = {c: (float(source[c].min()), float(source[c].max())) for c in SA}
     assert brute_force(joined, ["group"], SA, 5, 0.05, 0.6, ranges)
     assert joined.groupby("group").size().max() < 20  # never merged by equal QI tuples
+
+
+def test_colliding_parts_merged_whole_after_the_tuple_rounds(client: Any,
+                                                             monkeypatch: Any) -> None:
+    """With no round of tuple repair allowed, the parts that share a published tuple are
+    anonymized again whole: fewer pieces, and still one class per tuple."""
+    import proxanon.dask._repair as repair_module
+
+    monkeypatch.setattr(repair_module, "TUPLE_REPAIR_ROUNDS", 0)
+    source = census(3000, seed=2).assign(age=lambda f: (f["age"] // 10) * 10)
+    ddf = shuffled_partitions(source, 8)
+    result = run(ddf, arrange=False)
+    assert result.report.colliding_classes > 0 and result.report.repair_rounds >= 1
+    assert result.report.pieces < 8
+    check(result, ddf, 5, 0.05, 0.6)
+
+
+def test_a_shared_hash_is_no_collision_unless_the_tuples_are_equal(monkeypatch: Any) -> None:
+    """Pieces send hashes of their tuples; where hashes match, the tuples themselves are
+    compared. With every tuple hashed alike, only the tuple both pieces hold collides."""
+    import dask
+
+    import proxanon.dask._repair as repair_module
+    from proxanon.dask._part import facts_of
+
+    monkeypatch.setattr(repair_module, "tuple_hashes",
+                        lambda table, qi: np.zeros(len(table), dtype=np.uint64))
+    first = pd.DataFrame({"a": ["x", "x", "y"], "b": [1, 1, 2], "group": [0, 0, 1]})
+    second = pd.DataFrame({"a": ["y", "z"], "b": [2, 3], "group": [0, 1]})
+    facts = [facts_of(t, ["a", "b"]) for t in (first, second)]
+    facts = [type(f)(np.zeros(1, dtype=np.uint64), f.groups, f.rows) for f in facts]
+    with dask.config.set(scheduler="sync"):
+        where = repair_module._collisions([dask.delayed(first), dask.delayed(second)], facts,
+                                          ["a", "b"])
+    assert where[["a", "b", "piece", "rows"]].values.tolist() == [["y", 2, 0, 1],
+                                                                   ["y", 2, 1, 1]]

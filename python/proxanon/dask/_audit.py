@@ -16,6 +16,7 @@ from numpy.typing import NDArray
 from proxanon import _validate
 from proxanon._results.audit import AuditReport
 from proxanon.audit import audit_arrays
+from proxanon.dask._malloc import roomy
 from proxanon.distances import as_arguments
 from proxanon.generalize import load_hierarchies
 from proxanon.hierarchy import Hierarchy
@@ -84,6 +85,7 @@ def global_ranges(minima: pd.Series, maxima: pd.Series,
     return {**own, **scale_ranges(metric, list(own), None)}
 
 
+@roomy
 def _with_positions(frame: pd.DataFrame, offsets: NDArray[np.int64],
                     partition_info: dict[str, Any] | None = None) -> pd.DataFrame:
     start = 0 if partition_info is None else int(offsets[partition_info["number"]])
@@ -91,7 +93,7 @@ def _with_positions(frame: pd.DataFrame, offsets: NDArray[np.int64],
 
 
 @dataclass(frozen=True, kw_only=True)
-class _PartAudit:
+class PartAudit:
     """What the audit of each hash bucket reads: the columns, the whole table's ``ranges``
     of its numeric sensitive columns, the privacy settings and the loaded taxonomies."""
 
@@ -106,16 +108,33 @@ class _PartAudit:
     hierarchies: dict[str, Hierarchy]
 
 
-def _audit_part(frame: pd.DataFrame, settings: _PartAudit
-                ) -> tuple[pd.DataFrame, NDArray[np.int64], NDArray[np.int64], AuditReport | None]:
-    """One hash bucket of classes: every row of a class is here, so its audit is exact.
+@roomy
+def _audit_part(frame: pd.DataFrame, settings: PartAudit) -> PartResult:
+    """One hash bucket of classes (:func:`audit_rows` after putting its rows in table
+    order)."""
+    positions = frame[POSITION].to_numpy(dtype=np.int64)
+    if np.any(positions[1:] < positions[:-1]):  # a shuffle's part; anonymize's are in order
+        frame = frame.sort_values(POSITION, kind="stable")
+        positions = frame[POSITION].to_numpy(dtype=np.int64)
+    return audit_rows(frame, positions, settings)
+
+
+#: What the audit of one part sends to the driver: its classes (first row's QI values,
+#: size, risk, whether it violates), its rows' positions in the table and neighbour counts,
+#: and its report without the per-row counts (None for an empty part).
+PartResult = tuple[pd.DataFrame, NDArray[np.int64], NDArray[np.int64], AuditReport | None]
+
+
+def audit_rows(frame: pd.DataFrame, positions: NDArray[np.int64], settings: PartAudit
+               ) -> PartResult:
+    """The audit of whole classes: ``frame`` holds every row of each of its classes, in
+    table order (``positions``: each row's place in the table), so its audit is exact.
     Numeric sensitive columns are scaled by the whole table's ``ranges``, columns with a
     taxonomy compared by tree distance (as one machine encodes them)."""
     qi_cols = settings.qi_cols
     if len(frame) == 0:
         empty = np.zeros(0, dtype=np.int64)
         return pd.DataFrame(columns=qi_cols), empty, empty, None
-    frame = frame.sort_values(POSITION, kind="stable")
     groups = table_groups(frame, qi_cols)
     # One thread per task: a worker runs as many tasks at once as it has threads.
     values, relation = encode_sensitive(frame, settings.sens_cols, settings.hierarchies,
@@ -123,12 +142,12 @@ def _audit_part(frame: pd.DataFrame, settings: _PartAudit
     metric, weights = as_arguments(relation)
     report = audit_arrays(values, groups, k=settings.k, epsilon=settings.epsilon,
                           delta=settings.delta, metric=metric, weights=weights, n_threads=1)
-    first = frame.groupby(groups, sort=True)[qi_cols].first()
-    classes = first.reset_index(drop=True).assign(
+    first_rows = np.unique(groups, return_index=True)[1]  # each class's first row, by id
+    classes = frame[qi_cols].iloc[first_rows].reset_index(drop=True).assign(
         size=report.group_sizes, risk=report.group_risk,
         violates=np.isin(report.group_ids, report.violating_groups))
-    positions = frame[POSITION].to_numpy(dtype=np.int64)
-    return classes, positions, np.asarray(report.neighbour_counts), report
+    counts = np.asarray(report.neighbour_counts)
+    return classes, positions, counts, replace(report, neighbour_counts=counts[:0])
 
 
 def audit(ddf: Any, *, quasi_identifiers: str | Sequence[str], sensitive: str | Sequence[str],
@@ -167,28 +186,27 @@ def audit(ddf: Any, *, quasi_identifiers: str | Sequence[str], sensitive: str | 
         raise ValueError("the table is empty: there is nothing to audit")
     # Every numeric column by one range over the whole table: its own, or the one given.
     ranges = {**global_ranges(minima, maxima, metric), **given}
-    settings = _PartAudit(qi_cols=qi_cols, sens_cols=sens_cols, ranges=ranges, k=k,
+    settings = PartAudit(qi_cols=qi_cols, sens_cols=sens_cols, ranges=ranges, k=k,
                           epsilon=epsilon, delta=delta, metric=metric, weights=weights,
                           hierarchies=taxonomies)
     return audit_parts(ddf, settings, sizes, classes_whole=classes_whole)
 
 
-def audit_known(ddf: Any, *, quasi_identifiers: list[str], sensitive: list[str], k: int,
-                epsilon: float, delta: float, metric: Any, weights: Any, hierarchies: Any,
-                sizes: NDArray[np.int64], ranges: Mapping[str, tuple[float, float]]
-                ) -> AuditReport:
-    """:func:`audit` with ``classes_whole=True`` of a table whose partition lengths
-    (``sizes``) and numeric ranges (``ranges``, as :func:`global_ranges` gives them over the
-    table) the caller knows, and that has no missing value: without :func:`audit`'s first
-    pass over the table. ``anonymize`` knows them when it left no row out."""
-    taxonomies = load_hierarchies(hierarchies, sensitive, list(ddf.columns))
-    settings = _PartAudit(qi_cols=quasi_identifiers, sens_cols=sensitive, ranges=ranges, k=k,
-                          epsilon=epsilon, delta=delta, metric=metric, weights=weights,
-                          hierarchies=taxonomies)
-    return audit_parts(ddf, settings, sizes, classes_whole=True)
+def known_settings(*, quasi_identifiers: list[str], sensitive: list[str], columns: list[Any],
+                   k: int, epsilon: float, delta: float, metric: Any, weights: Any,
+                   hierarchies: Any, ranges: Mapping[str, tuple[float, float]]) -> PartAudit:
+    """The settings of :func:`audit` for a table (of ``columns``) whose numeric ranges
+    (``ranges``, as :func:`global_ranges` gives them over the table) the caller knows, and
+    that has no missing value: each part whose classes are whole is then audited by
+    :func:`audit_rows` and the results joined by :func:`assemble`, without :func:`audit`'s
+    first pass over the table. ``anonymize`` knows them when it left no row out."""
+    taxonomies = load_hierarchies(hierarchies, sensitive, columns)
+    return PartAudit(qi_cols=quasi_identifiers, sens_cols=sensitive, ranges=ranges, k=k,
+                      epsilon=epsilon, delta=delta, metric=metric, weights=weights,
+                      hierarchies=taxonomies)
 
 
-def audit_parts(ddf: Any, settings: _PartAudit, sizes: NDArray[np.int64], *,
+def audit_parts(ddf: Any, settings: PartAudit, sizes: NDArray[np.int64], *,
                 classes_whole: bool) -> AuditReport:
     """The audit of every part of ``ddf`` (partition lengths ``sizes``) as ``settings`` say,
     after a shuffle by the QI tuple unless ``classes_whole``, combined into one report."""
@@ -208,15 +226,19 @@ def audit_parts(ddf: Any, settings: _PartAudit, sizes: NDArray[np.int64], *,
     restore = {} if classes_whole else {v: c for c, v in labels.items()}
     parts = [dask.delayed(_audit_part)(p.rename(columns=restore) if restore else p, settings)
              for p in shuffled.to_delayed()]
-    results = [r for r in dask.compute(*parts) if r[3] is not None]
-    return replace(combine(results, qi_cols, int(sizes.sum())),
-                   scales={c: settings.ranges[c] for c in numeric},
-                   taxonomies=tuple(c for c in sens_cols if c in settings.hierarchies))
+    return assemble(list(dask.compute(*parts)), settings, numeric, int(sizes.sum()))
 
 
-def combine(results: list[tuple[pd.DataFrame, NDArray[np.int64], NDArray[np.int64],
-                                AuditReport | None]],
-            qi_cols: list[str], n: int) -> AuditReport:
+def assemble(results: list[PartResult], settings: PartAudit, numeric: list[str], n: int
+             ) -> AuditReport:
+    """One report of ``n`` rows from the audits of its parts (disjoint sets of whole
+    classes); ``numeric``: the sensitive columns scaled by their ranges."""
+    report = combine([r for r in results if r[3] is not None], settings.qi_cols, n)
+    return replace(report, scales={c: settings.ranges[c] for c in numeric},
+                   taxonomies=tuple(c for c in settings.sens_cols if c in settings.hierarchies))
+
+
+def combine(results: list[PartResult], qi_cols: list[str], n: int) -> AuditReport:
     """One report from the audits of disjoint sets of whole classes."""
     classes = pd.concat([r[0] for r in results], ignore_index=True)
     order = classes.sort_values(qi_cols, kind="stable").index.to_numpy()

@@ -1,0 +1,95 @@
+"""glibc's allocator loosened while a proxanon task runs in a Dask worker.
+
+Dask's nanny starts each worker process with ``MALLOC_TRIM_THRESHOLD_`` set (65536 by
+default) so that freed memory goes back to the system at once. Setting that variable also
+fixes glibc's mmap threshold at 128 KiB, where it would otherwise grow with use: every buffer
+larger than 128 KiB is then mapped afresh on each allocation and page-faulted on first use.
+The engine allocates many such buffers, and ran about a quarter slower in a worker than in a
+plain process (2M census rows in 8 parts, one thread: 7.0 s against 5.7 s).
+
+:func:`roomy` wraps a task: while at least one wrapped task runs in the process, the mmap
+threshold is raised to 32 MiB and the trim threshold to 256 MiB, so freed buffers are reused;
+when the last one ends, both are set back to what the environment gave, so the next free at
+the top of the heap returns the memory to the system as Dask intends. (Trimming the whole
+heap at once cost the next task as much as it saved: its pages were faulted in again.)
+Without the variable (a plain process keeps glibc's adaptive threshold) or without glibc,
+nothing changes.
+
+Cost: a lock and four calls into the C library per task.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+#: glibc's ``mallopt`` parameters (malloc.h).
+M_TRIM_THRESHOLD = -1
+M_MMAP_THRESHOLD = -3
+#: The thresholds while a task runs: buffers up to 32 MiB (glibc's largest mmap threshold on
+#: 64-bit) come from the heap, which keeps up to 256 MiB of free memory between them.
+ROOMY_MMAP = 32 * 1024 * 1024
+ROOMY_TRIM = 256 * 1024 * 1024
+#: glibc's mmap threshold when the environment fixes it without naming it.
+GLIBC_MMAP_DEFAULT = 128 * 1024
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class _Allocator:
+    """The process's glibc allocator settings, counted in and out by running tasks."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.running = 0
+
+    def settings(self) -> tuple[Any, int, int] | None:
+        """(libc, trim, mmap) as the environment set them, or None when it set no trim
+        threshold or the C library has no ``mallopt``."""
+        try:
+            trim = int(os.environ["MALLOC_TRIM_THRESHOLD_"])
+            mmap = int(os.environ.get("MALLOC_MMAP_THRESHOLD_", GLIBC_MMAP_DEFAULT))
+            libc = ctypes.CDLL(None)
+            libc.mallopt  # noqa: B018  (present in glibc and musl, absent elsewhere)
+        except (KeyError, ValueError, OSError, AttributeError):
+            return None
+        return libc, trim, mmap
+
+    def enter(self) -> None:
+        with self.lock:
+            self.running += 1
+            found = self.settings() if self.running == 1 else None
+            if found is not None:
+                libc = found[0]
+                libc.mallopt(M_MMAP_THRESHOLD, ROOMY_MMAP)
+                libc.mallopt(M_TRIM_THRESHOLD, ROOMY_TRIM)
+
+    def leave(self) -> None:
+        with self.lock:
+            self.running -= 1
+            found = self.settings() if self.running == 0 else None
+            if found is not None:
+                libc, trim, mmap = found
+                libc.mallopt(M_MMAP_THRESHOLD, mmap)
+                libc.mallopt(M_TRIM_THRESHOLD, trim)
+
+
+_ALLOCATOR = _Allocator()
+
+
+def roomy(task: F) -> F:
+    """``task`` with the allocator loosened while it runs (see the module's text)."""
+
+    @functools.wraps(task)
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        _ALLOCATOR.enter()
+        try:
+            return task(*args, **kwargs)
+        finally:
+            _ALLOCATOR.leave()
+
+    return wrapped  # type: ignore[return-value]
