@@ -25,7 +25,6 @@ from proxanon.dask._audit import (
     assemble,
     audit,
     audit_rows,
-    known_settings,
     numeric_sensitive,
 )
 from proxanon.dask._malloc import roomy
@@ -121,7 +120,8 @@ def _anonymize_runs(inputs: list[list[Any]], runs: list[list[int]], plan: Plan
     joined = 0
     while True:
         tasks = [dask.delayed(run, nout=2)([p for b in r for p in inputs[b]], plan.qi_cols,
-                                           plan.index_name, plan.options, False)
+                                           plan.index_name, plan.options, False,
+                                           plan.piece_audit)
                  for r in runs]
         persisted, outcomes = persist_pairs(tasks)
         failed = [i for i, o in enumerate(outcomes) if not isinstance(o, Facts)]
@@ -139,10 +139,12 @@ def _anonymize_runs(inputs: list[list[Any]], runs: list[list[int]], plan: Plan
 def _publish(pieces: list[Any], facts: list[Facts], plan: Plan) -> tuple[Any, AuditReport]:
     """The published table (a persisted dask DataFrame: each piece with the input's columns
     and index, group ids made global by offsetting each piece's own) and its global audit
-    (step 5 of :func:`anonymize`). The global pass left no tuple in two parts, so
-    each class is whole in one partition. When no row was left out, the published sensitive
-    values are the input's, whose ranges the first pass took: each piece is then audited in
-    the task that finishes it, with no pass of its own (2M rows: about 1 s saved)."""
+    (step 5 of :func:`anonymize`). The global pass left no tuple in two parts, so each class
+    is whole in one partition. When no row was left out, the published sensitive values are
+    the input's, whose ranges the first pass took: each piece's audit by those ranges is
+    then the global audit's share, made by the task that published the piece (a generalized
+    release) or by the one that finishes it (an anatomy release, whose group ids are only
+    then global), with no pass of its own (2M rows: about 1 s saved)."""
     counts = np.asarray([(f.groups, f.rows) for f in facts], dtype=np.int64).reshape(-1, 2)
     group_offsets = np.concatenate([[0], np.cumsum(counts[:, 0])[:-1]])
     row_offsets = np.concatenate([[0], np.cumsum(counts[:, 1])[:-1]])
@@ -152,23 +154,32 @@ def _publish(pieces: list[Any], facts: list[Facts], plan: Plan) -> tuple[Any, Au
         out_meta[q] = out_meta[q].astype(object)
     # An anatomy release's classes are its groups (each whole in its piece's partition).
     classes = plan.qi_cols if plan.options["publish"] == "generalize" else [GROUP_COLUMN]
-    common: dict[str, Any] = dict(
-        sensitive=plan.sens_cols, k=plan.k, epsilon=plan.epsilon, delta=plan.delta,
-        metric=plan.metric, weights=plan.weights, hierarchies=plan.hierarchies)
     known = int(counts[:, 1].sum()) == plan.n
-    settings = known_settings(quasi_identifiers=classes, columns=[*columns, GROUP_COLUMN],
-                              ranges=plan.options["sensitive_ranges"], **common)
-    finished = [dask.delayed(_finish, nout=2)(p, int(g), int(r), columns, plan.index_name,
-                                              settings if known else None)
-                for p, g, r in zip(pieces, group_offsets, row_offsets, strict=True)]
+    # The pieces the task that made them audited need no second audit (their classes are
+    # already whole in them); the others are audited in the task that finishes them.
+    finished = [dask.delayed(_finish, nout=2)(
+        p, int(g), int(r), columns, plan.index_name,
+        plan.audit if known and f.audit is None else None)
+        for p, f, g, r in zip(pieces, facts, group_offsets, row_offsets, strict=True)]
     parts, results = persist_pairs(finished)
     # Dask would turn text columns into pyarrow strings; every column keeps its dtype.
     with dask.config.set({"dataframe.convert-string": False}):
         table = dd.from_delayed(parts, meta=out_meta, verify_meta=False)
     if known:
-        numeric = numeric_sensitive(plan.meta, plan.sens_cols, settings.hierarchies)
-        return table, assemble(results, settings, numeric, plan.n)
-    return table, audit(table, quasi_identifiers=classes, classes_whole=True, **common)
+        audits = [_shifted(f.audit, int(r)) if f.audit is not None else result
+                  for f, result, r in zip(facts, results, row_offsets, strict=True)]
+        numeric = numeric_sensitive(plan.meta, plan.sens_cols, plan.audit.hierarchies)
+        return table, assemble(audits, plan.audit, numeric, plan.n)
+    return table, audit(table, quasi_identifiers=classes, classes_whole=True,
+                        sensitive=plan.sens_cols, k=plan.k, epsilon=plan.epsilon,
+                        delta=plan.delta, metric=plan.metric, weights=plan.weights,
+                        hierarchies=plan.hierarchies)
+
+
+def _shifted(result: PartResult, offset: int) -> PartResult:
+    """A piece's audit with its row positions counted from the table's first row."""
+    classes, positions, counts, report = result
+    return classes, positions + offset, counts, report
 
 
 def anonymize(

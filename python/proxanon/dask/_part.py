@@ -24,6 +24,7 @@ from proxanon._errors import InfeasibleError
 from proxanon._results.anonymization import GROUP_COLUMN
 from proxanon._words import Text
 from proxanon.anonymize import anonymize as anonymize_table
+from proxanon.dask._audit import PartAudit, PartResult, audit_rows
 from proxanon.dask._malloc import roomy
 
 #: Hidden columns carried through every part: the row's place in the input (orders rows
@@ -38,11 +39,13 @@ ORIGINAL = "_proxanon_original_"
 class Facts:
     """What the driver keeps of a published piece without reading it: the 64-bit hashes of
     its distinct published tuples (sorted; none for an anatomy release, which publishes no
-    tuple), its groups and its rows."""
+    tuple), its groups and its rows; and, where the task that made the piece audited it,
+    that audit (row positions counted from the piece's first row)."""
 
     keys: NDArray[np.uint64]
     groups: int
     rows: int
+    audit: PartResult | None = None
 
 
 #: A run's second output: the facts of its published piece, or, when its rows are
@@ -58,12 +61,18 @@ def tuple_hashes(table: pd.DataFrame, qi_cols: list[str]) -> NDArray[np.uint64]:
     return hashes
 
 
-def facts_of(table: pd.DataFrame, tuples: list[str] | None) -> Facts:
+def facts_of(table: pd.DataFrame, tuples: list[str] | None, audit: PartAudit | None = None
+             ) -> Facts:
     """The :class:`Facts` of a published piece; ``tuples``: its published QI columns, or
-    None for an anatomy release."""
-    keys = (np.unique(tuple_hashes(table, tuples)) if tuples
+    None for an anatomy release; ``audit``: the settings to audit its classes by, if any."""
+    audited = (None if audit is None
+               else audit_rows(table, np.arange(len(table), dtype=np.int64), audit))
+    # The audit's classes are the piece's distinct published tuples, one row each.
+    distinct = table if audited is None or audit is None or audit.qi_cols != tuples \
+        else audited[0]
+    keys = (np.unique(tuple_hashes(distinct, tuples)) if tuples
             else np.zeros(0, dtype=np.uint64))
-    return Facts(keys, int(table[GROUP_COLUMN].nunique()), len(table))
+    return Facts(keys, int(table[GROUP_COLUMN].nunique()), len(table), audited)
 
 
 def persist_pairs(tasks: list[Any]) -> tuple[list[Any], list[Any]]:
@@ -115,12 +124,14 @@ def _originals(published: pd.DataFrame, qi_cols: list[str]) -> pd.DataFrame:
 
 @roomy
 def run(parts: list[pd.DataFrame], qi_cols: list[str], index_name: Any,
-        options: dict[str, Any], published: bool) -> tuple[pd.DataFrame | None, Outcome]:
+        options: dict[str, Any], published: bool, audit: PartAudit | None
+        ) -> tuple[pd.DataFrame | None, Outcome]:
     """Anonymizes the rows of ``parts`` (bucket shares, or published pieces when
     ``published``) together with the single-machine engine, in input order.
 
-    Returns the published rows and their :class:`Facts`, or None and the single-machine
-    error's message when the rows are infeasible alone.
+    Returns the published rows and their :class:`Facts` (with the audit of their classes by
+    ``audit``, if given), or None and the single-machine error's message when the rows are
+    infeasible alone.
     """
     frames = [_originals(p, qi_cols) if published else p for p in parts]
     frame = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
@@ -140,7 +151,8 @@ def run(parts: list[pd.DataFrame], qi_cols: list[str], index_name: Any,
         table = frame[released].assign(**{GROUP_COLUMN: result.groups[released]})
     table[INDEX] = table.index.to_numpy()
     table.index = pd.RangeIndex(len(table))
-    return table, facts_of(table, None if result.sensitive_table is not None else qi_cols)
+    return table, facts_of(table, None if result.sensitive_table is not None else qi_cols,
+                           audit)
 
 
 @roomy
@@ -153,8 +165,8 @@ def take(table: pd.DataFrame, qi_cols: list[str], tuples: pd.DataFrame, inside: 
 
 
 @roomy
-def rest(table: pd.DataFrame, qi_cols: list[str], tuples: pd.DataFrame
-         ) -> tuple[pd.DataFrame, Facts]:
-    """The rows of ``table`` outside ``tuples``, and their facts."""
+def rest(table: pd.DataFrame, qi_cols: list[str], tuples: pd.DataFrame,
+         audit: PartAudit | None) -> tuple[pd.DataFrame, Facts]:
+    """The rows of ``table`` outside ``tuples``, and their facts (audited by ``audit``)."""
     kept = take(table, qi_cols, tuples, False)
-    return kept, facts_of(kept, qi_cols)
+    return kept, facts_of(kept, qi_cols, audit)

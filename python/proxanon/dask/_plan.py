@@ -22,8 +22,10 @@ from numpy.typing import NDArray
 from proxanon import _validate
 from proxanon._results.anonymization import GROUP_COLUMN
 from proxanon.dask._audit import (
+    PartAudit,
     check_columns,
     global_ranges,
+    known_settings,
     missing_counts,
     numeric_sensitive,
     refuse_missing,
@@ -56,6 +58,14 @@ class Plan:
     key: str
     cuts: NDArray[Any]
     offsets: NDArray[np.int64]
+    audit: PartAudit
+
+    @property
+    def piece_audit(self) -> PartAudit | None:
+        """The audit each task runs on the piece it publishes: a generalized release's
+        classes are its published tuples, whole in one piece once the global pass is done;
+        an anatomy release's groups are audited once their ids are global."""
+        return self.audit if self.options["publish"] == "generalize" else None
 
 
 def plan_job(ddf: Any, *, quasi_identifiers: str | Sequence[str],
@@ -106,11 +116,17 @@ def plan_job(ddf: Any, *, quasi_identifiers: str | Sequence[str],
         cuts = np.zeros(0)
     else:
         cuts = np.unique(np.asarray(distinct, dtype=np.float64))
+    audit = known_settings(
+        quasi_identifiers=qi_cols if engine["publish"] == "generalize" else [GROUP_COLUMN],
+        sensitive=sens_cols, columns=[*meta.columns, GROUP_COLUMN], k=k, epsilon=epsilon,
+        delta=delta, metric=metric, weights=weights, hierarchies=hierarchies,
+        ranges=options["sensitive_ranges"])
     return Plan(qi_cols=qi_cols, sens_cols=sens_cols, k=k, epsilon=epsilon, delta=delta,
                  metric=metric, weights=weights, hierarchies=hierarchies,
                  on_infeasible=on_infeasible, options=options, meta=meta,
                  index_name=meta.index.name, n=n, parts=parts, key=key, cuts=cuts,
-                 offsets=np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64))
+                 offsets=np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64),
+                 audit=audit)
 
 
 def arrange_buckets(ddf: Any, plan: Plan, arrange: bool

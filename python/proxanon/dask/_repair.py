@@ -108,13 +108,14 @@ def _repair_tuples(pieces: list[Any], facts: list[Facts], where: pd.DataFrame,
         holders = sorted(set(where.merge(chosen, on=qi_cols)["piece"].tolist()))
         jobs.append(dask.delayed(run, nout=2)(
             [dask.delayed(take)(pieces[p], qi_cols, chosen, True) for p in holders],
-            qi_cols, plan.index_name, plan.options, True))
+            qi_cols, plan.index_name, plan.options, True, plan.piece_audit))
     tables, outcomes = persist_pairs(jobs)
     if not all(isinstance(o, Facts) for o in outcomes):
         return None
     involved = sorted(set(where["piece"].tolist()))
-    kept, kept_facts = persist_pairs([dask.delayed(rest, nout=2)(pieces[p], qi_cols, tuples)
-                                      for p in involved])
+    kept, kept_facts = persist_pairs([
+        dask.delayed(rest, nout=2)(pieces[p], qi_cols, tuples, plan.piece_audit)
+        for p in involved])
     new_pieces, new_facts = list(pieces), list(facts)
     for p, table, fact in zip(involved, kept, kept_facts, strict=True):
         new_pieces[p], new_facts[p] = table, fact
@@ -132,7 +133,8 @@ def _merge_parts(pieces: list[Any], facts: list[Facts], where: pd.DataFrame, pla
             kept[members[0]] = (pieces[members[0]], facts[members[0]])
             continue
         jobs.append((members[0], dask.delayed(run, nout=2)(
-            [pieces[p] for p in members], plan.qi_cols, plan.index_name, plan.options, True)))
+            [pieces[p] for p in members], plan.qi_cols, plan.index_name, plan.options, True,
+            plan.piece_audit)))
     tables, outcomes = persist_pairs([job for _, job in jobs])
     failures = [o for o in outcomes if not isinstance(o, Facts)]
     if failures:
