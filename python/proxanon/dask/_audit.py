@@ -142,7 +142,9 @@ def audit_rows(frame: pd.DataFrame, positions: NDArray[np.int64], settings: Part
     metric, weights = as_arguments(relation)
     report = audit_arrays(values, groups, k=settings.k, epsilon=settings.epsilon,
                           delta=settings.delta, metric=metric, weights=weights, n_threads=1)
-    first_rows = np.unique(groups, return_index=True)[1]  # each class's first row, by id
+    # Each class's first row, by id (ids are 0 .. classes-1; a hash pass, not a sort).
+    firsts = pd.Series(groups).drop_duplicates()
+    first_rows = firsts.index.to_numpy()[np.argsort(firsts.to_numpy())]
     classes = frame[qi_cols].iloc[first_rows].reset_index(drop=True).assign(
         size=report.group_sizes, risk=report.group_risk,
         violates=np.isin(report.group_ids, report.violating_groups))

@@ -83,23 +83,23 @@ def persist_pairs(tasks: list[Any]) -> tuple[list[Any], list[Any]]:
     return list(done[:len(tasks)]), list(dask.compute(*done[len(tasks):]))
 
 
-def _hidden(frame: pd.DataFrame, rows: NDArray[np.int64], qi_cols: list[str]) -> pd.DataFrame:
-    """``frame``'s rows with the hidden columns (their places ``rows`` in the input, their
-    original QI values and index), on a fresh RangeIndex."""
+def _hidden(frame: pd.DataFrame, rows: NDArray[np.int64]) -> pd.DataFrame:
+    """``frame``'s rows with the hidden columns of a share (their places ``rows`` in the
+    input and their index), on a fresh RangeIndex. The original QI values are added by
+    :func:`run`, so that shares move between workers without them."""
     out = frame.reset_index(drop=True)
-    return out.assign(**{ROW: rows, **{ORIGINAL + q: out[q] for q in qi_cols},
-                         INDEX: frame.index.to_numpy()})
+    return out.assign(**{ROW: rows, INDEX: frame.index.to_numpy()})
 
 
 @roomy
-def prepare(frame: pd.DataFrame, start: int, qi_cols: list[str]) -> pd.DataFrame:
+def prepare(frame: pd.DataFrame, start: int) -> pd.DataFrame:
     """An input partition (its first row is the input's ``start``) as one bucket."""
-    return _hidden(frame, np.arange(start, start + len(frame), dtype=np.int64), qi_cols)
+    return _hidden(frame, np.arange(start, start + len(frame), dtype=np.int64))
 
 
 @roomy
-def bucket_shares(frame: pd.DataFrame, start: int, key: str, cuts: NDArray[Any],
-                  qi_cols: list[str]) -> list[Any]:
+def bucket_shares(frame: pd.DataFrame, start: int, key: str, cuts: NDArray[Any]
+                  ) -> list[Any]:
     """An input partition (its first row is the input's ``start``) cut by bucket: the rows
     in each bucket 0 .. len(cuts), in input order and with the hidden columns, then the
     row count of each. A row's bucket is its quantile cell of the QI ``key``."""
@@ -109,7 +109,7 @@ def bucket_shares(frame: pd.DataFrame, start: int, key: str, cuts: NDArray[Any],
     order = np.argsort(codes, kind="stable")
     bounds = np.searchsorted(codes[order], np.arange(len(cuts) + 2), side="left")
     # One copy in bucket order; the shares are slices of it.
-    arranged = _hidden(frame.iloc[order], start + order, qi_cols)
+    arranged = _hidden(frame.iloc[order], start + order)
     shares: list[Any] = [arranged.iloc[lo:hi] for lo, hi in itertools.pairwise(bounds)]
     return [*shares, np.diff(bounds)]
 
@@ -135,6 +135,8 @@ def run(parts: list[pd.DataFrame], qi_cols: list[str], index_name: Any,
     """
     frames = [_originals(p, qi_cols) if published else p for p in parts]
     frame = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+    if not published:  # each QI's original value, to anonymize the row again if need be
+        frame = frame.assign(**{ORIGINAL + q: frame[q] for q in qi_cols})
     rows = frame[ROW].to_numpy(dtype=np.int64)
     if np.any(rows[1:] < rows[:-1]):  # a bucket is in input order; joined parts may not be
         frame = frame.sort_values(ROW, kind="stable")

@@ -137,7 +137,7 @@ def arrange_buckets(ddf: Any, plan: Plan, arrange: bool
     hold its rows in input order), and the buckets' row counts."""
     parts = ddf.to_delayed()
     if not arrange:
-        inputs = dask.persist(*[dask.delayed(prepare)(part, int(start), plan.qi_cols)
+        inputs = dask.persist(*[dask.delayed(prepare)(part, int(start))
                                 for part, start in zip(parts, plan.offsets, strict=True)])
         sizes = dask.compute(*[dask.delayed(len)(p) for p in inputs])
         return [[p] for p in inputs], np.asarray(sizes, dtype=np.int64)
@@ -148,7 +148,7 @@ def arrange_buckets(ddf: Any, plan: Plan, arrange: bool
     # 2M rows.)
     buckets = len(plan.cuts) + 1
     cut = [dask.delayed(bucket_shares, nout=buckets + 1)(
-        part, int(start), plan.key, plan.cuts, plan.qi_cols)
+        part, int(start), plan.key, plan.cuts)
         for part, start in zip(parts, plan.offsets, strict=True)]
     # The row counts in the same call as the shares, so each partition is cut once.
     done = dask.persist(*[piece[b] for piece in cut for b in range(buckets)],
