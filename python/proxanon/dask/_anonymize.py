@@ -1,5 +1,13 @@
 """``anonymize`` on a dask DataFrame: the single-machine ``anonymize`` per part, then a global
-pass for what crosses parts (docs/design/definitions.md; docs/guide/dask.md)."""
+pass for what crosses parts (docs/design/definitions.md; docs/guide/dask.md).
+
+The steps live by stage: the first pass and the buckets in ``_plan``, the tasks on one part
+in ``_part``, the global pass in ``_repair``, the audit in ``_audit``; this module runs them
+in order and publishes. Invariant: a result reported satisfied passed the audit of every
+published class, each whole in one piece. Cost: one pass and one shuffle of the table, one
+task per bucket (linear in its rows but for the engine's near n log n), and on the driver
+8 bytes per class and one neighbour count per row.
+"""
 
 from __future__ import annotations
 
