@@ -62,3 +62,13 @@ def test_a_plain_process_is_left_as_it_is() -> None:
     outside, inside, after, _, _ = faults(environment)
     # glibc's adaptive threshold already reuses the buffers, with or without a task.
     assert max(outside, inside, after) < AFRESH
+
+
+def test_a_setting_it_cannot_read_leaves_the_task_alone(monkeypatch: pytest.MonkeyPatch
+                                                        ) -> None:
+    from proxanon.dask._malloc import _ALLOCATOR, roomy
+
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "not a number")
+    assert _ALLOCATOR.settings() is None
+    assert roomy(lambda x: x + 1)(41) == 42
+    assert _ALLOCATOR.running == 0

@@ -55,8 +55,8 @@ class _Allocator:
             mmap = int(os.environ.get("MALLOC_MMAP_THRESHOLD_", GLIBC_MMAP_DEFAULT))
             libc = ctypes.CDLL(None)
             libc.mallopt  # noqa: B018  (present in glibc and musl, absent elsewhere)
-        except (KeyError, ValueError, OSError, AttributeError):
-            return None
+        except (KeyError, ValueError, OSError, AttributeError, TypeError):
+            return None  # (TypeError: Windows loads no library by the name None)
         return libc, trim, mmap
 
     def enter(self) -> None:
