@@ -55,7 +55,8 @@ Outcome = Facts | str | Text
 
 
 def tuple_hashes(table: pd.DataFrame, qi_cols: list[str]) -> NDArray[np.uint64]:
-    """Each row's published tuple as a 64-bit hash."""
+    """Each row's published tuple as a 64-bit hash. Published QI values are labels (text,
+    in object columns, in every piece), so equal tuples hash alike in every piece."""
     hashes: NDArray[np.uint64] = pd.util.hash_pandas_object(
         table[qi_cols], index=False).to_numpy()
     return hashes
