@@ -220,9 +220,12 @@ def anonymize(
     3. Each bucket is anonymized by :func:`proxanon.anonymize` in a task; a bucket that is
        infeasible alone is joined to its neighbour and redone.
     4. Classes that publish the same QI tuple in different parts are one class to an
-       attacker: a groupby on the published tuple finds them, and their rows are
-       anonymized again together (after a few rounds, the colliding parts are merged whole).
-    5. The result is audited globally (:func:`proxanon.dask.audit`).
+       attacker: hashes of each part's tuples, then the tuples themselves, find them, and
+       their rows are anonymized again together (after a few rounds, the colliding parts
+       are merged whole).
+    5. The result is audited globally: each class is then whole in one piece, so each
+       piece's audit is its share of the global one (:func:`proxanon.dask.audit` when rows
+       were left out, whose ranges need a pass of their own).
 
     The output keeps every input column and the index; rows are arranged by bucket, in input
     order within a bucket. Deterministic for a given partitioning.
