@@ -49,7 +49,9 @@ class DaskReport:
     the published classes (:func:`proxanon.dask.audit`). ``partitions``: of the input;
     ``pieces``: the parts anonymized on their own at the end; ``joined``: buckets joined to a
     neighbour (fewer than k rows, or infeasible alone); ``colliding_classes``: classes found
-    in more than one part and repaired; ``repair_rounds``: rounds of that global pass.
+    in more than one part and repaired; ``repair_rounds``: rounds of that global pass;
+    ``seconds``: wall time of ``prepare`` (steps 1 and 2 of :func:`anonymize`), ``parts``
+    (step 3, the pieces' audits included), ``repair`` (4), ``publish`` (5) and ``total``.
     """
 
     satisfied: bool
