@@ -34,9 +34,10 @@ from proxanon.dask._audit import (
     audit,
     audit_rows,
     numeric_sensitive,
+    starts,
 )
 from proxanon.dask._malloc import roomy
-from proxanon.dask._part import INDEX, ROW, Facts, persist_pairs, run
+from proxanon.dask._part import INDEX, Facts, persist_pairs, run
 from proxanon.dask._plan import Plan, arrange_buckets, bucket_runs, plan_job
 from proxanon.dask._repair import Repair, repair
 
@@ -46,7 +47,8 @@ class DaskReport:
     """The numbers of one anonymization on Dask.
 
     ``satisfied``, ``max_risk``, ``vulnerability``, ``groups``: from the global audit of
-    the published classes (:func:`proxanon.dask.audit`). ``partitions``: of the input;
+    the published classes (equal to :func:`proxanon.audit` of the computed table).
+    ``partitions``: of the input;
     ``pieces``: the parts anonymized on their own at the end; ``joined``: buckets joined to a
     neighbour (fewer than k rows, or infeasible alone); ``colliding_classes``: classes found
     in more than one part and repaired; ``repair_rounds``: rounds of that global pass;
@@ -108,10 +110,9 @@ def _finish(table: pd.DataFrame, group_offset: int, row_offset: int, columns: li
             ) -> tuple[pd.DataFrame, PartResult | None]:
     """The published part as the user sees it (input columns and index, global group ids
     from ``group_offset``), and, given the audit's ``settings``, the audit of its classes
-    (its rows are the table's from ``row_offset`` on)."""
-    rows = table[ROW].to_numpy(dtype=np.int64)
-    if np.any(rows[1:] < rows[:-1]):  # a repaired piece; one part's table is in order
-        table = table.sort_values(ROW, kind="stable")
+    (its rows are the table's from ``row_offset`` on). A piece is in input order already:
+    :func:`~proxanon.dask._part.run` orders its rows and the repair's takes keep that
+    order, so the audits made with the piece count its rows as they are here."""
     local = np.unique(table[GROUP_COLUMN].to_numpy(), return_inverse=True)[1]
     out = table[columns].assign(**{GROUP_COLUMN: group_offset + local.astype(np.int64)})
     out.index = pd.Index(table[INDEX].to_numpy(), name=index_name)
@@ -156,8 +157,7 @@ def _publish(pieces: list[Any], facts: list[Facts], plan: Plan) -> tuple[Any, Au
     release) or by the one that finishes it (an anatomy release, whose group ids are only
     then global), with no pass of its own (2M rows: about 1 s saved)."""
     counts = np.asarray([(f.groups, f.rows) for f in facts], dtype=np.int64).reshape(-1, 2)
-    group_offsets = np.concatenate([[0], np.cumsum(counts[:, 0])[:-1]])
-    row_offsets = np.concatenate([[0], np.cumsum(counts[:, 1])[:-1]])
+    group_offsets, row_offsets = starts(counts[:, 0]), starts(counts[:, 1])
     columns = [c for c in plan.meta.columns]
     out_meta = plan.meta.assign(**{GROUP_COLUMN: np.zeros(0, dtype=np.int64)})
     for q in plan.qi_cols if plan.options["publish"] == "generalize" else []:

@@ -1,4 +1,11 @@
-"""``audit`` on a dask DataFrame: the classes of a published table across all partitions."""
+"""``audit`` on a dask DataFrame: the classes of a published table across all partitions.
+
+Invariant: each part audited holds every row of each of its classes, in table order, so its
+audit is exact, and :func:`assemble` joins disjoint parts into :func:`proxanon.audit`'s
+report on the whole table. Cost: one pass for ranges and lengths and one shuffle by a hash
+of the QI tuple (none when the caller knows both, as ``anonymize`` does); each part's audit
+near linear in its rows; the driver holds one entry per class and one count per row.
+"""
 
 from __future__ import annotations
 
@@ -85,6 +92,21 @@ def global_ranges(minima: pd.Series, maxima: pd.Series,
     return {**own, **scale_ranges(metric, list(own), None)}
 
 
+def starts(counts: Any) -> NDArray[np.int64]:
+    """Where each of consecutive blocks of ``counts`` rows starts: 0, then running sums."""
+    return np.concatenate([[0], np.cumsum(np.asarray(counts, dtype=np.int64))[:-1]]).astype(
+        np.int64)
+
+
+def in_order(frame: pd.DataFrame, column: str) -> pd.DataFrame:
+    """``frame`` with its rows in ascending order of ``column`` (stable; the frame itself
+    when they already are, as they mostly are)."""
+    values = frame[column].to_numpy()
+    if np.any(values[1:] < values[:-1]):
+        return frame.sort_values(column, kind="stable")
+    return frame
+
+
 @roomy
 def _with_positions(frame: pd.DataFrame, offsets: NDArray[np.int64],
                     partition_info: dict[str, Any] | None = None) -> pd.DataFrame:
@@ -94,7 +116,7 @@ def _with_positions(frame: pd.DataFrame, offsets: NDArray[np.int64],
 
 @dataclass(frozen=True, kw_only=True)
 class PartAudit:
-    """What the audit of each hash bucket reads: the columns, the whole table's ``ranges``
+    """What the audit of each part (whole classes) reads: the columns, the whole table's ``ranges``
     of its numeric sensitive columns, the privacy settings and the loaded taxonomies."""
 
     qi_cols: list[str]
@@ -112,11 +134,8 @@ class PartAudit:
 def _audit_part(frame: pd.DataFrame, settings: PartAudit) -> PartResult:
     """One hash bucket of classes (:func:`audit_rows` after putting its rows in table
     order)."""
-    positions = frame[POSITION].to_numpy(dtype=np.int64)
-    if np.any(positions[1:] < positions[:-1]):  # a shuffle's part; anonymize's are in order
-        frame = frame.sort_values(POSITION, kind="stable")
-        positions = frame[POSITION].to_numpy(dtype=np.int64)
-    return audit_rows(frame, positions, settings)
+    frame = in_order(frame, POSITION)  # a shuffle delivers rows in any order
+    return audit_rows(frame, frame[POSITION].to_numpy(dtype=np.int64), settings)
 
 
 #: What the audit of one part sends to the driver: its classes (first row's QI values,
@@ -167,8 +186,8 @@ def audit(ddf: Any, *, quasi_identifiers: str | Sequence[str], sensitive: str | 
     report is :func:`proxanon.audit`'s on the computed table: group ids in sorted order of
     the QI tuples, row arrays in the table's row order (partition by partition).
     ``classes_whole=True`` skips the shuffle: the caller knows that no published tuple
-    occurs in two partitions (``anonymize`` ends its global pass only when a groupby on the
-    published tuple finds none).
+    occurs in two partitions (``anonymize`` ends its global pass only when no tuple is
+    found in two pieces).
 
     Cost: one pass for ranges and partition lengths, one shuffle of the table; the driver
     holds one entry per class and one per row (``neighbour_counts``).
@@ -188,9 +207,10 @@ def audit(ddf: Any, *, quasi_identifiers: str | Sequence[str], sensitive: str | 
         raise ValueError("the table is empty: there is nothing to audit")
     # Every numeric column by one range over the whole table: its own, or the one given.
     ranges = {**global_ranges(minima, maxima, metric), **given}
-    settings = PartAudit(qi_cols=qi_cols, sens_cols=sens_cols, ranges=ranges, k=k,
-                          epsilon=epsilon, delta=delta, metric=metric, weights=weights,
-                          hierarchies=taxonomies)
+    settings = known_settings(quasi_identifiers=qi_cols, sensitive=sens_cols,
+                              columns=list(ddf.columns), k=k, epsilon=epsilon, delta=delta,
+                              metric=metric, weights=weights, hierarchies=taxonomies,
+                              ranges=ranges)
     return audit_parts(ddf, settings, sizes, classes_whole=classes_whole)
 
 
@@ -204,8 +224,8 @@ def known_settings(*, quasi_identifiers: list[str], sensitive: list[str], column
     first pass over the table. ``anonymize`` knows them when it left no row out."""
     taxonomies = load_hierarchies(hierarchies, sensitive, columns)
     return PartAudit(qi_cols=quasi_identifiers, sens_cols=sensitive, ranges=ranges, k=k,
-                      epsilon=epsilon, delta=delta, metric=metric, weights=weights,
-                      hierarchies=taxonomies)
+                     epsilon=epsilon, delta=delta, metric=metric, weights=weights,
+                     hierarchies=taxonomies)
 
 
 def audit_parts(ddf: Any, settings: PartAudit, sizes: NDArray[np.int64], *,
@@ -214,7 +234,7 @@ def audit_parts(ddf: Any, settings: PartAudit, sizes: NDArray[np.int64], *,
     after a shuffle by the QI tuple unless ``classes_whole``, combined into one report."""
     qi_cols, sens_cols = settings.qi_cols, settings.sens_cols
     numeric = numeric_sensitive(ddf._meta, sens_cols, settings.hierarchies)
-    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    offsets = starts(sizes)
     placed = ddf[qi_cols + sens_cols].map_partitions(
         _with_positions, offsets, meta=ddf._meta[qi_cols + sens_cols].assign(
             **{POSITION: np.zeros(0, dtype=np.int64)}))

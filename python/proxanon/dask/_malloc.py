@@ -15,7 +15,12 @@ heap at once cost the next task as much as it saved: its pages were faulted in a
 Without the variable (a plain process keeps glibc's adaptive threshold) or without glibc,
 nothing changes.
 
-Cost: a lock and four calls into the C library per task.
+Bound: glibc keeps one heap (arena) per thread, and each may hold up to 256 MiB of free
+memory while tasks run; a worker whose threads always overlap proxanon tasks never drops the
+raised thresholds, so it may hold up to that much free memory per thread until they pause.
+
+Cost: a lock and an environment read per task, and four calls into the C library when the
+first task starts or the last one ends.
 """
 
 from __future__ import annotations
@@ -40,6 +45,17 @@ GLIBC_MMAP_DEFAULT = 128 * 1024
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def _find_mallopt() -> Any:
+    """The C library's ``mallopt`` (glibc and musl have one), or None."""
+    try:
+        return ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError, TypeError):  # TypeError: on Windows, by the name None
+        return None
+
+
+_MALLOPT = _find_mallopt()
+
+
 class _Allocator:
     """The process's glibc allocator settings, counted in and out by running tasks."""
 
@@ -48,34 +64,34 @@ class _Allocator:
         self.running = 0
 
     def settings(self) -> tuple[Any, int, int] | None:
-        """(libc, trim, mmap) as the environment set them, or None when it set no trim
+        """(mallopt, trim, mmap) as the environment set them, or None when it set no trim
         threshold or the C library has no ``mallopt``."""
+        if _MALLOPT is None:
+            return None
         try:
             trim = int(os.environ["MALLOC_TRIM_THRESHOLD_"])
             mmap = int(os.environ.get("MALLOC_MMAP_THRESHOLD_", GLIBC_MMAP_DEFAULT))
-            libc = ctypes.CDLL(None)
-            libc.mallopt  # noqa: B018  (present in glibc and musl, absent elsewhere)
-        except (KeyError, ValueError, OSError, AttributeError, TypeError):
-            return None  # (TypeError: Windows loads no library by the name None)
-        return libc, trim, mmap
+        except (KeyError, ValueError):
+            return None
+        return _MALLOPT, trim, mmap
 
     def enter(self) -> None:
         with self.lock:
             self.running += 1
             found = self.settings() if self.running == 1 else None
             if found is not None:
-                libc = found[0]
-                libc.mallopt(M_MMAP_THRESHOLD, ROOMY_MMAP)
-                libc.mallopt(M_TRIM_THRESHOLD, ROOMY_TRIM)
+                mallopt = found[0]
+                mallopt(M_MMAP_THRESHOLD, ROOMY_MMAP)
+                mallopt(M_TRIM_THRESHOLD, ROOMY_TRIM)
 
     def leave(self) -> None:
         with self.lock:
             self.running -= 1
             found = self.settings() if self.running == 0 else None
             if found is not None:
-                libc, trim, mmap = found
-                libc.mallopt(M_MMAP_THRESHOLD, mmap)
-                libc.mallopt(M_TRIM_THRESHOLD, trim)
+                mallopt, trim, mmap = found
+                mallopt(M_MMAP_THRESHOLD, mmap)
+                mallopt(M_TRIM_THRESHOLD, trim)
 
 
 _ALLOCATOR = _Allocator()

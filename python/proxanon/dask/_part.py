@@ -24,7 +24,7 @@ from proxanon._errors import InfeasibleError
 from proxanon._results.anonymization import GROUP_COLUMN
 from proxanon._words import Text
 from proxanon.anonymize import anonymize as anonymize_table
-from proxanon.dask._audit import PartAudit, PartResult, audit_rows
+from proxanon.dask._audit import PartAudit, PartResult, audit_rows, in_order
 from proxanon.dask._malloc import roomy
 
 #: Hidden columns carried through every part: the row's place in the input (orders rows
@@ -66,11 +66,12 @@ def facts_of(table: pd.DataFrame, tuples: list[str] | None, audit: PartAudit | N
              ) -> Facts:
     """The :class:`Facts` of a published piece; ``tuples``: its published QI columns, or
     None for an anatomy release; ``audit``: the settings to audit its classes by, if any."""
-    audited = (None if audit is None
-               else audit_rows(table, np.arange(len(table), dtype=np.int64), audit))
-    # The audit's classes are the piece's distinct published tuples, one row each.
-    distinct = table if audited is None or audit is None or audit.qi_cols != tuples \
-        else audited[0]
+    audited: PartResult | None = None
+    distinct = table
+    if audit is not None:
+        audited = audit_rows(table, np.arange(len(table), dtype=np.int64), audit)
+        if audit.qi_cols == tuples:  # its classes: the distinct published tuples, a row each
+            distinct = audited[0]
     keys = (np.unique(tuple_hashes(distinct, tuples)) if tuples
             else np.zeros(0, dtype=np.uint64))
     return Facts(keys, int(table[GROUP_COLUMN].nunique()), len(table), audited)
@@ -138,9 +139,7 @@ def run(parts: list[pd.DataFrame], qi_cols: list[str], index_name: Any,
     frame = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
     if not published:  # each QI's original value, to anonymize the row again if need be
         frame = frame.assign(**{ORIGINAL + q: frame[q] for q in qi_cols})
-    rows = frame[ROW].to_numpy(dtype=np.int64)
-    if np.any(rows[1:] < rows[:-1]):  # a bucket is in input order; joined parts may not be
-        frame = frame.sort_values(ROW, kind="stable")
+    frame = in_order(frame, ROW)  # a bucket is in input order; joined parts may not be
     frame = frame.drop(columns=[INDEX]).set_axis(
         pd.Index(frame[INDEX].to_numpy(), name=index_name), axis=0)
     try:

@@ -29,6 +29,7 @@ from proxanon.dask._audit import (
     missing_counts,
     numeric_sensitive,
     refuse_missing,
+    starts,
 )
 from proxanon.dask._part import bucket_shares, prepare
 from proxanon.tables import is_number
@@ -69,9 +70,9 @@ class Plan:
 
 
 def plan_job(ddf: Any, *, quasi_identifiers: str | Sequence[str],
-          sensitive: str | Sequence[str], k: int, epsilon: float, delta: float, metric: Any,
-          weights: Any, hierarchies: Mapping[str, Any] | None, on_infeasible: str,
-          engine: dict[str, Any]) -> Plan:
+             sensitive: str | Sequence[str], k: int, epsilon: float, delta: float,
+             metric: Any, weights: Any, hierarchies: Mapping[str, Any] | None,
+             on_infeasible: str, engine: dict[str, Any]) -> Plan:
     """Validates the call and makes the first pass (step 1 of
     :func:`proxanon.dask.anonymize`): missing values, the global range of each numeric
     sensitive column, partition lengths and the quantile cuts of the QI key. ``engine``: the
@@ -122,11 +123,10 @@ def plan_job(ddf: Any, *, quasi_identifiers: str | Sequence[str],
         delta=delta, metric=metric, weights=weights, hierarchies=hierarchies,
         ranges=options["sensitive_ranges"])
     return Plan(qi_cols=qi_cols, sens_cols=sens_cols, k=k, epsilon=epsilon, delta=delta,
-                 metric=metric, weights=weights, hierarchies=hierarchies,
-                 on_infeasible=on_infeasible, options=options, meta=meta,
-                 index_name=meta.index.name, n=n, parts=parts, key=key, cuts=cuts,
-                 offsets=np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64),
-                 audit=audit)
+                metric=metric, weights=weights, hierarchies=hierarchies,
+                on_infeasible=on_infeasible, options=options, meta=meta,
+                index_name=meta.index.name, n=n, parts=parts, key=key, cuts=cuts,
+                offsets=starts(sizes), audit=audit)
 
 
 def arrange_buckets(ddf: Any, plan: Plan, arrange: bool

@@ -161,4 +161,7 @@ def repair(pieces: list[Any], facts: list[Facts], plan: Plan) -> Repair:
                     if rounds <= TUPLE_REPAIR_ROUNDS else None)
         pieces, facts = (_merge_parts(pieces, facts, where, plan) if repaired is None
                          else repaired)
-    return Repair(pieces=pieces, facts=facts, colliding=colliding_total, rounds=rounds)
+    # A repair can leave a piece without rows (all its classes moved to the jobs).
+    kept = [i for i, fact in enumerate(facts) if fact.rows > 0] or [0]
+    return Repair(pieces=[pieces[i] for i in kept], facts=[facts[i] for i in kept],
+                  colliding=colliding_total, rounds=rounds)
