@@ -426,3 +426,15 @@ def test_a_shared_hash_is_no_collision_unless_the_tuples_are_equal(monkeypatch: 
                                           ["a", "b"])
     assert where[["a", "b", "piece", "rows"]].values.tolist() == [["y", 2, 0, 1],
                                                                    ["y", 2, 1, 1]]
+
+
+def test_pieces_a_repair_empties_are_dropped(client: Any) -> None:
+    """Every partition publishes the one tuple (all rows share their QIs): the repair moves
+    every class to its jobs, and the parts it leaves without rows are not published."""
+    source = census(1500, seed=3).assign(age=40.0, sex="F", race=1)
+    ddf = shuffled_partitions(source, 4)
+    result = run(ddf, arrange=False)
+    assert result.report.colliding_classes >= 1
+    sizes = result.table.map_partitions(len).compute().tolist()
+    assert len(sizes) == result.report.pieces and min(sizes) > 0
+    check(result, ddf, 5, 0.05, 0.6, pairwise=False)
