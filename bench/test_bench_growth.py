@@ -12,8 +12,9 @@ docs/performance.md).
 k = 10, the default ``on_infeasible="raise"`` (so the early clique-bound proof of tables of
 more than 8192 rows is timed too). The 1M sizes are marked ``slow``. Rounds: 20 at 100k and 7
 at 1M, so that the minimum, the ratio that matters, is one undisturbed run on a shared
-machine (with 5 and 3 rounds the continuous ratio ranged 11.7x to 13.2x over three runs). Each case asserts the
-run satisfied and records its phases in ``extra_info``; nothing is asserted about time.
+machine (with 5 and 3 rounds the continuous ratio ranged 11.7x to 13.2x over three runs).
+Each case asserts the run satisfied and records its phases in ``extra_info``; nothing is
+asserted about time.
 """
 
 from __future__ import annotations
