@@ -65,13 +65,12 @@ def tuple_hashes(table: pd.DataFrame, qi_cols: list[str]) -> NDArray[np.uint64]:
 def facts_of(table: pd.DataFrame, tuples: list[str] | None, audit: PartAudit | None = None
              ) -> Facts:
     """The :class:`Facts` of a published piece; ``tuples``: its published QI columns, or
-    None for an anatomy release; ``audit``: the settings to audit its classes by, if any."""
-    audited: PartResult | None = None
-    distinct = table
-    if audit is not None:
-        audited = audit_rows(table, np.arange(len(table), dtype=np.int64), audit)
-        if audit.qi_cols == tuples:  # its classes: the distinct published tuples, a row each
-            distinct = audited[0]
+    None for an anatomy release; ``audit``: the settings to audit its classes by (classes
+    by ``tuples``), if any."""
+    audited = (None if audit is None
+               else audit_rows(table, np.arange(len(table), dtype=np.int64), audit))
+    # A generalized piece's audit classes are its distinct published tuples, a row each.
+    distinct = table if audited is None else audited[0]
     keys = (np.unique(tuple_hashes(distinct, tuples)) if tuples
             else np.zeros(0, dtype=np.uint64))
     return Facts(keys, int(table[GROUP_COLUMN].nunique()), len(table), audited)
