@@ -67,7 +67,8 @@ def test_default_is_satisfied_wherever_mondrian_is_and_no_costlier(case) -> None
         assert brute_satisfied(frame, published_classes(mondrian), k, epsilon, delta)
         assert default.satisfied
         assert report.gcp <= mondrian.report.gcp + 1e-12
-        assert report.candidates["mondrian"] == pytest.approx(mondrian.report.gcp)
+        if delta > 0:  # at delta = 0 the cut is published without XColor's table to compare
+            assert report.candidates["mondrian"] == pytest.approx(mondrian.report.gcp)
     # The published table is the cheapest satisfying candidate, and the report says which.
     if report.candidates:
         assert report.method in report.candidates

@@ -18,6 +18,7 @@
 #include "proxanon/publish/absorb.hpp"
 #include "proxanon/common/distance.hpp"
 #include "proxanon/common/loss.hpp"
+#include "proxanon/mondrian/hierarchy_cut.hpp"
 #include "proxanon/mondrian/mondrian.hpp"
 #include "proxanon/neighbours/neighbour_graph.hpp"
 #include "proxanon/neighbours/neighbours.hpp"
@@ -76,7 +77,8 @@ py::dict run_mondrian(const DoubleArray& sensitive, const std::string& metric,
                       const std::vector<TaxonomySpec>& qi_taxonomies, bool grid_checks,
                       std::size_t max_graph_entries, const std::vector<Int32Array>& criteria_codes,
                       const std::vector<std::int32_t>& criteria_values,
-                      const std::vector<bool>& criteria_numeric, const CriteriaSpecs& criteria) {
+                      const std::vector<bool>& criteria_numeric, const CriteriaSpecs& criteria,
+                      bool follow_hierarchy) {
     const Matrix sa = as_matrix(sensitive, "sensitive");
     const Matrix qi = as_matrix(quasi_identifiers, "quasi_identifiers");
     if (qi.rows != sa.rows) throw std::invalid_argument("quasi_identifiers and sensitive differ in rows");
@@ -88,6 +90,7 @@ py::dict run_mondrian(const DoubleArray& sensitive, const std::string& metric,
     SignalCheck signals;
     params.interrupt = signals.interrupt();
     MondrianResult result;
+    std::int64_t merged = 0, units = 0;
     double seconds = 0.0;
     signals.run([&] {
         py::gil_scoped_release release;
@@ -99,7 +102,17 @@ py::dict run_mondrian(const DoubleArray& sensitive, const std::string& metric,
                     : Neighbours(table, NeighbourGraph::from_csr(std::vector<std::int64_t>(table.size() + 1, 0), {}),
                                  params.interrupt);
         const LossModel loss(qi.data, qi.rows, qi.cols, std::move(taxonomies));
-        result = mondrian(loss, neighbours, params);
+        if (follow_hierarchy) {
+            HierarchyCutResult cut = hierarchy_cut(loss, neighbours, params);
+            result.groups = std::move(cut.groups);
+            result.cuts = cut.cuts;
+            result.satisfied = cut.satisfied;
+            result.violating_rows = std::move(cut.violating_rows);
+            merged = cut.merged;
+            units = cut.units;
+        } else {
+            result = mondrian(loss, neighbours, params);
+        }
         seconds = seconds_since(start);
     });
     py::dict out;
@@ -107,6 +120,8 @@ py::dict run_mondrian(const DoubleArray& sensitive, const std::string& metric,
     out["cuts"] = result.cuts;
     out["satisfied"] = result.satisfied;
     out["violating_rows"] = to_numpy(std::move(result.violating_rows));
+    out["merged"] = merged;
+    out["units"] = units;
     out["seconds"] = seconds;
     return out;
 }
@@ -220,7 +235,10 @@ void register_mondrian(py::module_& mod) {
             py::arg("criteria_codes") = std::vector<Int32Array>{},
             py::arg("criteria_values") = std::vector<std::int32_t>{},
             py::arg("criteria_numeric") = std::vector<bool>{}, py::arg("criteria") = CriteriaSpecs{},
+            py::arg("follow_hierarchy") = false,
             "Strict multidimensional Mondrian with k, distinct-l and (epsilon, delta) checks;\n"
+            "follow_hierarchy: the hierarchy cut instead (hierarchy_cut.hpp): parts split by the\n"
+            "children of their taxonomy nodes, classes published at their tightest nodes;\n"
             "criteria_*: privacy criteria each part also satisfies (criteria_check.hpp);\n"
             "grid_checks=False refuses (GraphTooDenseError) where they would need a grid\n"
             "(a graph of more than max_graph_entries).");

@@ -192,8 +192,10 @@ def _method(method: Any, epsilon: float | None, delta: float | None, publish: An
         raise ValueError("publish='anatomy' publishes XColor's partition: it takes no "
                          "method='mondrian'; leave method at 'xcolor'")
     if chosen == "xcolor":
-        if epsilon is None or delta is None:
-            raise TypeError("epsilon and delta are required for method='xcolor'")
+        if delta is None or (epsilon is None and delta != 0):
+            raise TypeError("epsilon and delta are required for method='xcolor' (epsilon may "
+                            "be left out at delta=0, which asks k-anonymity and the criteria "
+                            "alone)")
     elif (epsilon is None) != (delta is None):
         raise ValueError("give both epsilon and delta to check (epsilon, delta)^k-"
                          "dissimilarity, or neither")

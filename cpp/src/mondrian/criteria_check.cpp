@@ -34,17 +34,31 @@ CriteriaCheck::CriteriaCheck(const CriteriaData& data) : data_(data) {
     count_.assign(most, 0);
 }
 
+void CriteriaCheck::count_column(std::size_t j, const std::int32_t* rows, const std::int64_t* counts,
+                                 std::size_t m) {
+    const std::vector<std::int32_t>& codes = data_.columns[j].codes;
+    present_.clear();
+    for (std::size_t i = 0; i < m; ++i) {
+        const auto v = static_cast<std::size_t>(codes[static_cast<std::size_t>(rows[i])]);
+        if (count_[v] == 0) present_.push_back(static_cast<std::int32_t>(v));
+        count_[v] += counts == nullptr ? 1 : counts[i];
+    }
+}
+
 bool CriteriaCheck::holds(const std::int32_t* begin, const std::int32_t* end) {
-    const auto size = static_cast<std::size_t>(end - begin);
+    return holds(begin, nullptr, static_cast<std::size_t>(end - begin));
+}
+
+bool CriteriaCheck::holds(const std::int32_t* rows, const std::int64_t* counts, std::size_t m) {
+    std::int64_t size = static_cast<std::int64_t>(m);
+    if (counts != nullptr) {
+        size = 0;
+        for (std::size_t i = 0; i < m; ++i) size += counts[i];
+    }
     if (size == 0) return true;
     for (std::size_t j = 0; j < data_.columns.size(); ++j) {
-        const std::vector<std::int32_t>& codes = data_.columns[j].codes;
-        present_.clear();
-        for (const std::int32_t* r = begin; r != end; ++r) {
-            const std::int32_t v = codes[static_cast<std::size_t>(*r)];
-            if (count_[static_cast<std::size_t>(v)]++ == 0) present_.push_back(v);
-        }
-        const bool ok = column_holds(j, size);
+        count_column(j, rows, counts, m);
+        const bool ok = column_holds(j, static_cast<std::size_t>(size));
         for (const std::int32_t v : present_) count_[static_cast<std::size_t>(v)] = 0;
         if (!ok) return false;
     }

@@ -9,28 +9,6 @@
 
 namespace proxanon {
 
-namespace {
-
-/// The violating rows of a table that fails as one group, ascending: all of them when it
-/// lacks l distinct values (no row alone can fix that), else those with more than t(G)
-/// neighbours in it. One measure of the whole table.
-std::vector<std::int32_t> violating_rows(PartChecker& checker, const MondrianParams& params,
-                                         std::size_t n) {
-    std::vector<std::int32_t> all(n);
-    std::iota(all.begin(), all.end(), 0);
-    checker.measure(all.data(), all.data() + n);
-    const bool diverse = checker.present().size() >= params.l && !checker.criteria_failed();
-    std::vector<std::int32_t> rows;
-    for (std::int32_t r : all) {
-        if (!diverse || (params.dissimilarity && checker.degree(checker.value_of(r)) > checker.allowed())) {
-            rows.push_back(r);
-        }
-    }
-    return rows;
-}
-
-}  // namespace
-
 MondrianResult mondrian(const LossModel& qi, const Neighbours& neighbours,
                         const MondrianParams& params) {
     const std::size_t n = neighbours.table().row_value.size();
@@ -127,7 +105,7 @@ MondrianResult mondrian(const LossModel& qi, const Neighbours& neighbours,
     // Every part cut off passed the checks, so only an uncut whole table can fail them (the
     // dissimilarity check is not monotone: halves can pass where the whole table fails).
     result.satisfied = whole_table_passes || result.cuts > 0;
-    if (!result.satisfied) result.violating_rows = violating_rows(checker, params, n);
+    if (!result.satisfied) result.violating_rows = whole_table_violating_rows(checker, params, n);
     return result;
 }
 

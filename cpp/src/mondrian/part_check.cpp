@@ -1,12 +1,28 @@
 #include "proxanon/mondrian/part_check.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <stdexcept>
 
 #include "proxanon/neighbours/class_counts.hpp"
 #include "proxanon/xcolor/colouring.hpp"
 
 namespace proxanon {
+
+std::vector<std::int32_t> whole_table_violating_rows(PartChecker& checker, const MondrianParams& params,
+                                                     std::size_t n) {
+    std::vector<std::int32_t> all(n);
+    std::iota(all.begin(), all.end(), 0);
+    checker.measure(all.data(), all.data() + n);
+    const bool diverse = checker.present().size() >= params.l && !checker.criteria_failed();
+    std::vector<std::int32_t> rows;
+    for (std::int32_t r : all) {
+        if (!diverse || (params.dissimilarity && checker.degree(checker.value_of(r)) > checker.allowed())) {
+            rows.push_back(r);
+        }
+    }
+    return rows;
+}
 
 PartChecker::PartChecker(const Neighbours& neighbours, const MondrianParams& params)
     : nb_(neighbours), graph_(neighbours.graph()), params_(params),

@@ -46,9 +46,12 @@ DEFAULT_SEARCH_LIMIT = 512
 def run_mondrian(sens: NDArray[np.float64], checks: Checks, quasi_identifiers: Any,
                  qi_taxonomies: list[tuple[NDArray[np.int32], int] | None] | None, *,
                  on_infeasible: str, started: float, grid_checks: bool = True,
-                 max_graph_entries: int = MAX_GRAPH_ENTRIES) -> Partition:
+                 max_graph_entries: int = MAX_GRAPH_ENTRIES,
+                 follow_hierarchy: bool = False) -> Partition:
     """Strict multidimensional Mondrian with the checks asked for (see ``partition``; the
-    values of ``checks`` as the user gave them, validated here). ``grid_checks=False``:
+    values of ``checks`` as the user gave them, validated here). ``follow_hierarchy``: the
+    hierarchy cut instead (docs/design/mondrian.md#the-hierarchy-cut; with the distance
+    check, the better of the two by cost). ``grid_checks=False``:
     GraphTooDenseError where the relation's graph would hold more than ``max_graph_entries``
     entries (the checks would then search a grid at every cut)."""
     k, epsilon, delta, ell, relation = (checks.k, checks.eps, checks.dlt, checks.ell,
@@ -71,7 +74,8 @@ def run_mondrian(sens: NDArray[np.float64], checks: Checks, quasi_identifiers: A
     raw = _core.mondrian(
         sens, relation.name, [] if relation.weights is None else relation.weights.tolist(),
         eps if dissimilar else None, k, dlt, ell_checked, qi, qi_taxonomies or [], grid_checks,
-        max_graph_entries, **({} if checks.criteria is None else checks.criteria.arguments()))
+        max_graph_entries, **({} if checks.criteria is None else checks.criteria.arguments()),
+        follow_hierarchy=follow_hierarchy)
     groups = np.asarray(raw["groups"], dtype=np.int64)
     satisfied = bool(raw["satisfied"])
     violating_rows = np.asarray(raw["violating_rows"], dtype=np.int64)
@@ -81,6 +85,7 @@ def run_mondrian(sens: NDArray[np.float64], checks: Checks, quasi_identifiers: A
         "method": "mondrian", "n": n, "m": int(groups.max()) + 1, "k": k, "l": ell,
         "epsilon": eps if dissimilar else None, "delta": dlt if dissimilar else None,
         "metric": relation.label, "cuts": int(raw["cuts"]), "swaps": 0,
+        "units": int(raw["units"]), "merged": int(raw["merged"]),
         "remaining_violations": int(violating_rows.size),
         "violating_groups": violating_groups.tolist(),
         "seconds": {"mondrian": float(raw["seconds"]), "total": time.perf_counter() - started},

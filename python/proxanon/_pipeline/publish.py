@@ -38,15 +38,18 @@ from proxanon.tables import encode_sensitive, numeric_scales
 
 def _anonymize_mondrian(inputs: _Inputs, settings: AnonymizeSettings,
                         seconds: dict[str, float], started: float) -> Anonymization:
-    """The table job with strict Mondrian: cut, merge groups publishing the same values,
-    generalize, and audit every check that was asked for."""
+    """The table job with a cut: strict Mondrian's (``method="mondrian"``), or the hierarchy
+    cut where δ is 0 (k-anonymity and the criteria alone: :func:`k_anonymity_only`); merge
+    groups publishing the same values, generalize, and audit every check that was asked
+    for."""
+    distance = settings.checked and not k_anonymity_only(settings)
     checks = ClassChecks.on(inputs.sens, inputs.relation, k=inputs.k,
-                         eps=inputs.eps if settings.checked else None,
-                         dlt=inputs.dlt if settings.checked else None, ell=settings.ell,
+                         eps=inputs.eps if distance else None,
+                         dlt=inputs.dlt if distance else None, ell=settings.ell,
                          criteria=None if inputs.criteria is None else inputs.criteria.native)
     tic = time.perf_counter()
     cut = _mondrian_cut(inputs.columns, checks, (inputs.qi, inputs.taxonomies, inputs.node_keys),
-                        threads=inputs.threads)
+                        threads=inputs.threads, follow_hierarchy=settings.method != "mondrian")
     seconds["mondrian"] = time.perf_counter() - tic
     return _publish_mondrian(inputs, checks, cut, seconds, started,
                              on_infeasible=inputs.on_infeasible)
@@ -220,7 +223,7 @@ def publish(data: pd.DataFrame, settings: AnonymizeSettings, *,
     (:class:`proxanon._pipeline.choose._Job`) chooses, published. ``started``: when
     ``anonymize`` was called (the report's total seconds)."""
     inputs, seconds = prepare(data, settings, reporter)
-    if settings.method == "mondrian":
+    if settings.method == "mondrian" or k_anonymity_only(settings):
         return _anonymize_mondrian(inputs, settings, seconds, started)
     job = _Job(inputs, seconds)
     picked = job.run()
@@ -233,6 +236,15 @@ def publish(data: pd.DataFrame, settings: AnonymizeSettings, *,
                                  on_infeasible="best_effort", picked=picked)
     chosen, candidates = picked
     return _publish_xcolor(inputs, chosen, candidates, seconds, started)
+
+
+def k_anonymity_only(settings: AnonymizeSettings) -> bool:
+    """Whether the default path asks k-anonymity and the criteria alone: at δ = 0 every row
+    may have all of its class's other rows within ε (t(G) = |G| - 1), so no distance is
+    checked and the hierarchy cut publishes the table (docs/design/mondrian.md#the-
+    hierarchy-cut); with ``on_infeasible="suppress"`` XColor's path runs as before."""
+    return (settings.method == "xcolor" and settings.dlt == 0.0
+            and settings.on_infeasible != "suppress")
 
 
 def _criteria_choice(inputs: _Inputs, job: _Job, chosen: _Published,

@@ -45,9 +45,15 @@ class CriteriaCheck {
 public:
     explicit CriteriaCheck(const CriteriaData& data);
     bool holds(const std::int32_t* begin, const std::int32_t* end);
+    /// The same for a set given as distinct rows each standing for `counts[j]` rows with its
+    /// codes (identical rows carried once, hierarchy_cut.hpp): O(rows given + values present).
+    bool holds(const std::int32_t* rows, const std::int64_t* counts, std::size_t m);
 
 private:
     bool column_holds(std::size_t j, std::size_t size);
+    /// Counts column j's values over the rows given (each `counts[j]` times, or once).
+    void count_column(std::size_t j, const std::int32_t* rows, const std::int64_t* counts,
+                      std::size_t m);
 
     const CriteriaData& data_;
     std::vector<std::vector<double>> p_;      ///< per column, the table's frequency of each value

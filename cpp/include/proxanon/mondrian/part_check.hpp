@@ -102,6 +102,12 @@ private:
     bool criteria_failed_ = false;
 };
 
+/// The violating rows of a table of n rows that fails as one group, ascending: all of them
+/// when it lacks l distinct values or fails a criterion (no row alone can fix that), else
+/// those with more than t(G) neighbours in it. One measure of the whole table.
+std::vector<std::int32_t> whole_table_violating_rows(PartChecker& checker, const MondrianParams& params,
+                                                     std::size_t n);
+
 /// The relief of the violating values of a peeling round (specialize.cpp), asked in the
 /// round's order: how many of the rows shed before a value are its neighbours. Pair tests
 /// against the values shed so far grow with the square of the violating values, which

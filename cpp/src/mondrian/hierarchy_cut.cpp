@@ -1,0 +1,455 @@
+#include "proxanon/mondrian/hierarchy_cut.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <optional>
+#include <stdexcept>
+#include <utility>
+
+#include "proxanon/mondrian/criteria_check.hpp"
+#include "proxanon/mondrian/part_check.hpp"
+
+namespace proxanon {
+
+namespace {
+
+/// `count` rows of one unit, from its `first`-th row on.
+struct Piece {
+    std::int32_t unit;
+    std::int64_t first;
+    std::int64_t count;
+};
+using Part = std::vector<Piece>;
+
+/// Checks of a remainder's top-up past which it is given up (each reads the remainder).
+constexpr std::size_t kTopUpChecks = 256;
+
+/// Levels of splits below a candidate that its score looks at: one more level lowered the
+/// GCP of Adult's 8 QIs by 2-3% for a fifth of the time of the cut (bench/HISTORY.md).
+constexpr int kLookahead = 1;
+
+std::int64_t weight_of(const Part& part) {
+    std::int64_t w = 0;
+    for (const Piece& p : part) w += p.count;
+    return w;
+}
+
+void append(Part& to, const Part& from) { to.insert(to.end(), from.begin(), from.end()); }
+
+/// One run of the cut: the units, the checks and the scratch they share.
+class Cutter {
+public:
+    Cutter(const LossModel& qi, const Neighbours& nb, const MondrianParams& params)
+        : qi_(qi), params_(params), checker_(nb, params), d_(qi.dimensions()),
+          n_(nb.table().row_value.size()),
+          weighted_(!params.dissimilarity && params.l == 0) {
+        if (params.criteria != nullptr && !params.criteria->empty()) criteria_.emplace(*params.criteria);
+        std::size_t most = 0;
+        for (std::size_t i = 0; i < d_; ++i) {
+            if (qi.taxonomy(i) != nullptr) most = std::max(most, qi.taxonomy(i)->nodes());
+        }
+        slot_.assign(most, -1);
+        build_units();
+    }
+
+    HierarchyCutResult run();
+
+private:
+    struct Split {
+        double gain = 0.0;
+        double score = 0.0;
+        std::vector<Part> parts;
+    };
+
+    double code(std::int32_t unit, std::size_t i) const {
+        return qi_.row(unit_rows_[static_cast<std::size_t>(unit_begin_[static_cast<std::size_t>(unit)])])[i];
+    }
+    /// NCP of column i over the span [lo, hi]: 0 for one value (a leaf published exactly).
+    double ncp(std::size_t i, double lo, double hi) const {
+        if (lo == hi) return 0.0;
+        const Taxonomy* tax = qi_.taxonomy(i);
+        return tax == nullptr ? hi - lo
+                              : tax->cost(static_cast<std::int32_t>(lo), static_cast<std::int32_t>(hi));
+    }
+    void extremes(const Part& part, std::vector<double>& lo, std::vector<double>& hi) const;
+    /// Rows times the sum of the columns' NCPs of the part's span.
+    double cost(const Part& part);
+    bool passes(const Part& part);
+    void build_units();
+    bool split_taxonomy(const Part& part, std::size_t i, double base, Split& out);
+    bool split_numeric(const Part& part, std::size_t i, double base, Split& out);
+    /// Rows of the passing children closest to `rest` in the columns other than i move into
+    /// it until it passes, each child keeping its own pass; false where that fails.
+    bool top_up(Part& rest, std::vector<Part>& goods, std::size_t i);
+    std::vector<std::int32_t> publish(std::vector<Part>& classes, HierarchyCutResult& result);
+    /// The split of `part` of the highest score into `best`: its gain plus, `ahead` levels
+    /// down, the best scores of its parts; false where no split lowers the cost.
+    bool best_split(const Part& part, int ahead, Split& best);
+    double score(const Part& part, int ahead) {
+        Split s;
+        return best_split(part, ahead, s) ? s.score : 0.0;
+    }
+
+    const LossModel& qi_;
+    const MondrianParams& params_;
+    PartChecker checker_;
+    std::optional<CriteriaCheck> criteria_;
+    std::size_t d_, n_;
+    bool weighted_;
+    std::vector<std::int32_t> unit_rows_;   ///< rows grouped by unit
+    std::vector<std::int64_t> unit_begin_;  ///< per unit, its first entry in unit_rows_; then n
+    std::vector<std::int32_t> slot_;        ///< scratch per taxonomy node: its child bucket
+    std::vector<std::int32_t> rows_;        ///< scratch: a part's rows or representatives
+    std::vector<std::int64_t> counts_;      ///< scratch: the representatives' counts
+    std::vector<double> lo_, hi_, lo2_, hi2_;
+};
+
+void Cutter::build_units() {
+    unit_rows_.resize(n_);
+    std::iota(unit_rows_.begin(), unit_rows_.end(), 0);
+    unit_begin_.clear();
+    if (!weighted_) {
+        unit_begin_.resize(n_ + 1);
+        std::iota(unit_begin_.begin(), unit_begin_.end(), std::int64_t{0});
+        return;
+    }
+    // Identical rows (QI codes and every criterion's code) form one unit: a stable sort by
+    // the codes, then runs of equal ones. O(n log n · d).
+    const CriteriaData* crit = params_.criteria;
+    const auto less = [&](std::int32_t a, std::int32_t b) {
+        const double* x = qi_.row(a);
+        const double* y = qi_.row(b);
+        for (std::size_t i = 0; i < d_; ++i) {
+            if (x[i] != y[i]) return x[i] < y[i];
+        }
+        if (crit != nullptr) {
+            for (const CriteriaColumn& c : crit->columns) {
+                const std::int32_t u = c.codes[static_cast<std::size_t>(a)];
+                const std::int32_t v = c.codes[static_cast<std::size_t>(b)];
+                if (u != v) return u < v;
+            }
+        }
+        return false;
+    };
+    std::stable_sort(unit_rows_.begin(), unit_rows_.end(), less);
+    for (std::size_t j = 0; j < n_; ++j) {
+        if (j == 0 || less(unit_rows_[j - 1], unit_rows_[j])) unit_begin_.push_back(static_cast<std::int64_t>(j));
+    }
+    unit_begin_.push_back(static_cast<std::int64_t>(n_));
+}
+
+void Cutter::extremes(const Part& part, std::vector<double>& lo, std::vector<double>& hi) const {
+    lo.assign(d_, std::numeric_limits<double>::infinity());
+    hi.assign(d_, -std::numeric_limits<double>::infinity());
+    for (const Piece& p : part) {
+        const double* x = qi_.row(unit_rows_[static_cast<std::size_t>(unit_begin_[static_cast<std::size_t>(p.unit)])]);
+        for (std::size_t i = 0; i < d_; ++i) {
+            lo[i] = std::min(lo[i], x[i]);
+            hi[i] = std::max(hi[i], x[i]);
+        }
+    }
+}
+
+double Cutter::cost(const Part& part) {
+    if (part.empty()) return 0.0;
+    extremes(part, lo2_, hi2_);
+    double sum = 0.0;
+    for (std::size_t i = 0; i < d_; ++i) sum += ncp(i, lo2_[i], hi2_[i]);
+    return sum * static_cast<double>(weight_of(part));
+}
+
+bool Cutter::passes(const Part& part) {
+    if (part.empty()) return false;
+    if (weighted_) {
+        if (weight_of(part) < static_cast<std::int64_t>(params_.k)) return false;
+        if (!criteria_) return true;
+        rows_.clear();
+        counts_.clear();
+        for (const Piece& p : part) {
+            rows_.push_back(unit_rows_[static_cast<std::size_t>(unit_begin_[static_cast<std::size_t>(p.unit)])]);
+            counts_.push_back(p.count);
+        }
+        return criteria_->holds(rows_.data(), counts_.data(), rows_.size());
+    }
+    rows_.clear();
+    for (const Piece& p : part) {
+        const auto at = static_cast<std::size_t>(unit_begin_[static_cast<std::size_t>(p.unit)] + p.first);
+        rows_.insert(rows_.end(), unit_rows_.begin() + static_cast<std::ptrdiff_t>(at),
+                     unit_rows_.begin() + static_cast<std::ptrdiff_t>(at + static_cast<std::size_t>(p.count)));
+    }
+    return checker_.passes(rows_.data(), rows_.data() + rows_.size());
+}
+
+bool Cutter::top_up(Part& rest, std::vector<Part>& goods, std::size_t i) {
+    extremes(rest, lo_, hi_);
+    // Each piece of a passing child, by what it adds to the remainder's NCPs in the other
+    // columns (its column i is the parent node in the remainder whatever it was).
+    struct Candidate {
+        double added;
+        std::size_t good, piece;
+    };
+    std::vector<Candidate> order;
+    for (std::size_t g = 0; g < goods.size(); ++g) {
+        for (std::size_t p = 0; p < goods[g].size(); ++p) {
+            double added = 0.0;
+            for (std::size_t j = 0; j < d_; ++j) {
+                if (j == i) continue;
+                const double c = code(goods[g][p].unit, j);
+                added += ncp(j, std::min(lo_[j], c), std::max(hi_[j], c)) - ncp(j, lo_[j], hi_[j]);
+            }
+            order.push_back({added, g, p});
+        }
+    }
+    std::sort(order.begin(), order.end(), [](const Candidate& a, const Candidate& b) {
+        if (a.added != b.added) return a.added < b.added;
+        return a.good != b.good ? a.good < b.good : a.piece < b.piece;
+    });
+    std::vector<std::int64_t> left(goods.size());
+    for (std::size_t g = 0; g < goods.size(); ++g) left[g] = weight_of(goods[g]);
+    std::vector<bool> gave(goods.size(), false);
+    const auto k = static_cast<std::int64_t>(params_.k);
+    std::int64_t have = weight_of(rest);
+    std::size_t checks = 0;
+    bool done = false;
+    for (const Candidate& c : order) {
+        Piece& from = goods[c.good][c.piece];
+        const std::int64_t spare = left[c.good] - k;
+        if (spare <= 0) continue;
+        const std::int64_t need = k - have;
+        const std::int64_t take = std::min({from.count, spare, need > 0 ? need : from.count});
+        from.count -= take;
+        rest.push_back({from.unit, from.first + from.count, take});
+        left[c.good] -= take;
+        gave[c.good] = true;
+        have += take;
+        if (have < k) continue;
+        if (passes(rest)) {
+            done = true;
+            break;
+        }
+        if (++checks >= kTopUpChecks) break;
+    }
+    if (!done) return false;
+    for (std::size_t g = 0; g < goods.size(); ++g) {
+        Part& part = goods[g];
+        part.erase(std::remove_if(part.begin(), part.end(), [](const Piece& p) { return p.count == 0; }),
+                   part.end());
+        if (gave[g] && !passes(part)) return false;
+    }
+    return true;
+}
+
+bool Cutter::split_taxonomy(const Part& part, std::size_t i, double base, Split& out) {
+    const Taxonomy& tax = *qi_.taxonomy(i);
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+    for (const Piece& p : part) {
+        lo = std::min(lo, code(p.unit, i));
+        hi = std::max(hi, code(p.unit, i));
+    }
+    if (lo == hi) return false;
+    const std::int32_t node = tax.lca(static_cast<std::int32_t>(lo), static_cast<std::int32_t>(hi));
+    // The part's pieces by the child of its node that holds their leaf.
+    std::vector<Part> buckets;
+    std::vector<std::int32_t> children;
+    for (const Piece& p : part) {
+        std::int32_t v = static_cast<std::int32_t>(code(p.unit, i));
+        while (tax.parent(v) != node) v = tax.parent(v);
+        std::int32_t& slot = slot_[static_cast<std::size_t>(v)];
+        if (slot < 0) {
+            slot = static_cast<std::int32_t>(buckets.size());
+            buckets.emplace_back();
+            children.push_back(v);
+        }
+        buckets[static_cast<std::size_t>(slot)].push_back(p);
+    }
+    for (const std::int32_t v : children) slot_[static_cast<std::size_t>(v)] = -1;
+    std::vector<Part> goods;
+    Part rest;
+    for (Part& b : buckets) {
+        if (passes(b)) goods.push_back(std::move(b)); else append(rest, b);
+    }
+    if (!rest.empty() && !passes(rest)) {
+        std::vector<Part> topped = goods;
+        Part grown = rest;
+        if (!goods.empty() && top_up(grown, topped, i)) {
+            goods = std::move(topped);
+            rest = std::move(grown);
+        } else {
+            if (goods.size() < 2) return false;
+            // The smallest passing child joins the remainder instead.
+            const auto smallest = std::min_element(goods.begin(), goods.end(), [](const Part& a, const Part& b) {
+                return weight_of(a) < weight_of(b);
+            });
+            append(rest, *smallest);
+            goods.erase(smallest);
+            if (!passes(rest)) return false;
+        }
+    }
+    if (!rest.empty()) goods.push_back(std::move(rest));
+    if (goods.size() < 2) return false;
+    double after = 0.0;
+    for (const Part& g : goods) after += cost(g);
+    out.gain = base - after;
+    out.parts = std::move(goods);
+    return true;
+}
+
+bool Cutter::split_numeric(const Part& part, std::size_t i, double base, Split& out) {
+    std::vector<std::pair<double, std::size_t>> values;
+    values.reserve(part.size());
+    std::int64_t total = 0;
+    for (std::size_t p = 0; p < part.size(); ++p) {
+        values.emplace_back(code(part[p].unit, i), p);
+        total += part[p].count;
+    }
+    std::sort(values.begin(), values.end());
+    if (values.front().first == values.back().first) return false;
+    // The weighted median value goes left; if that leaves the right empty, cut before it.
+    std::int64_t running = 0;
+    double median = values.back().first;
+    for (const auto& [v, p] : values) {
+        running += part[p].count;
+        if (2 * running >= total) {
+            median = v;
+            break;
+        }
+    }
+    const bool before = median == values.back().first;
+    Part left, right;
+    for (const auto& [v, p] : values) {
+        const bool goes_left = before ? v < median : v <= median;
+        (goes_left ? left : right).push_back(part[p]);
+    }
+    if (left.empty() || right.empty() || !passes(left) || !passes(right)) return false;
+    out.gain = base - cost(left) - cost(right);
+    out.parts = {std::move(left), std::move(right)};
+    return true;
+}
+
+std::vector<std::int32_t> Cutter::publish(std::vector<Part>& classes, HierarchyCutResult& result) {
+    // Each class's tuple: per column the span of its values (a taxonomy's LCA node is fixed
+    // by the span's ends). Classes with equal tuples are one class to an attacker: merged.
+    std::vector<std::vector<double>> keys(classes.size());
+    for (std::size_t c = 0; c < classes.size(); ++c) {
+        extremes(classes[c], lo_, hi_);
+        std::vector<double>& key = keys[c];
+        for (std::size_t i = 0; i < d_; ++i) {
+            const Taxonomy* tax = qi_.taxonomy(i);
+            if (tax != nullptr) {
+                const double node = tax->lca(static_cast<std::int32_t>(lo_[i]), static_cast<std::int32_t>(hi_[i]));
+                key.push_back(node);
+                key.push_back(node);
+            } else {
+                key.push_back(lo_[i]);
+                key.push_back(hi_[i]);
+            }
+        }
+    }
+    std::vector<std::size_t> order(classes.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return keys[a] < keys[b]; });
+    std::vector<std::int32_t> owner(classes.size());
+    std::iota(owner.begin(), owner.end(), 0);
+    for (std::size_t j = 0; j < order.size();) {
+        std::size_t e = j + 1;
+        while (e < order.size() && keys[order[e]] == keys[order[j]]) ++e;
+        if (e - j > 1) {
+            // The first class in cut order keeps the union.
+            const std::size_t first = *std::min_element(order.begin() + static_cast<std::ptrdiff_t>(j),
+                                                        order.begin() + static_cast<std::ptrdiff_t>(e));
+            for (std::size_t x = j; x < e; ++x) {
+                if (order[x] == first) continue;
+                append(classes[first], classes[order[x]]);
+                classes[order[x]].clear();
+                owner[order[x]] = static_cast<std::int32_t>(first);
+                ++result.merged;
+            }
+            if (!passes(classes[first])) result.satisfied = false;
+        }
+        j = e;
+    }
+    std::vector<std::int32_t> groups(n_, -1);
+    std::int32_t next = 0;
+    for (std::size_t c = 0; c < classes.size(); ++c) {
+        if (classes[c].empty()) continue;
+        for (const Piece& p : classes[c]) {
+            const auto at = static_cast<std::size_t>(unit_begin_[static_cast<std::size_t>(p.unit)] + p.first);
+            for (std::size_t r = at; r < at + static_cast<std::size_t>(p.count); ++r) {
+                groups[static_cast<std::size_t>(unit_rows_[r])] = next;
+            }
+        }
+        ++next;
+    }
+    return groups;
+}
+
+bool Cutter::best_split(const Part& part, int ahead, Split& best) {
+    const double base = cost(part);
+    bool found = false;
+    Split trial;
+    for (std::size_t i = 0; i < d_; ++i) {
+        const bool made = qi_.taxonomy(i) != nullptr ? split_taxonomy(part, i, base, trial)
+                                                     : split_numeric(part, i, base, trial);
+        if (!made || !(trial.gain > 1e-12 * std::max(base, 1.0))) continue;
+        trial.score = trial.gain;
+        if (ahead > 0) {
+            for (const Part& p : trial.parts) trial.score += score(p, ahead - 1);
+        }
+        if (!found || trial.score > best.score) {
+            std::swap(best, trial);
+            found = true;
+        }
+    }
+    return found;
+}
+
+HierarchyCutResult Cutter::run() {
+    HierarchyCutResult result;
+    const std::size_t units = unit_begin_.size() - 1;
+    result.units = static_cast<std::int64_t>(units);
+    Part whole;
+    whole.reserve(units);
+    for (std::size_t u = 0; u < units; ++u) {
+        whole.push_back({static_cast<std::int32_t>(u), 0, unit_begin_[u + 1] - unit_begin_[u]});
+    }
+    if (!passes(whole)) {
+        result.satisfied = false;
+        result.groups.assign(n_, 0);
+        result.violating_rows = whole_table_violating_rows(checker_, params_, n_);
+        return result;
+    }
+    // Depth first, the first part on top, so classes are numbered in cut order.
+    std::vector<Part> stack;
+    stack.push_back(std::move(whole));
+    std::vector<Part> classes;
+    Split best;
+    while (!stack.empty()) {
+        Part part = std::move(stack.back());
+        stack.pop_back();
+        poll(params_.interrupt);
+        const bool found = best_split(part, kLookahead, best);
+        if (!found) {
+            classes.push_back(std::move(part));
+            continue;
+        }
+        ++result.cuts;
+        for (auto it = best.parts.rbegin(); it != best.parts.rend(); ++it) stack.push_back(std::move(*it));
+        best.parts.clear();
+    }
+    result.groups = publish(classes, result);
+    return result;
+}
+
+}  // namespace
+
+HierarchyCutResult hierarchy_cut(const LossModel& qi, const Neighbours& neighbours,
+                                 const MondrianParams& params) {
+    const std::size_t n = neighbours.table().row_value.size();
+    if (params.k < 1 || params.k > n) throw std::invalid_argument("need 1 <= k <= n");
+    if (!qi.active()) throw std::invalid_argument("the hierarchy cut needs quasi-identifier columns");
+    Cutter cutter(qi, neighbours, params);
+    return cutter.run();
+}
+
+}  // namespace proxanon

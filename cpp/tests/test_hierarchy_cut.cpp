@@ -1,0 +1,161 @@
+// C++ unit tests of hierarchy_cut.hpp, with no Python: run by ctest. On random tables with
+// two taxonomy columns and a numeric one, the cut's classes are checked against counts made
+// here: every row in one class, at least k rows per class, distinct published tuples (the
+// LCA per taxonomy column, the range per numeric one), distinct l of a criterion column,
+// and, with the distance check, no row with more than t(G) neighbours in its class.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <random>
+#include <set>
+#include <vector>
+
+#include "proxanon/common/distance.hpp"
+#include "proxanon/common/loss.hpp"
+#include "proxanon/mondrian/criteria_check.hpp"
+#include "proxanon/mondrian/hierarchy_cut.hpp"
+#include "proxanon/neighbours/neighbour_graph.hpp"
+#include "proxanon/neighbours/neighbours.hpp"
+#include "proxanon/xcolor/colouring.hpp"
+#include "check.hpp"
+
+namespace {
+
+using namespace proxanon;
+
+/// A two-level taxonomy: `leaves` leaves in runs of `fan` under inner nodes, under a root.
+Taxonomy two_levels(std::int32_t leaves, std::int32_t fan) {
+    const std::int32_t inner = (leaves + fan - 1) / fan;
+    std::vector<std::int32_t> parent(static_cast<std::size_t>(leaves + inner + 1));
+    const std::int32_t root = leaves + inner;
+    for (std::int32_t v = 0; v < leaves; ++v) parent[static_cast<std::size_t>(v)] = leaves + v / fan;
+    for (std::int32_t v = leaves; v < root; ++v) parent[static_cast<std::size_t>(v)] = root;
+    parent[static_cast<std::size_t>(root)] = -1;
+    return Taxonomy(parent, static_cast<std::size_t>(leaves));
+}
+
+struct Case {
+    std::size_t n, k, l;
+    bool distance;
+    double delta;
+};
+
+void check_case(const Case& c, std::mt19937& rng) {
+    const std::size_t d = 3;
+    std::vector<double> qi(c.n * d);
+    std::vector<double> sa(c.n);
+    CriteriaData criteria;
+    criteria.columns.push_back(CriteriaColumn{std::vector<std::int32_t>(c.n), 4, false});
+    std::uniform_int_distribution<int> a(0, 8), b(0, 5), x(0, 30), s(0, 9), crit(0, 3);
+    for (std::size_t r = 0; r < c.n; ++r) {
+        qi[r * d] = a(rng);
+        qi[r * d + 1] = b(rng);
+        qi[r * d + 2] = x(rng) / 3;
+        sa[r] = s(rng) / 9.0;
+        criteria.columns[0].codes[r] = crit(rng);
+    }
+    if (c.l > 0) criteria.specs.push_back(CriterionSpec{CriterionSpec::Distinct, static_cast<double>(c.l), 0.0, 0});
+    std::vector<std::optional<Taxonomy>> taxonomies;
+    taxonomies.emplace_back(two_levels(9, 3));
+    taxonomies.emplace_back(two_levels(6, 4));
+    taxonomies.emplace_back(std::nullopt);
+    const LossModel loss(qi.data(), c.n, d, taxonomies);
+    const ValueTable table = ValueTable::from_rows(sa.data(), c.n, 1);
+    const double epsilon = 0.12;
+    const Neighbours nb = c.distance
+        ? Neighbours::for_checks(table, Distance(Metric::L1, {1.0}, epsilon), std::size_t{1} << 20, nullptr)
+        : Neighbours(table, NeighbourGraph::from_csr(std::vector<std::int64_t>(table.size() + 1, 0), {}));
+    MondrianParams params;
+    params.k = c.k;
+    params.dissimilarity = c.distance;
+    params.delta = c.delta;
+    params.criteria = &criteria;
+    const HierarchyCutResult result = hierarchy_cut(loss, nb, params);
+    CHECK(result.groups.size() == c.n);
+    std::map<std::int32_t, std::vector<std::size_t>> classes;
+    for (std::size_t r = 0; r < c.n; ++r) {
+        CHECK(result.groups[r] >= 0);
+        classes[result.groups[r]].push_back(r);
+    }
+    if (!result.satisfied) {
+        // Only a table that fails as a whole is left so: one class.
+        CHECK(classes.size() == 1);
+        return;
+    }
+    std::set<std::vector<double>> tuples;
+    for (const auto& [g, rows] : classes) {
+        CHECK(rows.size() >= c.k);
+        std::vector<double> tuple;
+        for (std::size_t i = 0; i < d; ++i) {
+            double lo = 1e300, hi = -1e300;
+            for (const std::size_t r : rows) {
+                lo = std::min(lo, qi[r * d + i]);
+                hi = std::max(hi, qi[r * d + i]);
+            }
+            if (taxonomies[i]) {
+                const double node = taxonomies[i]->lca(static_cast<std::int32_t>(lo), static_cast<std::int32_t>(hi));
+                tuple.push_back(node);
+                tuple.push_back(node);
+            } else {
+                tuple.push_back(lo);
+                tuple.push_back(hi);
+            }
+        }
+        CHECK(tuples.insert(tuple).second);  // one class per published tuple
+        std::set<std::int32_t> distinct;
+        for (const std::size_t r : rows) distinct.insert(criteria.columns[0].codes[r]);
+        CHECK(distinct.size() >= c.l);
+        if (c.distance) {
+            const std::int64_t allowed = allowed_neighbours(rows.size(), c.delta);
+            for (const std::size_t r : rows) {
+                std::int64_t near = 0;
+                for (const std::size_t q : rows) near += q != r && std::abs(sa[q] - sa[r]) <= epsilon + 1e-9;
+                CHECK(near <= allowed);
+            }
+        }
+    }
+}
+
+/// Identical rows travel as one unit without the distance check: the cut ran on fewer
+/// units than rows where rows repeat, and on every row with the check.
+void check_units() {
+    const std::size_t n = 60, d = 1;
+    std::vector<double> qi(n), sa(n, 0.0);
+    for (std::size_t r = 0; r < n; ++r) qi[r] = static_cast<double>(r % 3);
+    std::vector<std::optional<Taxonomy>> taxonomies;
+    taxonomies.emplace_back(two_levels(3, 3));
+    const LossModel loss(qi.data(), n, d, taxonomies);
+    const ValueTable table = ValueTable::from_rows(sa.data(), n, 1);
+    const Neighbours nb(table, NeighbourGraph::from_csr(std::vector<std::int64_t>(table.size() + 1, 0), {}));
+    MondrianParams params;
+    params.k = 20;
+    const HierarchyCutResult cut = hierarchy_cut(loss, nb, params);
+    CHECK(cut.units == 3);
+    CHECK(cut.satisfied);
+    // Each leaf holds exactly 20 rows: each is published exactly, in a class of its own.
+    for (std::size_t r = 0; r < n; ++r) CHECK(cut.groups[r] == cut.groups[r % 3]);
+    CHECK(cut.groups[0] != cut.groups[1] && cut.groups[1] != cut.groups[2]);
+}
+
+}  // namespace
+
+int main() {
+    std::mt19937 rng(20261202);
+    const Case cases[] = {
+        {40, 3, 0, false, 0.0}, {200, 5, 0, false, 0.0}, {500, 10, 2, false, 0.0},
+        {300, 4, 3, false, 0.0}, {150, 5, 0, true, 0.5}, {400, 6, 2, true, 0.3},
+        {7, 10, 0, false, 0.0}, {12, 12, 0, false, 0.0},
+    };
+    for (int round = 0; round < 20; ++round) {
+        for (const Case& c : cases) {
+            if (c.k > c.n) continue;
+            check_case(c, rng);
+        }
+    }
+    check_units();
+    if (failures > 0) std::fprintf(stderr, "%d check(s) failed\n", failures);
+    return failures > 0 ? 1 : 0;
+}
