@@ -83,6 +83,12 @@ def anonymize(
 
     ``criteria``: LDiversity, TCloseness, BetaLikeness, DeltaDisclosure every class satisfies
     too (docs/guide/criteria.md); ``l``: shorthand for ``LDiversity(l)``.
+
+    ``delta=0`` asks k-anonymity and the criteria alone (every neighbour is then allowed):
+    ``epsilon`` may be left out, the sensitive columns' distance is not read, and the table
+    published is the cheaper (GCP) of the hierarchy cut, whose classes are split along the
+    taxonomies and published at their tightest nodes, and strict Mondrian's cut
+    (docs/design/mondrian.md#the-hierarchy-cut).
     With ``on_infeasible="raise"`` on more than 8192 rows and a built-in metric,
     :func:`proxanon.advise`'s clique bound is checked before any repair: when it proves
     that no partition into groups of at least ``k`` rows satisfies the principle,
