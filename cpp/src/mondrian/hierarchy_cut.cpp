@@ -75,6 +75,11 @@ private:
     void extremes(const Part& part, std::vector<double>& lo, std::vector<double>& hi) const;
     /// Rows times the sum of the columns' NCPs of the part's span.
     double cost(const Part& part);
+    double total_cost(const std::vector<Part>& parts) {
+        double sum = 0.0;
+        for (const Part& p : parts) sum += cost(p);
+        return sum;
+    }
     bool passes(const Part& part);
     void build_units();
     bool split_taxonomy(const Part& part, std::size_t i, double base, Split& out);
@@ -86,6 +91,14 @@ private:
     /// The split of `part` of the highest score into `best`: its gain plus, `ahead` levels
     /// down, the best scores of its parts; false where no split lowers the cost.
     bool best_split(const Part& part, int ahead, Split& best);
+    /// The classes of the top-down cut of `whole` (depth first, in cut order); counts splits.
+    std::vector<Part> cut(Part whole, std::int64_t& cuts);
+    bool same_tuple(std::int32_t a, std::int32_t b) const {
+        for (std::size_t i = 0; i < d_; ++i) {
+            if (code(a, i) != code(b, i)) return false;
+        }
+        return true;
+    }
     double score(const Part& part, int ahead) {
         Split s;
         return best_split(part, ahead, s) ? s.score : 0.0;
@@ -270,26 +283,32 @@ bool Cutter::split_taxonomy(const Part& part, std::size_t i, double base, Split&
         if (passes(b)) goods.push_back(std::move(b)); else append(rest, b);
     }
     if (!rest.empty() && !passes(rest)) {
+        // Two ways to a passing remainder: rows of the passing children topped up, or the
+        // smallest passing child joining it; the cheaper is kept.
         std::vector<Part> topped = goods;
         Part grown = rest;
-        if (!goods.empty() && top_up(grown, topped, i)) {
-            goods = std::move(topped);
-            rest = std::move(grown);
-        } else {
-            if (goods.size() < 2) return false;
-            // The smallest passing child joins the remainder instead.
-            const auto smallest = std::min_element(goods.begin(), goods.end(), [](const Part& a, const Part& b) {
+        const bool up = !goods.empty() && top_up(grown, topped, i);
+        std::vector<Part> joined;
+        if (goods.size() >= 2) {
+            joined = goods;
+            const auto smallest = std::min_element(joined.begin(), joined.end(), [](const Part& a, const Part& b) {
                 return weight_of(a) < weight_of(b);
             });
-            append(rest, *smallest);
-            goods.erase(smallest);
-            if (!passes(rest)) return false;
+            Part with = rest;
+            append(with, *smallest);
+            joined.erase(smallest);
+            if (passes(with)) joined.push_back(std::move(with)); else joined.clear();
         }
+        if (up) topped.push_back(std::move(grown));
+        if (!up && joined.empty()) return false;
+        const double cost_up = up ? total_cost(topped) : 0.0;
+        const bool join = !joined.empty() && (!up || total_cost(joined) < cost_up);
+        goods = join ? std::move(joined) : std::move(topped);
+        rest.clear();
     }
     if (!rest.empty()) goods.push_back(std::move(rest));
     if (goods.size() < 2) return false;
-    double after = 0.0;
-    for (const Part& g : goods) after += cost(g);
+    const double after = total_cost(goods);
     out.gain = base - after;
     out.parts = std::move(goods);
     return true;
@@ -404,6 +423,28 @@ bool Cutter::best_split(const Part& part, int ahead, Split& best) {
     return found;
 }
 
+std::vector<Part> Cutter::cut(Part whole, std::int64_t& cuts) {
+    // Depth first, the first part on top, so classes are numbered in cut order.
+    std::vector<Part> stack;
+    stack.push_back(std::move(whole));
+    std::vector<Part> classes;
+    Split best;
+    while (!stack.empty()) {
+        Part part = std::move(stack.back());
+        stack.pop_back();
+        poll(params_.interrupt);
+        const bool found = best_split(part, kLookahead, best);
+        if (!found) {
+            classes.push_back(std::move(part));
+            continue;
+        }
+        ++cuts;
+        for (auto it = best.parts.rbegin(); it != best.parts.rend(); ++it) stack.push_back(std::move(*it));
+        best.parts.clear();
+    }
+    return classes;
+}
+
 HierarchyCutResult Cutter::run() {
     HierarchyCutResult result;
     const std::size_t units = unit_begin_.size() - 1;
@@ -419,23 +460,31 @@ HierarchyCutResult Cutter::run() {
         result.violating_rows = whole_table_violating_rows(checker_, params_, n_);
         return result;
     }
-    // Depth first, the first part on top, so classes are numbered in cut order.
-    std::vector<Part> stack;
-    stack.push_back(std::move(whole));
-    std::vector<Part> classes;
-    Split best;
-    while (!stack.empty()) {
-        Part part = std::move(stack.back());
-        stack.pop_back();
-        poll(params_.interrupt);
-        const bool found = best_split(part, kLookahead, best);
-        if (!found) {
-            classes.push_back(std::move(part));
-            continue;
+    std::vector<Part> classes = cut(whole, result.cuts);
+    if (weighted_) {
+        // Rows of a QI tuple that passes alone published exactly, the others cut: kept where
+        // that costs less (the cut may have spent such rows topping up remainders).
+        std::vector<Part> exact;
+        Part rest;
+        for (std::size_t u = 0; u < units;) {
+            std::size_t e = u + 1;
+            while (e < units && same_tuple(static_cast<std::int32_t>(u), static_cast<std::int32_t>(e))) ++e;
+            Part tuple(whole.begin() + static_cast<std::ptrdiff_t>(u), whole.begin() + static_cast<std::ptrdiff_t>(e));
+            if (passes(tuple)) exact.push_back(std::move(tuple)); else append(rest, tuple);
+            u = e;
         }
-        ++result.cuts;
-        for (auto it = best.parts.rbegin(); it != best.parts.rend(); ++it) stack.push_back(std::move(*it));
-        best.parts.clear();
+        if (!exact.empty() && (rest.empty() || passes(rest))) {
+            std::int64_t cuts = 0;
+            std::vector<Part> other = rest.empty() ? std::vector<Part>{} : cut(rest, cuts);
+            double before = 0.0, after = 0.0;
+            for (const Part& c : classes) before += cost(c);
+            for (const Part& c : other) after += cost(c);
+            if (after < before) {
+                classes = std::move(exact);
+                for (Part& c : other) classes.push_back(std::move(c));
+                result.cuts = cuts;
+            }
+        }
     }
     result.groups = publish(classes, result);
     return result;
