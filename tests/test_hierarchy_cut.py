@@ -140,3 +140,32 @@ def test_same_table_for_any_thread_count() -> None:
     one = anonymize(adult.data, k=5, delta=0, n_threads=1, **common)
     two = anonymize(adult.data, k=5, delta=0, n_threads=2, **common)
     pd.testing.assert_frame_equal(one.table, two.table)
+
+
+def test_command_line_takes_delta_zero_without_epsilon(tmp_path) -> None:
+    """``proxanon anonymize --delta 0`` needs no ``--epsilon``; the published classes hold k
+    rows each and the summary names the hierarchy cut; ``--delta 0.5`` without it is refused
+    (exit 2) with the flag named."""
+    import subprocess
+    import sys
+
+    from tests.conftest import ARX_ADULT
+
+    hierarchies = [f"--hierarchy={c}={ARX_ADULT / f'adult_hierarchy_{c}.csv'}"
+                   for c in ("age", "sex", "race", "marital-status")]
+    order = "education=" + ",".join(load_adult().data["education"].cat.categories)
+    base = [sys.executable, "-m", "proxanon", "anonymize", str(ARX_ADULT / "adult.csv"),
+            "--qi", "age,sex,race,marital-status", "--sensitive", "education",
+            "--order", order, "--k", "10", *hierarchies]
+    out = tmp_path / "out.csv"
+    done = subprocess.run([*base, "--delta", "0", "-o", str(out)], capture_output=True,
+                          text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "hierarchy cut" in done.stdout and "epsilon means" not in done.stdout
+    table = pd.read_csv(out, sep=";", dtype=str)
+    assert table.groupby(["age", "sex", "race", "marital-status"]).size().min() >= 10
+    refused = subprocess.run([*base, "--delta", "0.5", "-o", str(tmp_path / "no.csv")],
+                             capture_output=True, text=True, check=False)
+    assert refused.returncode == 2
+    assert "--epsilon" in refused.stderr and "Traceback" not in refused.stderr
+    assert not (tmp_path / "no.csv").exists()

@@ -454,13 +454,22 @@ HierarchyCutResult Cutter::run() {
     for (std::size_t u = 0; u < units; ++u) {
         whole.push_back({static_cast<std::int32_t>(u), 0, unit_begin_[u + 1] - unit_begin_[u]});
     }
-    if (!passes(whole)) {
+    // The distance check is not monotone: parts can pass where the whole table fails, so
+    // only k and the counting checks (which every part would fail too) stop the cut here.
+    const bool whole_passes = passes(whole);
+    if (!whole_passes && weighted_) {
         result.satisfied = false;
         result.groups.assign(n_, 0);
         result.violating_rows = whole_table_violating_rows(checker_, params_, n_);
         return result;
     }
     std::vector<Part> classes = cut(whole, result.cuts);
+    if (!whole_passes && result.cuts == 0) {
+        result.satisfied = false;
+        result.groups.assign(n_, 0);
+        result.violating_rows = whole_table_violating_rows(checker_, params_, n_);
+        return result;
+    }
     if (weighted_) {
         // Rows of a QI tuple that passes alone published exactly, the others cut: kept where
         // that costs less (the cut may have spent such rows topping up remainders).

@@ -85,6 +85,7 @@ def run_mondrian(sens: NDArray[np.float64], checks: Checks, quasi_identifiers: A
         "method": "mondrian", "n": n, "m": int(groups.max()) + 1, "k": k, "l": ell,
         "epsilon": eps if dissimilar else None, "delta": dlt if dissimilar else None,
         "metric": relation.label, "cuts": int(raw["cuts"]), "swaps": 0,
+        "cut": "hierarchy" if follow_hierarchy else "median",
         "units": int(raw["units"]), "merged": int(raw["merged"]),
         "remaining_violations": int(violating_rows.size),
         "violating_groups": violating_groups.tolist(),

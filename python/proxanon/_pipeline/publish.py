@@ -23,6 +23,7 @@ from proxanon._pipeline.verdict import infeasible_text
 from proxanon._progress import ProgressReporter
 from proxanon._results.anonymization import (
     GROUP_COLUMN,
+    HIERARCHY_CUT,
     Anonymization,
     Asked,
     EngineNumbers,
@@ -97,7 +98,9 @@ def _publish_mondrian(inputs: _Inputs, checks: ClassChecks, cut: _Cut,
                       f"{v.failing_classes.size:,} group(s)" for v in failed)
             + ".\nRelax the parameters or use method='xcolor'.", partition=part)
     report = build_report(
-        asked_of(inputs, eps, dlt), EngineNumbers(method="mondrian", merge_rounds=cut.rounds),
+        asked_of(inputs, eps, dlt),
+        EngineNumbers(method=HIERARCHY_CUT if part.stats.get("cut") == "hierarchy"
+                      else "mondrian", merge_rounds=cut.rounds),
         check, summary, satisfied=satisfied, seconds=seconds,
         candidates=picked.costs if picked is not None else {})
     # Mondrian publishes every row: the audit's scales are the input's.

@@ -3,6 +3,7 @@ and its privacy and utility numbers (:class:`Report`)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,6 +24,8 @@ GROUP_COLUMN = "group"
 
 #: The cost ``anonymize`` gives XColor's table where it stopped it early: a lower bound.
 _XCOLOR_BOUND = "xcolor (at least)"
+#: ``Report.method`` of a table published by the hierarchy cut (docs/design/mondrian.md).
+HIERARCHY_CUT = "hierarchy cut"
 #: The candidate tables (``Report.candidates``) in words.
 _CANDIDATE_WORDS = {"xcolor": "XColor's table", "mondrian": "the Mondrian cut",
                     _XCOLOR_BOUND: "XColor's table",
@@ -46,8 +49,9 @@ class Report(Summarized):
     global certainty penalty Σ_G |G|·Σ_i NCP_i(G) / (n·d) in [0, 1], where NCP is the same
     ratio except that a group with one category costs 0; ``ncp`` the per-column average NCP
     over rows; ``discernibility`` Σ_G |G|²; ``average_group_size`` n / groups.
-    ``method``: how the published groups were formed, ``"xcolor"`` or ``"mondrian"`` (also
-    when the default ``anonymize`` published the Mondrian-(ε, δ) cut); ``candidates``: the
+    ``method``: how the published groups were formed, ``"xcolor"``, ``"mondrian"`` (also
+    when the default ``anonymize`` published the Mondrian-(ε, δ) cut) or ``"hierarchy cut"``
+    (at δ = 0, docs/design/mondrian.md#the-hierarchy-cut); ``candidates``: the
     cost (GCP over all rows, a suppressed row counting as fully generalized) of each
     satisfying table ``anonymize`` compared before publishing the cheapest, empty when it
     compared none. ``"xcolor (at least)"`` is a lower bound of XColor's cost, given where
@@ -125,6 +129,21 @@ class Report(Summarized):
                 f"{len(self.quasi_identifiers)} QI(s); GCP {self.gcp:.4f}; "
                 f"discernibility {self.discernibility:,}")
 
+    def _privacy_lines(self) -> list[str]:
+        """What was asked and the largest risk; without a distance check (k-anonymity and
+        the criteria alone: δ = 0, or strict Mondrian without epsilon) the risk is measured,
+        not bounded."""
+        if math.isnan(self.delta) or self.delta == 0:
+            return [f"  privacy        : k = {self.k} (k-anonymity and the criteria alone: no "
+                    f"proximity checked); sensitive {', '.join(self.sensitive)}",
+                    f"  max risk       : {self.max_risk:.4f} (rows within epsilon = "
+                    f"{0.0 if math.isnan(self.epsilon) else self.epsilon:g} over {self.metric}; "
+                    f"measured, not bounded); vulnerability {self.vulnerability:.2%}"]
+        return [f"  privacy        : k = {self.k}, epsilon = {self.epsilon}, delta = "
+                f"{self.delta}, {self.metric} over {', '.join(self.sensitive)}",
+                f"  max risk       : {self.max_risk:.4f} (allowed 1 - delta = "
+                f"{1 - self.delta:.4f}); vulnerability {self.vulnerability:.2%}"]
+
     def _engine_line(self, bound: str) -> str:
         """How the groups were formed: XColor's run, or the Mondrian-(ε, δ) cut (which has no
         colouring, so no degree bound, INITIALIZE or swaps to report)."""
@@ -134,6 +153,10 @@ class Report(Summarized):
                   "values")
         if self.method == "mondrian":
             return (f"  engine         : the Mondrian-(ε, δ) cut (no colouring); {rounds}; "
+                    f"{self.remaining_violations:,} violating row(s) left")
+        if self.method == HIERARCHY_CUT:
+            return ("  engine         : the hierarchy cut (classes split along the taxonomies, "
+                    f"each published at its tightest nodes); {rounds}; "
                     f"{self.remaining_violations:,} violating row(s) left")
         return (f"  engine         : max degree {self.max_degree:,} (inequality (4) bound "
                 f"{self.bound:,.1f} {bound}); {self.initial_violations:,} violating row(s) after "
@@ -179,10 +202,7 @@ class Report(Summarized):
             + ", ".join(f"{q} {size}" for q, size in self.class_size_quantiles.items()) + ")"
             + (f"; {len(self.suppressed_rows):,} row(s) suppressed" if self.suppressed_rows
                else ""),
-            f"  privacy        : k = {self.k}, epsilon = {self.epsilon}, delta = {self.delta}, "
-            f"{self.metric} over {', '.join(self.sensitive)}",
-            f"  max risk       : {self.max_risk:.4f} (allowed 1 - delta = {1 - self.delta:.4f}); "
-            f"vulnerability {self.vulnerability:.2%}",
+            *self._privacy_lines(),
             self._engine_line(bound),
             self._utility_line(),
             f"  NCP per column : {ncp}",

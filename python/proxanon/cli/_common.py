@@ -151,6 +151,11 @@ def check_parameters(args: argparse.Namespace) -> None:
     :class:`~proxanon._errors.ParameterError` (its message worded by :func:`flag_words`)."""
     k, epsilon, delta = (getattr(args, name, None) for name in ("k", "epsilon", "delta"))
     judged = bool(getattr(args, "judged", False))
+    if epsilon is None and getattr(args, "epsilon_optional", False):
+        if delta != 0:
+            raise UsageError("--epsilon is required unless --delta is 0 (k-anonymity and the "
+                             "criteria alone), e.g. --epsilon 0.05")
+        epsilon = 0.0
     if isinstance(k, int) and isinstance(epsilon, float) and (delta is None
                                                               or isinstance(delta, float)):
         # Without a delta (optional where only bounds are asked for), k and epsilon alone.
@@ -184,7 +189,7 @@ def check_epsilon(epsilon: float, delta: float, metric: str, weights: list[float
 
 
 def summary_lines(report: object, published: pd.DataFrame, sensitive: list[str], *,
-                  epsilon: float, metric: str, weights: list[float] | None, audit: Any,
+                  epsilon: float | None, metric: str, weights: list[float] | None, audit: Any,
                   taxonomies: set[str]) -> list[str]:
     """An anonymization's report as summary lines, with the line saying what epsilon allows
     in each sensitive column's own units below its privacy line (over the ``published``
@@ -195,7 +200,7 @@ def summary_lines(report: object, published: pd.DataFrame, sensitive: list[str],
     from proxanon.distances import resolve
 
     lines = str(report).split("\n")
-    if audit is None:
+    if audit is None or epsilon is None:  # None: no distance was checked (delta = 0)
         return lines
     relation = resolve(metric, weights, len(sensitive), len(published))
     parts = epsilon_parts(published, sensitive, relation, epsilon, audit.scales, taxonomies)
@@ -302,12 +307,14 @@ def add_format_option(parser: argparse.ArgumentParser) -> None:
 
 
 def add_privacy_options(parser: argparse.ArgumentParser, *, optional: bool = False,
-                        judged: bool = False) -> None:
+                        judged: bool = False, epsilon_optional: bool = False) -> None:
     """``--qi``, ``--sensitive``, ``--k``, ``--epsilon``, ``--delta``, ``--metric`` and
     ``--weights``; ``optional``: ``--qi`` and ``--delta`` may be left out (``advise``);
     ``judged``: the subcommand judges given groups or settings (an audit, advise), which
-    may be asked about k = 1 and any epsilon (:func:`check_parameters`)."""
-    parser.set_defaults(judged=judged)
+    may be asked about k = 1 and any epsilon (:func:`check_parameters`);
+    ``epsilon_optional``: ``--epsilon`` may be left out with ``--delta 0`` (``anonymize``:
+    k-anonymity and the criteria alone)."""
+    parser.set_defaults(judged=judged, epsilon_optional=epsilon_optional)
     parser.add_argument("--qi", required=not optional,
                         help="quasi-identifier columns, comma-separated"
                              + (" (optional: rows with an empty one are left out as "
@@ -315,7 +322,10 @@ def add_privacy_options(parser: argparse.ArgumentParser, *, optional: bool = Fal
                                 else ""))
     parser.add_argument("--sensitive", required=True, help="sensitive columns, comma-separated")
     parser.add_argument("--k", required=True, type=int, help="minimum group size")
-    parser.add_argument("--epsilon", required=True, type=float, help="proximity threshold")
+    parser.add_argument("--epsilon", required=not epsilon_optional, type=float,
+                        help="proximity threshold" + (
+                            " (may be left out with --delta 0: k-anonymity and the criteria "
+                            "alone)" if epsilon_optional else ""))
     parser.add_argument("--delta", required=not optional, type=float,
                         help="a group's risk may be at most 1 - delta"
                              + (" (optional: without it, the bounds only)" if optional

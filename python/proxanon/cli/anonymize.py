@@ -51,7 +51,7 @@ def add_parser(commands: Any) -> None:
                     "every other column is written as it was read.")
     parser.add_argument("input", help="CSV file with a header row, or a .parquet file; - "
                                       "reads standard input")
-    add_privacy_options(parser)
+    add_privacy_options(parser, epsilon_optional=True)
     add_criteria_options(parser)
     add_input_options(parser)
     add_dates_option(parser)
@@ -254,7 +254,8 @@ def run(args: argparse.Namespace) -> Outcome:
     if job_target is not None and job is not None:
         write_bytes(job_target, job.encode("utf-8"))
     lines = summary_lines(result.report, columns.frame.iloc[np.flatnonzero(kept)], sensitive,
-                          epsilon=args.epsilon, metric=args.metric,
+                          epsilon=None if args.delta == 0 else args.epsilon,
+                          metric=args.metric,
                           weights=floats(args.weights, "--weights") if args.weights else None,
                           audit=result.audit, taxonomies=set(hierarchies))
     lines += list(columns.notes)
