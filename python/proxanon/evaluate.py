@@ -13,24 +13,32 @@ with the functions the report uses
 
 from __future__ import annotations
 
-import math
-import numbers
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from proxanon import _validate
-from proxanon._groups import group_runs
 from proxanon._results import measures as _measures
 from proxanon._results.anonymization import Anonymization
 from proxanon._results.measures import GroupSummary, summarize_groups
+from proxanon._results.published import TableScore
+from proxanon._results.published import score_table as _score_table
+from proxanon._results.workload import (
+    Attribute,
+    Coverage,
+    WorkloadResult,
+    check_workload,
+    group_extremes,
+    run_workload,
+    sensitive_attribute,
+)
 from proxanon.generalize import QIColumn, encode_qi
-from proxanon.tables import ordered_domain
+from proxanon.hierarchy import Hierarchy
 
 __all__ = [
+    "TableScore",
     "WorkloadResult",
     "average_group_size",
     "count_query_error",
@@ -42,48 +50,9 @@ __all__ = [
     "loss",
     "ncp",
     "prosecutor_risk",
+    "score_table",
     "small_class_share",
 ]
-
-#: Sensitive attributes per query (the paper's qs).
-QS = 2
-
-#: A query workload gives up after this many draws per requested query.
-MAX_DRAWS_PER_QUERY = 100
-
-
-@dataclass(frozen=True, eq=False)
-class WorkloadResult:
-    """The outcome of :func:`count_query_error`.
-
-    Per query ``i``: ``attributes[i]`` (the QI columns first, then the sensitive ones),
-    ``ranges[i]`` (per attribute, the inclusive range ``(first, last)`` of indices into
-    ``domains[attribute]``, the attribute's ordered domain), ``actual[i]`` (count on the
-    original table, always > 0), ``estimate[i]`` (on the published table) and ``errors[i]``
-    (``|estimate - actual| / actual``). ``redraws`` counts the queries drawn and discarded
-    because their actual count was 0.
-    """
-
-    mean_relative_error: float
-    errors: NDArray[np.float64]
-    actual: NDArray[np.int64]
-    estimate: NDArray[np.float64]
-    attributes: list[tuple[str, ...]]
-    ranges: list[dict[str, tuple[int, int]]]
-    domains: dict[str, tuple[Any, ...]]
-    redraws: int
-    qd: int
-    s: float
-    n_queries: int
-    seed: int
-
-    def __str__(self) -> str:
-        qs = len(self.attributes[0]) - self.qd if self.attributes else 0
-        return (f"count-query workload: {self.n_queries:,} queries over {self.qd} QI + {qs} "
-                f"sensitive attribute(s), s = {self.s:g}, seed {self.seed}: mean relative "
-                f"error {self.mean_relative_error:.4f} ({self.redraws:,} redraw(s) of "
-                f"queries with no matching row)")
-
 
 # ---------------------------------------------------------------------- input checks
 
@@ -234,64 +203,8 @@ def _published_sizes(anonymization: Any) -> NDArray[np.int64]:
 # ---------------------------------------------------------------------- count queries
 
 
-@dataclass(frozen=True)
-class _Attribute:
-    """One attribute as the workload sees it: its ordered domain and each row's index in it.
-
-    For a QI column, :class:`_Coverage` holds what its groups publish.
-    """
-
-    name: str
-    domain: tuple[Any, ...]
-    index: NDArray[np.int64]
-
-    @property
-    def packed(self) -> NDArray[np.unsignedinteger[Any]]:
-        """``index`` in the smallest unsigned type that holds ``len(domain)``, a missing
-        value (-1) as ``len(domain)``: :meth:`select` then needs one subtraction and one
-        comparison on a narrow array per query."""
-        cached: NDArray[np.unsignedinteger[Any]] | None = self.__dict__.get("_packed")
-        if cached is None:
-            size = len(self.domain)
-            dtype = np.min_scalar_type(size)
-            cached = np.where(self.index >= 0, self.index, size).astype(dtype)
-            object.__setattr__(self, "_packed", cached)
-        return cached
-
-    def select(self, first: int, last: int, out: NDArray[np.bool_]) -> NDArray[np.bool_]:
-        """Into ``out``: whether each row's value lies in domain range ``[first, last]``.
-
-        Unsigned wrap-around sends values below ``first`` above ``last - first``."""
-        packed = self.packed
-        shifted = np.subtract(packed, packed.dtype.type(first))
-        np.less_equal(shifted, packed.dtype.type(last - first), out=out)
-        return out
-
-
-@dataclass(frozen=True)
-class _Coverage:
-    """The range ``[lo, hi]`` of domain indices a QI column's published value covers in every
-    group, and its width: the published value stands for exactly those domain values."""
-
-    lo: NDArray[np.int64]
-    hi: NDArray[np.int64]
-    width: NDArray[np.float64]
-
-
-def _group_extremes(index: NDArray[np.int64], groups: NDArray[np.int64], count: int
-                    ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    """Smallest and largest ``index`` of every group id 0 .. count-1 (0 for an absent id)."""
-    order, ids, starts, _ = group_runs(groups)
-    ordered = index[order]
-    lo = np.zeros(count, dtype=np.int64)
-    hi = np.zeros_like(lo)
-    lo[ids] = np.minimum.reduceat(ordered, starts)
-    hi[ids] = np.maximum.reduceat(ordered, starts)
-    return lo, hi
-
-
 def _qi_attribute(original: pd.DataFrame, column: QIColumn,
-                  groups: NDArray[np.int64], count: int) -> tuple[_Attribute, _Coverage]:
+                  groups: NDArray[np.int64], count: int) -> tuple[Attribute, Coverage]:
     tree = column.hierarchy
     if tree is None:
         # Numeric: the sorted distinct values; a group's interval [min-max] (or its single
@@ -301,79 +214,18 @@ def _qi_attribute(original: pd.DataFrame, column: QIColumn,
             raw = column.codes
         values, inverse = np.unique(raw, return_inverse=True)
         index = inverse.reshape(-1).astype(np.int64)
-        lo, hi = _group_extremes(index, groups, count)
+        lo, hi = group_extremes(index, groups, count)
         domain = tuple(values.tolist())
     else:
         # Taxonomy: the leaves in DFS order; a group's LCA covers a contiguous leaf range.
         index = column.codes.astype(np.int64)
-        low, high = _group_extremes(index, groups, count)
+        low, high = group_extremes(index, groups, count)
         nodes = tree.lca(low, high)
         lo = np.asarray(tree.first_leaf)[nodes].astype(np.int64)
         hi = np.asarray(tree.last_leaf)[nodes].astype(np.int64)
         domain = tuple(tree.leaves)
     width = (hi - lo + 1).astype(np.float64)
-    return _Attribute(column.name, domain, index), _Coverage(lo, hi, width)
-
-
-def _sensitive_attribute(series: pd.Series, name: str) -> _Attribute:
-    index, domain = ordered_domain(series)
-    return _Attribute(name, domain, index)
-
-
-@dataclass(frozen=True)
-class _Estimator:
-    """A count query's estimate on the published table, from the rows in group order: the
-    runs of each group (``present`` ids, ``starts``, ``sizes``; ``hidden``: the id of the
-    suppressed rows' pseudo-group) and what each group's QIs publish (``coverage``)."""
-
-    coverage: dict[str, _Coverage]
-    present: NDArray[np.int64]
-    starts: NDArray[np.int64]
-    sizes: NDArray[np.int64]
-    hidden: int
-    anatomy: bool
-
-    def estimate(self, chosen: list[_Attribute], query: dict[str, tuple[int, int]],
-                 match: NDArray[np.bool_]) -> float:
-        """The estimate of ``query`` over the QI attributes ``chosen``, given the rows whose
-        sensitive values satisfy their predicates (``match``)."""
-        per_group = np.add.reduceat(match.view(np.uint8), self.starts, dtype=np.int64)
-        if self.anatomy:
-            # Per group: its rows inside every QI range (the QIs are exact) over its size,
-            # times its rows whose sensitive values match (Xiao and Tao, Anatomy).
-            inside = np.ones(match.size, dtype=bool)
-            scratch = np.empty(match.size, dtype=bool)
-            for attr in chosen:
-                inside &= attr.select(*query[attr.name], out=scratch)
-            share = np.add.reduceat(inside.view(np.uint8), self.starts,
-                                    dtype=np.int64) / self.sizes
-            share[self.present == self.hidden] = 0.0
-            return float(share @ per_group)
-        # Per group: the fraction of its covered QI domain values inside every QI range.
-        covered = np.ones(self.hidden + 1, dtype=np.float64)
-        for attr in chosen:
-            cover = self.coverage[attr.name]
-            first, last = query[attr.name]
-            overlap = np.minimum(cover.hi, last) - np.maximum(cover.lo, first) + 1
-            covered *= np.maximum(overlap, 0) / cover.width
-        covered[self.hidden] = 0.0
-        return float(covered[self.present] @ per_group)
-
-
-def _check_workload(qd: Any, s: Any, n_queries: Any, seed: Any,
-                    n_qi: int) -> tuple[int, float, int, int]:
-    qd = _validate.integer(qd, "qd", minimum=0)
-    if qd > n_qi:
-        raise ValueError(f"qd must be at most the number of quasi-identifiers ({n_qi}), "
-                         f"got {qd}")
-    if isinstance(s, bool) or not isinstance(s, numbers.Real):
-        raise TypeError(f"s must be a number in (0, 1], got {s!r} ({type(s).__name__})")
-    sel = float(s)
-    if math.isnan(sel) or not 0.0 < sel <= 1.0:
-        raise ValueError(f"s (the query selectivity) must lie in (0, 1], got {s!r}")
-    count = _validate.integer(n_queries, "n_queries", minimum=1)
-    seed = _validate.integer(seed, "seed", minimum=0)
-    return qd, sel, count, seed
+    return Attribute(column.name, domain, index), Coverage(lo, hi, width)
 
 
 def count_query_error(original: pd.DataFrame, anonymization: Anonymization, *, qd: int,
@@ -409,11 +261,7 @@ def count_query_error(original: pd.DataFrame, anonymization: Anonymization, *, q
     original, anon = _check_pair(original, anonymization)
     report = anon.report
     qi_names = list(report.quasi_identifiers)
-    sens_names = list(report.sensitive)
-    qd, sel, count, seed = _check_workload(qd, s, n_queries, seed, len(qi_names))
-    qs = min(QS, len(sens_names))
-    q = qd + qs
-
+    qd, sel, count, seed = check_workload(qd, s, n_queries, seed, len(qi_names))
     # Suppressed rows (-1) count in the true answer but are not published: they form one
     # more pseudo-group whose estimated share is 0.
     groups = np.asarray(anon.groups, dtype=np.int64)
@@ -423,65 +271,40 @@ def count_query_error(original: pd.DataFrame, anonymization: Anonymization, *, q
     m += 1
     qi_pairs = [_qi_attribute(original, column, groups, m)
                 for column in _qi_columns(original, anon)]
-    coverage = {attr.name: cover for attr, cover in qi_pairs}
-    qi_attrs = [attr for attr, _ in qi_pairs]
-    sens_attrs = [_sensitive_attribute(original[c], c) for c in sens_names]
-    # Rows in group order, so a group's matching rows are counted by one reduceat over
-    # contiguous runs (several times faster than a bincount over scattered group ids).
-    order, present, starts, sizes = group_runs(groups)
-    qi_attrs = [replace(a, index=a.index[order]) for a in qi_attrs]
-    sens_attrs = [replace(a, index=a.index[order]) for a in sens_attrs]
-    lengths = {a.name: max(1, round(len(a.domain) * sel ** (1.0 / q)))
-               for a in (*qi_attrs, *sens_attrs)}
+    return run_workload([attr for attr, _ in qi_pairs],
+                        {attr.name: cover for attr, cover in qi_pairs},
+                        [sensitive_attribute(original[c], c) for c in report.sensitive],
+                        groups, hidden, anatomy=report.publish == "anatomy", qd=qd, sel=sel,
+                        count=count, seed=seed)
 
-    estimator = _Estimator(coverage, present, starts, sizes, hidden,
-                           anatomy=report.publish == "anatomy")
-    rng = np.random.default_rng(seed)
-    attributes: list[tuple[str, ...]] = []
-    ranges: list[dict[str, tuple[int, int]]] = []
-    actual = np.zeros(count, dtype=np.int64)
-    estimate = np.zeros(count, dtype=np.float64)
-    scratch = np.empty(len(groups), dtype=bool)
-    draws, limit = 0, MAX_DRAWS_PER_QUERY * count
-    while len(attributes) < count:
-        if draws == limit:
-            raise ValueError(
-                f"only {len(attributes)} of n_queries={count} count queries matched any "
-                f"original row in {limit:,} draws (qd={qd}, s={sel:g}): the query ranges are "
-                "too narrow for this table; raise s or lower qd"
-            )
-        draws += 1
-        chosen = [qi_attrs[i] for i in rng.choice(len(qi_attrs), size=qd, replace=False)]
-        chosen_sens = [sens_attrs[i] for i in rng.choice(len(sens_attrs), size=qs,
-                                                         replace=False)]
-        query: dict[str, tuple[int, int]] = {}
-        for attr in (*chosen, *chosen_sens):
-            length = lengths[attr.name]
-            first = int(rng.integers(0, len(attr.domain) - length + 1))
-            query[attr.name] = (first, first + length - 1)
 
-        # Rows whose sensitive values satisfy their predicates (published unchanged).
-        match = np.ones(len(groups), dtype=bool)
-        for attr in chosen_sens:
-            match &= attr.select(*query[attr.name], out=scratch)
-        exact = match.copy()
-        for attr in chosen:
-            exact &= attr.select(*query[attr.name], out=scratch)
-        hits = int(np.count_nonzero(exact))
-        if hits == 0:
-            continue
+# ---------------------------------------------------------------------- any published table
 
-        estimate_value = estimator.estimate(chosen, query, match)
-        i = len(attributes)
-        actual[i] = hits
-        estimate[i] = estimate_value
-        attributes.append(tuple(query))
-        ranges.append(query)
 
-    errors = np.abs(estimate - actual) / actual
-    return WorkloadResult(
-        mean_relative_error=float(errors.mean()), errors=errors, actual=actual,
-        estimate=estimate, attributes=attributes, ranges=ranges,
-        domains={a.name: a.domain for a in (*qi_attrs, *sens_attrs)},
-        redraws=draws - count, qd=qd, s=sel, n_queries=count, seed=seed,
-    )
+def score_table(original: pd.DataFrame, published: pd.DataFrame, *,
+                quasi_identifiers: Sequence[str], sensitive: Sequence[str],
+                hierarchies: Mapping[str, Hierarchy | str] | None = None,
+                suppressed: Any = None, qd: int = 2, s: float = 0.1, n_queries: int = 1000,
+                seed: int = 0) -> TableScore:
+    """GCP, NCP, discernibility, classes and the count-query error of any published table,
+    read from its labels (docs/design/utility.md), so that tables of other tools are
+    measured by the same code as proxanon's.
+
+    ``original``: the table before anonymization; ``published``: one row per original row,
+    in the same order (or one per released row when ``suppressed`` marks the others), its
+    QI columns holding what was published. A label of a column with a hierarchy (a
+    :class:`~proxanon.Hierarchy` or an ARX-format file in ``hierarchies``) must be the row's
+    value or a node above it, and stands for the leaves under that node; a numeric column's
+    label is a number, a range ``[lo-hi]`` or ``*`` covering the row's value; another
+    column's is the value or ``*``. A label that does not cover its row is a ValueError
+    naming the column and the value. Classes are the released rows sharing their labels.
+    ``qd``, ``s``, ``n_queries``, ``seed``: the workload of :func:`count_query_error`, with
+    the same draws, so on proxanon's own tables (published at their classes' lowest common
+    ancestors) the numbers equal :func:`gcp`, :func:`discernibility` and
+    :func:`count_query_error`. A label coarser than its class needs (as a full-domain
+    recoding publishes) costs what it covers."""
+    if not isinstance(original, pd.DataFrame) or not isinstance(published, pd.DataFrame):
+        raise TypeError("original and published must be pandas DataFrames")
+    return _score_table(original, published, quasi_identifiers=quasi_identifiers,
+                        sensitive=sensitive, hierarchies=hierarchies, suppressed=suppressed,
+                        qd=qd, s=s, n_queries=n_queries, seed=seed)
