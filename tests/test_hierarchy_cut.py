@@ -169,3 +169,24 @@ def test_command_line_takes_delta_zero_without_epsilon(tmp_path) -> None:
     assert refused.returncode == 2
     assert "--epsilon" in refused.stderr and "Traceback" not in refused.stderr
     assert not (tmp_path / "no.csv").exists()
+
+
+def test_delta_zero_takes_a_text_sensitive_column_and_leaves_the_input_unchanged() -> None:
+    """At δ = 0 no distance is read, so a sensitive column needs no order: text and unordered
+    categoricals are taken (the risk counts equal values only), the input is not changed,
+    and the classes are those of the same column made an ordered categorical."""
+    adult = load_adult()
+    common = adult_setting(["age", "sex", "race", "marital-status"])
+    text = adult.data.assign(occupation=adult.data["occupation"].astype(str).astype(object))
+    unordered = adult.data.assign(occupation=adult.data["occupation"].cat.as_unordered())
+    before = text.copy()
+    results = [anonymize(frame, k=10, delta=0, **common)
+               for frame in (text, unordered, adult.data)]
+    pd.testing.assert_frame_equal(text, before)
+    assert all(r.satisfied for r in results)
+    for r in results[:2]:
+        assert np.array_equal(r.groups, results[2].groups)
+        assert r.report.max_risk == pytest.approx(results[2].report.max_risk)
+    assert results[0].table["occupation"].dtype == object
+    with pytest.raises(ValueError, match="occupation"):
+        anonymize(text, k=10, epsilon=0.1, delta=0.5, **common)

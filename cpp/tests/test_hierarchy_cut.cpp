@@ -1,5 +1,6 @@
-// C++ unit tests of hierarchy_cut.hpp, with no Python: run by ctest. On random tables with
-// two taxonomy columns and a numeric one, the cut's classes are checked against counts made
+// C++ unit tests of hierarchy_cut.hpp and level_rounds.hpp, with no Python: run by ctest. On
+// random tables with two taxonomy columns and a numeric one or a third taxonomy (where the
+// bottom-up rounds compete), the cut's classes are checked against counts made
 // here: every row in one class, at least k rows per class, distinct published tuples (the
 // LCA per taxonomy column, the range per numeric one), distinct l of a criterion column,
 // and, with the distance check, no row with more than t(G) neighbours in its class.
@@ -41,6 +42,7 @@ struct Case {
     std::size_t n, k, l;
     bool distance;
     double delta;
+    bool numeric = true;  ///< a numeric third column (else a taxonomy: the bottom-up rounds run)
 };
 
 void check_case(const Case& c, std::mt19937& rng) {
@@ -61,7 +63,7 @@ void check_case(const Case& c, std::mt19937& rng) {
     std::vector<std::optional<Taxonomy>> taxonomies;
     taxonomies.emplace_back(two_levels(9, 3));
     taxonomies.emplace_back(two_levels(6, 4));
-    taxonomies.emplace_back(std::nullopt);
+    if (c.numeric) taxonomies.emplace_back(std::nullopt); else taxonomies.emplace_back(two_levels(11, 4));
     const LossModel loss(qi.data(), c.n, d, taxonomies);
     const ValueTable table = ValueTable::from_rows(sa.data(), c.n, 1);
     const double epsilon = 0.12;
@@ -148,6 +150,8 @@ int main() {
         {40, 3, 0, false, 0.0}, {200, 5, 0, false, 0.0}, {500, 10, 2, false, 0.0},
         {300, 4, 3, false, 0.0}, {150, 5, 0, true, 0.5}, {400, 6, 2, true, 0.3},
         {7, 10, 0, false, 0.0}, {12, 12, 0, false, 0.0},
+        {60, 3, 0, false, 0.0, false}, {300, 5, 0, false, 0.0, false},
+        {500, 10, 3, false, 0.0, false}, {200, 4, 2, true, 0.4, false},
     };
     for (int round = 0; round < 20; ++round) {
         for (const Case& c : cases) {

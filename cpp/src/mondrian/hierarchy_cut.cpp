@@ -7,7 +7,9 @@
 #include <stdexcept>
 #include <utility>
 
+#include "proxanon/common/ordering.hpp"
 #include "proxanon/mondrian/criteria_check.hpp"
+#include "proxanon/mondrian/level_rounds.hpp"
 #include "proxanon/mondrian/part_check.hpp"
 
 namespace proxanon {
@@ -91,14 +93,11 @@ private:
     /// The split of `part` of the highest score into `best`: its gain plus, `ahead` levels
     /// down, the best scores of its parts; false where no split lowers the cost.
     bool best_split(const Part& part, int ahead, Split& best);
+    /// `classes` (the cut of `whole`) replaced by the bottom-up rounds' classes, or by the
+    /// rounds up to some round with the rows left cut, where one of those costs less.
+    void compete_with_rounds(const Part& whole, std::vector<Part>& classes);
     /// The classes of the top-down cut of `whole` (depth first, in cut order); counts splits.
-    std::vector<Part> cut(Part whole, std::int64_t& cuts);
-    bool same_tuple(std::int32_t a, std::int32_t b) const {
-        for (std::size_t i = 0; i < d_; ++i) {
-            if (code(a, i) != code(b, i)) return false;
-        }
-        return true;
-    }
+    std::vector<Part> cut(Part whole, std::int64_t& cuts, int ahead = kLookahead);
     double score(const Part& part, int ahead) {
         Split s;
         return best_split(part, ahead, s) ? s.score : 0.0;
@@ -127,27 +126,39 @@ void Cutter::build_units() {
         std::iota(unit_begin_.begin(), unit_begin_.end(), std::int64_t{0});
         return;
     }
-    // Identical rows (QI codes and every criterion's code) form one unit: a stable sort by
-    // the codes, then runs of equal ones. O(n log n · d).
-    const CriteriaData* crit = params_.criteria;
-    const auto less = [&](std::int32_t a, std::int32_t b) {
-        const double* x = qi_.row(a);
-        const double* y = qi_.row(b);
-        for (std::size_t i = 0; i < d_; ++i) {
-            if (x[i] != y[i]) return x[i] < y[i];
+    // Identical rows (QI codes and every criterion's code) form one unit. Each column's
+    // dense ranks fold into one key per row (densified before it could overflow), ordered by
+    // a radix sort: units in lexicographic order of their codes, rows in input order within
+    // them. O(n d).
+    std::vector<std::uint64_t> key(n_, 0), column(n_);
+    std::vector<std::uint32_t> rank;
+    std::uint64_t span = 1;
+    const auto fold = [&]() {
+        const std::size_t m = dense_ranks(column, rank);
+        if (span > (std::uint64_t{1} << 62) / std::max<std::size_t>(m, 1)) {
+            span = dense_ranks(key, rank);
+            for (std::size_t r = 0; r < n_; ++r) key[r] = rank[r];
+            dense_ranks(column, rank);
         }
-        if (crit != nullptr) {
-            for (const CriteriaColumn& c : crit->columns) {
-                const std::int32_t u = c.codes[static_cast<std::size_t>(a)];
-                const std::int32_t v = c.codes[static_cast<std::size_t>(b)];
-                if (u != v) return u < v;
-            }
-        }
-        return false;
+        for (std::size_t r = 0; r < n_; ++r) key[r] = key[r] * m + rank[r];
+        span *= std::max<std::size_t>(m, 1);
     };
-    std::stable_sort(unit_rows_.begin(), unit_rows_.end(), less);
+    for (std::size_t i = 0; i < d_; ++i) {
+        for (std::size_t r = 0; r < n_; ++r) column[r] = ordered_bits(qi_.row(static_cast<std::int32_t>(r))[i]);
+        fold();
+    }
+    if (params_.criteria != nullptr) {
+        for (const CriteriaColumn& c : params_.criteria->columns) {
+            for (std::size_t r = 0; r < n_; ++r) column[r] = static_cast<std::uint64_t>(c.codes[r]);
+            fold();
+        }
+    }
+    const std::vector<std::int64_t> order = radix_order(key);
     for (std::size_t j = 0; j < n_; ++j) {
-        if (j == 0 || less(unit_rows_[j - 1], unit_rows_[j])) unit_begin_.push_back(static_cast<std::int64_t>(j));
+        unit_rows_[j] = static_cast<std::int32_t>(order[j]);
+        if (j == 0 || key[static_cast<std::size_t>(order[j])] != key[static_cast<std::size_t>(order[j - 1])]) {
+            unit_begin_.push_back(static_cast<std::int64_t>(j));
+        }
     }
     unit_begin_.push_back(static_cast<std::int64_t>(n_));
 }
@@ -423,7 +434,7 @@ bool Cutter::best_split(const Part& part, int ahead, Split& best) {
     return found;
 }
 
-std::vector<Part> Cutter::cut(Part whole, std::int64_t& cuts) {
+std::vector<Part> Cutter::cut(Part whole, std::int64_t& cuts, int ahead) {
     // Depth first, the first part on top, so classes are numbered in cut order.
     std::vector<Part> stack;
     stack.push_back(std::move(whole));
@@ -433,7 +444,7 @@ std::vector<Part> Cutter::cut(Part whole, std::int64_t& cuts) {
         Part part = std::move(stack.back());
         stack.pop_back();
         poll(params_.interrupt);
-        const bool found = best_split(part, kLookahead, best);
+        const bool found = best_split(part, ahead, best);
         if (!found) {
             classes.push_back(std::move(part));
             continue;
@@ -443,6 +454,72 @@ std::vector<Part> Cutter::cut(Part whole, std::int64_t& cuts) {
         best.parts.clear();
     }
     return classes;
+}
+
+void Cutter::compete_with_rounds(const Part& whole, std::vector<Part>& classes) {
+    // Bottom-up rounds of one-level lifts (level_rounds.hpp), kept where they cost less;
+    // their first round alone (the tuples that pass published exactly) included.
+    const std::size_t units = whole.size();
+    std::vector<std::int32_t> rep(units);
+    std::vector<std::int64_t> weight(units);
+    for (std::size_t u = 0; u < units; ++u) {
+        rep[u] = unit_rows_[static_cast<std::size_t>(unit_begin_[u])];
+        weight[u] = unit_begin_[u + 1] - unit_begin_[u];
+    }
+    Part scratch;
+    const UnitsCheck check = [&](const std::vector<std::int32_t>& ids) {
+        scratch.clear();
+        for (const std::int32_t u : ids) scratch.push_back(whole[static_cast<std::size_t>(u)]);
+        return passes(scratch);
+    };
+    const RoundsResult rounds = level_rounds(qi_, rep, weight, check, params_.interrupt);
+    const auto parts_of = [&](auto first, auto last) {
+        std::vector<Part> out;
+        for (auto it = first; it != last; ++it) {
+            Part part;
+            for (const std::int32_t u : *it) part.push_back(whole[static_cast<std::size_t>(u)]);
+            out.push_back(std::move(part));
+        }
+        return out;
+    };
+    double best = total_cost(classes);
+    if (rounds.complete) {
+        std::vector<Part> other = parts_of(rounds.classes.begin(), rounds.classes.end());
+        if (total_cost(other) < best) {
+            best = total_cost(other);
+            classes = std::move(other);
+        }
+    }
+    // The rounds up to some point, the rows left then cut top-down: each point priced
+    // with a cut that looks no level ahead, the cheapest cut again with the lookahead.
+    const auto at = [&](std::size_t point, int ahead) {
+        const auto& [published, left] = rounds.after[point];
+        std::vector<Part> other = parts_of(rounds.classes.begin(),
+                                           rounds.classes.begin() + static_cast<std::ptrdiff_t>(published));
+        Part rest;
+        for (const std::int32_t u : left) rest.push_back(whole[static_cast<std::size_t>(u)]);
+        std::int64_t cuts = 0;
+        for (Part& c : cut(rest, cuts, ahead)) other.push_back(std::move(c));
+        return other;
+    };
+    std::optional<std::size_t> point;
+    double screened = std::numeric_limits<double>::infinity();
+    for (std::size_t j = 0; j < rounds.after.size(); ++j) {
+        const auto& left = rounds.after[j].second;
+        if (left.empty()) continue;
+        Part rest;
+        for (const std::int32_t u : left) rest.push_back(whole[static_cast<std::size_t>(u)]);
+        if (!passes(rest)) continue;
+        const double c = total_cost(at(j, 0));
+        if (c < screened) {
+            screened = c;
+            point = j;
+        }
+    }
+    if (point) {
+        std::vector<Part> other = at(*point, kLookahead);
+        if (total_cost(other) < best) classes = std::move(other);
+    }
 }
 
 HierarchyCutResult Cutter::run() {
@@ -470,31 +547,7 @@ HierarchyCutResult Cutter::run() {
         result.violating_rows = whole_table_violating_rows(checker_, params_, n_);
         return result;
     }
-    if (weighted_) {
-        // Rows of a QI tuple that passes alone published exactly, the others cut: kept where
-        // that costs less (the cut may have spent such rows topping up remainders).
-        std::vector<Part> exact;
-        Part rest;
-        for (std::size_t u = 0; u < units;) {
-            std::size_t e = u + 1;
-            while (e < units && same_tuple(static_cast<std::int32_t>(u), static_cast<std::int32_t>(e))) ++e;
-            Part tuple(whole.begin() + static_cast<std::ptrdiff_t>(u), whole.begin() + static_cast<std::ptrdiff_t>(e));
-            if (passes(tuple)) exact.push_back(std::move(tuple)); else append(rest, tuple);
-            u = e;
-        }
-        if (!exact.empty() && (rest.empty() || passes(rest))) {
-            std::int64_t cuts = 0;
-            std::vector<Part> other = rest.empty() ? std::vector<Part>{} : cut(rest, cuts);
-            double before = 0.0, after = 0.0;
-            for (const Part& c : classes) before += cost(c);
-            for (const Part& c : other) after += cost(c);
-            if (after < before) {
-                classes = std::move(exact);
-                for (Part& c : other) classes.push_back(std::move(c));
-                result.cuts = cuts;
-            }
-        }
-    }
+    if (weighted_) compete_with_rounds(whole, classes);
     result.groups = publish(classes, result);
     return result;
 }

@@ -88,8 +88,8 @@ def _node_keys(columns: list[QIColumn]) -> list[NDArray[np.int32] | None]:
 
 
 def _absorb_classes(classes: NDArray[np.int64], columns: list[QIColumn], checks: ClassChecks,
-                    inputs: KeyInputs | None = None,
-                    failing: bool = False) -> NDArray[np.int64] | None:
+                    inputs: KeyInputs | None = None, failing: bool = False,
+                    summary: GroupSummary | None = None) -> NDArray[np.int64] | None:
     """The published classes with rows of giant classes (above the larger of 2k rows and
     1/200 of the table) moved into passing classes whose finer tuples already cover them;
     None when no row moved (the caller summarizes what it publishes). Every class keeps its
@@ -98,8 +98,13 @@ def _absorb_classes(classes: NDArray[np.int64], columns: list[QIColumn], checks:
     (cpp/include/proxanon/publish/absorb.hpp). With ``failing`` (a table published as best effort),
     failing giant classes give rows too, to passing classes or to failing ones, and no
     failing class becomes riskier than it was nor the table's violating rows more. One
-    native call, and none when no class is above the cap."""
-    if np.bincount(classes).max() <= native_classes.absorb_cap(classes.size, checks.checks.k):
+    native call, and none when no class is above the cap, nor, given the ``summary`` of
+    ``classes``, when every class above it publishes its values exactly (NCP 0: a row it
+    gives could only cost more elsewhere)."""
+    sizes = np.bincount(classes)
+    cap = native_classes.absorb_cap(classes.size, checks.checks.k)
+    if sizes.max() <= cap or (summary is not None and not failing
+                              and not summary.ncp[sizes > cap].any()):
         return None
     moved, count = run_specialize(classes, checks.sens, checks.checks,
                                   *(inputs or _published_key_inputs(columns)),

@@ -94,7 +94,7 @@ def _finished_cut(columns: list[QIColumn], checks: ClassChecks, keys: KeyInputs,
             merged, np.ones(int(merged.max()) + 1, np.int64), columns, checks, keys, threads)
     else:
         start, summary = merged, summarize_groups(columns, merged)
-    absorbed = _absorb_classes(start, columns, checks, keys)
+    absorbed = _absorb_classes(start, columns, checks, keys, summary=summary)
     groups, summary = ((absorbed, summarize_groups(columns, absorbed)) if absorbed is not None
                        else (start, summary))
     return _Cut(replace(part, stats={**part.stats, "merge_rounds": rounds}), groups, summary,

@@ -195,8 +195,9 @@ def prepare(data: pd.DataFrame, settings: AnonymizeSettings,
     given = load_hierarchies(settings.hierarchies, qi_cols + sens_cols,
                              [str(c) for c in data.columns])
     columns: list[QIColumn] = [encode_qi(data, c, given.get(c)) for c in qi_cols]
-    sens, relation = encode_sensitive(data, sens_cols, given, settings.metric, settings.weights,
-                                      settings.ranges)
+    encoded = _equality_order(data, sens_cols, given) if k_anonymity_only(settings) else data
+    sens, relation = encode_sensitive(encoded, sens_cols, given, settings.metric,
+                                      settings.weights, settings.ranges)
     qi, taxonomies, node_keys = _published_key_inputs(columns)
     seconds = {"prepare": time.perf_counter() - tic}
     if settings.on_infeasible == "suppress" and relation.kind == "graph":
@@ -239,6 +240,26 @@ def publish(data: pd.DataFrame, settings: AnonymizeSettings, *,
                                  on_infeasible="best_effort", picked=picked)
     chosen, candidates = picked
     return _publish_xcolor(inputs, chosen, candidates, seconds, started)
+
+
+def _equality_order(data: pd.DataFrame, columns: list[str],
+                    given: dict[str, Hierarchy]) -> pd.DataFrame:
+    """``data`` with its text and unordered categorical sensitive columns read in the order
+    of their sorted values (the input is not changed). At δ = 0 no distance is checked and
+    the report's risk counts equal values only (ε = 0), which no order changes, so a column
+    needs none there."""
+    changed: dict[str, pd.Series] = {}
+    for c in columns:
+        series = data[c]
+        if c in given:
+            continue
+        if isinstance(series.dtype, pd.CategoricalDtype) and not series.dtype.ordered:
+            changed[c] = series.cat.as_ordered()
+        elif ((series.dtype == object or pd.api.types.is_string_dtype(series.dtype))
+              and not series.isna().any()):  # a missing value is refused as ever
+            changed[c] = pd.Series(pd.Categorical(series.astype(str), ordered=True),
+                                   index=series.index)
+    return data.assign(**changed) if changed else data
 
 
 def k_anonymity_only(settings: AnonymizeSettings) -> bool:

@@ -8,12 +8,15 @@
 // lowers the part's cost most (rows times the sum of their NCPs) is taken; a part no split
 // lowers is a class, published at the lowest common ancestor of its values per column.
 // Classes that end with one tuple are merged (a union keeps k and every criterion that
-// holds of mixtures; otherwise the result says unsatisfied).
+// holds of mixtures; otherwise the result says unsatisfied). Without the distance check and
+// with a taxonomy on every column, the bottom-up rounds of level_rounds.hpp compete: to the
+// end, or up to a round with the rows left cut top-down; the cheapest table is kept.
 // Invariant: every part cut off passes the checks; the classes publish distinct tuples.
 // Cost: without the distance check (k and counting criteria only) identical rows (same QI
 // codes and criterion codes) travel as one weighted unit, so a split costs O(units · (d +
-// depth)) and the cut O(units · d · levels) after one O(n log n) sort; with it every row is
-// a unit and the checks are part_check.hpp's.
+// depth)) and the cut O(units · d · levels) after one O(n d) radix pass; the rounds cut
+// the rows left once per round (those cuts look no level ahead); with the distance check
+// every row is a unit and the checks are part_check.hpp's.
 #pragma once
 
 #include <cstddef>
