@@ -6,7 +6,6 @@ refused with the column and value named."""
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import pytest
 
 import proxanon
