@@ -22,6 +22,7 @@ import json
 import math
 import os
 import re
+import stat
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -407,13 +408,28 @@ def read_input(path_text: str, args: argparse.Namespace) -> CsvTable | ParquetTa
     return read_table(path, args.sep, args.encoding, kind)
 
 
+#: What an existing output that is not a regular file is, in words, by its mode.
+_SPECIAL_FILES = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+                  (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
 def output_path(out: str, inputs: Sequence[str], force: bool) -> Path | StandardOutput:
     """Checks an output file name before any work: not an input, not a folder, its folder
     exists, and it is new unless ``force``. ``-`` is standard output
-    (:data:`~proxanon.tableio.STDOUT`)."""
+    (:data:`~proxanon.tableio.STDOUT`). A symbolic link is followed: the file it points to
+    is written and the link kept. An existing FIFO, device or socket is refused, with or
+    without ``force``: outputs are written to a new file renamed over the old one, which
+    would replace it rather than write into it."""
     if out == STDIO:
         return STDOUT
-    target = Path(out)
+    target = Path(os.path.realpath(out)) if os.path.islink(out) else Path(out)
+    if target.exists():
+        mode = target.stat().st_mode
+        for test, what in _SPECIAL_FILES:
+            if test(mode):
+                raise UsageError(f"{out} is {what}, not a regular file; proxanon writes its "
+                                 "outputs by replacing a file: give the path of a regular "
+                                 "file, or - for standard output")
     for given in inputs:
         if given == STDIO:
             continue

@@ -186,15 +186,19 @@ def run(args: argparse.Namespace) -> Outcome:
     if anatomy != (args.sensitive_output is not None):
         raise UsageError("--publish anatomy writes two tables: give --sensitive-output with "
                          "it, and only with it")
-    target = output_path(args.output, [args.input], args.force)
+    # Every file the job reads is guarded against being written over: the table, its
+    # hierarchies and the frontier.
+    read = [args.input, *[given.split("=", 1)[1] for given in args.hierarchy or []
+                          if "=" in given], *([args.frontier] if args.frontier else [])]
+    target = output_path(args.output, read, args.force)
     report_target = (None if args.report is None
-                     else output_path(args.report, [args.input, args.output], args.force))
+                     else output_path(args.report, [*read, args.output], args.force))
     html_target = (None if args.html is None
-                   else output_path(args.html, [args.input, args.output], args.force))
+                   else output_path(args.html, [*read, args.output], args.force))
     sensitive_target = (None if args.sensitive_output is None
-                        else output_path(args.sensitive_output, [args.input], args.force))
+                        else output_path(args.sensitive_output, read, args.force))
     job_target = (None if args.save_job is None
-                  else output_path(args.save_job, [args.input, args.output], args.force))
+                  else output_path(args.save_job, [*read, args.output], args.force))
     if isinstance(job_target, StandardOutput):
         raise UsageError("--save-job needs a file name: the job records paths relative to "
                          "its own folder")
