@@ -44,7 +44,7 @@ def exhaustively_eligible(colours: list[object], m: int) -> bool:
 
 
 @settings(max_examples=80, deadline=None)
-@given(st.lists(st.sampled_from("abcd"), min_size=1, max_size=7), st.integers(1, 4))
+@given(st.lists(st.sampled_from("abcd"), min_size=1, max_size=7), st.integers(2, 4))
 def test_eligibility_and_result_match_exhaustive_search(colours: list[str], m: int) -> None:
     n = len(colours)
     data = pd.DataFrame({"age": np.arange(n) * 3 % 7, "disease": colours})
@@ -102,3 +102,11 @@ def test_colour_classes_from_a_dict_and_a_taxonomy_level() -> None:
                          colours={"flu": "x"})
     with pytest.raises(ValueError, match="hierarchies must hold"):
         proxanon.m_color(data, quasi_identifiers="age", sensitive="disease", m=2, colours=1)
+
+
+def test_m_of_one_is_refused() -> None:
+    """m = 1 protects nothing (a group of one row meets it): refused, pointing at
+    k-anonymity alone."""
+    data = pd.DataFrame({"age": [1, 1, 2], "disease": ["flu", "flu", "cold"]})
+    with pytest.raises(ValueError, match="at least 2.*delta=0"):
+        proxanon.m_color(data, quasi_identifiers="age", sensitive="disease", m=1)

@@ -161,11 +161,17 @@ def date_paths(values: Iterable[Any], levels: Sequence[str],
                          f"{', '.join(DATE_LEVELS)}; got {', '.join(chosen)}")
     dated = sorted({label: stamp for stamp, label in map(_instant, values)}.items(),
                    key=lambda item: (item[1], item[0]))
+    periods = {label: [_period(stamp, level) for level in chosen] for label, stamp in dated}
+    # A value that is its own first period (a whole day at level "day") hangs directly
+    # under the next level; only where every value is, the level repeats them all.
+    own = [label for label, path in periods.items() if path and path[0] == label]
+    if own and len(own) == len(dated):
+        raise ValueError(f"levels: the values are whole days already (e.g. {own[0]!r}), so "
+                         f"'{chosen[0]}' would repeat them; start from the next level")
     paths = []
-    for label, stamp in dated:
-        periods = [_period(stamp, level) for level in chosen]
-        if periods and periods[0] == label:
-            raise ValueError(f"levels: the values are whole days already ({label!r}), so "
-                             f"'{chosen[0]}' would repeat them; start from the next level")
-        paths.append((root, *reversed(periods), label))
+    for label, _ in dated:
+        path = periods[label]
+        if path and path[0] == label:
+            path = path[1:]
+        paths.append((root, *reversed(path), label))
     return paths

@@ -127,8 +127,9 @@ def _anatomy_pair(qi_table: Any, sensitive_table: Any,
     differ = mine.sub(theirs, fill_value=0)
     if (differ != 0).any():
         group = differ.index[int(np.flatnonzero((differ != 0).to_numpy())[0])]
+        shown = group.item() if isinstance(group, np.generic) else group  # 12, not np.int64(12)
         raise ValueError(
-            f"the tables do not belong together: group {group!r} holds "
+            f"the tables do not belong together: group {shown!r} holds "
             f"{int(mine.get(group, 0))} row(s) in the QI table and "
             f"{int(theirs.get(group, 0))} in sensitive_table; pass the two tables of one "
             "release")

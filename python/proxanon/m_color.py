@@ -131,6 +131,11 @@ def m_color(
     if sens in qi:
         raise ValueError(f"column {sens!r} is both quasi-identifier and sensitive")
     m = _validate.integer(m, "m", minimum=1)
+    if m == 1:
+        raise ValueError("m must be at least 2: with m = 1 a group of one row already meets "
+                         "the constraint and an attacker's confidence is bounded by 1, so it "
+                         "protects nothing; for groups of at least k rows alone use "
+                         "proxanon.anonymize(..., k=k, delta=0)")
     labels = _colour_labels(data, sens, colours, hierarchies)
     check_eligible(labels, m)
 
@@ -140,10 +145,8 @@ def m_color(
     codes, _ = pd.factorize(labels, sort=True)
     frame = data.copy()
     frame[colour_column] = codes.astype(np.int64)
-    # m = 1 asks nothing of a group's colours: k-anonymity alone (delta = 0), since at
-    # delta = 1 groups of one row would count as exposed (risk 1, docs/design/privacy-model.md).
     result = anonymize(frame, quasi_identifiers=qi, sensitive=colour_column, k=m, epsilon=0.0,
-                       delta=1.0 if m > 1 else 0.0, metric="l1", hierarchies=hierarchies,
+                       delta=1.0, metric="l1", hierarchies=hierarchies,
                        on_infeasible=on_infeasible, progress=progress,
                        search_limit=search_limit, publish=publish)
     report = dataclasses.replace(result.report, sensitive=(sens,))

@@ -491,9 +491,13 @@ def atomic_write(target: Target, write: Callable[[IO[bytes]], None]) -> None:
         return
     where = Path(target)
     remove_stale(where)
-    descriptor, temporary = tempfile.mkstemp(dir=where.parent,
-                                             prefix=f".{where.name}.{os.getpid()}.",
-                                             suffix=".part")
+    try:
+        descriptor, temporary = tempfile.mkstemp(dir=where.parent,
+                                                 prefix=f".{where.name}.{os.getpid()}.",
+                                                 suffix=".part")
+    except OSError as exc:  # named by the file asked for, not the temporary one
+        raise OSError(f"cannot write {where}: its folder {where.parent} does not take a new "
+                      f"file ({exc.strerror})") from None
     try:
         with os.fdopen(descriptor, "wb") as handle:
             write(handle)

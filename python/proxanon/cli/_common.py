@@ -16,6 +16,7 @@ writes standard output (:func:`read_input`, :func:`output_path`); ``-q``/``-v``
 from __future__ import annotations
 
 import argparse
+import csv
 import dataclasses
 import enum
 import json
@@ -233,8 +234,14 @@ def read_line(source: CsvTable | ParquetTable, given: str) -> str:
 
 
 def names(text: str, option: str) -> list[str]:
-    """A comma-separated list of column names."""
-    found = [part.strip() for part in text.split(",") if part.strip()]
+    """A comma-separated list of column names; a name holding a comma is written in double
+    quotes, as in a CSV record (``--qi 'age,"zip, code"'``), a quote inside one doubled."""
+    try:
+        fields = next(csv.reader([text], skipinitialspace=True, strict=True))
+    except (csv.Error, StopIteration):
+        raise UsageError(f"{option}: {text!r} is not a list of names; write a name holding "
+                         'a comma in double quotes, e.g. age,"zip, code"') from None
+    found = [part.strip() for part in fields if part.strip()]
     if not found:
         raise UsageError(f"{option} needs at least one column name, e.g. {option} age,sex")
     return found
