@@ -175,3 +175,7 @@ def test_forced_merges_are_named_in_the_error() -> None:
     assert merged.startswith("The quasi-identifiers take 2 distinct combinations over 40 rows")
     assert "forced: their quasi-identifiers are identical" in merged
     assert re.search(r"\(sex=[FM]\): \d+ rows, forced: their quasi-identifiers", merged)
+    # Anatomy merges no groups: the message names it, and it is satisfied here.
+    assert "publish='anatomy'" in merged
+    assert anonymize(frame, quasi_identifiers="sex", sensitive=SA, k=4, epsilon=0.01, delta=1.0,
+                     publish="anatomy").satisfied

@@ -137,7 +137,8 @@ def anatomy_order(released: pd.DataFrame, sens_cols: list[str],
 def _groups(inputs: _Inputs) -> tuple[Partition, bool]:
     """XColor's groups for the release, and whether they are the plain partition's.
 
-    The QI-aware start (``init``, the QIs' loss guiding the swaps) first; where it fails, the
+    The QI-aware start (``init``, the QIs' loss guiding the swaps) first; where it leaves a
+    few rows violating, the same with every class searched; where that fails too, the
     plain partition (Algorithm 1's start, as :func:`proxanon.partition` runs by default), so
     that anatomy is satisfied wherever ``partition`` is; then, where asked, groups of distinct
     values (``_dealt``). A proof of infeasibility is raised before any run; with
@@ -150,6 +151,15 @@ def _groups(inputs: _Inputs) -> tuple[Partition, bool]:
     first = _run(inputs, plain=False)
     if first.satisfied:
         return first, False
+    left = int(first.stats["remaining_violations"])
+    if inputs.limit != 0 and 0 < left <= min(max(0.01 * len(inputs.data), 256), 2000):
+        # A few rows left violating by the limited search: every class searched, so that
+        # the release keeps the QIs' locality where a full search finds a partition.
+        wider = _run(inputs, plain=False, search=0)
+        if wider.satisfied:
+            return wider, False
+        if int(wider.stats["remaining_violations"]) < left:
+            first = wider
     second = _run(inputs, plain=True) if qi_aware else first
     better = int(second.stats["remaining_violations"]) < int(first.stats["remaining_violations"])
     best, plain = (second, True) if better else (first, False)
@@ -191,12 +201,14 @@ def _dealt(inputs: _Inputs) -> NDArray[np.int64] | None:
     return groups
 
 
-def _run(inputs: _Inputs, *, plain: bool, start: NDArray[np.int64] | None = None
-         ) -> Partition:
+def _run(inputs: _Inputs, *, plain: bool, start: NDArray[np.int64] | None = None,
+         search: int | None = None) -> Partition:
     """One native XColor run over every row: QI-aware (``init`` as given, or the groups
-    ``start``, the QIs' loss guiding the swaps) or plain (Algorithm 1's start, no QIs)."""
+    ``start``, the QIs' loss guiding the swaps) or plain (Algorithm 1's start, no QIs);
+    ``search``: classes examined per violation instead of the job's limit (0: all)."""
     limit = inputs.limit
-    search = limit if not plain else (0 if limit == 0 else max(limit, DEFAULT_SEARCH_LIMIT))
+    if search is None:
+        search = limit if not plain else (0 if limit == 0 else max(limit, DEFAULT_SEARCH_LIMIT))
     options = EngineOptions(
         k=inputs.k, delta=inputs.dlt, search_limit=search,
         init="degree" if plain else inputs.init, init_block=1, moves=inputs.moves,

@@ -152,7 +152,8 @@ class _Steps:
                              self.inputs.dlt, used)
 
     def session_of(self, plain: bool, start: NDArray[np.int64] | None = None,
-                   max_rounds: int | None = None, beside: bool = False) -> Session:
+                   max_rounds: int | None = None, beside: bool = False,
+                   search: int | None = None) -> Session:
         """One native session's classes: each publishes its own tuple unless a repair fails.
 
         The engine's groups, with groups that publish one tuple merged and repaired until
@@ -160,10 +161,13 @@ class _Steps:
         (:func:`proxanon._engine.runs.run_session`). ``plain``: the engine as
         :func:`proxanon.partition` runs it by default (no QI loss, Algorithm 1's start).
         ``start``: groups to repair instead of INITIALIZE's; ``max_rounds``: merging rounds at
-        most (what still collides is then published as one class, and audited so)."""
+        most (what still collides is then published as one class, and audited so);
+        ``search``: classes examined per violation instead of the job's limit (0: all)."""
         inputs = self.inputs
         limit = inputs.limit
-        search = limit if not plain else (0 if limit == 0 else max(limit, DEFAULT_SEARCH_LIMIT))
+        if search is None:
+            search = (limit if not plain
+                      else (0 if limit == 0 else max(limit, DEFAULT_SEARCH_LIMIT)))
         shown = self.progress_for(beside)
         options = EngineOptions(
             k=inputs.k, delta=inputs.dlt, search_limit=search,

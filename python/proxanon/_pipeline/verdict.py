@@ -14,7 +14,7 @@ from proxanon._engine.proofs import infeasibility_proof
 from proxanon._engine.verdicts import infeasible_message
 from proxanon._pipeline.candidates import _Published
 from proxanon._pipeline.inputs import _Inputs
-from proxanon._words import Text, text
+from proxanon._words import Param, Text, text
 from proxanon.distances import Relation, box_radius
 from proxanon.generalize import format_number
 
@@ -51,6 +51,11 @@ def infeasible_text(inputs: _Inputs, result: _Published,
     merged = _merged_classes_text(published, result)
     if merged:
         lines.append(merged)
+        # Anatomy publishes each group beside its id, exact QIs: no group is merged.
+        return text("\n".join(lines), " An anatomy release (", Param("publish", "anatomy"),
+                    ") publishes the QIs exactly beside a group id, so it merges no groups "
+                    "and may be satisfied here.", "\nEngine: ",
+                    infeasible_message(result.part.stats))
     return text("\n".join(lines), "\nEngine: ", infeasible_message(result.part.stats))
 
 
