@@ -86,7 +86,7 @@ def run_both(frame: pd.DataFrame, hierarchies: dict[str, Hierarchy], quasi: list
         patch.setattr(steps, "run_specialize", without_rounds)
         result = anonymize(frame, **kwargs)
         for module in step_modules:
-            patch.setattr(module, "_absorb_classes", lambda *args: None)
+            patch.setattr(module, "_absorb_classes", lambda *args, **kwargs: None)
         baseline = anonymize(frame, **kwargs)
     return result, baseline
 

@@ -1,5 +1,5 @@
-"""Ctrl-C during long native work stops the run with KeyboardInterrupt, within a second in
-every native phase."""
+"""Ctrl-C during long native work stops the run with KeyboardInterrupt in every native phase,
+promptly (the loops poll every 0.1 s; see SIGINT_WITHIN for the bound asserted)."""
 
 from __future__ import annotations
 
@@ -63,7 +63,10 @@ LONG_GRID = textwrap.dedent("""
     print("finished", flush=True)
 """)
 
-SIGINT_WITHIN = 1.0  # seconds from SIGINT to the child's exit
+# Seconds from SIGINT to the child's exit. The native loops poll every 0.1 s (about 0.2 s to
+# exit on an idle machine); the bound is loose so that a loaded machine's scheduling does
+# not fail the test, while work that ignored SIGINT (tens of seconds here) still would.
+SIGINT_WITHIN = 5.0
 
 
 def _interrupt_after(args: list[str], delay: float) -> tuple[float, int, str, str]:

@@ -138,7 +138,7 @@ def check_against_baseline(frame: pd.DataFrame, hierarchies: dict[str, Hierarchy
     # both runs, so that every class can be compared with the one it came from.
     with pytest.MonkeyPatch.context() as patch:
         for module in step_modules:
-            patch.setattr(module, "_absorb_classes", lambda *args: None)
+            patch.setattr(module, "_absorb_classes", lambda *args, **kwargs: None)
         result = anonymize(frame, **kwargs)
         without_step(patch)
         without_failing_split(patch)
@@ -558,7 +558,8 @@ def test_failing_split_refuses_checks_it_cannot_weigh() -> None:
 def test_best_effort_on_adult_splits_a_failing_class() -> None:
     """The first 2,000 rows of the bundled Adult table with its taxonomies, at a setting no
     table satisfies: the failing split (and the absorption from failing classes after it)
-    makes more classes than the same run without it, each passing or no riskier than the
+    makes more classes, or fewer violating rows, than the same run without it, each passing
+    or no riskier than the
     classes of that run its rows come from, with no more violating rows (brute force over the
     classes by published tuple)."""
     adult = proxanon.datasets.load_adult()
@@ -573,7 +574,9 @@ def test_best_effort_on_adult_splits_a_failing_class() -> None:
         without_failing_split(patch)
         baseline = anonymize(frame, **kwargs)
     assert not result.satisfied and not baseline.satisfied
-    assert result.report.groups > baseline.report.groups
+    # The failing steps changed the table: more classes, or fewer violating rows.
+    assert (result.report.groups > baseline.report.groups
+            or result.report.remaining_violations < baseline.report.remaining_violations)
     sens = proxanon.scale_sensitive(frame, sensitive)
     classes = tuple_classes(result, quasi)
     bad, sized = brute_violations(sens, classes, 10, 0.1, 0.7)

@@ -52,18 +52,24 @@ def _anonymize_mondrian(inputs: _Inputs, settings: AnonymizeSettings,
     cut = _mondrian_cut(inputs.columns, checks, (inputs.qi, inputs.taxonomies, inputs.node_keys),
                         threads=inputs.threads, follow_hierarchy=settings.method != "mondrian")
     seconds["mondrian"] = time.perf_counter() - tic
+    # The audit measures the risk at the epsilon given, as proxanon.audit of the table would.
+    audited = checks if distance or not settings.checked else ClassChecks.on(
+        inputs.sens, inputs.relation, k=inputs.k, eps=inputs.eps, dlt=inputs.dlt,
+        ell=settings.ell)
     return _publish_mondrian(inputs, checks, cut, seconds, started,
-                             on_infeasible=inputs.on_infeasible)
+                             on_infeasible=inputs.on_infeasible, audited=audited)
 
 
 def _publish_mondrian(inputs: _Inputs, checks: ClassChecks, cut: _Cut,
                       seconds: dict[str, float], started: float, *, on_infeasible: str,
-                      picked: _CutPicked | None = None) -> Anonymization:
-    """Mondrian's groups (:func:`_mondrian_cut`) generalized and audited against ``checks``;
+                      picked: _CutPicked | None = None,
+                      audited: ClassChecks | None = None) -> Anonymization:
+    """Mondrian's groups (:func:`_mondrian_cut`) generalized and audited against ``checks``
+    (or ``audited``, where the audit measures at an epsilon the cut did not check: δ = 0);
     ``picked``: where ``anonymize`` chose this cut over XColor's table, the costs compared
     for the report, the audit of these groups (not run again) and the cut's table where its
     thread generalized it."""
-    sens, relation, k, eps, dlt, ell = checks.unpacked()
+    sens, relation, k, eps, dlt, ell = (audited or checks).unpacked()
     if inputs.criteria is not None:
         cut, picked = _cut_criteria(inputs, checks, cut, picked, seconds)
     part, groups, summary = cut.part, cut.groups, cut.summary
