@@ -235,6 +235,7 @@ bool Cutter::top_up(Part& rest, std::vector<Part>& goods, std::size_t i) {
     const auto k = static_cast<std::int64_t>(params_.k);
     std::int64_t have = weight_of(rest);
     std::size_t checks = 0;
+    std::int64_t next_check = 0;
     bool done = false;
     for (const Candidate& c : order) {
         Piece& from = goods[c.good][c.piece];
@@ -247,12 +248,15 @@ bool Cutter::top_up(Part& rest, std::vector<Part>& goods, std::size_t i) {
         left[c.good] -= take;
         gave[c.good] = true;
         have += take;
-        if (have < k) continue;
+        // With criteria a check reads the whole remainder: past k rows it is checked each
+        // time it has grown by a quarter, so a top-up costs O(log) checks.
+        if (have < std::max(k, next_check)) continue;
         if (passes(rest)) {
             done = true;
             break;
         }
         if (++checks >= kTopUpChecks) break;
+        if (criteria_) next_check = have + std::max<std::int64_t>(1, have / 4);
     }
     if (!done) return false;
     for (std::size_t g = 0; g < goods.size(); ++g) {
