@@ -85,15 +85,18 @@ def _finished_cut(columns: list[QIColumn], checks: ClassChecks, keys: KeyInputs,
     ``specialize``) and absorbed."""
     # A cut's boxes are disjoint, but two can still publish the same LCA labels; the
     # union of such groups is one equivalence class.
-    merged = _merge_equal_tuples(summarize_groups(columns, part.groups).labels)[part.groups]
+    first = summarize_groups(columns, part.groups)
+    owner = _merge_equal_tuples(first.labels)
+    merged = owner[part.groups]
     rounds = int(part.stats["m"] != int(merged.max()) + 1)
     # Median cuts on leaf codes rarely fall on a taxonomy node's boundary, so many boxes
     # publish one coarse node: split those classes top-down along the taxonomies.
     if specialize:
         start, summary, _ = _specialize_classes(
             merged, np.ones(int(merged.max()) + 1, np.int64), columns, checks, keys, threads)
-    else:
-        start, summary = merged, summarize_groups(columns, merged)
+    else:  # the first summary stands where no group was merged or renumbered
+        unchanged = np.array_equal(owner, np.arange(owner.size))
+        start, summary = merged, first if unchanged else summarize_groups(columns, merged)
     absorbed = _absorb_classes(start, columns, checks, keys, summary=summary)
     groups, summary = ((absorbed, summarize_groups(columns, absorbed)) if absorbed is not None
                        else (start, summary))
