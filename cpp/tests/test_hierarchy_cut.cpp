@@ -142,6 +142,39 @@ void check_units() {
     CHECK(cut.groups[0] != cut.groups[1] && cut.groups[1] != cut.groups[2]);
 }
 
+/// CriteriaCheck's running counts (start, add, holds_running) agree with holds() of the
+/// same rows and counts, for every kind of criterion, on random sets.
+void check_running_criteria(std::mt19937& rng) {
+    const std::size_t n = 400;
+    CriteriaData data;
+    CriteriaColumn column{std::vector<std::int32_t>(n), 6, true};
+    std::uniform_int_distribution<int> value(0, 5);
+    for (std::size_t r = 0; r < n; ++r) column.codes[r] = value(rng) % (r % 3 == 0 ? 2 : 6);
+    data.columns.push_back(column);
+    data.specs = {CriterionSpec{CriterionSpec::Distinct, 3, 0, 0}, CriterionSpec{CriterionSpec::Entropy, 2, 0, 0},
+                  CriterionSpec{CriterionSpec::Recursive, 2, 3, 0}, CriterionSpec{CriterionSpec::TCloseness, 0.3, 0, 0},
+                  CriterionSpec{CriterionSpec::Beta, 2.0, 0, 0}, CriterionSpec{CriterionSpec::Delta, 1.5, 0, 0}};
+    for (const CriterionSpec& spec : data.specs) {
+        CriteriaData one{data.columns, {spec}};
+        CriteriaCheck check(one);
+        std::uniform_int_distribution<int> row(0, static_cast<int>(n) - 1), count(1, 4), size(1, 40);
+        for (int trial = 0; trial < 200; ++trial) {
+            std::vector<std::int32_t> rows;
+            std::vector<std::int64_t> counts;
+            check.start();
+            const int m = size(rng);
+            for (int i = 0; i < m; ++i) {
+                rows.push_back(row(rng));
+                counts.push_back(count(rng));
+                check.add(rows.back(), counts.back());
+                const bool running = check.holds_running();
+                CriteriaCheck fresh(one);
+                CHECK(running == fresh.holds(rows.data(), counts.data(), rows.size()));
+            }
+        }
+    }
+}
+
 }  // namespace
 
 int main() {
@@ -160,6 +193,7 @@ int main() {
         }
     }
     check_units();
+    check_running_criteria(rng);
     if (failures > 0) std::fprintf(stderr, "%d check(s) failed\n", failures);
     return failures > 0 ? 1 : 0;
 }

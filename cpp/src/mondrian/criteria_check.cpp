@@ -58,14 +58,15 @@ bool CriteriaCheck::holds(const std::int32_t* rows, const std::int64_t* counts, 
     if (size == 0) return true;
     for (std::size_t j = 0; j < data_.columns.size(); ++j) {
         count_column(j, rows, counts, m);
-        const bool ok = column_holds(j, static_cast<std::size_t>(size));
+        const bool ok = column_holds(j, static_cast<std::size_t>(size), count_, present_);
         for (const std::int32_t v : present_) count_[static_cast<std::size_t>(v)] = 0;
         if (!ok) return false;
     }
     return true;
 }
 
-bool CriteriaCheck::column_holds(std::size_t j, std::size_t size) {
+bool CriteriaCheck::column_holds(std::size_t j, std::size_t size, const std::vector<std::int64_t>& count,
+                                 const std::vector<std::int32_t>& present) const {
     const CriteriaColumn& column = data_.columns[j];
     const std::vector<double>& p = p_[j];
     const double n = static_cast<double>(size);
@@ -73,22 +74,22 @@ bool CriteriaCheck::column_holds(std::size_t j, std::size_t size) {
         if (spec.column != j) continue;
         switch (spec.kind) {
             case CriterionSpec::Distinct:
-                if (static_cast<double>(present_.size()) < spec.value) return false;
+                if (static_cast<double>(present.size()) < spec.value) return false;
                 break;
             case CriterionSpec::Entropy: {
                 double h = 0.0;
-                for (const std::int32_t v : present_) {
-                    const double q = static_cast<double>(count_[static_cast<std::size_t>(v)]) / n;
+                for (const std::int32_t v : present) {
+                    const double q = static_cast<double>(count[static_cast<std::size_t>(v)]) / n;
                     h -= q * std::log(q);
                 }
                 if (std::exp(h) < spec.value * (1.0 + kMargin)) return false;
                 break;
             }
             case CriterionSpec::Recursive: {
-                if (static_cast<double>(present_.size()) < spec.value) return false;
+                if (static_cast<double>(present.size()) < spec.value) return false;
                 std::vector<std::int64_t> r;
-                r.reserve(present_.size());
-                for (const std::int32_t v : present_) r.push_back(count_[static_cast<std::size_t>(v)]);
+                r.reserve(present.size());
+                for (const std::int32_t v : present) r.push_back(count[static_cast<std::size_t>(v)]);
                 std::sort(r.begin(), r.end(), std::greater<>());
                 const auto skip = static_cast<std::size_t>(spec.value) - 1;
                 std::int64_t tail = 0;
@@ -99,14 +100,14 @@ bool CriteriaCheck::column_holds(std::size_t j, std::size_t size) {
             case CriterionSpec::TCloseness: {
                 double emd = 0.0;
                 if (!column.numeric) {
-                    for (const std::int32_t v : present_) {
-                        const double q = static_cast<double>(count_[static_cast<std::size_t>(v)]) / n;
+                    for (const std::int32_t v : present) {
+                        const double q = static_cast<double>(count[static_cast<std::size_t>(v)]) / n;
                         emd += std::max(q - p[static_cast<std::size_t>(v)], 0.0);
                     }
                 } else if (column.m > 1) {
                     double cum_q = 0.0;
                     for (std::size_t v = 0; v < static_cast<std::size_t>(column.m); ++v) {
-                        cum_q += static_cast<double>(count_[v]) / n;
+                        cum_q += static_cast<double>(count[v]) / n;
                         emd += std::abs(cum_q - cum_p_[j][v]);
                     }
                     emd /= static_cast<double>(column.m - 1);
@@ -116,9 +117,9 @@ bool CriteriaCheck::column_holds(std::size_t j, std::size_t size) {
             }
             case CriterionSpec::Beta:
             case CriterionSpec::Delta:
-                for (const std::int32_t v : present_) {
+                for (const std::int32_t v : present) {
                     const double pv = p[static_cast<std::size_t>(v)];
-                    const double q = static_cast<double>(count_[static_cast<std::size_t>(v)]) / n;
+                    const double q = static_cast<double>(count[static_cast<std::size_t>(v)]) / n;
                     const double measure = spec.kind == CriterionSpec::Beta ? (q - pv) / pv
                                                                               : std::abs(std::log(q / pv));
                     if (measure > spec.value * (1.0 - kMargin)) return false;
@@ -127,6 +128,37 @@ bool CriteriaCheck::column_holds(std::size_t j, std::size_t size) {
             default:
                 return false;
         }
+    }
+    return true;
+}
+
+void CriteriaCheck::start() {
+    if (running_.empty()) {
+        for (const CriteriaColumn& column : data_.columns) {
+            running_.emplace_back(static_cast<std::size_t>(column.m), 0);
+            running_present_.emplace_back();
+        }
+    }
+    for (std::size_t j = 0; j < running_.size(); ++j) {
+        for (const std::int32_t v : running_present_[j]) running_[j][static_cast<std::size_t>(v)] = 0;
+        running_present_[j].clear();
+    }
+    running_size_ = 0;
+}
+
+void CriteriaCheck::add(std::int32_t row, std::int64_t count) {
+    for (std::size_t j = 0; j < running_.size(); ++j) {
+        const auto v = static_cast<std::size_t>(data_.columns[j].codes[static_cast<std::size_t>(row)]);
+        if (running_[j][v] == 0) running_present_[j].push_back(static_cast<std::int32_t>(v));
+        running_[j][v] += count;
+    }
+    running_size_ += count;
+}
+
+bool CriteriaCheck::holds_running() const {
+    if (running_size_ == 0) return true;
+    for (std::size_t j = 0; j < running_.size(); ++j) {
+        if (!column_holds(j, static_cast<std::size_t>(running_size_), running_[j], running_present_[j])) return false;
     }
     return true;
 }

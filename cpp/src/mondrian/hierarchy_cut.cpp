@@ -64,6 +64,9 @@ private:
         std::vector<Part> parts;
     };
 
+    std::int32_t rep_row(std::int32_t unit) const {
+        return unit_rows_[static_cast<std::size_t>(unit_begin_[static_cast<std::size_t>(unit)])];
+    }
     double code(std::int32_t unit, std::size_t i) const {
         return qi_.row(unit_rows_[static_cast<std::size_t>(unit_begin_[static_cast<std::size_t>(unit)])])[i];
     }
@@ -235,8 +238,14 @@ bool Cutter::top_up(Part& rest, std::vector<Part>& goods, std::size_t i) {
     const auto k = static_cast<std::int64_t>(params_.k);
     std::int64_t have = weight_of(rest);
     std::size_t checks = 0;
-    std::int64_t next_check = 0;
     bool done = false;
+    // Without the distance check the remainder's criterion counts are kept as pieces come
+    // in, so each check costs O(values present), not a pass over the remainder.
+    const bool running = weighted_ && criteria_;
+    if (running) {
+        criteria_->start();
+        for (const Piece& p : rest) criteria_->add(rep_row(p.unit), p.count);
+    }
     for (const Candidate& c : order) {
         Piece& from = goods[c.good][c.piece];
         const std::int64_t spare = left[c.good] - k;
@@ -245,18 +254,16 @@ bool Cutter::top_up(Part& rest, std::vector<Part>& goods, std::size_t i) {
         const std::int64_t take = std::min({from.count, spare, need > 0 ? need : from.count});
         from.count -= take;
         rest.push_back({from.unit, from.first + from.count, take});
+        if (running) criteria_->add(rep_row(from.unit), take);
         left[c.good] -= take;
         gave[c.good] = true;
         have += take;
-        // With criteria a check reads the whole remainder: past k rows it is checked each
-        // time it has grown by a quarter, so a top-up costs O(log) checks.
-        if (have < std::max(k, next_check)) continue;
-        if (passes(rest)) {
+        if (have < k) continue;
+        if (running ? criteria_->holds_running() : weighted_ || passes(rest)) {
             done = true;
             break;
         }
         if (++checks >= kTopUpChecks) break;
-        if (criteria_) next_check = have + std::max<std::int64_t>(1, have / 4);
     }
     if (!done) return false;
     for (std::size_t g = 0; g < goods.size(); ++g) {

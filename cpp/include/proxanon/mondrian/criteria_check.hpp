@@ -48,9 +48,16 @@ public:
     /// The same for a set given as distinct rows each standing for `counts[j]` rows with its
     /// codes (identical rows carried once, hierarchy_cut.hpp): O(rows given + values present).
     bool holds(const std::int32_t* rows, const std::int64_t* counts, std::size_t m);
+    /// A set built row by row: start() empties it, add() puts `count` rows with the codes of
+    /// `row` in, holds_running() is holds() of what was added, in O(values present) per
+    /// call rather than O(rows) (a remainder's top-up checks after every piece).
+    void start();
+    void add(std::int32_t row, std::int64_t count);
+    bool holds_running() const;
 
 private:
-    bool column_holds(std::size_t j, std::size_t size);
+    bool column_holds(std::size_t j, std::size_t size, const std::vector<std::int64_t>& count,
+                      const std::vector<std::int32_t>& present) const;
     /// Counts column j's values over the rows given (each `counts[j]` times, or once).
     void count_column(std::size_t j, const std::int32_t* rows, const std::int64_t* counts,
                       std::size_t m);
@@ -60,6 +67,9 @@ private:
     std::vector<std::vector<double>> cum_p_;  ///< per column, its cumulative frequencies
     std::vector<std::int64_t> count_;         ///< scratch: rows per value of the set
     std::vector<std::int32_t> present_;       ///< scratch: the values of the set
+    std::vector<std::vector<std::int64_t>> running_;        ///< per column, start()..add() counts
+    std::vector<std::vector<std::int32_t>> running_present_;  ///< per column, their values
+    std::int64_t running_size_ = 0;
 };
 
 }  // namespace proxanon
