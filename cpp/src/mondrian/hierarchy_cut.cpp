@@ -484,44 +484,42 @@ void Cutter::compete_with_rounds(const Part& whole, std::vector<Part>& classes) 
         return passes(scratch);
     };
     const RoundsResult rounds = level_rounds(qi_, rep, weight, check, params_.interrupt);
-    const auto parts_of = [&](auto first, auto last) {
-        std::vector<Part> out;
-        for (auto it = first; it != last; ++it) {
-            Part part;
-            for (const std::int32_t u : *it) part.push_back(whole[static_cast<std::size_t>(u)]);
-            out.push_back(std::move(part));
-        }
-        return out;
-    };
+    std::vector<Part> published;
+    for (const auto& ids : rounds.classes) {
+        Part part;
+        for (const std::int32_t u : ids) part.push_back(whole[static_cast<std::size_t>(u)]);
+        published.push_back(std::move(part));
+    }
+    // prefix[j]: the cost of the rounds' first j classes.
+    std::vector<double> prefix(published.size() + 1, 0.0);
+    for (std::size_t j = 0; j < published.size(); ++j) prefix[j + 1] = prefix[j] + cost(published[j]);
     double best = total_cost(classes);
-    if (rounds.complete) {
-        std::vector<Part> other = parts_of(rounds.classes.begin(), rounds.classes.end());
-        if (total_cost(other) < best) {
-            best = total_cost(other);
-            classes = std::move(other);
-        }
+    if (rounds.complete && prefix.back() < best) {
+        best = prefix.back();
+        classes = published;
     }
     // The rounds up to some point, the rows left then cut top-down: each point priced
     // with a cut that looks no level ahead, the cheapest cut again with the lookahead.
-    const auto at = [&](std::size_t point, int ahead) {
-        const auto& [published, left] = rounds.after[point];
-        std::vector<Part> other = parts_of(rounds.classes.begin(),
-                                           rounds.classes.begin() + static_cast<std::ptrdiff_t>(published));
+    const auto rest_at = [&](std::size_t point) {
         Part rest;
-        for (const std::int32_t u : left) rest.push_back(whole[static_cast<std::size_t>(u)]);
+        for (const std::int32_t u : rounds.after[point].second) rest.push_back(whole[static_cast<std::size_t>(u)]);
+        return rest;
+    };
+    const auto at = [&](std::size_t point, int ahead) {
+        std::vector<Part> other(published.begin(),
+                                published.begin() + static_cast<std::ptrdiff_t>(rounds.after[point].first));
         std::int64_t cuts = 0;
-        for (Part& c : cut(rest, cuts, ahead)) other.push_back(std::move(c));
+        for (Part& c : cut(rest_at(point), cuts, ahead)) other.push_back(std::move(c));
         return other;
     };
     std::optional<std::size_t> point;
     double screened = std::numeric_limits<double>::infinity();
     for (std::size_t j = 0; j < rounds.after.size(); ++j) {
-        const auto& left = rounds.after[j].second;
-        if (left.empty()) continue;
-        Part rest;
-        for (const std::int32_t u : left) rest.push_back(whole[static_cast<std::size_t>(u)]);
+        if (rounds.after[j].second.empty()) continue;
+        Part rest = rest_at(j);
         if (!passes(rest)) continue;
-        const double c = total_cost(at(j, 0));
+        std::int64_t cuts = 0;
+        const double c = prefix[rounds.after[j].first] + total_cost(cut(std::move(rest), cuts, 0));
         if (c < screened) {
             screened = c;
             point = j;

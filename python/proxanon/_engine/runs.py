@@ -39,6 +39,29 @@ MAX_GRAPH_ENTRIES: int = _core.MAX_GRAPH_ENTRIES
 DEFAULT_SEARCH_LIMIT = 512
 
 
+#: A run that a limited search leaves with this share of the rows violating, or fewer (at
+#: least _FULL_SEARCH_FLOOR rows, at most _FULL_SEARCH_ROWS), is run again with every class
+#: searched: each violation's search then reads every class once (a census extract of 53k
+#: rows: 62 violating rows left by the limited search, none by the full one).
+_FULL_SEARCH_SHARE = 0.01
+_FULL_SEARCH_FLOOR = 256
+_FULL_SEARCH_ROWS = 2000
+
+
+def search_for(limit: int, plain: bool) -> int:
+    """Classes examined per violation by a run of ``anonymize`` whose ``search_limit`` is
+    ``limit`` (0: all): the limit on the QI-aware path, at least DEFAULT_SEARCH_LIMIT on the
+    plain one (as :func:`proxanon.partition` searches)."""
+    return limit if not plain or limit == 0 else max(limit, DEFAULT_SEARCH_LIMIT)
+
+
+def full_search_worth(limit: int, violating: int, n: int) -> bool:
+    """Whether a run limited to ``limit`` classes per violation (0: none) that left
+    ``violating`` of ``n`` rows violating is worth running again with every class searched."""
+    most = min(max(_FULL_SEARCH_SHARE * n, _FULL_SEARCH_FLOOR), _FULL_SEARCH_ROWS)
+    return limit != 0 and 0 < violating <= most
+
+
 
 
 
@@ -50,8 +73,7 @@ def run_mondrian(sens: NDArray[np.float64], checks: Checks, quasi_identifiers: A
                  follow_hierarchy: bool = False) -> Partition:
     """Strict multidimensional Mondrian with the checks asked for (see ``partition``; the
     values of ``checks`` as the user gave them, validated here). ``follow_hierarchy``: the
-    hierarchy cut instead (docs/design/mondrian.md#the-hierarchy-cut; with the distance
-    check, the better of the two by cost). ``grid_checks=False``:
+    hierarchy cut instead (docs/design/mondrian.md#the-hierarchy-cut). ``grid_checks=False``:
     GraphTooDenseError where the relation's graph would hold more than ``max_graph_entries``
     entries (the checks would then search a grid at every cut)."""
     k, epsilon, delta, ell, relation = (checks.k, checks.eps, checks.dlt, checks.ell,

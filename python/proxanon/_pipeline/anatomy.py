@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 
 from proxanon._engine.options import EngineOptions, NativeRun
 from proxanon._engine.proofs import feasibility_advice
-from proxanon._engine.runs import DEFAULT_SEARCH_LIMIT, run_engine
+from proxanon._engine.runs import full_search_worth, run_engine, search_for
 from proxanon._engine.verdicts import infeasible_message, infeasible_summary
 from proxanon._errors import InfeasibleError
 from proxanon._pipeline.classes import _audit_groups
@@ -152,7 +152,7 @@ def _groups(inputs: _Inputs) -> tuple[Partition, bool]:
     if first.satisfied:
         return first, False
     left = int(first.stats["remaining_violations"])
-    if inputs.limit != 0 and 0 < left <= min(max(0.01 * len(inputs.data), 256), 2000):
+    if full_search_worth(inputs.limit, left, len(inputs.data)):
         # A few rows left violating by the limited search: every class searched, so that
         # the release keeps the QIs' locality where a full search finds a partition.
         wider = _run(inputs, plain=False, search=0)
@@ -206,11 +206,9 @@ def _run(inputs: _Inputs, *, plain: bool, start: NDArray[np.int64] | None = None
     """One native XColor run over every row: QI-aware (``init`` as given, or the groups
     ``start``, the QIs' loss guiding the swaps) or plain (Algorithm 1's start, no QIs);
     ``search``: classes examined per violation instead of the job's limit (0: all)."""
-    limit = inputs.limit
-    if search is None:
-        search = limit if not plain else (0 if limit == 0 else max(limit, DEFAULT_SEARCH_LIMIT))
     options = EngineOptions(
-        k=inputs.k, delta=inputs.dlt, search_limit=search,
+        k=inputs.k, delta=inputs.dlt,
+        search_limit=search_for(inputs.limit, plain) if search is None else search,
         init="degree" if plain else inputs.init, init_block=1, moves=inputs.moves,
         suppress=inputs.on_infeasible == "suppress", threads=inputs.threads,
         progress=inputs.reporter.counters if inputs.reporter is not None else None)

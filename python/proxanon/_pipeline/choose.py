@@ -10,19 +10,12 @@ from dataclasses import dataclass
 import pandas as pd
 
 from proxanon._beside import Beside
-from proxanon._engine.runs import Session
+from proxanon._engine.runs import Session, full_search_worth
 from proxanon._errors import InfeasibleError
 from proxanon._pipeline.candidates import _better, _cost, _cost_floor, _Published
 from proxanon._pipeline.mondrian import _Cut
 from proxanon._pipeline.threads import _Threads
 from proxanon._results.audit import AuditReport
-
-#: The QI-aware run is searched again in full where it left at most this share of the rows
-#: violating (256 rows on small tables), and at most _WIDER_SEARCH_ROWS: each violation's
-#: search then reads every class once (a census extract of 53k rows: 62 violating rows left by
-#: the limited search, none by the full one).
-_WIDER_SEARCH_SHARE = 0.01
-_WIDER_SEARCH_ROWS = 2000
 
 
 @dataclass(frozen=True)
@@ -133,14 +126,11 @@ class _Job(_Threads):
     # Choosing
 
     def wider_search_helps(self, chosen: _Published) -> bool:
-        """Whether the QI-aware run is tried again with every class searched: its search was
-        limited, and it left few rows violating (1% of the rows, at least 256 and at most
-        _WIDER_SEARCH_ROWS), all rows released (so few violations are cheap to search in
-        full)."""
-        violating = len(chosen.check.violating_rows)
-        most = min(max(_WIDER_SEARCH_SHARE * self.n_all, 256), _WIDER_SEARCH_ROWS)
-        return (self.inputs.limit != 0 and not self.suppress and 0 < violating <= most
-                and chosen.released.size == self.n_all)
+        """Whether the QI-aware run is tried again with every class searched
+        (:func:`proxanon._engine.runs.full_search_worth`), all rows released."""
+        return (not self.suppress and chosen.released.size == self.n_all
+                and full_search_worth(self.inputs.limit, len(chosen.check.violating_rows),
+                                      self.n_all))
 
     def choose(self) -> _CutPicked | tuple[_Published, dict[str, float]]:
         """The table to publish, with the costs compared; the same on any thread count.

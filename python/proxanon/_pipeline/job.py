@@ -17,11 +17,11 @@ from proxanon._engine.options import Checks, EngineOptions, NativeRun
 from proxanon._engine.proofs import early_proof
 from proxanon._engine.runs import (
     CHECK_GRAPH_ENTRIES,
-    DEFAULT_SEARCH_LIMIT,
     Session,
     run_mondrian,
     run_session,
     run_specialize,
+    search_for,
 )
 from proxanon._engine.verdicts import proven_before_repair
 from proxanon._errors import GraphTooDenseError, InfeasibleError
@@ -164,10 +164,8 @@ class _Steps:
         most (what still collides is then published as one class, and audited so);
         ``search``: classes examined per violation instead of the job's limit (0: all)."""
         inputs = self.inputs
-        limit = inputs.limit
         if search is None:
-            search = (limit if not plain
-                      else (0 if limit == 0 else max(limit, DEFAULT_SEARCH_LIMIT)))
+            search = search_for(inputs.limit, plain)
         shown = self.progress_for(beside)
         options = EngineOptions(
             k=inputs.k, delta=inputs.dlt, search_limit=search,
