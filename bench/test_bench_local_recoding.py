@@ -5,8 +5,10 @@ Times ``anonymize(..., k=k, delta=0)`` (the hierarchy cut against strict Mondria
 cheaper published) on 4 and 8 QIs at k = 5 and 10, on Adult (30,162 rows) and on Adult
 repeated 10 times with ages jittered by up to 2 years (301,620 rows, the growth the issue
 names). Each published table is checked from its labels (classes of at least k rows), and
-its GCP and count-query error are kept in ``extra_info``. With ``PROXANON_ARX_COMPARE`` naming
-the ARX peer's comparison script (``compare_adult.py``, which runs ARX 3.9 and proxanon on
+its GCP and count-query error are kept in ``extra_info``. ``test_suppression_limit`` runs the
+30k-row settings with and without a 5% suppression limit (group
+"local-recoding-suppression"). With ``PROXANON_ARX_COMPARE`` naming the ARX peer's
+comparison script (``compare_adult.py``, which runs ARX 3.9 and proxanon on
 Adult and scores both tables by one label-based code) and Java on PATH,
 ``test_arx_side_by_side`` runs it on the same four settings (no timing asserted; the tables
 are printed).
@@ -26,7 +28,7 @@ import pytest
 
 import proxanon
 from proxanon.datasets import load_adult
-from proxanon.evaluate import count_query_error
+from proxanon.evaluate import count_query_error, score_table
 
 QI4 = ["age", "sex", "race", "marital-status"]
 QI8 = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass",
@@ -62,6 +64,31 @@ def test_k_anonymity_with_hierarchies(benchmark, qis, k, times) -> None:
         rows=len(data), gcp=result.report.gcp, classes=int(result.groups.max()) + 1,
         cqe=count_query_error(data, result, qd=2, s=0.1, n_queries=1000,
                               seed=0).mean_relative_error)
+
+
+@pytest.mark.parametrize("limit", [0.0, 0.05], ids=["none", "5%"])
+@pytest.mark.parametrize("qis,k", [(QI4, 5), (QI4, 10), (QI8, 5), (QI8, 10)],
+                         ids=["qi4-k5", "qi4-k10", "qi8-k5", "qi8-k10"])
+def test_suppression_limit(benchmark, qis, k, limit) -> None:
+    """A suppression limit at delta = 0: the rows left out and the GCP over every row (a
+    suppressed row costing 1, as ARX counts it), beside the same setting without a limit."""
+    benchmark.group = "local-recoding-suppression"
+    adult = load_adult()
+    hierarchies = {c: adult.hierarchies[c] for c in qis}
+    extra = {"on_infeasible": "suppress", "max_suppression": limit} if limit else {}
+
+    def run() -> proxanon.Anonymization:
+        return proxanon.anonymize(adult.data, quasi_identifiers=qis, sensitive=["occupation"],
+                                  k=k, delta=0, hierarchies=hierarchies, **extra)
+
+    result = benchmark.pedantic(run, rounds=5, warmup_rounds=1)
+    assert result.satisfied
+    left_out = result.groups < 0
+    assert left_out.sum() <= limit * len(adult.data)
+    score = score_table(adult.data, result.table.drop(columns="group"), quasi_identifiers=qis,
+                        sensitive=["occupation"], hierarchies=hierarchies, suppressed=left_out)
+    benchmark.extra_info.update(suppressed=int(left_out.sum()), gcp_all_rows=score.gcp,
+                                cqe=score.count_query.mean_relative_error)
 
 
 @pytest.mark.skipif(not COMPARE.is_file() or shutil.which(os.environ.get("JAVA", "java")) is None,

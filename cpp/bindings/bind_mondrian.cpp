@@ -78,10 +78,13 @@ py::dict run_mondrian(const DoubleArray& sensitive, const std::string& metric,
                       std::size_t max_graph_entries, const std::vector<Int32Array>& criteria_codes,
                       const std::vector<std::int32_t>& criteria_values,
                       const std::vector<bool>& criteria_numeric, const CriteriaSpecs& criteria,
-                      bool follow_hierarchy) {
+                      bool follow_hierarchy, std::int64_t max_suppressed) {
     const Matrix sa = as_matrix(sensitive, "sensitive");
     const Matrix qi = as_matrix(quasi_identifiers, "quasi_identifiers");
     if (qi.rows != sa.rows) throw std::invalid_argument("quasi_identifiers and sensitive differ in rows");
+    if (max_suppressed != 0 && !follow_hierarchy) {
+        throw std::invalid_argument("max_suppressed applies to the hierarchy cut (follow_hierarchy=True) only");
+    }
     std::vector<std::optional<Taxonomy>> taxonomies = make_taxonomies(qi_taxonomies);
     MondrianParams params = checks(k, l, epsilon.has_value(), delta);
     const CriteriaData criteria_checked =
@@ -90,7 +93,7 @@ py::dict run_mondrian(const DoubleArray& sensitive, const std::string& metric,
     SignalCheck signals;
     params.interrupt = signals.interrupt();
     MondrianResult result;
-    std::int64_t merged = 0, units = 0;
+    std::int64_t merged = 0, units = 0, suppressed = 0;
     double seconds = 0.0;
     signals.run([&] {
         py::gil_scoped_release release;
@@ -103,13 +106,14 @@ py::dict run_mondrian(const DoubleArray& sensitive, const std::string& metric,
                                  params.interrupt);
         const LossModel loss(qi.data, qi.rows, qi.cols, std::move(taxonomies));
         if (follow_hierarchy) {
-            HierarchyCutResult cut = hierarchy_cut(loss, neighbours, params);
+            HierarchyCutResult cut = hierarchy_cut(loss, neighbours, params, max_suppressed);
             result.groups = std::move(cut.groups);
             result.cuts = cut.cuts;
             result.satisfied = cut.satisfied;
             result.violating_rows = std::move(cut.violating_rows);
             merged = cut.merged;
             units = cut.units;
+            suppressed = cut.suppressed;
         } else {
             result = mondrian(loss, neighbours, params);
         }
@@ -122,6 +126,7 @@ py::dict run_mondrian(const DoubleArray& sensitive, const std::string& metric,
     out["violating_rows"] = to_numpy(std::move(result.violating_rows));
     out["merged"] = merged;
     out["units"] = units;
+    out["suppressed"] = suppressed;
     out["seconds"] = seconds;
     return out;
 }
@@ -235,10 +240,11 @@ void register_mondrian(py::module_& mod) {
             py::arg("criteria_codes") = std::vector<Int32Array>{},
             py::arg("criteria_values") = std::vector<std::int32_t>{},
             py::arg("criteria_numeric") = std::vector<bool>{}, py::arg("criteria") = CriteriaSpecs{},
-            py::arg("follow_hierarchy") = false,
+            py::arg("follow_hierarchy") = false, py::arg("max_suppressed") = 0,
             "Strict multidimensional Mondrian with k, distinct-l and (epsilon, delta) checks;\n"
             "follow_hierarchy: the hierarchy cut instead (hierarchy_cut.hpp): parts split by the\n"
-            "children of their taxonomy nodes, classes published at their tightest nodes;\n"
+            "children of their taxonomy nodes, classes published at their tightest nodes, at most\n"
+            "max_suppressed rows left out (group -1) where that costs less;\n"
             "criteria_*: privacy criteria each part also satisfies (criteria_check.hpp);\n"
             "grid_checks=False refuses (GraphTooDenseError) where they would need a grid\n"
             "(a graph of more than max_graph_entries).");

@@ -3,7 +3,9 @@
 // bottom-up rounds compete), the cut's classes are checked against counts made
 // here: every row in one class, at least k rows per class, distinct published tuples (the
 // LCA per taxonomy column, the range per numeric one), distinct l of a criterion column,
-// and, with the distance check, no row with more than t(G) neighbours in its class.
+// and, with the distance check, no row with more than t(G) neighbours in its class. With a
+// suppression budget: the rows left out are counted, within it, and the table costs no more
+// than the cut without one.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -38,12 +40,20 @@ Taxonomy two_levels(std::int32_t leaves, std::int32_t fan) {
     return Taxonomy(parent, static_cast<std::size_t>(leaves));
 }
 
+/// Cases whose cut with a budget suppressed rows (the budget is exercised).
+int suppressing_cases = 0;
+
 struct Case {
     std::size_t n, k, l;
     bool distance;
     double delta;
     bool numeric = true;  ///< a numeric third column (else a taxonomy: the bottom-up rounds run)
 };
+
+double check_result(const HierarchyCutResult& result, const Case& c, std::int64_t budget,
+                    const std::vector<double>& qi, const std::vector<double>& sa,
+                    const CriteriaData& criteria, const std::vector<std::optional<Taxonomy>>& taxonomies,
+                    const LossModel& loss, double epsilon);
 
 void check_case(const Case& c, std::mt19937& rng) {
     const std::size_t d = 3;
@@ -75,18 +85,38 @@ void check_case(const Case& c, std::mt19937& rng) {
     params.dissimilarity = c.distance;
     params.delta = c.delta;
     params.criteria = &criteria;
-    const HierarchyCutResult result = hierarchy_cut(loss, nb, params);
+    // Without a budget, and with one of a tenth of the rows.
+    const std::int64_t budget = static_cast<std::int64_t>(c.n / 10);
+    const HierarchyCutResult plain = hierarchy_cut(loss, nb, params);
+    const HierarchyCutResult with = hierarchy_cut(loss, nb, params, budget);
+    const double plain_cost = check_result(plain, c, 0, qi, sa, criteria, taxonomies, loss, epsilon);
+    const double with_cost = check_result(with, c, budget, qi, sa, criteria, taxonomies, loss, epsilon);
+    if (plain.satisfied && with.satisfied) CHECK(with_cost <= plain_cost + 1e-9);
+    if (with.suppressed > 0) ++suppressing_cases;
+}
+
+/// The checks of one cut's result; returns its cost (rows times the sum of their NCPs, a
+/// suppressed row costing d).
+double check_result(const HierarchyCutResult& result, const Case& c, std::int64_t budget,
+                    const std::vector<double>& qi, const std::vector<double>& sa,
+                    const CriteriaData& criteria, const std::vector<std::optional<Taxonomy>>& taxonomies,
+                    const LossModel& loss, double epsilon) {
+    const std::size_t d = 3;
     CHECK(result.groups.size() == c.n);
     std::map<std::int32_t, std::vector<std::size_t>> classes;
+    std::int64_t left_out = 0;
     for (std::size_t r = 0; r < c.n; ++r) {
-        CHECK(result.groups[r] >= 0);
-        classes[result.groups[r]].push_back(r);
+        CHECK(result.groups[r] >= -1);
+        if (result.groups[r] < 0) ++left_out; else classes[result.groups[r]].push_back(r);
     }
+    CHECK(left_out == result.suppressed);
+    CHECK(left_out <= budget);
     if (!result.satisfied) {
         // Only a table that fails as a whole is left so: one class.
         CHECK(classes.size() == 1);
-        return;
+        return 0.0;
     }
+    double cost = static_cast<double>(left_out * static_cast<std::int64_t>(d));
     std::set<std::vector<double>> tuples;
     for (const auto& [g, rows] : classes) {
         CHECK(rows.size() >= c.k);
@@ -105,6 +135,12 @@ void check_case(const Case& c, std::mt19937& rng) {
                 tuple.push_back(lo);
                 tuple.push_back(hi);
             }
+            double scaled_lo = 1e300, scaled_hi = -1e300;
+            for (const std::size_t r : rows) {
+                scaled_lo = std::min(scaled_lo, loss.row(static_cast<std::int32_t>(r))[i]);
+                scaled_hi = std::max(scaled_hi, loss.row(static_cast<std::int32_t>(r))[i]);
+            }
+            if (lo != hi) cost += static_cast<double>(rows.size()) * loss.cost(i, scaled_lo, scaled_hi);
         }
         CHECK(tuples.insert(tuple).second);  // one class per published tuple
         std::set<std::int32_t> distinct;
@@ -119,6 +155,7 @@ void check_case(const Case& c, std::mt19937& rng) {
             }
         }
     }
+    return cost;
 }
 
 /// Identical rows travel as one unit without the distance check: the cut ran on fewer
@@ -192,6 +229,8 @@ int main() {
             check_case(c, rng);
         }
     }
+    CHECK(suppressing_cases > 0);
+    std::printf("%d case(s) suppressed rows\n", suppressing_cases);
     check_units();
     check_running_criteria(rng);
     if (failures > 0) std::fprintf(stderr, "%d check(s) failed\n", failures);

@@ -42,8 +42,9 @@ void append(Part& to, const Part& from) { to.insert(to.end(), from.begin(), from
 /// One run of the cut: the units, the checks and the scratch they share.
 class Cutter {
 public:
-    Cutter(const LossModel& qi, const Neighbours& nb, const MondrianParams& params)
-        : qi_(qi), params_(params), checker_(nb, params), d_(qi.dimensions()),
+    Cutter(const LossModel& qi, const Neighbours& nb, const MondrianParams& params,
+           std::int64_t max_suppressed)
+        : qi_(qi), params_(params), checker_(nb, params), d_(qi.dimensions()), max_suppressed_(max_suppressed),
           n_(nb.table().row_value.size()),
           weighted_(!params.dissimilarity && params.l == 0) {
         if (params.criteria != nullptr && !params.criteria->empty()) criteria_.emplace(*params.criteria);
@@ -62,6 +63,8 @@ private:
         double gain = 0.0;
         double score = 0.0;
         std::vector<Part> parts;
+        Part dropped;         ///< a failing remainder suppressed instead (counted in gain)
+        double saving = 0.0;  ///< per dropped row, what suppressing saved over the best other way
     };
 
     std::int32_t rep_row(std::int32_t unit) const {
@@ -105,13 +108,30 @@ private:
         Split s;
         return best_split(part, ahead, s) ? s.score : 0.0;
     }
+    /// The cut of `whole` with at most max_suppressed_ rows suppressed (into suppressed_)
+    /// where that lowers the cost: one cut with any number, and where that leaves out more,
+    /// a second that suppresses only the remainders that saved the most per row in the first;
+    /// kept only where it costs less than the cut that suppresses nothing.
+    std::vector<Part> cut_suppressing(const Part& whole, std::int64_t& cuts);
+    /// The cost of the suppressed rows: each counts as published at every column's root.
+    double dropped_cost() const {
+        std::int64_t w = 0;
+        for (const Part& p : suppressed_) w += weight_of(p);
+        return static_cast<double>(w) * static_cast<double>(d_);
+    }
 
     const LossModel& qi_;
     const MondrianParams& params_;
     PartChecker checker_;
     std::optional<CriteriaCheck> criteria_;
-    std::size_t d_, n_;
+    std::size_t d_;
+    std::int64_t max_suppressed_;  ///< rows the cut may suppress where that lowers its cost
+    std::size_t n_;
     bool weighted_;
+    std::int64_t budget_ = 0;              ///< rows the cut may still suppress
+    double min_saving_ = -1.0;             ///< a suppression must save more than this per row
+    std::vector<Part> suppressed_;         ///< remainders suppressed, in cut order
+    std::vector<std::pair<double, std::int64_t>> savings_;  ///< per suppression: saving per row, rows
     std::vector<std::int32_t> unit_rows_;   ///< rows grouped by unit
     std::vector<std::int64_t> unit_begin_;  ///< per unit, its first entry in unit_rows_; then n
     std::vector<std::int32_t> slot_;        ///< scratch per taxonomy node: its child bucket
@@ -282,6 +302,7 @@ bool Cutter::split_taxonomy(const Part& part, std::size_t i, double base, Split&
         lo = std::min(lo, code(p.unit, i));
         hi = std::max(hi, code(p.unit, i));
     }
+    out.dropped.clear();
     if (lo == hi) return false;
     const std::int32_t node = tax.lca(static_cast<std::int32_t>(lo), static_cast<std::int32_t>(hi));
     // The part's pieces by the child of its node that holds their leaf.
@@ -322,15 +343,30 @@ bool Cutter::split_taxonomy(const Part& part, std::size_t i, double base, Split&
             if (passes(with)) joined.push_back(std::move(with)); else joined.clear();
         }
         if (up) topped.push_back(std::move(grown));
-        if (!up && joined.empty()) return false;
-        const double cost_up = up ? total_cost(topped) : 0.0;
-        const bool join = !joined.empty() && (!up || total_cost(joined) < cost_up);
-        goods = join ? std::move(joined) : std::move(topped);
-        rest.clear();
+        const double inf = std::numeric_limits<double>::infinity();
+        const double cost_up = up ? total_cost(topped) : inf;
+        const double cost_join = joined.empty() ? inf : total_cost(joined);
+        // Or, within the suppression budget, the remainder left out: each of its rows costs
+        // a row at every column's root, against the cheaper other way (or no split at all).
+        const std::int64_t left_out = weight_of(rest);
+        if (!goods.empty() && left_out <= budget_) {
+            const double alone = total_cost(goods) + static_cast<double>(left_out) * static_cast<double>(d_);
+            const double saving = (std::min({base, cost_up, cost_join}) - alone) / static_cast<double>(left_out);
+            if (saving > 1e-12 && saving > min_saving_) {
+                out.dropped = std::move(rest);
+                out.saving = saving;
+                rest.clear();
+            }
+        }
+        if (out.dropped.empty()) {
+            if (!up && joined.empty()) return false;
+            goods = cost_join < cost_up ? std::move(joined) : std::move(topped);
+            rest.clear();
+        }
     }
     if (!rest.empty()) goods.push_back(std::move(rest));
-    if (goods.size() < 2) return false;
-    const double after = total_cost(goods);
+    if (goods.size() < (out.dropped.empty() ? 2U : 1U)) return false;
+    const double after = total_cost(goods) + static_cast<double>(weight_of(out.dropped)) * static_cast<double>(d_);
     out.gain = base - after;
     out.parts = std::move(goods);
     return true;
@@ -344,6 +380,7 @@ bool Cutter::split_numeric(const Part& part, std::size_t i, double base, Split& 
         values.emplace_back(code(part[p].unit, i), p);
         total += part[p].count;
     }
+    out.dropped.clear();
     std::sort(values.begin(), values.end());
     if (values.front().first == values.back().first) return false;
     // The weighted median value goes left; if that leaves the right empty, cut before it.
@@ -461,6 +498,13 @@ std::vector<Part> Cutter::cut(Part whole, std::int64_t& cuts, int ahead) {
             continue;
         }
         ++cuts;
+        if (!best.dropped.empty()) {
+            const std::int64_t w = weight_of(best.dropped);
+            budget_ -= w;
+            savings_.emplace_back(best.saving, w);
+            suppressed_.push_back(std::move(best.dropped));
+            best.dropped.clear();
+        }
         for (auto it = best.parts.rbegin(); it != best.parts.rend(); ++it) stack.push_back(std::move(*it));
         best.parts.clear();
     }
@@ -493,10 +537,13 @@ void Cutter::compete_with_rounds(const Part& whole, std::vector<Part>& classes) 
     // prefix[j]: the cost of the rounds' first j classes.
     std::vector<double> prefix(published.size() + 1, 0.0);
     for (std::size_t j = 0; j < published.size(); ++j) prefix[j + 1] = prefix[j] + cost(published[j]);
-    double best = total_cost(classes);
+    // The rounds suppress nothing: where one of them is kept, neither does the table.
+    double best = total_cost(classes) + dropped_cost();
+    budget_ = 0;
     if (rounds.complete && prefix.back() < best) {
         best = prefix.back();
         classes = published;
+        suppressed_.clear();
     }
     // The rounds up to some point, the rows left then cut top-down: each point priced
     // with a cut that looks no level ahead, the cheapest cut again with the lookahead.
@@ -526,9 +573,64 @@ void Cutter::compete_with_rounds(const Part& whole, std::vector<Part>& classes) 
         }
     }
     if (point) {
+        // The rows left there are cut with the suppression budget too (kept where cheaper).
+        std::vector<Part> kept_suppressed = std::move(suppressed_);
+        suppressed_.clear();
         std::vector<Part> other = at(*point, kLookahead);
-        if (total_cost(other) < best) classes = std::move(other);
+        if (max_suppressed_ > 0) {
+            budget_ = max_suppressed_;
+            min_saving_ = -1.0;
+            std::vector<Part> suppressing = at(*point, kLookahead);
+            if (total_cost(suppressing) + dropped_cost() < total_cost(other)) {
+                other = std::move(suppressing);
+            } else {
+                suppressed_.clear();
+            }
+            budget_ = 0;
+        }
+        if (total_cost(other) + dropped_cost() < best) {
+            classes = std::move(other);
+        } else {
+            suppressed_ = std::move(kept_suppressed);
+        }
     }
+}
+
+std::vector<Part> Cutter::cut_suppressing(const Part& whole, std::int64_t& cuts) {
+    budget_ = 0;
+    std::vector<Part> plain = cut(whole, cuts);
+    if (max_suppressed_ == 0) return plain;
+    std::int64_t suppressing_cuts = 0;
+    budget_ = static_cast<std::int64_t>(n_);
+    std::vector<Part> classes = cut(whole, suppressing_cuts);
+    std::int64_t left_out = 0;
+    for (const auto& s : savings_) left_out += s.second;
+    if (left_out > max_suppressed_) {
+        // Too many: the remainders that saved the most per row fit the budget; a second cut
+        // suppresses only those that save more per row than the first that does not fit.
+        std::vector<std::pair<double, std::int64_t>> ranked = savings_;
+        std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+        std::int64_t fits = 0;
+        for (const auto& [saving, w] : ranked) {
+            if (fits + w > max_suppressed_) {
+                min_saving_ = saving;
+                break;
+            }
+            fits += w;
+        }
+        savings_.clear();
+        suppressed_.clear();
+        budget_ = max_suppressed_;
+        suppressing_cuts = 0;
+        classes = cut(whole, suppressing_cuts);
+    }
+    // The cut that suppresses is kept only where it costs less than the one that does not.
+    if (total_cost(classes) + dropped_cost() < total_cost(plain)) {
+        cuts = suppressing_cuts;
+        return classes;
+    }
+    suppressed_.clear();
+    return plain;
 }
 
 HierarchyCutResult Cutter::run() {
@@ -549,7 +651,7 @@ HierarchyCutResult Cutter::run() {
         result.violating_rows = whole_table_violating_rows(checker_, params_, n_);
         return result;
     }
-    std::vector<Part> classes = cut(whole, result.cuts);
+    std::vector<Part> classes = cut_suppressing(whole, result.cuts);
     if (!whole_passes && result.cuts == 0) {
         result.satisfied = false;
         result.groups.assign(n_, 0);
@@ -557,6 +659,7 @@ HierarchyCutResult Cutter::run() {
         return result;
     }
     if (weighted_) compete_with_rounds(whole, classes);
+    for (const Part& p : suppressed_) result.suppressed += weight_of(p);
     result.groups = publish(classes, result);
     return result;
 }
@@ -564,11 +667,12 @@ HierarchyCutResult Cutter::run() {
 }  // namespace
 
 HierarchyCutResult hierarchy_cut(const LossModel& qi, const Neighbours& neighbours,
-                                 const MondrianParams& params) {
+                                 const MondrianParams& params, std::int64_t max_suppressed) {
     const std::size_t n = neighbours.table().row_value.size();
     if (params.k < 1 || params.k > n) throw std::invalid_argument("need 1 <= k <= n");
     if (!qi.active()) throw std::invalid_argument("the hierarchy cut needs quasi-identifier columns");
-    Cutter cutter(qi, neighbours, params);
+    if (max_suppressed < 0) throw std::invalid_argument("max_suppressed must be >= 0");
+    Cutter cutter(qi, neighbours, params, max_suppressed);
     return cutter.run();
 }
 

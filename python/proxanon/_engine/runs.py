@@ -70,10 +70,12 @@ def run_mondrian(sens: NDArray[np.float64], checks: Checks, quasi_identifiers: A
                  qi_taxonomies: list[tuple[NDArray[np.int32], int] | None] | None, *,
                  on_infeasible: str, started: float, grid_checks: bool = True,
                  max_graph_entries: int = MAX_GRAPH_ENTRIES,
-                 follow_hierarchy: bool = False) -> Partition:
+                 follow_hierarchy: bool = False, max_suppressed: int = 0) -> Partition:
     """Strict multidimensional Mondrian with the checks asked for (see ``partition``; the
     values of ``checks`` as the user gave them, validated here). ``follow_hierarchy``: the
-    hierarchy cut instead (docs/design/mondrian.md#the-hierarchy-cut). ``grid_checks=False``:
+    hierarchy cut instead (docs/design/mondrian.md#the-hierarchy-cut), which may leave out
+    up to ``max_suppressed`` rows where that lowers the cost (their group is -1, and they are
+    the partition's ``suppressed_rows``). ``grid_checks=False``:
     GraphTooDenseError where the relation's graph would hold more than ``max_graph_entries``
     entries (the checks would then search a grid at every cut)."""
     k, epsilon, delta, ell, relation = (checks.k, checks.eps, checks.dlt, checks.ell,
@@ -97,7 +99,7 @@ def run_mondrian(sens: NDArray[np.float64], checks: Checks, quasi_identifiers: A
         sens, relation.name, [] if relation.weights is None else relation.weights.tolist(),
         eps if dissimilar else None, k, dlt, ell_checked, qi, qi_taxonomies or [], grid_checks,
         max_graph_entries, **({} if checks.criteria is None else checks.criteria.arguments()),
-        follow_hierarchy=follow_hierarchy)
+        follow_hierarchy=follow_hierarchy, max_suppressed=max_suppressed)
     groups = np.asarray(raw["groups"], dtype=np.int64)
     satisfied = bool(raw["satisfied"])
     violating_rows = np.asarray(raw["violating_rows"], dtype=np.int64)
@@ -109,12 +111,14 @@ def run_mondrian(sens: NDArray[np.float64], checks: Checks, quasi_identifiers: A
         "metric": relation.label, "cuts": int(raw["cuts"]), "swaps": 0,
         "cut": "hierarchy" if follow_hierarchy else "median",
         "units": int(raw["units"]), "merged": int(raw["merged"]),
+        "suppressed": int(raw["suppressed"]),
         "remaining_violations": int(violating_rows.size),
         "violating_groups": violating_groups.tolist(),
         "seconds": {"mondrian": float(raw["seconds"]), "total": time.perf_counter() - started},
     }
     result = Partition(groups=groups, satisfied=satisfied, stats=stats,
-                       violating_rows=violating_rows, violating_groups=violating_groups)
+                       violating_rows=violating_rows, violating_groups=violating_groups,
+                       suppressed_rows=np.flatnonzero(groups < 0))
     if not satisfied and on_infeasible == "raise":
         raise InfeasibleError(
             f"Mondrian cannot start: the whole table ({n} rows) already fails the checks "

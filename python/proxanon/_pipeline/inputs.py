@@ -5,7 +5,7 @@ parameters (:class:`_Inputs`)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -77,3 +77,12 @@ class _Inputs:
     threads: int
     reporter: ProgressReporter | None  # progress, shown by the caller's thread only
     criteria: CriteriaJob | None = None  # the criteria every published class satisfies
+
+    def released(self, rows: NDArray[np.int64]) -> _Inputs:
+        """The same job over the input rows ``rows`` only (those a table releases, the others
+        suppressed): the rows' table, columns, sensitive values and criteria, read as
+        ``proxanon.audit`` of the published table reads them."""
+        data = self.data.iloc[rows]
+        return replace(self, data=data, columns=[c.subset(rows) for c in self.columns],
+                       sens=self.sens[rows], qi=np.ascontiguousarray(self.qi[rows]),
+                       criteria=None if self.criteria is None else self.criteria.subset(data))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -13,7 +14,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from proxanon._engine.runs import MAX_GRAPH_ENTRIES, run_mondrian
-from proxanon._pipeline.candidates import _cost_floor
+from proxanon._pipeline.candidates import _cost, _cost_floor
 from proxanon._pipeline.classes import (
     ClassChecks,
     KeyInputs,
@@ -31,19 +32,36 @@ from proxanon.generalize import QIColumn
 class _Cut:
     """Mondrian's table: its partition, the published classes and their summary, the classes
     before absorption (the start a repair by the swap loop takes), and the merging rounds
-    (``part.stats["merge_rounds"]``)."""
+    (``part.stats["merge_rounds"]``). ``released``: where the hierarchy cut suppressed rows,
+    the input rows kept (``groups``, ``summary`` and ``start`` are theirs, in that order, and
+    the summary's ranges those of the rows kept, as the published table shows them; ``part``
+    is over every input row, -1 where suppressed); None where every row is. ``priced``: the
+    GCP of those classes with every input row's ranges, where rows were suppressed."""
 
     part: Partition
     groups: NDArray[np.int64]
     summary: GroupSummary
     start: NDArray[np.int64]
     rounds: int  # merging rounds: 1 where groups publishing one tuple were merged, else 0
+    released: NDArray[np.int64] | None = None
+    priced: float | None = None
+
+    def cost(self) -> float:
+        """GCP over every input row and the input's ranges, a suppressed row counting as fully
+        generalized: what cuts are compared by."""
+        return self.priced if self.priced is not None else _cost(self.summary,
+                                                                  self.part.groups.size)
+
+
+#: What a cut's rows released read: their QI columns, checks and key inputs.
+Released = Callable[[NDArray[np.int64]], tuple[list[QIColumn], ClassChecks, KeyInputs]]
 
 
 def _mondrian_cut(columns: list[QIColumn], checks: ClassChecks, keys: KeyInputs, *,
                   part: Partition | None = None, threads: int = 1,
                   grid_checks: bool = True, max_graph_entries: int = MAX_GRAPH_ENTRIES,
-                  follow_hierarchy: bool = False) -> _Cut:
+                  follow_hierarchy: bool = False, suppress: int = 0,
+                  released: Released | None = None) -> _Cut:
     """A cut's groups, those that publish the same values merged (one pass: a union keeps its
     tuple), classes of 2k rows or more specialized, giant classes' rows absorbed
     (:func:`_absorb_classes`), and their summary (``rounds``, also
@@ -54,29 +72,49 @@ def _mondrian_cut(columns: list[QIColumn], checks: ClassChecks, keys: KeyInputs,
     otherwise (``method="mondrian"``, the paper's baseline, and the default path's
     Mondrian-(ε, δ) candidate). Of several, the one whose native verdict holds and whose
     finished table has the lowest GCP is returned (the first on ties), so the hierarchy
-    cut is never published where it costs more than strict Mondrian's. ``keys``:
-    ``_published_key_inputs`` of ``columns``; ``grid_checks``, ``max_graph_entries``: as
-    :func:`proxanon._engine.runs.run_mondrian`; ``threads``: specialization's."""
+    cut is never published where it costs more than strict Mondrian's. ``suppress``: rows
+    the hierarchy cut may leave out where that lowers the cost (GCP over every row, a
+    suppressed row costing 1), its table then finished over ``released(rows kept)``.
+    ``keys``: ``_published_key_inputs`` of ``columns``; ``grid_checks``,
+    ``max_graph_entries``: as :func:`proxanon._engine.runs.run_mondrian`; ``threads``:
+    specialization's."""
     sens, relation, k, eps, dlt, ell = checks.unpacked()
     qi, taxonomies, _ = keys
     if part is not None:
         return _finished_cut(columns, checks, keys, part, threads)
     built = [run_mondrian(sens, checks.checks, qi, taxonomies, on_infeasible="best_effort",
                           started=time.perf_counter(), grid_checks=grid_checks,
-                          max_graph_entries=max_graph_entries, follow_hierarchy=follow)
+                          max_graph_entries=max_graph_entries, follow_hierarchy=follow,
+                          max_suppressed=suppress if follow else 0)
              for follow in ((True, False) if follow_hierarchy else (False,))]
     if not follow_hierarchy:
         return _finished_cut(columns, checks, keys, built[0], threads)
     # The hierarchy cut tried every split its checks allow: no specialization after it.
-    cut = _finished_cut(columns, checks, keys, built[0], threads, specialize=False)
+    cut = _suppressed_cut(columns, built[0], released, threads) if (
+        built[0].suppressed_rows.size) else (
+        _finished_cut(columns, checks, keys, built[0], threads, specialize=False))
     median = built[1]
     # Specialization and absorption keep the median cut's classes under 2k rows: where they
     # alone cost more than the hierarchy cut, the median cut is not finished.
     if cut.part.satisfied and _cost_floor(columns, median.groups, k, median.groups.size) > (
-            cut.summary.gcp() * (1 + 1e-9)):
+            cut.cost() * (1 + 1e-9)):
         return cut
     other = _finished_cut(columns, checks, keys, median, threads)
-    return min((cut, other), key=lambda c: (not c.part.satisfied, c.summary.gcp()))
+    return min((cut, other), key=lambda c: (not c.part.satisfied, c.cost()))
+
+
+def _suppressed_cut(columns: list[QIColumn], part: Partition, released: Released | None,
+                    threads: int) -> _Cut:
+    """The hierarchy cut that left out ``part.suppressed_rows``, finished over the rows it
+    kept (``released`` gives what they read; ``columns``: every input row's)."""
+    if released is None:
+        raise ValueError("a cut that suppresses rows needs what its released rows read")
+    kept = np.flatnonzero(part.groups >= 0)
+    cut = _finished_cut(*released(kept), replace(part, groups=part.groups[kept]), threads,
+                        specialize=False)
+    priced = _cost(summarize_groups(columns, cut.groups, rows=kept), part.groups.size)
+    return replace(cut, part=replace(cut.part, groups=part.groups), released=kept,
+                   priced=priced)
 
 
 def _finished_cut(columns: list[QIColumn], checks: ClassChecks, keys: KeyInputs,

@@ -15,7 +15,12 @@ from proxanon import _validate
 from proxanon._errors import InfeasibleError
 from proxanon._pipeline.candidates import _cost, _Published
 from proxanon._pipeline.choose import _CutPicked, _Job
-from proxanon._pipeline.classes import ClassChecks, _audit_groups, _published_key_inputs
+from proxanon._pipeline.classes import (
+    ClassChecks,
+    KeyInputs,
+    _audit_groups,
+    _published_key_inputs,
+)
 from proxanon._pipeline.criteria import CriteriaJob, class_audit, enforce_criteria
 from proxanon._pipeline.inputs import AnonymizeSettings, _Inputs
 from proxanon._pipeline.mondrian import _Cut, _mondrian_cut, _mondrian_table
@@ -44,19 +49,33 @@ def _anonymize_mondrian(inputs: _Inputs, settings: AnonymizeSettings,
     groups publishing the same values, generalize, and audit every check that was asked
     for."""
     distance = settings.checked and not k_anonymity_only(settings)
-    checks = ClassChecks.on(inputs.sens, inputs.relation, k=inputs.k,
-                         eps=inputs.eps if distance else None,
-                         dlt=inputs.dlt if distance else None, ell=settings.ell,
-                         criteria=None if inputs.criteria is None else inputs.criteria.native)
+
+    def checks_of(job: _Inputs) -> ClassChecks:
+        return ClassChecks.on(job.sens, job.relation, k=job.k,
+                              eps=job.eps if distance else None,
+                              dlt=job.dlt if distance else None, ell=settings.ell,
+                              criteria=None if job.criteria is None else job.criteria.native)
+
+    def released(rows: NDArray[np.int64]) -> tuple[list[QIColumn], ClassChecks, KeyInputs]:
+        job = inputs.released(rows)
+        return job.columns, checks_of(job), (job.qi, job.taxonomies, job.node_keys)
+
+    # With on_infeasible="suppress" at δ = 0, the hierarchy cut may leave out up to
+    # max_suppression of the rows where that lowers the loss (a suppressed row costs 1).
+    suppress = (int(inputs.budget * len(inputs.data))
+                if settings.on_infeasible == "suppress" and k_anonymity_only(settings) else 0)
     tic = time.perf_counter()
-    cut = _mondrian_cut(inputs.columns, checks, (inputs.qi, inputs.taxonomies, inputs.node_keys),
-                        threads=inputs.threads, follow_hierarchy=settings.method != "mondrian")
+    cut = _mondrian_cut(inputs.columns, checks_of(inputs),
+                        (inputs.qi, inputs.taxonomies, inputs.node_keys),
+                        threads=inputs.threads, follow_hierarchy=settings.method != "mondrian",
+                        suppress=suppress, released=released)
     seconds["mondrian"] = time.perf_counter() - tic
+    job = inputs if cut.released is None else inputs.released(cut.released)
+    checks = checks_of(job)
     # The audit measures the risk at the epsilon given, as proxanon.audit of the table would.
     audited = checks if distance or not settings.checked else ClassChecks.on(
-        inputs.sens, inputs.relation, k=inputs.k, eps=inputs.eps, dlt=inputs.dlt,
-        ell=settings.ell)
-    return _publish_mondrian(inputs, checks, cut, seconds, started,
+        job.sens, job.relation, k=job.k, eps=job.eps, dlt=job.dlt, ell=settings.ell)
+    return _publish_mondrian(job, checks, cut, seconds, started,
                              on_infeasible=inputs.on_infeasible, audited=audited)
 
 
@@ -68,7 +87,8 @@ def _publish_mondrian(inputs: _Inputs, checks: ClassChecks, cut: _Cut,
     (or ``audited``, where the audit measures at an epsilon the cut did not check: δ = 0);
     ``picked``: where ``anonymize`` chose this cut over XColor's table, the costs compared
     for the report, the audit of these groups (not run again) and the cut's table where its
-    thread generalized it."""
+    thread generalized it. Where the cut suppressed rows (``cut.released``), ``inputs`` and
+    the checks are over the rows it kept, and the result's groups over every input row."""
     sens, relation, k, eps, dlt, ell = (audited or checks).unpacked()
     if inputs.criteria is not None:
         cut, picked = _cut_criteria(inputs, checks, cut, picked, seconds)
@@ -86,13 +106,16 @@ def _publish_mondrian(inputs: _Inputs, checks: ClassChecks, cut: _Cut,
     seconds["total"] = time.perf_counter() - started
     # The verdict and the violations are the audit's: only rows that violate are listed
     # (Mondrian itself flags every row when the whole table fails its checks).
-    part = replace(part, groups=groups, satisfied=satisfied,
-                   violating_rows=check.violating_rows,
+    kept = cut.released
+    all_groups = groups if kept is None else _over_all_rows(groups, kept, part.groups.size)
+    part = replace(part, groups=all_groups, satisfied=satisfied,
+                   violating_rows=check.violating_rows if kept is None
+                   else kept[check.violating_rows],
                    violating_groups=check.violating_groups,
                    stats={**part.stats, "m": int(summary.sizes.size),
                           "remaining_violations": len(check.violating_rows),
                           "violating_groups": check.violating_groups.tolist()})
-    if not satisfied and on_infeasible == "raise":
+    if not satisfied and on_infeasible in ("raise", "suppress"):
         failed = [v for v in check.criteria if not v.satisfied]
         raise InfeasibleError(
             f"Mondrian's published groups fail the checks (k={k}, epsilon={eps}, "
@@ -102,17 +125,27 @@ def _publish_mondrian(inputs: _Inputs, checks: ClassChecks, cut: _Cut,
                check.small_groups.size else "")
             + "".join(f", {v.criterion} fails on {v.column!r} in "
                       f"{v.failing_classes.size:,} group(s)" for v in failed)
-            + ".\nRelax the parameters or use method='xcolor'.", partition=part)
+            + (".\nRelax the parameters." if audited is not None
+               else ".\nRelax the parameters or use method='xcolor'."), partition=part)
     report = build_report(
         asked_of(inputs, eps, dlt),
         EngineNumbers(method=HIERARCHY_CUT if part.stats.get("cut") == "hierarchy"
                       else "mondrian", merge_rounds=cut.rounds),
         check, summary, satisfied=satisfied, seconds=seconds,
-        candidates=picked.costs if picked is not None else {})
-    # Mondrian publishes every row: the audit's scales are the input's.
-    return Anonymization(table=table, groups=groups, satisfied=satisfied, report=report,
+        candidates=picked.costs if picked is not None else {},
+        suppressed_rows=part.suppressed_rows)
+    # The audit's scales are those of the rows published.
+    return Anonymization(table=table, groups=all_groups, satisfied=satisfied, report=report,
                          hierarchies=hierarchies_of(inputs), partition=part,
                          audit=with_scales(check, inputs, inputs.data))
+
+
+def _over_all_rows(groups: NDArray[np.int64], kept: NDArray[np.int64],
+                   n_all: int) -> NDArray[np.int64]:
+    """The groups of the rows ``kept`` as one id per input row, -1 where suppressed."""
+    every = np.full(n_all, -1, dtype=np.int64)
+    every[kept] = groups
+    return every
 
 
 def _cut_criteria(inputs: _Inputs, checks: ClassChecks, cut: _Cut, picked: _CutPicked | None,
@@ -277,9 +310,9 @@ def k_anonymity_only(settings: AnonymizeSettings) -> bool:
     """Whether the default path asks k-anonymity and the criteria alone: at δ = 0 every row
     may have all of its class's other rows within ε (t(G) = |G| - 1), so no distance is
     checked and the hierarchy cut publishes the table (docs/design/mondrian.md#the-
-    hierarchy-cut); with ``on_infeasible="suppress"`` XColor's path runs as before."""
-    return (settings.method == "xcolor" and settings.dlt == 0.0
-            and settings.on_infeasible != "suppress")
+    hierarchy-cut), leaving out rows where ``on_infeasible="suppress"`` allows and that
+    lowers the loss."""
+    return settings.method == "xcolor" and settings.dlt == 0.0
 
 
 def _criteria_choice(inputs: _Inputs, job: _Job, chosen: _Published,

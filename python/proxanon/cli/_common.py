@@ -587,12 +587,13 @@ class _Typing:
     taxonomies: set[str]
     dates: set[str] | None
     text: set[str]
+    equality: bool = False  # sensitive values are compared for equality only (δ = 0)
 
 
 def typed_columns(source: CsvTable | ParquetTable, qi: list[str], sensitive: list[str], *,
                   missing: str, orders: Mapping[str, str], taxonomies: set[str],
                   dates: set[str] | None = None, text: set[str] | None = None,
-                  extra: Sequence[str] = ()) -> Columns:
+                  extra: Sequence[str] = (), equality: bool = False) -> Columns:
     """The QI and sensitive columns, parsed for the library, and the ``extra`` columns a
     criterion reads (numbers where every value is one, else text).
 
@@ -602,7 +603,9 @@ def typed_columns(source: CsvTable | ParquetTable, qi: list[str], sensitive: lis
     (when every value is one) or stay text; ``dates=None`` leaves QI columns as read (the
     audit groups rows by the published text). Sensitive columns are text with a taxonomy,
     ordered categoricals with an order, numbers otherwise (a ``text`` one needs one of the
-    first two). Empty cells are an error naming the column and the position, or
+    first two), except with ``equality`` (``anonymize --delta 0``: k-anonymity and the
+    criteria alone, which compare sensitive values for equality only), where text stays
+    text. Empty cells are an error naming the column and the position, or
     (``missing="drop"``) drop the row.
     """
     wanted = list(dict.fromkeys([*qi, *sensitive, *extra]))
@@ -615,7 +618,7 @@ def typed_columns(source: CsvTable | ParquetTable, qi: list[str], sensitive: lis
         if unknown:
             raise UsageError(f"{option} names column(s) {unknown}, which are not in "
                              f"{source.path}")
-    typing = _Typing(qi, sensitive, orders, taxonomies, dates, set(text or ()))
+    typing = _Typing(qi, sensitive, orders, taxonomies, dates, set(text or ()), equality)
     both = sorted(typing.text & (dates or set()))
     if both:
         raise UsageError(f"column(s) {both} are named in both --text and --dates; choose one")
@@ -658,6 +661,9 @@ def _typed(series: pd.Series, column: str, typing: _Typing, source: CsvTable | P
         return _ordered(series, column, typing.orders[column], source, rows)
     if column in typing.sensitive and column in typing.taxonomies:
         return series
+    if column in typing.sensitive and typing.equality and (
+            column in typing.text or (_is_text(series) and _number(series) is None)):
+        return series.astype(str)
     if column in typing.sensitive and column in typing.text:
         raise UsageError(f"--text {column}: a sensitive column of text is compared by its "
                          f"order or taxonomy; give --order {column}=LOW,...,HIGH or "
@@ -723,7 +729,9 @@ def read_columns(args: argparse.Namespace) -> Input:
                             dates=set(names(args.dates, "--dates")) if args.dates else set(),
                             text=text_option(args, source.names),
                             extra=([args.criteria_column]
-                                   if getattr(args, "criteria_column", None) else []))
+                                   if getattr(args, "criteria_column", None) else []),
+                            equality=getattr(args, "epsilon_optional", False)
+                            and args.delta == 0)
     return Input(source, qi, sensitive, dict(hierarchies), columns)
 
 
