@@ -40,7 +40,8 @@ class TableScore:
     ``classes``: rows sharing their published QI labels, suppressed rows left out;
     ``min_class`` and ``largest_share`` (of the released rows) describe them. ``gcp``: the mean
     over rows and QIs of the NCP of each published label (leaves under its node over all
-    leaves, 0 for a leaf; a range's width over the column's; a suppressed row costs 1);
+    leaves, 0 for a leaf; a range's width over the original column's, every row's; a
+    suppressed row costs 1);
     ``ncp``: that mean per column; ``discernibility``: Σ class size² plus n per suppressed
     row; ``count_query``: the count-query workload of
     :func:`proxanon.evaluate.count_query_error` (the same draws for the same seed), each
@@ -97,7 +98,9 @@ def _numeric_column(name: str, values: pd.Series, released: NDArray[np.int64],
                     labels: NDArray[np.object_]) -> _Read:
     domain, index = np.unique(values.to_numpy(dtype=np.float64), return_inverse=True)
     raw = domain[index.reshape(-1)[released]]
-    extent = float(raw.max() - raw.min()) if raw.size else 0.0
+    # A range is measured against the original column's extent, suppressed rows included
+    # (what a published range hides of the column, as the root's bounds say).
+    extent = float(domain[-1] - domain[0]) if domain.size else 0.0
     codes, distinct = pd.factorize(pd.Series(labels, dtype=object).astype(str))
     bounds = np.empty((len(distinct), 2))
     for j, label in enumerate(distinct):
