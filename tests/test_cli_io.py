@@ -406,13 +406,13 @@ def test_failed_write_keeps_the_previous_output(tmp_path: Path, capsys,
     header, rows = _raw_rows(60)
     _write_raw(tmp_path / "in.csv", header, rows)
     (tmp_path / "out.csv").write_bytes(b"previous output\n")
-    real = tableio._write_csv_records
+    real = tableio.CsvTable.write_rows
 
-    def fail_midway(handle: Any, *args: Any) -> None:
-        real(handle, *args)
+    def fail_midway(self: tableio.CsvTable, handle: Any, *args: Any) -> None:
+        real(self, handle, *args)
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(tableio, "_write_csv_records", fail_midway)
+    monkeypatch.setattr(tableio.CsvTable, "write_rows", fail_midway)
     status, _, err = _cli(capsys, "anonymize", str(tmp_path / "in.csv"), "-o",
                           str(tmp_path / "out.csv"), "--force", *COLUMNS, *PRIVACY)
     _one_line_error(status, err, 2, "No space left")

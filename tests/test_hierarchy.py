@@ -676,3 +676,53 @@ def test_a_cyclic_csv_file_is_refused_naming_its_lines(tmp_path):
     with pytest.raises(ValueError, match="names two nodes") as caught:
         Hierarchy.from_csv(path)
     assert "line" in str(caught.value) or "row" in str(caught.value)
+
+
+@st.composite
+def taxonomy_files(draw: st.DrawFn) -> str:
+    """The text of an ARX-style taxonomy file, well formed or not: labels drawn from a few
+    names (so that some repeat, name two nodes or sit at two depths), white space around
+    fields, trailing separators, blank lines and CRLF line ends."""
+    names = ["a", "b", "c", "x y", "*", "b2"]
+    lines = []
+    for _ in range(draw(st.integers(1, 8))):
+        depth = draw(st.integers(0, 3))
+        row = [draw(st.sampled_from(names)) for _ in range(depth)] + ["*"]
+        pad = draw(st.sampled_from(["", " ", "\t"]))
+        text = ";".join(f"{pad}{label}{pad}" for label in row)
+        text += draw(st.sampled_from(["", ";", "; ;", "\r"]))
+        lines.append(text if draw(st.booleans()) else "")
+    return "\n".join(lines)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=taxonomy_files())
+def test_a_file_reads_as_its_rows_do(tmp_path_factory, text: str) -> None:
+    """``from_csv`` (which reads a file's text in one pass) builds the same taxonomy as
+    ``from_rows`` of the same rows split by hand, and refuses the same files with the same
+    words (the file's name aside)."""
+    path = tmp_path_factory.mktemp("tax") / "t.csv"
+    path.write_text(text, encoding="utf-8", newline="")
+    rows = [line.split(";") for line in text.split("\n")]
+    try:
+        expected = Hierarchy.from_rows(rows)
+    except ValueError as exc:
+        with pytest.raises(ValueError) as raised:
+            Hierarchy.from_csv(path)
+        # from_rows names no file: its rows are "rows", the file's are the file.
+        assert str(raised.value).replace(f"{path}: ", "") == str(exc).removeprefix("rows: ")
+        return
+    read = Hierarchy.from_csv(path)
+    assert read.labels == expected.labels
+    assert np.array_equal(read.parent, expected.parent)
+    assert np.array_equal(read.first_leaf, expected.first_leaf)
+    # Each row is its leaf's path to the root, leaves in the order of the rows.
+    kept = [[f.strip() for f in row] for row in rows if any(f.strip() for f in row)]
+    kept = [row[:max(i for i, f in enumerate(row) if f) + 1] for row in kept]
+    assert list(read.leaves) == [row[0] for row in kept]
+    for leaf, row in enumerate(kept):
+        walked, node = [], leaf
+        while node >= 0:
+            walked.append(read.labels[node])
+            node = int(read.parent[node])
+        assert walked == row

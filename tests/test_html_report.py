@@ -385,6 +385,17 @@ def test_anonymize_command_writes_the_report_too(tmp_path, sample):
     published = pd.read_csv(out)
     check = audit(published, groups="group", sensitive=SENSITIVE, **PRIVACY)
     assert read_numbers(page)["audit"] == {**check.summary(), "n_suppressed_rows": 0}
+    assert "Internal version" not in page.read_text()
+    # --include-original makes the internal page; without --html it is refused.
+    base = [sys.executable, "-m", "proxanon", "anonymize", str(source), "--qi", ",".join(QI),
+            "--sensitive", ",".join(SENSITIVE), "--k", "10", "--epsilon", "0.05", "--delta",
+            "0.6", "-o", str(out), "--force", "--include-original"]
+    internal = subprocess.run([*base, "--html", str(page)], capture_output=True, text=True,
+                              check=False, timeout=120)
+    assert internal.returncode == 0, internal.stderr
+    assert "Internal version" in page.read_text()
+    refused = subprocess.run(base, capture_output=True, text=True, check=False, timeout=120)
+    assert refused.returncode == 2 and "--html" in refused.stderr
 
 
 def _chromium() -> str | None:
@@ -442,3 +453,36 @@ def test_published_intervals_spread_their_rows_without_losing_any():
     assert _spread(values, groups, edges).sum() == pytest.approx(len(values))
     exact = np.arange(len(values))  # every row its own class: published exactly
     assert _spread(values, exact, edges) == pytest.approx(np.histogram(values, edges)[0])
+
+
+def test_the_page_shows_no_original_value_unless_asked():
+    """A report meant to be shared with the table: on a table where each ZIP code is held by
+    fewer than k rows (so none is published exactly), no ZIP code appears on the page and
+    no figure shows the original column; ``include_original=True`` makes an internal
+    version, marked as such, that draws them."""
+    rng = np.random.default_rng(5)
+    n = 400
+    zips = [f"{z:05d}" for z in rng.choice(np.arange(10_000, 10_400), n, replace=True)]
+    table = pd.DataFrame({"zip": zips, "age": rng.integers(20, 70, n),
+                          "pay": rng.integers(0, 10, n) * 1000.0})
+    counts = table["zip"].value_counts()
+    assert counts.max() < 10
+    masking = proxanon.Hierarchy.from_dict({"*": {
+        f"{p}**": [z for z in sorted(set(zips)) if z.startswith(p)]
+        for p in sorted({z[:3] for z in zips})}})
+    result = proxanon.anonymize(table, quasi_identifiers=["zip", "age"], sensitive=["pay"], k=10,
+                                delta=0, hierarchies={"zip": masking})
+    assert not set(result.table["zip"]) & set(zips)  # no ZIP published exactly
+    shared = anonymization_html(result, table)
+    # The page's text and labels (not its images' bytes or its JSON block of numbers).
+    words = re.sub(r'src="data:[^"]*"|<script[^>]*>.*?</script>', "", shared, flags=re.S)
+    assert not [z for z in set(zips) if re.search(rf"(?<![\d.]){z}(?![\d.])", words)]
+    assert "Internal version" not in shared
+    internal = anonymization_html(result, table, include_original=True)
+    # The original values are drawn (their most frequent values, their histogram) only in
+    # the internal version: its QI figures have a panel more each.
+    assert "Internal version" in internal and "before and after" in internal
+    assert "before and after" not in shared and "as published" in shared
+    assert len(internal) > len(shared)
+    with pytest.raises(ValueError, match="original"):
+        anonymization_html(result, include_original=True)

@@ -283,3 +283,25 @@ def test_a_write_removes_the_partial_files_a_killed_writer_left(tmp_path) -> Non
     assert running.exists() and other.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         [target.name, running.name, other.name])
+
+
+@pytest.mark.parametrize(("encoding", "city"), [
+    ("utf-16", "Zürich"), ("utf-8-sig", "東京"), ("cp1252", "Zürich"), ("shift_jis", "東京"),
+    ("koi8-r", "Москва")])
+def test_every_encoding_round_trips_byte_for_byte(tmp_path: Path, encoding: str,
+                                                  city: str) -> None:
+    """Encodings whose bytes are split as they are (one byte per character) and those read
+    through UTF-8 (UTF-16, Shift JIS, UTF-8 with a signature) read the same values and write
+    an untouched row back as it was; a replaced field is written in the file's encoding."""
+    text = f'id|city|age\r\n1|"{city} ""x"""|30\r\n2|{city}|40\r\n'
+    raw = text.encode(encoding)
+    (tmp_path / "in.csv").write_bytes(raw)
+    table = read_csv(tmp_path / "in.csv", encoding=encoding)
+    assert table.sep == "|" and table.names == ["id", "city", "age"]
+    assert table.text_columns(["city"]) == {"city": [f'{city} "x"', city]}
+    write_table(table, tmp_path / "out.csv", np.arange(2), replace={}, append={})
+    assert (tmp_path / "out.csv").read_bytes() == raw
+    write_table(table, tmp_path / "out.csv", np.array([1]), replace={"age": [city]},
+                append={"group": np.array([7])})
+    assert (tmp_path / "out.csv").read_bytes().decode(encoding) == (
+        f"id|city|age|group\r\n2|{city}|{city}|7\r\n")

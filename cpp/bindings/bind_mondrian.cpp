@@ -5,6 +5,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -18,6 +19,7 @@
 #include "proxanon/publish/absorb.hpp"
 #include "proxanon/common/distance.hpp"
 #include "proxanon/common/loss.hpp"
+#include "proxanon/global/lattice.hpp"
 #include "proxanon/mondrian/hierarchy_cut.hpp"
 #include "proxanon/mondrian/mondrian.hpp"
 #include "proxanon/neighbours/neighbour_graph.hpp"
@@ -61,6 +63,57 @@ CriteriaData criteria_data(const std::vector<Int32Array>& codes, const std::vect
 }
 
 /// The checks of a Mondrian part (and of a specialized class).
+/// The structure a part's checks read: the epsilon relation (a graph where it is small
+/// enough, else a grid unless !grid_checks), or none without epsilon.
+Neighbours part_neighbours(const ValueTable& table, const std::string& metric, const std::vector<double>& weights,
+                           std::optional<double> epsilon, std::size_t max_graph_entries, Interrupt* interrupt,
+                           bool grid_checks) {
+    if (epsilon) {
+        return Neighbours::for_checks(table, Distance(parse_metric(metric), weights, *epsilon), max_graph_entries,
+                                      interrupt, grid_checks);
+    }
+    return Neighbours(table, NeighbourGraph::from_csr(std::vector<std::int64_t>(table.size() + 1, 0), {}), interrupt);
+}
+
+/// A part's checks (k, l, (epsilon, delta)^k, the criteria) as the core takes them, the
+/// criteria's data kept beside them and the stop request in place; not copied or moved
+/// (params.criteria points into it).
+struct PartChecks {
+    PartChecks(std::size_t k, std::size_t l, bool dissimilarity, double delta, const std::vector<Int32Array>& codes,
+               const std::vector<std::int32_t>& counts, const std::vector<bool>& numeric, const CriteriaSpecs& specs,
+               std::size_t n)
+        : criteria(criteria_data(codes, counts, numeric, specs, n)) {
+        params.k = k;
+        params.l = l;
+        params.dissimilarity = dissimilarity;
+        params.delta = delta;
+        params.criteria = &criteria;
+        params.interrupt = signals.interrupt();
+    }
+    PartChecks(const PartChecks&) = delete;
+    PartChecks& operator=(const PartChecks&) = delete;
+
+    /// `work(neighbours)` with the GIL released, over the structure these checks read of the
+    /// sensitive values `sa` (part_neighbours); the seconds it took, that structure included.
+    template <typename F>
+    double run(const Matrix& sa, const std::string& metric, const std::vector<double>& weights,
+               std::optional<double> epsilon, std::size_t max_graph_entries, bool grid_checks, F&& work) {
+        return signals.run([&] {
+            py::gil_scoped_release release;
+            const auto start = std::chrono::steady_clock::now();
+            const ValueTable table = ValueTable::from_rows(sa.data, sa.rows, sa.cols);
+            const Neighbours neighbours =
+                part_neighbours(table, metric, weights, epsilon, max_graph_entries, params.interrupt, grid_checks);
+            work(neighbours);
+            return seconds_since(start);
+        });
+    }
+
+    CriteriaData criteria;
+    SignalCheck signals;
+    MondrianParams params;
+};
+
 MondrianParams checks(std::size_t k, std::size_t l, bool dissimilarity, double delta) {
     MondrianParams params;
     params.k = k;
@@ -86,24 +139,13 @@ py::dict run_mondrian(const DoubleArray& sensitive, const std::string& metric,
         throw std::invalid_argument("max_suppressed applies to the hierarchy cut (follow_hierarchy=True) only");
     }
     std::vector<std::optional<Taxonomy>> taxonomies = make_taxonomies(qi_taxonomies);
-    MondrianParams params = checks(k, l, epsilon.has_value(), delta);
-    const CriteriaData criteria_checked =
-        criteria_data(criteria_codes, criteria_values, criteria_numeric, criteria, sa.rows);
-    params.criteria = &criteria_checked;
-    SignalCheck signals;
-    params.interrupt = signals.interrupt();
+    PartChecks checked(k, l, epsilon.has_value(), delta, criteria_codes, criteria_values, criteria_numeric, criteria,
+                       sa.rows);
+    const MondrianParams& params = checked.params;
     MondrianResult result;
     std::int64_t merged = 0, units = 0, suppressed = 0;
-    double seconds = 0.0;
-    signals.run([&] {
-        py::gil_scoped_release release;
-        const auto start = std::chrono::steady_clock::now();
-        const ValueTable table = ValueTable::from_rows(sa.data, sa.rows, sa.cols);
-        const Neighbours neighbours =
-            epsilon ? Neighbours::for_checks(table, Distance(parse_metric(metric), weights, *epsilon),
-                                             max_graph_entries, params.interrupt, grid_checks)
-                    : Neighbours(table, NeighbourGraph::from_csr(std::vector<std::int64_t>(table.size() + 1, 0), {}),
-                                 params.interrupt);
+    const double seconds = checked.run(sa, metric, weights, epsilon, max_graph_entries, grid_checks,
+                                       [&](const Neighbours& neighbours) {
         const LossModel loss(qi.data, qi.rows, qi.cols, std::move(taxonomies));
         if (follow_hierarchy) {
             HierarchyCutResult cut = hierarchy_cut(loss, neighbours, params, max_suppressed);
@@ -117,7 +159,6 @@ py::dict run_mondrian(const DoubleArray& sensitive, const std::string& metric,
         } else {
             result = mondrian(loss, neighbours, params);
         }
-        seconds = seconds_since(start);
     });
     py::dict out;
     out["groups"] = to_numpy(std::move(result.groups));
@@ -127,6 +168,53 @@ py::dict run_mondrian(const DoubleArray& sensitive, const std::string& metric,
     out["merged"] = merged;
     out["units"] = units;
     out["suppressed"] = suppressed;
+    out["seconds"] = seconds;
+    return out;
+}
+
+/// One quasi-identifier of the lattice: per level the node of each leaf, and each node's NCP.
+using LatticeSpec = std::pair<std::vector<Int32Array>, std::vector<double>>;
+
+py::dict run_lattice(const DoubleArray& sensitive, const std::string& metric, const std::vector<double>& weights,
+                     std::optional<double> epsilon, std::size_t k, double delta, std::size_t l,
+                     const std::vector<LatticeSpec>& columns, const Int32Array& leaf, const Int64Array& offsets,
+                     const Int32Array& rows, std::int64_t max_suppressed, bool monotone,
+                     std::size_t max_graph_entries, const std::vector<Int32Array>& criteria_codes,
+                     const std::vector<std::int32_t>& criteria_values, const std::vector<bool>& criteria_numeric,
+                     const CriteriaSpecs& criteria) {
+    const Matrix sa = as_matrix(sensitive, "sensitive");
+    std::vector<LatticeColumn> lattice;
+    for (const auto& [levels, ncp] : columns) {
+        LatticeColumn column{{}, ncp};
+        for (const Int32Array& level : levels) column.node.push_back(to_vector(level, "levels"));
+        lattice.push_back(std::move(column));
+    }
+    LatticeUnits units{to_vector(leaf, "leaf"), to_vector(offsets, "offsets"), to_vector(rows, "rows")};
+    if (units.offsets.empty() || units.offsets.front() != 0 || units.offsets.back() != static_cast<std::int64_t>(sa.rows) ||
+        units.rows.size() != sa.rows || !std::is_sorted(units.offsets.begin(), units.offsets.end())) {
+        throw std::invalid_argument("offsets and rows must give every row of the table to one unit");
+    }
+    for (const std::int32_t r : units.rows) {
+        if (r < 0 || static_cast<std::size_t>(r) >= sa.rows) throw std::invalid_argument("a unit's row is out of range");
+    }
+    if (max_suppressed < 0) throw std::invalid_argument("max_suppressed must be >= 0");
+    PartChecks checked(k, l, epsilon.has_value(), delta, criteria_codes, criteria_values, criteria_numeric, criteria,
+                       sa.rows);
+    const MondrianParams& params = checked.params;
+    LatticeResult result;
+    const double seconds = checked.run(sa, metric, weights, epsilon, max_graph_entries, true,
+                                       [&](const Neighbours& neighbours) {
+        result = search_lattice(lattice, units, neighbours, params, max_suppressed, monotone);
+    });
+    py::dict out;
+    out["found"] = result.found;
+    out["levels"] = result.levels;
+    out["groups"] = to_numpy(std::move(result.groups));
+    out["suppressed"] = result.suppressed;
+    out["cost"] = result.cost;
+    out["nodes"] = result.nodes;
+    out["checked"] = result.checked;
+    out["top_suppressed"] = result.top_suppressed;
     out["seconds"] = seconds;
     return out;
 }
@@ -248,6 +336,17 @@ void register_mondrian(py::module_& mod) {
             "criteria_*: privacy criteria each part also satisfies (criteria_check.hpp);\n"
             "grid_checks=False refuses (GraphTooDenseError) where they would need a grid\n"
             "(a graph of more than max_graph_entries).");
+    mod.def("lattice", &run_lattice, py::arg("sensitive"), py::arg("metric"), py::arg("weights"),
+            py::arg("epsilon"), py::arg("k"), py::arg("delta"), py::arg("l"), py::arg("columns"),
+            py::arg("leaf"), py::arg("offsets"), py::arg("rows"), py::arg("max_suppressed"),
+            py::arg("monotone"), py::arg("max_graph_entries") = kMaxGraphEntries,
+            py::arg("criteria_codes") = std::vector<Int32Array>{},
+            py::arg("criteria_values") = std::vector<std::int32_t>{},
+            py::arg("criteria_numeric") = std::vector<bool>{}, py::arg("criteria") = CriteriaSpecs{},
+            "Full-domain recoding (global/lattice.hpp): the level per column of lowest loss whose\n"
+            "failing classes, suppressed, are at most max_suppressed rows; columns: per QI its\n"
+            "node of each leaf per level and each node's NCP; units: leaf codes (units x d) and\n"
+            "their rows (CSR offsets, rows).");
     mod.def("specialize", &run_specialize, py::arg("classes"), py::arg("quasi_identifiers"),
             py::arg("qi_taxonomies"), py::arg("node_keys"), py::arg("sensitive"), py::arg("metric"),
             py::arg("weights"), py::arg("epsilon"), py::arg("k"), py::arg("l"), py::arg("delta"),

@@ -12,6 +12,7 @@ void register_neighbours(py::module_& mod);      // bind_neighbours.cpp
 void register_components(py::module_& mod);     // bind_components.cpp
 void register_stop_request(py::module_& mod);    // signal_check.cpp
 void register_substitution(py::module_& mod);    // bind_substitution.cpp
+void register_csv(py::module_& mod);             // bind_csv.cpp
 
 PYBIND11_MODULE(_core, mod) {
     mod.doc() = "proxanon's native XColor engine (see proxanon.partition for the public API)";
@@ -23,4 +24,5 @@ PYBIND11_MODULE(_core, mod) {
     register_stop_request(mod);
     py::register_exception<proxanon::GraphTooDense>(mod, "GraphTooDenseError", PyExc_ValueError);
     register_substitution(mod);
+    register_csv(mod);
 }

@@ -1,5 +1,9 @@
 """proxanon: anonymize microdata against proximity breaches with XColor."""
 
+# First, before the slow imports: importing it guards the command's start against Ctrl-C
+# (proxanon._startup; a library import changes nothing).
+from proxanon import _startup  # noqa: F401, I001
+
 from importlib.metadata import version as _distribution_version
 
 from proxanon import datasets, evaluate
@@ -7,7 +11,12 @@ from proxanon import datasets, evaluate
 # The renderer registers the writers of Anonymization.to_html and AuditReport.to_html
 # (proxanon._display.html_writer): imported with the package, they are always registered.
 from proxanon import html_report as _html_report  # noqa: F401
-from proxanon._errors import GraphTooDenseError, InfeasibleError, LeadingZerosError
+from proxanon._errors import (
+    GraphTooDenseError,
+    InfeasibleError,
+    LeadingZerosError,
+    TimeLimitError,
+)
 from proxanon._results.anonymization import Anonymization, Report
 from proxanon._results.audit import AuditReport
 from proxanon._results.criteria import (
@@ -49,6 +58,7 @@ __all__ = [
     "Report",
     "RiskBin",
     "TCloseness",
+    "TimeLimitError",
     "__version__",
     "advise",
     "anonymize",

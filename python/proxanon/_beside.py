@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Generic, TypeVar
 
 from proxanon._engine import kernels
+from proxanon._errors import TimeLimitError
 
 T = TypeVar("T")
 
@@ -52,3 +53,19 @@ class Beside(Generic[T]):
         if self._thread.is_alive():
             self._stop.set()
             self._thread.join()
+
+
+def within(seconds: float, work: Callable[[], T]) -> T:
+    """``work()`` run beside this thread for at most ``seconds``: its value, or what it
+    raised; past the limit its native calls are stopped (within about 0.1 s) and
+    TimeLimitError is raised. Ctrl-C while waiting stops the work too."""
+    beside = Beside(work)
+    try:
+        ended = beside.wait(seconds)
+    except BaseException:
+        beside.stop()
+        raise
+    if not ended:
+        beside.stop()
+        raise TimeLimitError(seconds)
+    return beside.result()

@@ -75,6 +75,26 @@ def mondrian(
     follow_hierarchy: bool = False,
     max_suppressed: int = 0,
 ) -> dict[str, Any]: ...
+def lattice(
+    sensitive: NDArray[np.float64],
+    metric: str,
+    weights: list[float],
+    epsilon: float | None,
+    k: int,
+    delta: float,
+    l: int,  # noqa: E741
+    columns: list[tuple[list[NDArray[np.int32]], list[float]]],
+    leaf: NDArray[np.int32],
+    offsets: NDArray[np.int64],
+    rows: NDArray[np.int32],
+    max_suppressed: int,
+    monotone: bool,
+    max_graph_entries: int = ...,
+    criteria_codes: list[NDArray[np.int32]] = ...,
+    criteria_values: list[int] = ...,
+    criteria_numeric: list[bool] = ...,
+    criteria: list[tuple[int, float, float, int]] = ...,
+) -> dict[str, Any]: ...
 def absorb_cap(n: int, k: int) -> int: ...
 def largest_class_rows(n: int) -> int: ...
 def session(
@@ -279,3 +299,32 @@ def substitute_column(
     n_threads: int,
 ) -> dict[str, Any]: ...
 def extract_localities(sorted_values: NDArray[np.float64]) -> dict[str, NDArray[Any]]: ...
+
+class CsvError(ValueError): ...
+
+def csv_records(data: bytes, start: int = 0) -> dict[str, Any]: ...
+def csv_fields(data: bytes, begin: int, end: int, sep: str, line: int) -> list[bytes]: ...
+def csv_columns(
+    data: bytes,
+    begin: NDArray[np.int64],
+    end: NDArray[np.int64],
+    line: NDArray[np.int64],
+    sep: str,
+    fields: int,
+    columns: list[int],
+    encoding: str,
+    strip: bool = True,
+) -> list[tuple[NDArray[np.int64], list[str]]]: ...
+def csv_write(
+    data: bytes,
+    begin: NDArray[np.int64],
+    end: NDArray[np.int64],
+    line: NDArray[np.int64],
+    sep: str,
+    fields: int,
+    rows: NDArray[np.int64],
+    order: list[int],
+    replaced: list[tuple[int, tuple[list[bytes], NDArray[np.int64]]]],
+    appended: list[NDArray[np.int64]],
+    newline: bytes,
+) -> bytes: ...

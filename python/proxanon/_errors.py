@@ -60,3 +60,14 @@ class LeadingZerosError(ValueError):
         self.column = column
         self.examples = examples
         self.data_lost_zeros = data_lost_zeros
+
+
+class TimeLimitError(RuntimeError):
+    """A run stopped at its time limit (``max_seconds``) before it had a table: nothing was
+    published. ``seconds``: the limit."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"stopped after {seconds:g} s (max_seconds) without a table; allow "
+                         "more time, or try a larger epsilon or a smaller delta, which run "
+                         "faster")
+        self.seconds = seconds

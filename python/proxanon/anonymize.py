@@ -12,7 +12,9 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from proxanon import _validate
+from proxanon._beside import within
 from proxanon._pipeline.anatomy import publish_anatomy
+from proxanon._pipeline.full_domain import publish_full_domain
 from proxanon._pipeline.inputs import AnonymizeSettings
 from proxanon._pipeline.publish import prepare
 from proxanon._pipeline.publish import publish as publish_table
@@ -52,6 +54,8 @@ def anonymize(
     n_threads: int | None = None,
     publish: str = "generalize",
     criteria: Sequence[Criterion] | None = None,
+    max_seconds: float | None = None,
+    recoding: str = "local",
 ) -> Anonymization:
     """Anonymize a table so that every group satisfies (ε, δ)^k-dissimilarity.
 
@@ -115,15 +119,60 @@ def anonymize(
     ``publish``: ``"generalize"`` (default) or ``"anatomy"``: XColor's groups as found, as a QI
     table and ``result.sensitive_table`` (docs/design/anatomy.md).
 
+    ``recoding``: ``"local"`` (default; each class at its own nodes) or ``"global"``
+    (full-domain recoding, docs/design/full-domain.md): every QI column published at one
+    level of its hierarchy for all kept rows (a numeric QI without one gets nested bands,
+    given back in ``result.hierarchies``), the level vector of lowest loss (GCP, a
+    suppressed row counting 1) whose failing classes, suppressed, are within
+    ``max_suppression`` (with ``on_infeasible="suppress"``); ``report.levels`` names it.
+
+    ``max_seconds``: a time limit; a run that has no table by then is stopped (its native
+    work within about 0.1 s) and raises :class:`~proxanon.TimeLimitError`, publishing
+    nothing.
+
     The input frame is never modified.
     """
     started = time.perf_counter()
-    qi_cols, sens_cols = _table_columns(data, quasi_identifiers, sensitive)
     if not isinstance(progress, bool):
         raise TypeError(f"progress must be True or False, got {progress!r}")
+    settings = _settings(
+        data, quasi_identifiers, sensitive, k=k, epsilon=epsilon, delta=delta, metric=metric,
+        weights=weights, hierarchies=hierarchies, on_infeasible=on_infeasible, init=init,
+        search_limit=search_limit, moves=moves, max_suppression=max_suppression,
+        method=method, ell=l, sensitive_ranges=sensitive_ranges, neighbours=neighbours,
+        n_threads=n_threads, publish=publish, criteria=criteria, recoding=recoding)
+    limit = None if max_seconds is None else _validate.seconds(max_seconds, "max_seconds")
+    reporter = ProgressReporter() if progress else None
+    with reporter if reporter is not None else contextlib.nullcontext():
+        if limit is None:
+            return _published(data, settings, reporter, started)
+        return within(limit, lambda: _published(data, settings, reporter, started))
+
+
+def _published(data: pd.DataFrame, settings: AnonymizeSettings,
+               reporter: ProgressReporter | None, started: float) -> Anonymization:
+    """The release ``settings`` ask for: an anatomy release, full-domain recoding, or the
+    table job."""
+    if settings.publish == "anatomy":
+        inputs, seconds = prepare(data, settings, reporter)
+        return publish_anatomy(inputs, seconds, started)
+    if settings.recoding == "global":
+        inputs, seconds = prepare(data, settings, reporter)
+        return publish_full_domain(inputs, settings, seconds, started)
+    return publish_table(data, settings, reporter=reporter, started=started)
+
+
+def _settings(data: Any, quasi_identifiers: Any, sensitive: Any, *, k: Any, epsilon: Any,
+              delta: Any, metric: Any, weights: Any, hierarchies: Any, on_infeasible: Any,
+              init: Any, search_limit: Any, moves: Any, max_suppression: Any, method: Any,
+              ell: Any, sensitive_ranges: Any, neighbours: Any, n_threads: Any, publish: Any,
+              criteria: Any, recoding: Any) -> AnonymizeSettings:
+    """``anonymize``'s arguments checked, each against what it may be and what it goes with."""
+    qi_cols, sens_cols = _table_columns(data, quasi_identifiers, sensitive)
     on_infeasible = _validate.choice(on_infeasible, "on_infeasible", _validate.ON_INFEASIBLE)
     method = _method(method, epsilon, delta, publish)
-    policy = _policy(data, criteria, l, qi_cols, sens_cols, publish)
+    recoding = _recoding(recoding, method, publish, on_infeasible)
+    policy = _policy(data, criteria, ell, qi_cols, sens_cols, publish)
     k, eps, dlt = _validate.privacy(k, 0.0 if epsilon is None else epsilon,
                                     0.0 if delta is None else delta, len(data))
     settings = AnonymizeSettings(
@@ -137,16 +186,29 @@ def anonymize(
         budget=_validate.suppression(max_suppression, on_infeasible), method=method,
         neighbours=_validate.choice(neighbours, "neighbours", _validate.NEIGHBOURS),
         threads=_validate.threads(n_threads), ranges=_validate.ranges(sensitive_ranges, sens_cols),
-        publish=publish, criteria=policy)
+        publish=publish, criteria=policy, recoding=recoding)
     if method == "mondrian" and settings.neighbours != "auto":
         raise ValueError("neighbours applies to method='xcolor' only (Mondrian's checks hold "
                          "no neighbour structure); leave it at 'auto'")
-    reporter = ProgressReporter() if progress else None
-    with reporter if reporter is not None else contextlib.nullcontext():
-        if settings.publish == "anatomy":
-            inputs, seconds = prepare(data, settings, reporter)
-            return publish_anatomy(inputs, seconds, started)
-        return publish_table(data, settings, reporter=reporter, started=started)
+    return settings
+
+
+def _recoding(recoding: Any, method: str, publish: str, on_infeasible: str) -> str:
+    """``recoding`` checked with what it goes with: full-domain recoding publishes
+    generalized tables of its own search (no method="mondrian", no anatomy), a node that
+    holds or none (no best effort)."""
+    chosen: str = _validate.choice(recoding, "recoding", ("local", "global"))
+    if chosen == "global" and method == "mondrian":
+        raise ValueError("recoding='global' searches the generalization lattice: it takes no "
+                         "method='mondrian'; leave method at 'xcolor'")
+    if chosen == "global" and publish == "anatomy":
+        raise ValueError("publish='anatomy' publishes exact QIs beside group ids: it takes no "
+                         "recoding='global'")
+    if chosen == "global" and on_infeasible == "best_effort":
+        raise ValueError("recoding='global' publishes a generalization level that holds, its "
+                         "failing classes suppressed within max_suppression: use "
+                         "on_infeasible='suppress' (or 'raise'), not 'best_effort'")
+    return chosen
 
 
 def _table_columns(data: Any, quasi_identifiers: str | Sequence[str],

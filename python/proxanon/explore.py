@@ -24,9 +24,8 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
 from proxanon import _validate
-from proxanon._beside import Beside
 from proxanon._engine.proofs import advice, infeasibility_proof
-from proxanon._errors import GraphTooDenseError, InfeasibleError
+from proxanon._errors import GraphTooDenseError, InfeasibleError, TimeLimitError
 from proxanon._pipeline.verdict import rows_by_value
 from proxanon.anonymize import _table_columns, anonymize
 from proxanon.distances import Relation
@@ -52,7 +51,7 @@ __all__ = ["FRONTIER_COLUMNS", "explore", "explore_plot"]
 #: ``anonymize``'s arguments that ``explore`` sets itself (the grid's axes and the table).
 _OWN = frozenset({"data", "quasi_identifiers", "sensitive", "k", "epsilon", "delta",
                   "hierarchies", "metric", "weights", "sensitive_ranges", "on_infeasible",
-                  "n_threads", "progress"})
+                  "n_threads", "progress", "max_seconds"})
 
 
 def explore(
@@ -105,7 +104,7 @@ def explore(
     on_infeasible = _validate.choice(on_infeasible, "on_infeasible", _validate.ON_INFEASIBLE)
     grid = _grid(k, epsilon, delta, len(data))
     threads = _validate.threads(n_threads)
-    limit = None if max_seconds is None else _positive(max_seconds, "max_seconds")
+    limit = None if max_seconds is None else _validate.seconds(max_seconds, "max_seconds")
     if not isinstance(progress, bool):
         raise TypeError(f"progress must be True or False, got {progress!r}")
     # Encoded once for the whole grid, as anonymize encodes them: the same hierarchies (loaded
@@ -193,13 +192,6 @@ def _proven(proof: str) -> dict[str, Any]:
     return {**_unpublished(PROVEN_INFEASIBLE), "proof": proof}
 
 
-def _positive(value: Any, name: str) -> float:
-    number = _validate.real(value, name)
-    if not number > 0 or math.isinf(number):
-        raise ValueError(f"{name} must be a finite number of seconds > 0, got {value!r}")
-    return number
-
-
 def _unpublished(verdict: str) -> dict[str, Any]:
     return {"verdict": verdict, "rows_suppressed": None, "gcp": math.nan,
             "largest_class_share": math.nan, "proof": ""}
@@ -211,19 +203,9 @@ def _anonymized(data: pd.DataFrame, run: dict[str, Any], setting: tuple[int, flo
     with a ``limit``, run beside this thread and stopped after ``limit`` seconds."""
     k, eps, dlt = setting
     try:
-        if limit is None:
-            result = anonymize(data, k=k, epsilon=eps, delta=dlt, **run)
-        else:
-            work = Beside(lambda: anonymize(data, k=k, epsilon=eps, delta=dlt, **run))
-            try:
-                ended = work.wait(limit)
-            except BaseException:  # Ctrl-C while waiting: stop the work too
-                work.stop()
-                raise
-            if not ended:
-                work.stop()
-                return _unpublished(STOPPED)
-            result = work.result()
+        result = anonymize(data, k=k, epsilon=eps, delta=dlt, max_seconds=limit, **run)
+    except TimeLimitError:
+        return _unpublished(STOPPED)
     except InfeasibleError:
         return _unpublished(INFEASIBLE)
     report = result.report

@@ -31,8 +31,10 @@ import fractions
 import math
 import numbers
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, overload
 
 import numpy as np
 import pandas as pd
@@ -222,7 +224,7 @@ def _format_examples(labels: Sequence[str], limit: int = 5) -> str:
     return shown + (", ..." if len(labels) > limit else "")
 
 
-def _clean_row(row: Any, where: str) -> tuple[str, ...] | None:
+def _clean_row(row: Any, where: str | _RowPlace) -> tuple[str, ...] | None:
     """A taxonomy row as stripped labels (leaf first), or None for a blank row.
 
     Trailing empty fields (a trailing separator) are ignored; an empty field before the last
@@ -243,7 +245,9 @@ def _clean_row(row: Any, where: str) -> tuple[str, ...] | None:
         fields.pop()
     if not fields:
         return None
-    labels = tuple(_label(field, where) for field in fields)
+    # A stripped string is its own label (_canonical): only other values need converting.
+    labels = (tuple(fields) if all(type(field) is str for field in fields)
+              else tuple(_label(field, str(where)) for field in fields))
     if "" in labels:
         position = labels.index("")
         raise ValueError(
@@ -258,9 +262,43 @@ def _clean_row(row: Any, where: str) -> tuple[str, ...] | None:
     return labels
 
 
+@dataclass(frozen=True)
+class _RowPlace:
+    """Row ``number`` of ``source`` in the words of a message, formatted only when shown."""
+
+    source: str
+    number: int
+
+    def __str__(self) -> str:
+        return f"{self.source}: row {self.number}" if self.source else f"row {self.number}"
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
+
+
+class _RowPlaces(Sequence[str]):
+    """Where each kept row is (``numbers``: their 1-based row numbers), as messages say it."""
+
+    def __init__(self, source: str, numbers: list[int]) -> None:
+        self._source, self._numbers = source, numbers
+
+    def __len__(self) -> int:
+        return len(self._numbers)
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[str]: ...
+
+    def __getitem__(self, i: int | slice) -> str | Sequence[str]:
+        if isinstance(i, slice):
+            return [str(_RowPlace(self._source, n)) for n in self._numbers[i]]
+        return str(_RowPlace(self._source, self._numbers[i]))
+
+
 def _rows_to_paths(
     rows: Iterable[Any], source: str
-) -> tuple[list[tuple[str, ...]], list[str]]:
+) -> tuple[list[tuple[str, ...]], Sequence[str]]:
     """Root-first paths and their row descriptions from leaf-first rows; checks the root.
 
     ``source`` (a file name, or "" for in-memory rows) prefixes the row numbers in errors.
@@ -270,24 +308,53 @@ def _rows_to_paths(
             "rows must be an iterable of rows, each a sequence of labels "
             f"(leaf, parent, ..., root); got {type(rows).__name__}"
         )
+    return _labels_to_paths(((number, _clean_row(row, _RowPlace(source, number)))
+                             for number, row in enumerate(rows, start=1)), source)
+
+
+def _text_rows(text: str, sep: str, source: str
+               ) -> Iterator[tuple[int, tuple[str, ...] | None]]:
+    """The rows of a taxonomy file's ``text`` as :func:`_clean_row` makes them, per row
+    number: white space around separators and at the ends removed, then trailing
+    separators; a row that is still not plain labels goes to :func:`_clean_row` (its
+    error)."""
+    s = re.escape(sep)
+    if re.search(rf"[^\S\n]{s}|{s}[^\S\n]", text):
+        text = re.sub(rf"[^\S\n]*{s}[^\S\n]*", sep, text)
+    for number, line in enumerate(text.split("\n"), start=1):
+        line = line.strip()
+        while line.endswith(sep):
+            line = line[:-len(sep)]
+        if not line:
+            yield number, None
+            continue
+        labels = tuple(line.split(sep))
+        if len(labels) < 2 or "" in labels:
+            yield number, _clean_row(list(labels), _RowPlace(source, number))
+            continue
+        yield number, labels
+
+
+def _labels_to_paths(rows: Iterable[tuple[int, tuple[str, ...] | None]], source: str
+                     ) -> tuple[list[tuple[str, ...]], Sequence[str]]:
+    """Root-first paths and their row descriptions from cleaned leaf-first rows (None: a
+    blank row) by row number; checks the root."""
     paths: list[tuple[str, ...]] = []
-    wheres: list[str] = []
+    row_numbers: list[int] = []
+    wheres = _RowPlaces(source, row_numbers)
     root: str | None = None
-    root_where = ""
-    for number, row in enumerate(rows, start=1):
-        where = f"{source}: row {number}" if source else f"row {number}"
-        labels = _clean_row(row, where)
+    for number, labels in rows:
         if labels is None:
             continue
         if root is None:
-            root, root_where = labels[-1], where
+            root = labels[-1]
         elif labels[-1] != root:
             raise ValueError(
-                f"{where} ends at root {labels[-1]!r} but {root_where} ends at root {root!r}; "
-                "every row must end at the same root label"
+                f"{_RowPlace(source, number)} ends at root {labels[-1]!r} but {wheres[0]} ends "
+                f"at root {root!r}; every row must end at the same root label"
             )
-        paths.append(tuple(reversed(labels)))
-        wheres.append(where)
+        paths.append(labels[::-1])
+        row_numbers.append(number)
     if not paths:
         raise ValueError(
             f"{source or 'rows'}: no rows; a hierarchy needs at least one row "
@@ -366,9 +433,8 @@ class Hierarchy:
             data = handle.read()
         text = _decode(data, encoding, source)
         text = text.removeprefix("\ufeff")
-        rows = (line.split(sep) for line in text.split("\n"))
         hierarchy = cls.__new__(cls)
-        paths, wheres = _rows_to_paths(rows, source)
+        paths, wheres = _labels_to_paths(_text_rows(text, sep, source), source)
         hierarchy._build(paths, wheres)
         return hierarchy
 
@@ -663,72 +729,92 @@ class Hierarchy:
         Checks that leaf labels are unique, that no path both ends at a node (a leaf) and
         passes through it (an inner node) - e.g. rows 'A;*' and 'B;A;*' - and that no label
         names two nodes (rows 'M;F;*' and 'F;M;*' would make each value the other's parent,
-        and a published 'F' would not say which node it is).
+        and a published 'F' would not say which node it is). Since a label names one node,
+        nodes are kept by label: a label seen again under another parent names a second
+        node. ``wheres[i]`` describes path i; it is read only for a message. O(cells).
         """
-        children: dict[tuple[str, ...], list[tuple[str, ...]]] = {}
-        inner_where: dict[tuple[str, ...], str] = {}
-        leaf_where: dict[tuple[str, ...], str] = {}
-        leaf_by_label: dict[str, tuple[tuple[str, ...], str]] = {}
-        node_by_label: dict[str, tuple[tuple[str, ...], str]] = {}
+        parent_of: dict[str, str] = {}      # each node below the root: its parent's label
+        first_at: dict[str, int] = {}       # the path where each label first appears
+        children: dict[str, list[str]] = {}  # inner nodes: their children, first seen first
+        leaf_at: dict[str, int] = {}
         root_label = paths[0][0]
-        for path, where in zip(paths, wheres, strict=True):
+        children[root_label] = []
+
+        def path_of(label: str) -> tuple[str, ...]:
+            path = [label]
+            while path[-1] in parent_of:
+                path.append(parent_of[path[-1]])
+            return tuple(reversed(path))
+
+        previous: tuple[str, ...] = ()
+        for i, path in enumerate(paths):
             leaf = path[-1]
-            if root_label in path[1:]:
+            if path.count(root_label) > 1:
                 what = "a leaf" if leaf == root_label else "an inner node"
                 raise ValueError(
-                    f"{where}: {what} below the root is labelled {root_label!r} like the root "
-                    f"(path {_describe_path(path)}), so a published {root_label!r} would not say "
-                    "whether it is that node or any value; rename it"
+                    f"{wheres[i]}: {what} below the root is labelled {root_label!r} like the "
+                    f"root (path {_describe_path(path)}), so a published {root_label!r} would "
+                    "not say whether it is that node or any value; rename it"
                 )
-            if leaf in leaf_by_label:
-                other_path, other_where = leaf_by_label[leaf]
+            if leaf in leaf_at:
+                other = leaf_at[leaf]
                 raise ValueError(
-                    f"leaf {leaf!r} is listed twice: at {other_where} "
-                    f"({_describe_path(other_path)}) and at {where} ({_describe_path(path)}); "
-                    "each value must be a leaf exactly once, so remove or rename one of them"
+                    f"leaf {leaf!r} is listed twice: at {wheres[other]} "
+                    f"({_describe_path(paths[other])}) and at {wheres[i]} "
+                    f"({_describe_path(path)}); each value must be a leaf exactly once, so "
+                    "remove or rename one of them"
                 )
-            if path in inner_where:
+            if leaf in children and path_of(leaf) == path:
                 raise ValueError(
-                    f"{leaf!r} is a leaf at {where} but an inner node at {inner_where[path]} "
-                    f"(path {_describe_path(path)}); a value cannot be both, so rename one"
+                    f"{leaf!r} is a leaf at {wheres[i]} but an inner node at "
+                    f"{wheres[first_at[leaf]]} (path {_describe_path(path)}); a value cannot "
+                    "be both, so rename one"
                 )
-            leaf_by_label[leaf] = (path, where)
-            leaf_where[path] = where
-            for length in range(2, len(path) + 1):
-                _claim_label(node_by_label, path[:length], where)
-            for length in range(1, len(path)):
-                prefix = path[:length]
-                if prefix in leaf_where:
+            # The inner nodes this path shares with the one before were checked there.
+            start, shared = 1, min(len(path), len(previous)) - 1
+            while start < shared and path[start] == previous[start]:
+                start += 1
+            previous = path
+            for at in range(start, len(path)):
+                label, above = path[at], path[at - 1]
+                known = parent_of.setdefault(label, above)
+                if known != above:
                     raise ValueError(
-                        f"{prefix[-1]!r} is a leaf at {leaf_where[prefix]} but an inner node "
-                        f"at {where} (path {_describe_path(prefix)}); a value cannot be both, "
-                        "so rename one"
+                        f"label {label!r} names two nodes: {_describe_path(path_of(label))} "
+                        f"at {wheres[first_at[label]]} and {_describe_path(path[:at + 1])} "
+                        f"at {wheres[i]}; each label must name one node (a cycle such as rows "
+                        "'M;F;*' and 'F;M;*' does this), so rename one of them"
                     )
-                if prefix not in inner_where:
-                    inner_where[prefix] = where
-                    children[prefix] = []
-                    if length > 1:
-                        children[prefix[:-1]].append(prefix)
-            children[path[:-1]].append(path)
+                if label not in first_at:
+                    first_at[label] = i
+                    children[above].append(label)
+                    if at < len(path) - 1:
+                        children[label] = []
+                elif at < len(path) - 1 and label in leaf_at:
+                    raise ValueError(
+                        f"{label!r} is a leaf at {wheres[leaf_at[label]]} but an inner node "
+                        f"at {wheres[i]} (path {_describe_path(path[:at + 1])}); a value "
+                        "cannot be both, so rename one"
+                    )
+            leaf_at[leaf] = i
 
-        root_path = (root_label,)
         n_leaves = len(paths)
-        n_nodes = n_leaves + len(inner_where)
+        n_nodes = n_leaves + len(children)
         labels: list[str] = [""] * n_nodes
         parent = np.full(n_nodes, -1, dtype=np.int32)
         depth = np.zeros(n_nodes, dtype=np.int32)
         next_leaf, next_inner = 0, n_leaves
-        stack: list[tuple[tuple[str, ...], int]] = [(root_path, -1)]
+        stack: list[tuple[str, int, int]] = [(root_label, -1, 0)]
         while stack:
-            path, parent_id = stack.pop()
-            if path in leaf_where:
-                node, next_leaf = next_leaf, next_leaf + 1
-            else:
+            label, parent_id, level = stack.pop()
+            if label in children:
                 node, next_inner = next_inner, next_inner + 1
-                stack.extend((child, node) for child in reversed(children[path]))
-            labels[node] = path[-1]
+                stack.extend((child, node, level + 1) for child in reversed(children[label]))
+            else:
+                node, next_leaf = next_leaf, next_leaf + 1
+            labels[node] = label
             parent[node] = parent_id
-            depth[node] = len(path) - 1
+            depth[node] = level
 
         # Leaves cover themselves; an inner node covers the union of its children's ranges.
         # Propagate one depth level at a time, deepest first (children before parents).
@@ -751,7 +837,7 @@ class Hierarchy:
         self.first_leaf = first
         self.last_leaf = last
         self.leaf_counts = counts
-        self.root = root_path[0]
+        self.root = root_label
         self.n_leaves = n_leaves
         self.height = int(depth[:n_leaves].max())
         self._leaf_of = {label: index for index, label in enumerate(self.leaves)}
@@ -968,20 +1054,6 @@ def _root_label(root: Any) -> str:
     if not isinstance(root, str) or not root.strip():
         raise ValueError(f"root must be a non-empty string label such as '*', got {root!r}")
     return root.strip()
-
-
-def _claim_label(node_by_label: dict[str, tuple[tuple[str, ...], str]],
-                 node: tuple[str, ...], where: str) -> None:
-    """Records that ``node`` (a root-first path) carries its label; refuses a label that
-    already names another node, naming both places."""
-    label = node[-1]
-    other = node_by_label.setdefault(label, (node, where))
-    if other[0] != node:
-        raise ValueError(
-            f"label {label!r} names two nodes: {_describe_path(other[0])} at {other[1]} and "
-            f"{_describe_path(node)} at {where}; each label must name one node (a cycle such "
-            "as rows 'M;F;*' and 'F;M;*' does this), so rename one of them"
-        )
 
 
 def _check_widths(widths: Any) -> list[float]:

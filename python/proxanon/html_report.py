@@ -99,17 +99,21 @@ class _Content:
     notes: list[str] = field(default_factory=list)
     max_classes: int = MAX_CLASSES
     frontier: pd.DataFrame | None = None  # proxanon.explore's settings, this release among them
+    internal: bool = False  # the page shows original values (include_original)
 
 
 def anonymization_html(anonymization: Anonymization, original: pd.DataFrame | None = None, *,
                        queries: Mapping[str, Any] | None = None,
                        max_classes: int = MAX_CLASSES, title: str | None = None,
-                       frontier: pd.DataFrame | None = None) -> str:
+                       frontier: pd.DataFrame | None = None,
+                       include_original: bool = False) -> str:
     """The report of an :func:`~proxanon.anonymize` result, as HTML text.
 
-    ``original``: the table that was anonymized (rows in the same order); with it the page
-    shows each QI column before and after generalization, and GCP, loss and NCP come from
-    :mod:`proxanon.evaluate`. ``queries``: keyword arguments of
+    ``original``: the table that was anonymized (rows in the same order); with it GCP, loss
+    and NCP come from :mod:`proxanon.evaluate`. The page is meant to be shared with the
+    table, so it shows no original value unless ``include_original`` (an internal version,
+    marked as such at its top): then each QI column is also shown before generalization
+    (its most frequent exact values, its histogram). ``queries``: keyword arguments of
     :func:`proxanon.evaluate.count_query_error` (``qd``, ``s``, ``n_queries``, ``seed``); the
     count-query error is computed only when given, and needs ``original``. ``title``: what
     the page is about (e.g. the file name). ``frontier``: the settings
@@ -126,6 +130,11 @@ def anonymization_html(anonymization: Anonymization, original: pd.DataFrame | No
     if queries is not None and original is None:
         raise ValueError("queries (the count-query workload) needs original, the table that "
                          "was anonymized")
+    if not isinstance(include_original, bool):
+        raise TypeError(f"include_original must be True or False, got {include_original!r}")
+    if include_original and original is None:
+        raise ValueError("include_original shows the original table's values: pass original, "
+                         "the table that was anonymized")
     max_classes = _validate.integer(max_classes, "max_classes", minimum=1)
     report = anonymization.report
     published = anonymization.table
@@ -166,9 +175,10 @@ def anonymization_html(anonymization: Anonymization, original: pd.DataFrame | No
         + (", anatomy)" if report.publish == "anatomy" else ")"), check=check, table=published,
         groups=published[GROUP_COLUMN].to_numpy(dtype=np.int64),
         quasi_identifiers=list(report.quasi_identifiers), sensitive=list(report.sensitive),
-        original=aligned, scale_source=aligned if aligned is not None else published,
+        original=aligned if include_original else None,
+        scale_source=aligned if aligned is not None else published,
         utility=utility, seconds=seconds, notes=notes, max_classes=max_classes,
-        frontier=frontier)
+        frontier=frontier, internal=include_original)
     if frontier is not None:
         frontier_cells(frontier)  # checked before any plot is drawn
     return _render(content)
@@ -799,6 +809,9 @@ def _render(c: _Content) -> str:
         f"<title>{html.escape(c.title)}: disclosure-risk report</title>",
         f"<style>{_STYLE}</style></head><body><main>",
         f"<h1>Disclosure-risk report</h1><div class=\"note\">{html.escape(c.title)}</div>",
+        ('<div class="verdict bad" id="internal">Internal version: this page shows values of '
+         "the original table (the quasi-identifiers before generalization). Do not share it "
+         "with the published table.</div>" if c.internal else ""),
         f'<div class="verdict {"ok" if check.satisfied else "bad"}">(ε, δ)<sup>k</sup>-'
         "dissimilarity" + (" and privacy criteria" if check.criteria else "") + ": "
         + _cell(numbers, ("audit", "satisfied"), verdict) + "</div>",
@@ -948,10 +961,12 @@ def _frontier_section(c: _Content, numbers: Mapping[str, Any]) -> list[str]:
 def _columns_section(c: _Content, numbers: Mapping[str, Any]) -> list[str]:
     if c.table is None or c.groups is None:
         return []
-    parts = ["<h2>Quasi-identifiers before and after</h2>"]
+    parts = ["<h2>Quasi-identifiers before and after</h2>" if c.internal
+             else "<h2>Quasi-identifiers as published</h2>"]
     if c.original is None:
-        parts.append('<p class="note">The original table was not given: the published values '
-                     "only.</p>")
+        parts.append('<p class="note">The published values only: this page shows no value of '
+                     "the original table (include_original=True, or --include-original, makes "
+                     "an internal version that does).</p>")
     parts.append('<div class="plots">')
     for name in c.quasi_identifiers:
         before = None if c.original is None else c.original[name]
@@ -972,10 +987,11 @@ def _columns_section(c: _Content, numbers: Mapping[str, Any]) -> list[str]:
 def _write_anonymization(anonymization: Anonymization, path: Any,
                          original: pd.DataFrame | None = None, *,
                          queries: Mapping[str, Any] | None = None,
-                         frontier: pd.DataFrame | None = None) -> None:
+                         frontier: pd.DataFrame | None = None,
+                         include_original: bool = False) -> None:
     """``Anonymization.to_html``: :func:`anonymization_html` written to ``path``."""
     write_html(anonymization_html(anonymization, original, queries=queries,
-                                  frontier=frontier), path)
+                                  frontier=frontier, include_original=include_original), path)
 
 
 def _write_audit(check: AuditReport, path: Any, table: pd.DataFrame | None = None, *,

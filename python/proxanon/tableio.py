@@ -20,23 +20,29 @@ without leading zeros as int64, other plain numbers as float64, everything else 
 Positions in messages are file lines, 1-based and counting the header ("line 7 of in.csv"),
 or Parquet rows, 1-based ("row 7 of in.parquet").
 
-Cost: reading splits every record once to check its field count (a plain ``str.split`` for
-records without quotes, a regular-expression scan for the rest); writing splits the kept
-records again. Memory: the file's text plus the extracted columns.
+Cost: the records are found, split and written natively (cpp/include/proxanon/io/csv.hpp):
+reading finds every record once and splits every one where columns are read (a record with
+the wrong number of fields is an error whichever are asked for), each distinct value of a
+column decoded once; writing splits the kept records again. Memory: the file's bytes (its
+text in UTF-8 where its encoding is not byte-compatible), three int64 per record, the
+extracted columns and the written bytes.
 """
 
 from __future__ import annotations
 
+import codecs
+import contextlib
 import csv
+import dataclasses
+import functools
 import glob
 import importlib
 import io
 import json
 import os
-import re
 import sys
 import tempfile
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -44,6 +50,8 @@ from typing import IO, Any
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
+
+from proxanon._engine import kernels
 
 __all__ = [
     "STDIN",
@@ -69,8 +77,6 @@ PARQUET_MAGIC = b"PAR1"
 STDIN = Path("standard input")
 #: Formats a reader may be told: "auto" goes by the file's name (a stream: its first bytes).
 FORMATS = ("auto", "csv", "parquet")
-#: Rows formatted per ``write`` call when writing CSV.
-_WRITE_BATCH = 8192
 _QUOTE = '"'
 
 
@@ -152,12 +158,16 @@ def _quote(value: str, sep: str) -> str:
 
 @dataclass(frozen=True)
 class CsvTable:
-    """A CSV file held as its raw records.
+    """A CSV file held as its bytes and where each record lies in them.
 
-    ``records[i]`` is data row i's text without its line terminator (a quoted field may
-    span lines); ``lines[i]`` the 1-based file line it starts on (the header is line 1).
-    ``names`` are the header's column names, unquoted and stripped; ``header`` the raw
-    header fields. ``newline`` and ``bom`` are written back as read.
+    ``data`` is the file's bytes where its encoding writes ASCII as ASCII, one byte per
+    character or UTF-8 (``working`` is then ``encoding``), else its text in UTF-8
+    (``working == "utf-8"``, written back in ``encoding``). ``begin[i]``/``end[i]`` bound
+    record i in ``data`` without its line end, the header first (a quoted field may span
+    lines), and ``line[i]`` is the 1-based file line it starts on. ``names`` are the header's
+    column names, unquoted and stripped; ``header`` the raw header fields. ``newline`` and
+    ``bom`` are written back as read. The records are found and split natively
+    (``cpp/include/proxanon/io/csv.hpp``).
     """
 
     path: Path
@@ -167,42 +177,46 @@ class CsvTable:
     bom: bool
     header: list[str]
     names: list[str]
-    records: list[str]
-    lines: list[int]
+    data: bytes = dataclasses.field(repr=False)
+    working: str
+    begin: NDArray[np.int64] = dataclasses.field(repr=False)
+    end: NDArray[np.int64] = dataclasses.field(repr=False)
+    line: NDArray[np.int64] = dataclasses.field(repr=False)
 
     @property
     def n_rows(self) -> int:
-        return len(self.records)
+        return int(self.begin.size) - 1
+
+    @property
+    def lines(self) -> list[int]:
+        """The 1-based file line each data row starts on."""
+        return [int(n) for n in self.line[1:]]
 
     def position(self, row: int) -> str:
         """Where data row ``row`` (0-based) is, in the words of a message."""
-        return f"line {self.lines[row]} of {self.path}"
+        return f"line {int(self.line[row + 1])} of {self.path}"
 
-    def split(self, row: int) -> list[str]:
-        """The raw fields of data row ``row``, exactly as in the file."""
-        record = self.records[row]
-        fields = (record.split(self.sep) if _QUOTE not in record
-                  else _split_record(record, self.sep, self.lines[row], self.path))
-        if len(fields) != len(self.header):
-            raise TableReadError(
-                f"{self.position(row)} has {len(fields)} field(s), the header has "
-                f"{len(self.header)}; check the separator ({self.sep!r}) and the quoting")
-        return fields
+    def _records(self) -> tuple[bytes, NDArray[np.int64], NDArray[np.int64], NDArray[np.int64],
+                                str, int]:
+        return self.data, self.begin, self.end, self.line, self.sep, len(self.header)
 
-    def text_columns(self, names: Sequence[str]) -> dict[str, list[str]]:
-        """The unquoted, stripped text of the named columns, one entry per data row.
+    def coded_columns(self, names: Sequence[str], strip: bool = True
+                      ) -> dict[str, tuple[NDArray[np.int64], list[str]]]:
+        """Per named column, ``(codes, texts)``: data row i's unquoted text (stripped where
+        ``strip``) is ``texts[codes[i]]``, each distinct text given once in the order it first
+        appears (in a column of very many distinct values, not all are shared). Every record
+        is split, so a record with the wrong number of fields is an error whichever columns
+        are asked for."""
+        index = [self.names.index(name) for name in names]
+        with _read_errors(self):
+            columns = kernels.csv_columns(*self._records(), index, self.working, strip)
+        return dict(zip(names, columns, strict=True))
 
-        Every record is split, so a record with the wrong number of fields is an error
-        whichever columns are asked for."""
-        index = [(name, self.names.index(name)) for name in names]
-        out: dict[str, list[str]] = {name: [] for name in names}
-        split = self.split
-        for row in range(self.n_rows):
-            fields = split(row)
-            for name, j in index:
-                field = fields[j]
-                out[name].append((_unquote(field) if field[:1] == _QUOTE else field).strip())
-        return out
+    def text_columns(self, names: Sequence[str], strip: bool = True) -> dict[str, list[str]]:
+        """The unquoted text (stripped where ``strip``) of the named columns, one entry per
+        data row (see :meth:`coded_columns`)."""
+        return {name: np.asarray(texts, dtype=object)[codes].tolist()
+                for name, (codes, texts) in self.coded_columns(names, strip).items()}
 
     def column(self, name: str) -> pd.Series:
         """One column as a Series of stripped text (object dtype)."""
@@ -213,13 +227,76 @@ class CsvTable:
         the rest, and the columns named in ``text``, as strings (their unquoted text, spaces
         kept)."""
         pa, _ = _pyarrow()
-        columns: list[list[str]] = [[] for _ in self.names]
-        for row in range(self.n_rows):
-            for j, field in enumerate(self.split(row)):
-                columns[j].append(_unquote(field))
-        return pa.table([typed_array(c, "text" if name in text else None)
-                         for name, c in zip(self.names, columns, strict=True)],
-                        names=self.names)
+        columns = self.text_columns(self.names, strip=False)
+        return pa.table([typed_array(columns[name], "text" if name in text else None)
+                         for name in self.names], names=self.names)
+
+    def write_rows(self, handle: IO[bytes], rows: NDArray[np.int64],
+                   replace: Mapping[str, Sequence[str]], append: Mapping[str, NDArray[np.int64]],
+                   columns: Sequence[str] | None) -> None:
+        """The header and the data rows ``rows`` as :func:`write_table` writes them: every
+        field as read but those of ``replace`` (quoted where they must be), then the
+        ``append`` columns, in the order of ``columns`` where given."""
+        every = [*self.names, *append]
+        order = list(range(len(every))) if columns is None else [every.index(c) for c in columns]
+        header = [*self.header, *(_quote(name, self.sep) for name in append)]
+        head = (("\ufeff" if self.bom else "") + self.sep.join(header[j] for j in order)
+                + self.newline)
+        replaced = []
+        for name, values in replace.items():
+            codes, texts = pd.factorize(pd.Series(values, dtype=object).astype(str))
+            replaced.append((self.names.index(name), (
+                [_quote(t, self.sep).encode(self.working) for t in texts],
+                np.asarray(codes, dtype=np.int64))))
+        with _read_errors(self):
+            body = kernels.csv_write(*self._records(), np.asarray(rows, dtype=np.int64), order,
+                                   replaced, [np.asarray(v, dtype=np.int64)
+                                              for v in append.values()],
+                                   self.newline.encode(self.working))
+        if self.working == self.encoding:
+            handle.write(head.encode(self.encoding))
+            handle.write(body)
+        else:  # the text was read in UTF-8: written back in its own encoding
+            handle.write((head + body.decode("utf-8")).encode(self.encoding))
+
+
+@contextlib.contextmanager
+def _read_errors(table: CsvTable | Path) -> Iterator[None]:
+    """The native reader's CsvError (its kind and where) as a TableReadError with words."""
+    path = table.path if isinstance(table, CsvTable) else table
+    try:
+        yield
+    except kernels.CsvError as exc:
+        kind, line, count, after = exc.args
+        if kind == "fields" and isinstance(table, CsvTable):
+            raise TableReadError(
+                f"line {line} of {path} has {count} field(s), the header has "
+                f"{len(table.header)}; check the separator ({table.sep!r}) and the "
+                "quoting") from None
+        if kind == "quote":
+            shown = after.decode("utf-8", errors="replace")
+            raise TableReadError(
+                f"line {line} of {path}: a quoted field is not closed right before "
+                f"{shown!r}; a quote inside a quoted field is written \"\"") from None
+        if kind == "unclosed":
+            raise TableReadError(f"line {line} of {path}: a quoted field is never "
+                                 "closed") from None
+        raise TableReadError(f"{path} is empty: it needs a header row and data rows") from None
+
+
+@functools.cache
+def _keeps_ascii(encoding: str) -> bool:
+    """Whether ``encoding`` writes text so that its bytes can be split as they are: UTF-8,
+    ASCII, latin-1, or a table of one byte per character that maps ASCII to itself (cp1252,
+    iso8859-15, ...). Other encodings (UTF-16, Shift JIS, ...) are read through UTF-8."""
+    name = codecs.lookup(encoding).name
+    if name in ("utf-8", "ascii", "latin-1", "iso8859-1"):
+        return True
+    try:
+        table = importlib.import_module("encodings." + name.replace("-", "_")).decoding_table
+    except (ImportError, AttributeError):
+        return False
+    return len(table) == 256 and table[:128] == "".join(map(chr, range(128)))
 
 
 #: Cell texts by kind (:func:`text_kind`), matched by Arrow's regular expressions (RE2).
@@ -282,35 +359,6 @@ def typed_array(values: Sequence[str], kind: str | None = None) -> Any:
     return pc.cast(numbers, pa.int64() if found == "integer" else pa.float64())
 
 
-_FIELD_PATTERNS: dict[str, re.Pattern[str]] = {}
-
-
-def _field_pattern(sep: str) -> re.Pattern[str]:
-    """One field at a position: quoted (with "" for a quote), unquoted, or empty."""
-    if sep not in _FIELD_PATTERNS:
-        s = re.escape(sep)
-        _FIELD_PATTERNS[sep] = re.compile(rf'"(?:[^"]|"")*"|[^{s}"][^{s}]*|')
-    return _FIELD_PATTERNS[sep]
-
-
-def _split_record(record: str, sep: str, line: int, path: Path) -> list[str]:
-    """Fields of a record that holds a quote: quoted fields matched whole."""
-    pattern = _field_pattern(sep)
-    fields: list[str] = []
-    pos = 0
-    while True:
-        match = pattern.match(record, pos)
-        end = match.end() if match is not None else pos
-        fields.append(record[pos:end])
-        if end == len(record):
-            return fields
-        if record[end] != sep:
-            raise TableReadError(
-                f"line {line} of {path}: a quoted field is not closed right before "
-                f"{record[end:end + 10]!r}; a quote inside a quoted field is written \"\"")
-        pos = end + 1
-
-
 def _sniff_sep(header: str) -> str:
     try:
         return csv.Sniffer().sniff(header, delimiters=",;\t|").delimiter
@@ -340,40 +388,28 @@ def parse_csv(raw: bytes, where: Path, sep: str | None = None,
         raise TableEncodingError(where, encoding, exc.start, raw[exc.start]) from None
     except LookupError:
         raise TableReadError(f"unknown encoding {encoding!r}") from None
-    bom = text.startswith("\ufeff")
-    if bom:
-        text = text[1:]
-    pieces = text.split("\n")
-    newline = "\r\n" if pieces[0].endswith("\r") else "\n"
-    records: list[str] = []
-    lines: list[int] = []
-    i = 0
-    while i < len(pieces):
-        start = i
-        record = pieces[i]
-        # An odd number of quotes means a quoted field goes on to the next line.
-        while record.count(_QUOTE) % 2 == 1:
-            i += 1
-            if i == len(pieces):
-                raise TableReadError(f"line {start + 1} of {where}: a quoted field is never "
-                                     "closed")
-            record += "\n" + pieces[i]
-        i += 1
-        if record.endswith("\r"):
-            record = record[:-1]
-        if record.strip():
-            records.append(record)
-            lines.append(start + 1)
-    if not records:
-        raise TableReadError(f"{where} is empty: it needs a header row and data rows")
-    used = sep if sep is not None else _sniff_sep(records[0])
-    header = _split_record(records[0], used, lines[0], where)
-    names = [_unquote(field).strip() for field in header]
+    working = encoding if _keeps_ascii(encoding) else "utf-8"
+    data = raw if working == encoding else text.encode("utf-8")
+    del text
+    bom = codecs.lookup(working).name == "utf-8" and data.startswith(codecs.BOM_UTF8)
+    with _read_errors(where):
+        found = kernels.csv_records(data, len(codecs.BOM_UTF8) if bom else 0)
+    begin, end, line = found["begin"], found["end"], found["line"]
+    head = data[int(begin[0]):int(end[0])].decode(working)
+    used = sep if sep is not None else _sniff_sep(head)
+    if len(used.encode(working)) != 1:
+        raise TableReadError(f"the separator {used!r} is not one byte in {encoding}; use an "
+                             "ASCII separator such as ',' or ';'")
+    with _read_errors(where):
+        cells = kernels.csv_fields(data, int(begin[0]), int(end[0]), used, int(line[0]))
+    header = [cell.decode(working) for cell in cells]
+    names = [_unquote(cell).strip() for cell in header]
     _duplicates(where, names)
-    if len(records) == 1:
+    if begin.size == 1:
         raise TableReadError(f"{where} has a header but no data rows")
-    return CsvTable(path=where, encoding=encoding, sep=used, newline=newline, bom=bom,
-                    header=header, names=names, records=records[1:], lines=lines[1:])
+    return CsvTable(path=where, encoding=encoding, sep=used,
+                    newline="\r\n" if found["crlf"] else "\n", bom=bom, header=header,
+                    names=names, data=data, working=working, begin=begin, end=end, line=line)
 
 
 @dataclass(frozen=True)
@@ -547,38 +583,6 @@ def _running(pid: int) -> bool:
     return True
 
 
-def _write_csv_records(handle: IO[bytes], source: CsvTable, rows: NDArray[np.int64],
-                       replace: Mapping[str, Sequence[str]],
-                       append: Mapping[str, NDArray[np.int64]],
-                       columns: Sequence[str] | None) -> None:
-    def emit(text: str) -> None:
-        handle.write(text.encode(source.encoding))
-
-    sep, newline = source.sep, source.newline
-    index = [(source.names.index(name), values) for name, values in replace.items()]
-    extra = list(append.values())
-    header = [*source.header, *(_quote(name, sep) for name in append)]
-    every = [*source.names, *append]
-    picked = (None if columns is None
-              else [every.index(name) for name in columns])
-    if picked is not None:
-        header = [header[j] for j in picked]
-    emit(("\ufeff" if source.bom else "") + sep.join(header) + newline)
-    batch: list[str] = []
-    for position, row in enumerate(rows.tolist()):
-        fields = source.split(row)
-        for j, values in index:
-            fields[j] = _quote(str(values[position]), sep)
-        fields.extend(str(int(values[position])) for values in extra)
-        if picked is not None:
-            fields = [fields[j] for j in picked]
-        batch.append(sep.join(fields) + newline)
-        if len(batch) == _WRITE_BATCH:
-            emit("".join(batch))
-            batch.clear()
-    emit("".join(batch))
-
-
 def _published_arrow(source: CsvTable | ParquetTable, rows: NDArray[np.int64],
                      replace: Mapping[str, Sequence[str]],
                      append: Mapping[str, NDArray[np.int64]], text: Collection[str]) -> Any:
@@ -586,10 +590,15 @@ def _published_arrow(source: CsvTable | ParquetTable, rows: NDArray[np.int64],
     (:func:`text_kind`; those named in ``text`` as strings), appended columns as int64;
     pandas metadata (if any) updated to match."""
     pa, _ = _pyarrow()
-    table = source.to_arrow(text).take(pa.array(rows, pa.int64()))
+    table = source.to_arrow(text)
+    if not np.array_equal(rows, np.arange(table.num_rows)):
+        table = table.take(pa.array(rows, pa.int64()))
     for name, values in replace.items():
         j = table.column_names.index(name)
-        array = typed_array([str(v) for v in values], "text" if name in text else None)
+        # Typed once per distinct text (a column's kind is that of its distinct texts).
+        codes, texts = pd.factorize(pd.Series(values, dtype=object).astype(str))
+        array = typed_array([str(t) for t in texts], "text" if name in text else None).take(
+            pa.array(codes, pa.int64()))
         table = table.set_column(j, pa.field(name, array.type), array)
     for name, ints in append.items():
         table = table.append_column(pa.field(name, pa.int64()), pa.array(ints, pa.int64()))
@@ -644,10 +653,10 @@ def check_writable(source: CsvTable | ParquetTable, target: Target) -> None:
     cannot hold (lists, structs, maps), naming the column and the fix."""
     if writes_parquet(source, target) or isinstance(source, CsvTable):
         return
-    for field in source.table.schema:
-        if _nested(field.type):
+    for entry in source.table.schema:
+        if _nested(entry.type):
             raise TableReadError(
-                f"column {field.name!r} of {source.path} holds {_type_words(field.type)}, "
+                f"column {entry.name!r} of {source.path} holds {_type_words(entry.type)}, "
                 f"which a CSV file cannot hold; write Parquet (a .parquet name) instead of "
                 f"{target}, or convert the column to text first (e.g. join a list's items)")
 
@@ -693,8 +702,8 @@ def write_table(source: CsvTable | ParquetTable, target: Target,
         table = table if columns is None else _selected(table, columns)
         _arrow_write(table, target, lambda t, handle: pq.write_table(t, handle), "Parquet")
     elif isinstance(source, CsvTable):
-        atomic_write(target, lambda handle: _write_csv_records(handle, source, rows, replace,
-                                                               append, columns))
+        atomic_write(target, lambda handle: source.write_rows(handle, rows, replace, append,
+                                                              columns))
     else:
         check_writable(source, target)
         _pyarrow()

@@ -1,5 +1,6 @@
 """What the lower layers of the package read from the C++ core: its tolerances, the
-exception it raises, its progress counters and stop requests, and two small kernels.
+exceptions it raises, its progress counters and stop requests, two small kernels, and the
+CSV records reader and writer (cpp/include/proxanon/io/csv.hpp) that ``tableio`` uses.
 
 The bottom of the package: it imports only ``proxanon._core``, and every module below the
 native adapters (foundations, data models, result types) reaches the core through it.
@@ -10,9 +11,14 @@ from __future__ import annotations
 from proxanon._core import (
     ALLOWANCE_SLACK,
     NEIGHBOUR_SLACK,
+    CsvError,
     GraphTooDenseError,
     Progress,
     StopRequest,
+    csv_columns,
+    csv_fields,
+    csv_records,
+    csv_write,
     neighbour_threshold,
     order_by_label,
 )
@@ -20,9 +26,14 @@ from proxanon._core import (
 __all__ = [
     "ALLOWANCE_SLACK",
     "NEIGHBOUR_SLACK",
+    "CsvError",
     "GraphTooDenseError",
     "Progress",
     "StopRequest",
+    "csv_columns",
+    "csv_fields",
+    "csv_records",
+    "csv_write",
     "neighbour_threshold",
     "order_by_label",
 ]

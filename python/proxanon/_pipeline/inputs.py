@@ -46,6 +46,7 @@ class AnonymizeSettings:
     threads: int
     publish: str = "generalize"    # one of _validate.PUBLISH
     criteria: tuple[Criterion, ...] = ()  # besides (epsilon, delta)^k; ``l`` folded in
+    recoding: str = "local"        # "local" or "global" (full-domain)
 
 
 @dataclass(frozen=True)

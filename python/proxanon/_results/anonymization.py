@@ -26,6 +26,8 @@ GROUP_COLUMN = "group"
 _XCOLOR_BOUND = "xcolor (at least)"
 #: ``Report.method`` of a table published by the hierarchy cut (docs/design/mondrian.md).
 HIERARCHY_CUT = "hierarchy cut"
+#: ``Report.method`` of a full-domain recoding (``recoding="global"``, docs/design/full-domain.md).
+FULL_DOMAIN = "full-domain"
 #: The candidate tables (``Report.candidates``) in words.
 _CANDIDATE_WORDS = {"xcolor": "XColor's table", "mondrian": "the Mondrian cut",
                     _XCOLOR_BOUND: "XColor's table",
@@ -50,8 +52,11 @@ class Report(Summarized):
     ratio except that a group with one category costs 0; ``ncp`` the per-column average NCP
     over rows; ``discernibility`` Σ_G |G|²; ``average_group_size`` n / groups.
     ``method``: how the published groups were formed, ``"xcolor"``, ``"mondrian"`` (also
-    when the default ``anonymize`` published the Mondrian-(ε, δ) cut) or ``"hierarchy cut"``
-    (at δ = 0, docs/design/mondrian.md#the-hierarchy-cut); ``candidates``: the
+    when the default ``anonymize`` published the Mondrian-(ε, δ) cut), ``"hierarchy cut"``
+    (at δ = 0, docs/design/mondrian.md#the-hierarchy-cut) or ``"full-domain"``
+    (``recoding="global"``: ``levels`` gives the generalization level of each QI,
+    ``lattice_nodes`` the nodes of its lattice and ``nodes_checked`` those whose classes the
+    search checked); ``candidates``: the
     cost (GCP over all rows, a suppressed row counting as fully generalized) of each
     satisfying table ``anonymize`` compared before publishing the cheapest, empty when it
     compared none. ``"xcolor (at least)"`` is a lower bound of XColor's cost, given where
@@ -102,6 +107,9 @@ class Report(Summarized):
     candidates: dict[str, float] = field(default_factory=dict)
     repair_capped: int = 0
     publish: str = "generalize"
+    levels: dict[str, int] = field(default_factory=dict)
+    lattice_nodes: int = 0
+    nodes_checked: int = 0
 
     def _summary_fields(self) -> list[tuple[str, Any]]:
         return [("satisfied", self.satisfied), ("rows", self.n), ("groups", self.groups),
@@ -154,6 +162,12 @@ class Report(Summarized):
         if self.method == "mondrian":
             return (f"  engine         : the Mondrian-(ε, δ) cut (no colouring); {rounds}; "
                     f"{self.remaining_violations:,} violating row(s) left")
+        if self.method == FULL_DOMAIN:
+            chosen = ", ".join(f"{c} {level}" for c, level in self.levels.items())
+            return ("  engine         : full-domain recoding: generalization levels "
+                    f"{chosen} for every row (the lowest loss within the suppression limit; "
+                    f"{self.nodes_checked:,} of the lattice's {self.lattice_nodes:,} nodes "
+                    f"checked); {self.remaining_violations:,} violating row(s) left")
         if self.method == HIERARCHY_CUT:
             return ("  engine         : the hierarchy cut (classes split along the taxonomies, "
                     f"each published at its tightest nodes); {rounds}; "
@@ -239,17 +253,20 @@ class Anonymization(Summarized):
 
     def to_html(self, path: Any, original: pd.DataFrame | None = None, *,
                 queries: Mapping[str, Any] | None = None,
-                frontier: pd.DataFrame | None = None) -> None:
+                frontier: pd.DataFrame | None = None, include_original: bool = False) -> None:
         """Writes the disclosure-risk report as one self-contained HTML file.
 
-        ``original`` (the table that was anonymized) adds the before/after plots of the QI
-        columns; ``queries`` (keyword arguments of :func:`proxanon.evaluate.count_query_error`,
-        with ``original``) the count-query error; ``frontier`` (the frame of
+        ``original`` (the table that was anonymized) gives the utility measures; the page
+        shows none of its values unless ``include_original`` (an internal version, marked as
+        such: the QI columns before generalization beside the published ones); ``queries``
+        (keyword arguments of :func:`proxanon.evaluate.count_query_error`, with
+        ``original``) the count-query error; ``frontier`` (the frame of
         :func:`proxanon.explore`) where this release sits among the settings explored. See
         :func:`proxanon.html_report.anonymization_html`. Needs the ``report`` extra
         (matplotlib).
         """
-        html_writer("anonymization")(self, path, original, queries=queries, frontier=frontier)
+        html_writer("anonymization")(self, path, original, queries=queries, frontier=frontier,
+                                     include_original=include_original)
 
     def _summary_fields(self) -> list[tuple[str, Any]]:
         return [("satisfied", self.satisfied), ("rows", self.report.n),
@@ -310,6 +327,8 @@ class EngineNumbers:
     merge_rounds: int = 0
     repair_capped: int = 0
     fallback: bool = False
+    levels: tuple[tuple[str, int], ...] = ()   # full-domain recoding: the level per QI
+    lattice: tuple[int, int] = (0, 0)          # its lattice's nodes, and those checked
 
 
 def build_report(asked: Asked, engine: EngineNumbers, check: AuditReport,
@@ -333,6 +352,7 @@ def build_report(asked: Asked, engine: EngineNumbers, check: AuditReport,
         violating_groups=tuple(int(g) for g in check.violating_groups),
         suppressed_rows=tuple(int(r) for r in suppressed_rows), seconds=seconds,
         method=engine.method, fallback=engine.fallback, candidates=dict(candidates),
-        repair_capped=engine.repair_capped, publish=publish,
+        repair_capped=engine.repair_capped, publish=publish, levels=dict(engine.levels),
+        lattice_nodes=engine.lattice[0], nodes_checked=engine.lattice[1],
         **utility(summary, asked.quasi_identifiers),
     )

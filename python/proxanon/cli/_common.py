@@ -53,6 +53,7 @@ EXIT_INFEASIBLE = 1      # anonymize: no satisfying table was found, nothing wri
                          # advise: it is proven that no table satisfies
 EXIT_USAGE = 2           # bad options or input: one line on standard error
 EXIT_NOT_SATISFIED = 3   # a table that does not satisfy it (--best-effort output, or audited)
+EXIT_STOPPED = 4         # anonymize: stopped at --max-seconds without a table, nothing written
 EXIT_INTERRUPTED = 130   # Ctrl-C (128 + SIGINT): nothing written
 
 #: The column ``anonymize`` adds to the published table.
@@ -469,11 +470,36 @@ class Columns:
     notes: tuple[str, ...] = ()
 
 
-def _values(source: CsvTable | ParquetTable, columns: list[str]) -> dict[str, pd.Series]:
+@dataclass(frozen=True)
+class _Coded:
+    """A column read as its distinct values (``values``, in the order they first appear)
+    and, per row, the index of its value (``codes``): typing reads each value once."""
+
+    codes: NDArray[np.int64]
+    values: pd.Series
+
+    def kept(self, rows: NDArray[np.int64]) -> tuple[_Coded, NDArray[np.int64]]:
+        """The column over ``rows`` only, and the first of ``rows`` holding each value."""
+        codes = self.codes[rows]
+        present = np.zeros(len(self.values), dtype=bool)
+        present[codes] = True
+        renumber = np.cumsum(present) - 1
+        kept = renumber[codes]
+        first = np.full(int(present.sum()), rows.size, dtype=np.int64)
+        np.minimum.at(first, kept, np.arange(rows.size, dtype=np.int64))
+        values = self.values.iloc[np.flatnonzero(present)].reset_index(drop=True)
+        return _Coded(kept, values), rows[first]
+
+
+def _values(source: CsvTable | ParquetTable, columns: list[str]) -> dict[str, _Coded]:
     if isinstance(source, CsvTable):
-        text = source.text_columns(columns)
-        return {c: pd.Series(text[c], dtype=object, name=c) for c in columns}
-    return {c: source.column(c) for c in columns}
+        return {c: _Coded(codes, pd.Series(texts, dtype=object, name=c))
+                for c, (codes, texts) in source.coded_columns(columns).items()}
+    out = {}
+    for c in columns:
+        codes, values = pd.factorize(source.column(c), use_na_sentinel=False)
+        out[c] = _Coded(np.asarray(codes, dtype=np.int64), pd.Series(values, name=c))
+    return out
 
 
 def _empty(series: pd.Series) -> NDArray[np.bool_]:
@@ -625,16 +651,17 @@ def typed_columns(source: CsvTable | ParquetTable, qi: list[str], sensitive: lis
     values = _values(source, wanted)
     empty = np.zeros(source.n_rows, dtype=bool)
     for column in wanted:
-        blank = _empty(values[column])
-        marked = _missing_marks(values[column])
-        if (blank | marked).any() and missing == "error":
-            first = int(np.argmax(blank | marked))
-            what = (f"a missing value ({values[column].iloc[first]!r} on "
-                    f"{source.position(first)})" if marked[first]
+        coded = values[column]
+        marked = _missing_marks(coded.values)
+        left_out = (_empty(coded.values) | marked)[coded.codes]
+        if left_out.any() and missing == "error":
+            first = int(np.argmax(left_out))
+            what = (f"a missing value ({coded.values.iloc[coded.codes[first]]!r} on "
+                    f"{source.position(first)})" if marked[coded.codes[first]]
                     else f"an empty cell on {source.position(first)}")
             raise UsageError(f"column {column!r} has {what}; fill it, or pass --missing drop "
                              "to leave such rows out")
-        empty |= blank | marked
+        empty |= left_out
     rows = np.flatnonzero(~empty).astype(np.int64)
     if rows.size == 0:
         raise UsageError(f"every row of {source.path} has an empty cell in a QI or sensitive "
@@ -642,8 +669,11 @@ def typed_columns(source: CsvTable | ParquetTable, qi: list[str], sensitive: lis
     frame = pd.DataFrame(index=pd.RangeIndex(rows.size))
     notes: list[str] = []
     for column in wanted:
-        series = values[column].iloc[rows].reset_index(drop=True)
-        frame[column] = _typed(series, column, typing, source, rows, notes)
+        # Each distinct value is typed once (with the first row that holds it, for
+        # messages), then spread over the rows.
+        coded, holders = values[column].kept(rows)
+        typed = _typed(coded.values, column, typing, source, holders, notes)
+        frame[column] = typed.take(coded.codes).reset_index(drop=True)
     return Columns(frame=frame, rows=rows, dropped=np.flatnonzero(empty).astype(np.int64),
                    notes=tuple(notes))
 
@@ -779,7 +809,7 @@ def _qi_column(series: pd.Series, column: str, source: CsvTable | ParquetTable,
 def positions(source: CsvTable | ParquetTable, rows: NDArray[np.int64]) -> list[int]:
     """1-based file lines (CSV, the header is line 1) or rows (Parquet) of data rows."""
     if isinstance(source, CsvTable):
-        return [source.lines[int(r)] for r in rows]
+        return [int(source.line[int(r) + 1]) for r in rows]
     return [int(r) + 1 for r in rows]
 
 

@@ -19,8 +19,8 @@ import warnings
 from collections.abc import Iterator, Sequence
 from typing import NoReturn
 
-from proxanon import __version__
-from proxanon._errors import InfeasibleError, LeadingZerosError
+from proxanon import __version__, _startup
+from proxanon._errors import InfeasibleError, LeadingZerosError, TimeLimitError
 from proxanon._words import worded
 from proxanon.cli import (
     advise,
@@ -38,6 +38,7 @@ from proxanon.cli._common import (
     EXIT_INTERRUPTED,
     EXIT_NOT_SATISFIED,
     EXIT_OK,
+    EXIT_STOPPED,
     EXIT_USAGE,
     QUIET,
     VERBOSE,
@@ -56,6 +57,7 @@ EPILOG = (f"exit status: {EXIT_OK} satisfied; {EXIT_INFEASIBLE} infeasible (noth
           f"advise: proven that no table satisfies); "
           f"{EXIT_USAGE} bad options or input; {EXIT_NOT_SATISFIED} a table that does not "
           f"satisfy the principle (--best-effort output, or an audit that finds violations); "
+          f"{EXIT_STOPPED} stopped at --max-seconds (nothing written); "
           f"{EXIT_INTERRUPTED} interrupted (nothing written)")
 
 
@@ -186,6 +188,7 @@ def _library_noise(level: int) -> Iterator[None]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``proxanon`` console script."""
+    _startup.release()  # KeyboardInterrupt from here on, handled below
     given = sys.argv[1:] if argv is None else list(argv)
     if not given:
         parser().print_help(sys.stderr)
@@ -204,6 +207,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InfeasibleError as exc:
         _fail("infeasible", infeasible_message(exc, args))
         return EXIT_INFEASIBLE
+    except TimeLimitError as exc:
+        _fail("stopped", f"no table after {exc.seconds:g} s (--max-seconds); no output file "
+                         "was written. Allow more time, or try a larger --epsilon or a smaller "
+                         "--delta, which run faster")
+        return EXIT_STOPPED
     except LeadingZerosError as exc:
         _fail("error", leading_zeros_message(exc))
         return EXIT_USAGE

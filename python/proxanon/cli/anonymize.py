@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import math
 from typing import Any
 
 import numpy as np
@@ -12,6 +13,7 @@ import pandas as pd
 from proxanon.cli._common import (
     EXIT_NOT_SATISFIED,
     EXIT_OK,
+    EXIT_STOPPED,
     GROUP_COLUMN,
     Outcome,
     UsageError,
@@ -64,6 +66,10 @@ def add_parser(commands: Any) -> None:
                              "anatomy: -o gets every column but the sensitive ones, as read, "
                              "plus the group, and --sensitive-output the group and the "
                              "sensitive columns")
+    parser.add_argument("--recoding", default="local", choices=["local", "global"],
+                        help="local (default): each class at its own nodes; global: "
+                             "full-domain recoding, one hierarchy level per QI for every row "
+                             "(with --suppress FRACTION, the failing classes left out)")
     parser.add_argument("--sensitive-output", metavar="PATH",
                         help="with --publish anatomy: where to write the sensitive table "
                              "(.parquet: Parquet, else CSV)")
@@ -76,6 +82,13 @@ def add_parser(commands: Any) -> None:
                              "satisfies the principle (e.g. 0.01)")
     parser.add_argument("--html", metavar="REPORT.html",
                         help="also write the disclosure-risk report (needs proxanon[report])")
+    parser.add_argument("--max-seconds", type=float, metavar="SECONDS",
+                        help="stop a run that has no table after this long (exit status "
+                             f"{EXIT_STOPPED}, nothing written); default no limit")
+    parser.add_argument("--include-original", action="store_true",
+                        help="with --html: an internal report that also shows the original QI "
+                             "values (marked as such); by default the report shows none, so "
+                             "that it can be shared with the table")
     parser.add_argument("--frontier", metavar="FRONTIER.csv",
                         help="with --html: show where this release sits among the settings "
                              "'proxanon explore' wrote to this file")
@@ -103,13 +116,20 @@ def label_text(value: Any) -> str:
     return str(value)
 
 
+def _label_texts(labels: pd.Series) -> list[str]:
+    """:func:`label_text` of each published label, formatted once per distinct label."""
+    codes, distinct = pd.factorize(labels, use_na_sentinel=False)
+    texts = np.asarray([label_text(v) for v in distinct], dtype=object)
+    return texts[codes].tolist()  # type: ignore[no-any-return]
+
+
 def as_written(source: CsvTable | ParquetTable, frame: pd.DataFrame, kept: Any,
                rows: Any, table: pd.DataFrame, qi: list[str]) -> dict[str, list[str]]:
     """The QI columns' published text: where a class's rows all hold one number written one
     way in the CSV file (``02134``, ``1.50``), that text as written; else the library's label
     (an interval, or the number's shortest form where the rows wrote it differently). The
     file's text is read once, for the numeric columns."""
-    out = {c: [label_text(v) for v in table[c]] for c in qi}
+    out = {c: _label_texts(table[c]) for c in qi}
     numeric = [c for c in qi if pd.api.types.is_numeric_dtype(frame[c].dtype)
                and not pd.api.types.is_bool_dtype(frame[c].dtype)]
     if not isinstance(source, CsvTable) or not numeric:
@@ -164,14 +184,25 @@ def _measures(result: Any, qi: list[str], columns: list[str]) -> Any:
     return {"unavailable": measured} if isinstance(measured, str) else measured
 
 
-def run(args: argparse.Namespace) -> Outcome:
-    if args.dask is not None and criteria_from(args):
+def _dask_options(args: argparse.Namespace) -> None:
+    """Refuses, naming them, the options a run on Dask does not take."""
+    if criteria_from(args):
         raise UsageError("--dask does not enforce privacy criteria (--l-diversity, "
                          "--t-closeness, ...): run without --dask")
+    if args.recoding != "local":
+        raise UsageError("--dask publishes local recoding only: run --recoding global "
+                         "without --dask")
+    if args.max_seconds is not None:
+        raise UsageError("--max-seconds stops a run on this machine: it does not go with "
+                         "--dask (the scheduler's own limits apply there)")
+    if args.save_job is not None:
+        raise UsageError("--save-job records one input file and its hash, so it does not "
+                         "go with --dask")
+
+
+def run(args: argparse.Namespace) -> Outcome:
     if args.dask is not None:
-        if args.save_job is not None:
-            raise UsageError("--save-job records one input file and its hash, so it does not "
-                             "go with --dask")
+        _dask_options(args)
         try:
             from proxanon.dask._cli import run_dask
         except ImportError as exc:
@@ -207,6 +238,12 @@ def run(args: argparse.Namespace) -> Outcome:
     # The job records the files as they are before they are read.
     job = None if job_target is None else job_text(args, job_target)
     frontier = read_frontier(args.frontier, args.html)
+    if args.max_seconds is not None and not 0 < args.max_seconds < math.inf:
+        raise UsageError(f"--max-seconds must be a number of seconds > 0, got "
+                         f"{args.max_seconds:g}")
+    if args.include_original and args.html is None:
+        raise UsageError("--include-original puts the original values in the HTML report: "
+                         "give --html too")
     given = read_columns(args)
     source, qi, sensitive, hierarchies, columns = (
         given.source, given.qi, given.sensitive, given.hierarchies, given.columns)
@@ -224,7 +261,7 @@ def run(args: argparse.Namespace) -> Outcome:
                        else "best_effort" if args.best_effort else "raise"),
         max_suppression=args.suppress if args.suppress is not None else 0.0,
         moves=args.moves, progress=show_progress(args), publish=args.publish,
-        criteria=criteria,
+        criteria=criteria, max_seconds=args.max_seconds, recoding=args.recoding,
     )
     kept = result.groups >= 0
     rows = columns.rows[kept]
@@ -242,7 +279,8 @@ def run(args: argparse.Namespace) -> Outcome:
     if html_target is not None:
         from proxanon.html_report import anonymization_html
 
-        page = anonymization_html(result, columns.frame, frontier=frontier)
+        page = anonymization_html(result, columns.frame, frontier=frontier,
+                                  include_original=args.include_original)
     groups = result.table[GROUP_COLUMN].to_numpy(dtype=np.int64)
     if sensitive_target is not None:
         write_anatomy(source, (target, sensitive_target), rows, groups,

@@ -26,6 +26,9 @@ def add_parser(commands: Any) -> None:
                         help="also write every number of the result to this JSON file")
     parser.add_argument("--html", metavar="REPORT.html",
                         help="also write the disclosure-risk report (needs proxanon[report])")
+    parser.add_argument("--include-original", action="store_true",
+                        help="with --html: an internal report that also shows the original QI "
+                             "values (marked as such)")
     parser.add_argument("--any-version", action="store_true",
                         help="run a job saved by another proxanon version (its output may "
                              "differ)")
@@ -46,7 +49,8 @@ def run(args: argparse.Namespace) -> Outcome:
     argv, note = job_argv(job, output=args.output, any_version=args.any_version)
     argv += [*(["--force"] if args.force else []),
              *([f"--report={args.report}"] if args.report else []),
-             *([f"--html={args.html}"] if args.html else [])]
+             *([f"--html={args.html}"] if args.html else []),
+             *(["--include-original"] if args.include_original else [])]
     parser = _JobParser(prog="proxanon")
     anonymize.add_parser(parser.add_subparsers(dest="command", required=True))
     try:
