@@ -317,3 +317,27 @@ def test_progress_prints_a_line_per_setting(table, capsys):
     with pytest.raises(TypeError, match="progress must be True or False"):
         explore(table, quasi_identifiers=QI, sensitive=SENSITIVE, k=10, epsilon=0.02,
                 delta=0.5, progress="yes")
+
+
+def test_the_command_takes_criteria_and_full_domain_recoding(tmp_path, table, capsys):
+    """``explore --l-diversity L --criteria-column C`` and ``--recoding global``: the
+    settings run as ``anonymize`` runs them with those options (the verdicts of
+    ``explore(criteria=..., recoding=...)``); an l no class can reach makes every setting
+    infeasible (exit 1)."""
+    out = tmp_path / "frontier.csv"
+    grid = ["--k", "5,10", "--epsilon", "0.05,0.3", "--delta", "0.5"]
+    status = _cli(tmp_path, table, *grid, "--l-diversity", "3", "--criteria-column",
+                  "marital-status", "--recoding", "global", "--suppress", "0.05", "-o",
+                  str(out))
+    capsys.readouterr()
+    written = pd.read_csv(out, keep_default_na=False, na_values=[""])
+    expected = explore(table, quasi_identifiers=QI, sensitive=SENSITIVE, k=[5, 10],
+                       epsilon=[0.05, 0.3], delta=[0.5],
+                       criteria=[proxanon.LDiversity(3, column="marital-status")],
+                       recoding="global", on_infeasible="suppress", max_suppression=0.05)
+    assert list(written["verdict"]) == list(expected["verdict"])
+    assert status == (0 if (expected["verdict"] == "satisfied").any() else 1)
+    status = _cli(tmp_path, table, *grid, "--l-diversity", "50", "--criteria-column",
+                  "marital-status", "-o", str(out), "--force")
+    assert status == 1
+    assert set(pd.read_csv(out)["verdict"]) <= {"infeasible", "proven infeasible"}

@@ -57,6 +57,10 @@ def add_parser(commands: Any) -> None:
                              "'stopped'); default no limit")
     parser.add_argument("--moves", default="auto", choices=["auto", "swap"],
                         help="auto (default) or swap, as for proxanon anonymize")
+    parser.add_argument("--recoding", default="local", choices=["local", "global"],
+                        help="local (default) or global (full-domain), as for proxanon "
+                             "anonymize")
+    common.add_criteria_options(parser)
     parser.set_defaults(run=run)
 
 
@@ -115,7 +119,8 @@ def run(args: argparse.Namespace) -> Outcome:
                        else "best_effort" if args.best_effort else "raise"),
         max_suppression=args.suppress if args.suppress is not None else 0.0,
         method=args.method, moves=args.moves, max_seconds=args.max_seconds,
-        progress=common.show_progress(args))
+        progress=common.show_progress(args), criteria=common.criteria_from(args),
+        recoding=args.recoding)
     common.write_bytes(target, frame.to_csv(index=False).encode(args.encoding))
     lines = [_table(frame), f"wrote {len(frame):,} settings to {target}"]
     if plot_target is not None:
