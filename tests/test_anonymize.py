@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -216,7 +217,9 @@ def test_progress_reporter_writes_phases_to_its_stream():
         reporter.phase = "prepare"
         time.sleep(0.05)
     lines = stream.getvalue().splitlines()
-    assert lines and all(line == "proxanon: prepare" for line in lines)
+    # Off a terminal: the phase and the time taken so far, a line per interval.
+    assert lines and all(re.fullmatch(r"proxanon: prepare \(\d+ s elapsed\)", line)
+                         for line in lines)
     quiet = io.StringIO()
     with ProgressReporter(quiet, delay=5.0):
         pass

@@ -221,3 +221,28 @@ def test_max_seconds_stops_a_long_run_with_a_clear_verdict(tmp_path: Path) -> No
     assert cli.returncode == 4, cli.stderr
     assert cli.stderr.count("\n") == 1 and "--max-seconds" in cli.stderr
     assert "Traceback" not in cli.stderr and not (tmp_path / "out.csv").exists()
+
+
+def test_verbose_runs_show_progress_lines_when_not_on_a_terminal(tmp_path: Path) -> None:
+    """With ``-v`` and standard error not a terminal (a pipe, a log), a long run writes a
+    plain progress line every couple of seconds; without ``-v`` it writes none."""
+    import os
+
+    rng = np.random.default_rng(0)
+    n = 300_000
+    columns = (rng.integers(0, 50, n), rng.integers(0, 200, n), rng.random(n))
+    (tmp_path / "in.csv").write_text("q,s,t\n" + "".join(
+        f"{q},{s / 200},{t:.6f}\n" for q, s, t in zip(*columns, strict=True)))
+    args = [sys.executable, "-m", "proxanon", "anonymize", str(tmp_path / "in.csv"),
+            "--qi", "q", "--sensitive", "s,t", "--metric", "min_component", "--k", "10",
+            "--epsilon", "0.05", "--delta", "0.9", "--best-effort", "--max-seconds", "3",
+            "-o", str(tmp_path / "out.csv")]
+    env = {**os.environ, "PROXANON_PROGRESS_DELAY": "0.2"}
+    verbose = subprocess.run([*args, "-v"], capture_output=True, text=True, timeout=300,
+                             env=env, check=False)
+    quiet = subprocess.run(args, capture_output=True, text=True, timeout=300, env=env,
+                           check=False)
+    assert verbose.returncode == quiet.returncode == 4
+    progress = [line for line in verbose.stderr.splitlines() if "elapsed" in line]
+    assert progress, verbose.stderr
+    assert not [line for line in quiet.stderr.splitlines() if "elapsed" in line]

@@ -7,6 +7,7 @@ import importlib
 import os
 import sys
 import threading
+import time
 from types import TracebackType
 from typing import Any, TextIO
 
@@ -49,6 +50,7 @@ class ProgressReporter:
             except ValueError:
                 delay = 0.5
         self.delay = delay
+        self._started = time.monotonic()  # reset when the run starts (__enter__)
         self.interval = interval if interval is not None else (0.2 if self.tty else 2.0)
         self.counters = kernels.Progress()
         self.phase = "prepare"
@@ -99,8 +101,9 @@ class ProgressReporter:
     def _emit(self) -> None:
         if self.tty:
             self._draw()
-        else:
-            self.stream.write(self.describe() + "\n")
+        else:  # a line with the time the run has taken so far
+            elapsed = time.monotonic() - self._started
+            self.stream.write(f"{self.describe()} ({elapsed:.0f} s elapsed)\n")
             self.stream.flush()
 
     def _run(self) -> None:
@@ -113,6 +116,7 @@ class ProgressReporter:
                 return
 
     def __enter__(self) -> ProgressReporter:
+        self._started = time.monotonic()
         if self.delay <= 0:
             # Shown at once, from this thread: the drawing thread may first get the GIL only
             # after the short first stage has passed.

@@ -137,8 +137,10 @@ def verbosity(args: argparse.Namespace) -> int:
 
 
 def show_progress(args: argparse.Namespace) -> bool:
-    """Whether a long run draws its progress: on a terminal, unless ``-q``."""
-    return sys.stderr.isatty() and verbosity(args) > QUIET
+    """Whether a long run shows its progress on standard error: a bar on a terminal, unless
+    ``-q``; elsewhere (a pipe, a log file) a line every 2 s with ``-v``."""
+    return ((sys.stderr.isatty() and verbosity(args) > QUIET)
+            or verbosity(args) >= VERBOSE)
 
 
 def writes_stdout(args: argparse.Namespace) -> bool:
