@@ -136,18 +136,31 @@ def publish_full_domain(inputs: _Inputs, settings: AnonymizeSettings,
                         _units(columns, [] if native is None else list(native.codes)), budget)
     seconds["lattice"] = time.perf_counter() - tic
     if not found.found:
-        raise InfeasibleError(_nothing_holds(found, budget, n))
+        raise InfeasibleError(_nothing_holds(inputs, checks, found, budget))
     return _published(inputs, columns, made, found, seconds, started)
 
 
-def _nothing_holds(found: LatticeFound, budget: int, n: int) -> str:
-    """Why no node of the lattice holds: what the top node (every column at its root)
-    leaves out against the limit."""
-    return (f"no generalization level holds within the suppression limit: even with every "
-            f"quasi-identifier at its root, {found.top_suppressed:,} of {n:,} row(s) fail the "
-            f"checks (the whole table is one class), and the limit allows {budget:,}; allow "
-            "that many with on_infeasible='suppress' and max_suppression (--suppress), or "
-            "relax k or the criteria")
+def _nothing_holds(inputs: _Inputs, checks: Checks, found: LatticeFound, budget: int) -> str:
+    """Why no node of the lattice holds: what the top node (every column at its root: the
+    whole table one class) fails, and the rows it leaves out against the limit."""
+    n = len(inputs.data)
+    whole = np.zeros(n, dtype=np.int64)
+    failed = []
+    if checks.eps is not None:
+        check = _audit_groups(inputs.sens, whole, inputs.relation, inputs.k, checks.eps,
+                              checks.dlt, inputs.threads)
+        if not check.satisfied:
+            failed.append(f"(epsilon={checks.eps:g}, delta={checks.dlt:g})^k-dissimilarity "
+                          f"(risk {check.max_risk:.3f} against {1 - (checks.dlt or 0):.3f})")
+    if inputs.criteria is not None:
+        failed += [f"{v.criterion.model} of {v.column!r}"
+                   for v in inputs.criteria.verdicts(whole) if not v.satisfied]
+    what = " and ".join(failed) if failed else f"k={inputs.k}"
+    return (f"no generalization level holds within the suppression limit: at the top node "
+            f"(every quasi-identifier at its root, the whole table one class) {what} fails, "
+            f"leaving out {found.top_suppressed:,} of {n:,} row(s) where the limit allows "
+            f"{budget:,}; allow that many with on_infeasible='suppress' and max_suppression "
+            "(--suppress), or relax the parameters")
 
 
 def _published(inputs: _Inputs, columns: list[QIColumn], made: dict[str, Hierarchy],
