@@ -199,3 +199,31 @@ def test_the_dask_path_reads_a_column_with_a_hierarchy_as_text(tmp_path: Path, c
     ancestors = {z: {z, f"{z[:3]}**", f"{z[:1]}****", "*"} for z in ZIPS}
     assert all(p in ancestors[g] for g, p in zip(given["zip"], published["zip"], strict=True))
     assert all(p in (g, "*") for g, p in zip(given["age"], published["age"], strict=True))
+
+
+def test_the_summary_notes_integer_codes_and_a_large_class(tmp_path) -> None:
+    """A numeric QI of a few distinct whole numbers (race coded 1..5) is published as ranges:
+    the summary says so and names --text; a QI of many values (age) gets no such note, nor
+    one named in --text. A class above --large-class of the rows (default 2%) is noted."""
+    import subprocess
+    import sys
+
+    rng = np.random.default_rng(4)
+    n = 600
+    pd.DataFrame({"age": rng.integers(18, 90, n), "race": rng.integers(1, 6, n),
+                  "pay": rng.integers(0, 50, n) * 100}).to_csv(tmp_path / "in.csv", index=False)
+    base = [sys.executable, "-m", "proxanon", "anonymize", str(tmp_path / "in.csv"), "--qi",
+            "age,race", "--sensitive", "pay", "--k", "10", "--delta", "0", "-o",
+            str(tmp_path / "out.csv"), "--force"]
+
+    def run(*extra: str) -> str:
+        done = subprocess.run([*base, *extra], capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    coded = run()
+    assert "QI column 'race' holds 5 distinct whole number(s)" in coded and "--text race" in coded
+    assert "QI column 'age' holds" not in coded
+    assert "QI column 'race' holds" not in run("--text", "race")
+    assert "note: the largest class holds" in coded  # classes of 10 to 20 of 600 rows: > 2%
+    assert "note: the largest class holds" not in run("--large-class", "0.5")

@@ -805,7 +805,17 @@ def _qi_column(series: pd.Series, column: str, source: CsvTable | ParquetTable,
                      f"themselves or '*'; --hierarchy {column}=FILE.csv gives levels between)")
         return text
     _check_finite(numbers, column, text, source, rows)
+    codes = numbers.to_numpy(dtype=np.float64)
+    if len(codes) <= _FEW_CODES and bool((codes == np.round(codes)).all()):
+        notes.append(f"QI column {column!r} holds {len(codes)} distinct whole number(s), read "
+                     f"as numbers and published as ranges such as [{int(codes.min())}-"
+                     f"{int(codes.max())}]; if they are codes (race, marital status), pass "
+                     f"--text {column} (published as themselves or '*') or a --hierarchy")
     return numbers
+
+
+#: A numeric QI column with at most this many distinct whole numbers is noted as likely codes.
+_FEW_CODES = 12
 
 
 def positions(source: CsvTable | ParquetTable, rows: NDArray[np.int64]) -> list[int]:

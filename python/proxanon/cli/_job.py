@@ -29,7 +29,8 @@ from proxanon.cli._common import UsageError, pairs
 NOT_PARAMETERS = frozenset({"command", "run", "input", "table", "output", "force", "report",
                             "html", "save_job", "dask", "hierarchy", "quiet", "verbose",
                             "sensitive_output", "verbosity", "judged", "epsilon_optional",
-                            "frontier", "include_original", "max_seconds"})
+                            "frontier", "include_original", "max_seconds",
+                            "large_class"})
 
 _HEADER = ("A proxanon job: `proxanon run {name}` repeats this anonymization byte for byte.\n"
            "Paths are relative to the folder of this file; see docs/guide/jobs.md.")

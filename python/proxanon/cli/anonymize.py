@@ -82,6 +82,8 @@ def add_parser(commands: Any) -> None:
                              "satisfies the principle (e.g. 0.01)")
     parser.add_argument("--html", metavar="REPORT.html",
                         help="also write the disclosure-risk report (needs proxanon[report])")
+    parser.add_argument("--large-class", type=float, default=0.02, metavar="SHARE",
+                        help="note a class above this share of the rows (default 0.02)")
     parser.add_argument("--max-seconds", type=float, metavar="SECONDS",
                         help="stop a run that has no table after this long (exit status "
                              f"{EXIT_STOPPED}, nothing written); default no limit")
@@ -238,6 +240,9 @@ def run(args: argparse.Namespace) -> Outcome:
     # The job records the files as they are before they are read.
     job = None if job_target is None else job_text(args, job_target)
     frontier = read_frontier(args.frontier, args.html)
+    if not 0 < args.large_class <= 1:
+        raise UsageError(f"--large-class must be a share of the rows in (0, 1], got "
+                         f"{args.large_class:g}")
     if args.max_seconds is not None and not 0 < args.max_seconds < math.inf:
         raise UsageError(f"--max-seconds must be a number of seconds > 0, got "
                          f"{args.max_seconds:g}")
@@ -301,6 +306,11 @@ def run(args: argparse.Namespace) -> Outcome:
                           weights=floats(args.weights, "--weights") if args.weights else None,
                           audit=result.audit, taxonomies=set(hierarchies))
     lines += list(columns.notes)
+    if result.report.largest_class_share > args.large_class:
+        lines.append(f"note: the largest class holds {result.report.largest_class_share:.1%} "
+                     f"of the rows published, above {args.large_class:.1%} (--large-class): "
+                     "its rows are described by coarse values; a hierarchy on the QIs of its "
+                     "rows, or a smaller k, can split it")
     if result.audit is not None and result.audit.criteria:
         lines.append("  criteria       : " + "; ".join(str(v) for v in result.audit.criteria))
     if columns.dropped.size:
