@@ -202,6 +202,24 @@ def _dask_options(args: argparse.Namespace) -> None:
                          "go with --dask")
 
 
+def _check_options(args: argparse.Namespace) -> None:
+    """Refuses, naming them, options that exclude each other or are out of range."""
+    if args.suppress is not None and args.best_effort:
+        raise UsageError("--suppress and --best-effort exclude each other: choose one")
+    if (args.publish == "anatomy") != (args.sensitive_output is not None):
+        raise UsageError("--publish anatomy writes two tables: give --sensitive-output with "
+                         "it, and only with it")
+    if not 0 < args.large_class <= 1:
+        raise UsageError(f"--large-class must be a share of the rows in (0, 1], got "
+                         f"{args.large_class:g}")
+    if args.max_seconds is not None and not 0 < args.max_seconds < math.inf:
+        raise UsageError(f"--max-seconds must be a number of seconds > 0, got "
+                         f"{args.max_seconds:g}")
+    if args.include_original and args.html is None:
+        raise UsageError("--include-original puts the original values in the HTML report: "
+                         "give --html too")
+
+
 def run(args: argparse.Namespace) -> Outcome:
     if args.dask is not None:
         _dask_options(args)
@@ -213,12 +231,7 @@ def run(args: argparse.Namespace) -> Outcome:
         return run_dask(args)
     from proxanon.anonymize import anonymize
 
-    if args.suppress is not None and args.best_effort:
-        raise UsageError("--suppress and --best-effort exclude each other: choose one")
-    anatomy = args.publish == "anatomy"
-    if anatomy != (args.sensitive_output is not None):
-        raise UsageError("--publish anatomy writes two tables: give --sensitive-output with "
-                         "it, and only with it")
+    _check_options(args)
     # Every file the job reads is guarded against being written over: the table, its
     # hierarchies and the frontier.
     read = [args.input, *[given.split("=", 1)[1] for given in args.hierarchy or []
@@ -240,15 +253,6 @@ def run(args: argparse.Namespace) -> Outcome:
     # The job records the files as they are before they are read.
     job = None if job_target is None else job_text(args, job_target)
     frontier = read_frontier(args.frontier, args.html)
-    if not 0 < args.large_class <= 1:
-        raise UsageError(f"--large-class must be a share of the rows in (0, 1], got "
-                         f"{args.large_class:g}")
-    if args.max_seconds is not None and not 0 < args.max_seconds < math.inf:
-        raise UsageError(f"--max-seconds must be a number of seconds > 0, got "
-                         f"{args.max_seconds:g}")
-    if args.include_original and args.html is None:
-        raise UsageError("--include-original puts the original values in the HTML report: "
-                         "give --html too")
     given = read_columns(args)
     source, qi, sensitive, hierarchies, columns = (
         given.source, given.qi, given.sensitive, given.hierarchies, given.columns)
