@@ -131,13 +131,13 @@ def publish_full_domain(inputs: _Inputs, settings: AnonymizeSettings,
                          "metrics; pass metric='l1', 'l2', 'linf' or 'min_component'")
     n = len(inputs.data)
     budget = int(inputs.budget * n) if settings.on_infeasible == "suppress" else 0
-    found = run_lattice(inputs.sens, checks, [level_column(c.hierarchy) for c in columns
-                                              if c.hierarchy is not None],
+    lattice = [level_column(_tree(c)) for c in columns]
+    found = run_lattice(inputs.sens, checks, lattice,
                         _units(columns, [] if native is None else list(native.codes)), budget)
     seconds["lattice"] = time.perf_counter() - tic
     if not found.found:
         raise InfeasibleError(_nothing_holds(inputs, checks, found, budget))
-    return _published(inputs, columns, made, found, seconds, started)
+    return _published(inputs, (columns, lattice), made, found, seconds, started)
 
 
 def _nothing_holds(inputs: _Inputs, checks: Checks, found: LatticeFound, budget: int) -> str:
@@ -163,11 +163,21 @@ def _nothing_holds(inputs: _Inputs, checks: Checks, found: LatticeFound, budget:
             "(--suppress), or relax the parameters")
 
 
-def _published(inputs: _Inputs, columns: list[QIColumn], made: dict[str, Hierarchy],
-               found: LatticeFound, seconds: dict[str, float], started: float) -> Anonymization:
+def _tree(column: QIColumn) -> Hierarchy:
+    """The hierarchy of a column :func:`full_domain_columns` gave one."""
+    if column.hierarchy is None:
+        raise ValueError(f"quasi-identifier {column.name!r} has no hierarchy")
+    return column.hierarchy
+
+
+def _published(inputs: _Inputs, qis: tuple[list[QIColumn], list[LatticeColumn]],
+               made: dict[str, Hierarchy], found: LatticeFound, seconds: dict[str, float],
+               started: float) -> Anonymization:
     """The table of the node ``found``: the kept rows, each QI column at its level, the
-    group column; audited as proxanon.audit reads it and reported."""
+    group column; audited as proxanon.audit reads it and reported. ``qis``: the columns
+    and their levels, as the search read them."""
     tic = time.perf_counter()
+    columns, lattice = qis
     kept = np.flatnonzero(found.groups >= 0)
     classes = found.groups[kept]
     job = inputs if kept.size == len(inputs.data) else inputs.released(kept)
@@ -179,14 +189,11 @@ def _published(inputs: _Inputs, columns: list[QIColumn], made: dict[str, Hierarc
     ncp = np.zeros((sizes.size, len(columns)))
     labels = []
     for j, (column, level) in enumerate(zip(columns, found.levels, strict=True)):
-        tree = column.hierarchy
-        if tree is None:  # full_domain_columns gave every column one
-            raise ValueError(f"quasi-identifier {column.name!r} has no hierarchy")
-        nodes = level_column(tree).levels[level][column.codes[kept].astype(np.int64)]
+        tree = _tree(column)
+        nodes = lattice[j].levels[level][column.codes[kept].astype(np.int64)]
         per_class = nodes[first]
-        counts = np.asarray(tree.leaf_counts, dtype=np.float64)[per_class]
-        cost[:, j] = counts / tree.n_leaves
-        ncp[:, j] = np.where(per_class < tree.n_leaves, 0.0, counts / tree.n_leaves)
+        cost[:, j] = np.asarray(tree.leaf_counts, dtype=np.float64)[per_class] / tree.n_leaves
+        ncp[:, j] = lattice[j].ncp[per_class]
         names = np.asarray(tree.labels, dtype=object)
         labels.append(names[per_class])
         table[column.name] = pd.Series(names[nodes], index=table.index, dtype=object)
