@@ -24,21 +24,11 @@
 #include "proxanon/neighbours/neighbours.hpp"
 #include "proxanon/xcolor/colouring.hpp"
 #include "check.hpp"
+#include "two_levels.hpp"
 
 namespace {
 
 using namespace proxanon;
-
-/// A two-level taxonomy: `leaves` leaves in runs of `fan` under inner nodes, under a root.
-Taxonomy two_levels(std::int32_t leaves, std::int32_t fan) {
-    const std::int32_t inner = (leaves + fan - 1) / fan;
-    std::vector<std::int32_t> parent(static_cast<std::size_t>(leaves + inner + 1));
-    const std::int32_t root = leaves + inner;
-    for (std::int32_t v = 0; v < leaves; ++v) parent[static_cast<std::size_t>(v)] = leaves + v / fan;
-    for (std::int32_t v = leaves; v < root; ++v) parent[static_cast<std::size_t>(v)] = root;
-    parent[static_cast<std::size_t>(root)] = -1;
-    return Taxonomy(parent, static_cast<std::size_t>(leaves));
-}
 
 /// Cases whose cut with a budget suppressed rows (the budget is exercised).
 int suppressing_cases = 0;

@@ -129,8 +129,12 @@ def partition(sensitive: ArrayLike, *, k: int, epsilon: float | None = None,
     sens = _validate.float_matrix(sensitive, "sensitive")
     relation = resolve(metric, weights, sens.shape[1], sens.shape[0])
     if _validate.choice(method, "method", _validate.METHODS) == "mondrian":
+        if quasi_identifiers is None:
+            raise ValueError("method='mondrian' cuts along the quasi-identifiers: pass "
+                             "quasi_identifiers")
+        qi = _validate.float_matrix(quasi_identifiers, "quasi_identifiers", rows=sens.shape[0])
         return run_mondrian(sens, Checks(k=k, eps=epsilon, dlt=delta, relation=relation, ell=l),
-                            quasi_identifiers, None, on_infeasible=on_infeasible, started=started)
+                            qi, None, on_infeasible=on_infeasible, started=started)
     if l is not None:
         raise ValueError("l (distinct l-diversity) applies to method='mondrian' only")
     request = _xcolor_request(

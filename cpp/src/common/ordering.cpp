@@ -94,7 +94,8 @@ std::size_t dense_ranks(const std::vector<std::uint64_t>& keys, std::vector<std:
     std::unordered_map<std::uint64_t, std::uint32_t> id;
     bool small = true;
     for (const std::uint64_t k : keys) {
-        if (id.emplace(k, 0).second && id.size() > few) {
+        // find() first: emplace() makes a node even for a key already held.
+        if (id.find(k) == id.end() && id.emplace(k, 0).second && id.size() > few) {
             small = false;
             break;
         }

@@ -7,10 +7,10 @@
 #include <stdexcept>
 #include <utility>
 
-#include "proxanon/common/ordering.hpp"
 #include "proxanon/mondrian/criteria_check.hpp"
 #include "proxanon/mondrian/level_rounds.hpp"
 #include "proxanon/mondrian/part_check.hpp"
+#include "proxanon/mondrian/units.hpp"
 
 namespace proxanon {
 
@@ -141,49 +141,9 @@ private:
 };
 
 void Cutter::build_units() {
-    unit_rows_.resize(n_);
-    std::iota(unit_rows_.begin(), unit_rows_.end(), 0);
-    unit_begin_.clear();
-    if (!weighted_) {
-        unit_begin_.resize(n_ + 1);
-        std::iota(unit_begin_.begin(), unit_begin_.end(), std::int64_t{0});
-        return;
-    }
-    // Identical rows (QI codes and every criterion's code) form one unit. Each column's
-    // dense ranks fold into one key per row (densified before it could overflow), ordered by
-    // a radix sort: units in lexicographic order of their codes, rows in input order within
-    // them. O(n d).
-    std::vector<std::uint64_t> key(n_, 0), column(n_);
-    std::vector<std::uint32_t> rank;
-    std::uint64_t span = 1;
-    const auto fold = [&]() {
-        const std::size_t m = dense_ranks(column, rank);
-        if (span > (std::uint64_t{1} << 62) / std::max<std::size_t>(m, 1)) {
-            span = dense_ranks(key, rank);
-            for (std::size_t r = 0; r < n_; ++r) key[r] = rank[r];
-            dense_ranks(column, rank);
-        }
-        for (std::size_t r = 0; r < n_; ++r) key[r] = key[r] * m + rank[r];
-        span *= std::max<std::size_t>(m, 1);
-    };
-    for (std::size_t i = 0; i < d_; ++i) {
-        for (std::size_t r = 0; r < n_; ++r) column[r] = ordered_bits(qi_.row(static_cast<std::int32_t>(r))[i]);
-        fold();
-    }
-    if (params_.criteria != nullptr) {
-        for (const CriteriaColumn& c : params_.criteria->columns) {
-            for (std::size_t r = 0; r < n_; ++r) column[r] = static_cast<std::uint64_t>(c.codes[r]);
-            fold();
-        }
-    }
-    const std::vector<std::int64_t> order = radix_order(key);
-    for (std::size_t j = 0; j < n_; ++j) {
-        unit_rows_[j] = static_cast<std::int32_t>(order[j]);
-        if (j == 0 || key[static_cast<std::size_t>(order[j])] != key[static_cast<std::size_t>(order[j - 1])]) {
-            unit_begin_.push_back(static_cast<std::int64_t>(j));
-        }
-    }
-    unit_begin_.push_back(static_cast<std::int64_t>(n_));
+    RowUnits units = weighted_ ? identical_rows(qi_, params_.criteria, n_) : single_rows(n_);
+    unit_rows_ = std::move(units.rows);
+    unit_begin_ = std::move(units.begin);
 }
 
 void Cutter::extremes(const Part& part, std::vector<double>& lo, std::vector<double>& hi) const {

@@ -2,12 +2,55 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
 #include <utility>
 
 #include "proxanon/mondrian/part_check.hpp"
+#include "proxanon/mondrian/units.hpp"
 
 namespace proxanon {
+
+namespace {
+
+/// The checks of a part given as units: over rows (every unit one row) PartChecker's; over
+/// weighted units (k-anonymity and the criteria alone) the part's weight against k and the
+/// criteria's counts of the units' representatives, O(units) per check.
+class UnitChecks {
+public:
+    UnitChecks(const Neighbours& neighbours, const MondrianParams& params, const RowUnits& units, bool weighted)
+        : checker_(neighbours, params), params_(params), units_(units), weighted_(weighted) {
+        if (weighted_ && params.criteria != nullptr && !params.criteria->empty()) criteria_.emplace(*params.criteria);
+    }
+
+    bool passes(const std::int32_t* begin, const std::int32_t* end) {
+        if (!weighted_) return checker_.passes(begin, end);
+        rows_.clear();
+        counts_.clear();
+        std::int64_t weight = 0;
+        for (const std::int32_t* u = begin; u != end; ++u) {
+            const auto at = static_cast<std::size_t>(*u);
+            rows_.push_back(units_.representative(at));
+            counts_.push_back(units_.weight(at));
+            weight += counts_.back();
+        }
+        if (weight < static_cast<std::int64_t>(params_.k)) return false;
+        return !criteria_ || criteria_->holds(rows_.data(), counts_.data(), rows_.size());
+    }
+
+    PartChecker& rows() { return checker_; }
+
+private:
+    PartChecker checker_;
+    const MondrianParams& params_;
+    const RowUnits& units_;
+    bool weighted_;
+    std::optional<CriteriaCheck> criteria_;
+    std::vector<std::int32_t> rows_;
+    std::vector<std::int64_t> counts_;
+};
+
+}  // namespace
 
 MondrianResult mondrian(const LossModel& qi, const Neighbours& neighbours,
                         const MondrianParams& params) {
@@ -15,28 +58,40 @@ MondrianResult mondrian(const LossModel& qi, const Neighbours& neighbours,
     if (params.k < 1 || params.k > n) throw std::invalid_argument("need 1 <= k <= n");
     if (!qi.active()) throw std::invalid_argument("Mondrian needs quasi-identifier columns");
     const std::size_t d = qi.dimensions();
-    std::vector<std::int32_t> order(n);
+    // Identical rows travel as one weighted unit where the checks only count rows.
+    const bool weighted = !params.dissimilarity && params.l == 0;
+    const RowUnits units = weighted ? identical_rows(qi, params.criteria, n) : single_rows(n);
+    const std::size_t m_units = units.size();
+    std::vector<std::int32_t> order(m_units);
     std::iota(order.begin(), order.end(), 0);
-    PartChecker checker(neighbours, params);
+    UnitChecks checker(neighbours, params, units, weighted);
 
     MondrianResult result;
     result.groups.assign(n, -1);
-    const bool whole_table_passes = checker.passes(order.data(), order.data() + n);
-    // The rows' QI codes, row-major in the order of `order` and permuted with it: a part's
+    const bool whole_table_passes = checker.passes(order.data(), order.data() + m_units);
+    // The units' QI codes and weights, in the order of `order` and permuted with it: a part's
     // extremes and values are read in one sequential stretch (read through `order`, every
     // level of the cut read the whole table scattered: 3M census rows, 96 MB of codes).
-    std::vector<double> codes(qi.row(0), qi.row(0) + n * d);
-    const auto swap_rows = [&](std::size_t a, std::size_t b) {
+    std::vector<double> codes(m_units * d);
+    std::vector<std::int64_t> weight(m_units);
+    for (std::size_t u = 0; u < m_units; ++u) {
+        const double* x = qi.row(units.representative(u));
+        std::copy(x, x + d, codes.begin() + static_cast<std::ptrdiff_t>(u * d));
+        weight[u] = units.weight(u);
+    }
+    const auto swap_units = [&](std::size_t a, std::size_t b) {
         std::swap(order[a], order[b]);
+        std::swap(weight[a], weight[b]);
         std::swap_ranges(codes.begin() + static_cast<std::ptrdiff_t>(a * d), codes.begin() + static_cast<std::ptrdiff_t>((a + 1) * d),
                          codes.begin() + static_cast<std::ptrdiff_t>(b * d));
     };
     std::int32_t next_group = 0;
     // Depth first, left half on top, so groups are numbered left to right in QI order.
-    std::vector<std::pair<std::size_t, std::size_t>> stack{{0, n}};
+    std::vector<std::pair<std::size_t, std::size_t>> stack{{0, m_units}};
     std::vector<std::pair<double, std::size_t>> spreads;
     std::vector<double> lo(d), hi(d);
-    std::vector<double> column;  // the part's values in one column
+    std::vector<double> column;                              // the part's values in one column
+    std::vector<std::pair<double, std::int64_t>> weighted_column;  // with their units' weights
     while (!stack.empty()) {
         const auto [begin, end] = stack.back();
         stack.pop_back();
@@ -45,8 +100,10 @@ MondrianResult mondrian(const LossModel& qi, const Neighbours& neighbours,
         // Every column's extremes in one pass.
         std::copy(codes.begin() + static_cast<std::ptrdiff_t>(begin * d), codes.begin() + static_cast<std::ptrdiff_t>((begin + 1) * d), lo.begin());
         std::copy(lo.begin(), lo.end(), hi.begin());
-        for (std::size_t j = begin + 1; j < end; ++j) {
+        std::int64_t rows = 0;
+        for (std::size_t j = begin; j < end; ++j) {
             const double* x = codes.data() + j * d;
+            rows += weight[j];
             for (std::size_t i = 0; i < d; ++i) {
                 lo[i] = std::min(lo[i], x[i]);
                 hi[i] = std::max(hi[i], x[i]);
@@ -61,32 +118,48 @@ MondrianResult mondrian(const LossModel& qi, const Neighbours& neighbours,
         bool cut = false;
         for (const auto& [spread, dim] : spreads) {
             poll(params.interrupt);
-            // The median value of the part in this column and its run of equal values: the
-            // halves are sets (the checks and the parts below do not depend on the order
-            // within them), so a selection and a three-way partition replace a sort, O(m)
-            // per column.
-            column.clear();
-            for (std::size_t j = begin; j < end; ++j) column.push_back(codes[j * d + dim]);
-            const std::size_t middle = (end - begin + 1) / 2 - 1;  // offset in the part
-            std::nth_element(column.begin(), column.begin() + static_cast<std::ptrdiff_t>(middle), column.end());
-            const double median = column[middle];
-            std::size_t less = 0, equal = 0;
-            for (const double x : column) {
-                less += x < median;
-                equal += x == median;
+            // The median row's value in this column and the rows below and at it: the halves
+            // are sets (the checks and the parts below do not depend on the order within
+            // them), so over rows a selection and a three-way partition replace a sort, O(m)
+            // per column; over weighted units a sort of the part's units, O(u log u).
+            const auto middle = static_cast<std::int64_t>((rows + 1) / 2 - 1);  // row offset in the part
+            double median = 0.0;
+            if (!weighted) {
+                column.clear();
+                for (std::size_t j = begin; j < end; ++j) column.push_back(codes[j * d + dim]);
+                std::nth_element(column.begin(), column.begin() + static_cast<std::ptrdiff_t>(middle), column.end());
+                median = column[static_cast<std::size_t>(middle)];
+            } else {
+                weighted_column.clear();
+                for (std::size_t j = begin; j < end; ++j) weighted_column.emplace_back(codes[j * d + dim], weight[j]);
+                std::sort(weighted_column.begin(), weighted_column.end());
+                std::int64_t seen = 0;
+                for (const auto& [x, w] : weighted_column) {
+                    seen += w;
+                    if (seen > middle) {
+                        median = x;
+                        break;
+                    }
+                }
+            }
+            std::int64_t less = 0, equal = 0;
+            for (std::size_t j = begin; j < end; ++j) {
+                const double x = codes[j * d + dim];
+                less += x < median ? weight[j] : 0;
+                equal += x == median ? weight[j] : 0;
             }
             // The median value goes left; if that leaves the right empty, cut before it.
-            std::size_t boundary = begin + less + equal;
-            if (boundary == end) boundary = begin + less;
-            if (boundary == begin || boundary == end) continue;
-            // Below the median, at it, above it (in place, the codes moving with the rows).
+            if (less + equal == rows) equal = 0;
+            if (less + equal == 0) continue;
+            // Below the median, at it, above it (in place, the codes moving with the units).
             std::size_t below = begin, j = begin, above = end;
             while (j < above) {
                 const double x = codes[j * d + dim];
-                if (x < median) swap_rows(below++, j++);
-                else if (x > median) swap_rows(j, --above);
+                if (x < median) swap_units(below++, j++);
+                else if (x > median) swap_units(j, --above);
                 else ++j;
             }
+            const std::size_t boundary = equal == 0 ? below : above;
             const std::int32_t* base = order.data();
             if (checker.passes(base + begin, base + boundary) &&
                 checker.passes(base + boundary, base + end)) {
@@ -98,14 +171,19 @@ MondrianResult mondrian(const LossModel& qi, const Neighbours& neighbours,
             }
         }
         if (!cut) {
-            for (std::size_t j = begin; j < end; ++j) result.groups[static_cast<std::size_t>(order[j])] = next_group;
+            for (std::size_t j = begin; j < end; ++j) {
+                const auto u = static_cast<std::size_t>(order[j]);
+                for (std::int64_t e = units.begin[u]; e < units.begin[u + 1]; ++e) {
+                    result.groups[static_cast<std::size_t>(units.rows[static_cast<std::size_t>(e)])] = next_group;
+                }
+            }
             ++next_group;
         }
     }
     // Every part cut off passed the checks, so only an uncut whole table can fail them (the
     // dissimilarity check is not monotone: halves can pass where the whole table fails).
     result.satisfied = whole_table_passes || result.cuts > 0;
-    if (!result.satisfied) result.violating_rows = whole_table_violating_rows(checker, params, n);
+    if (!result.satisfied) result.violating_rows = whole_table_violating_rows(checker.rows(), params, n);
     return result;
 }
 

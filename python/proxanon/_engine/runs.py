@@ -66,7 +66,7 @@ def full_search_worth(limit: int, violating: int, n: int) -> bool:
 
 
 
-def run_mondrian(sens: NDArray[np.float64], checks: Checks, quasi_identifiers: Any,
+def run_mondrian(sens: NDArray[np.float64], checks: Checks, qi: NDArray[np.float64],
                  qi_taxonomies: list[tuple[NDArray[np.int32], int] | None] | None, *,
                  on_infeasible: str, started: float, grid_checks: bool = True,
                  max_graph_entries: int = MAX_GRAPH_ENTRIES,
@@ -75,16 +75,13 @@ def run_mondrian(sens: NDArray[np.float64], checks: Checks, quasi_identifiers: A
     values of ``checks`` as the user gave them, validated here). ``follow_hierarchy``: the
     hierarchy cut instead (docs/design/mondrian.md#the-hierarchy-cut), which may leave out
     up to ``max_suppressed`` rows where that lowers the cost (their group is -1, and they are
-    the partition's ``suppressed_rows``). ``grid_checks=False``:
+    the partition's ``suppressed_rows``). ``qi``: the QI codes, float64 of shape (n, d),
+    checked at the public edge (read, not copied). ``grid_checks=False``:
     GraphTooDenseError where the relation's graph would hold more than ``max_graph_entries``
     entries (the checks would then search a grid at every cut)."""
     k, epsilon, delta, ell, relation = (checks.k, checks.eps, checks.dlt, checks.ell,
                                         checks.relation)
     n = sens.shape[0]
-    if quasi_identifiers is None:
-        raise ValueError("method='mondrian' cuts along the quasi-identifiers: pass "
-                         "quasi_identifiers")
-    qi = _validate.float_matrix(quasi_identifiers, "quasi_identifiers", rows=n)
     dissimilar = epsilon is not None or delta is not None
     if dissimilar and (epsilon is None or delta is None):
         raise ValueError("give both epsilon and delta to check (epsilon, delta)^k-"

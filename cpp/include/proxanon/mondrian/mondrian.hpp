@@ -4,9 +4,11 @@
 // A part is cut at the median of its widest column (by loss) whose halves both pass the
 // checks (part_check.hpp), depth first; a part no column cuts is a group.
 // Invariant: every part cut off passes; the groups depend only on the parts as sets.
-// Cost: per part of m rows, O(m d) for its extremes and O(m) per column tried (a selection
-// and a three-way partition) plus the checks of the halves; the rows' codes travel with
-// them (memory O(n d)), so every read is sequential.
+// Cost: where the checks only count rows (k, the criteria), rows with identical codes are
+// one weighted unit (units.hpp, O(n d) once) and a part of u units costs O(u d) for its
+// extremes and O(u log u) per column tried; otherwise per part of m rows, O(m d) and O(m)
+// per column tried (a selection and a three-way partition); plus the checks of the halves.
+// The codes travel with the units (memory O(units d)), so every read is sequential.
 #pragma once
 
 #include <cstddef>
@@ -47,9 +49,11 @@ struct MondrianResult {
 /// the parts are disjoint boxes in QI space. The checks are part_check.hpp's (the ones
 /// specialization uses) over any neighbour structure (Neighbours::for_checks: many distinct
 /// values never make a graph): per distinct value of the half, O(sum of their degrees) over a
-/// graph, class_counts.hpp's counts over an implicit structure. A column tried at a part of
-/// m rows costs a selection of its median and a three-way split, O(m), not a sort, so the
-/// cuts cost about O(n log n · d) plus the checks. Polls `params.interrupt` per part and per
+/// graph, class_counts.hpp's counts over an implicit structure; where the checks only count
+/// rows, the part's weight and the criteria's weighted counts of its units (units.hpp). A
+/// column tried at a part of m rows costs a selection of its median and a three-way split,
+/// O(m), not a sort (over u units, a sort of them), so the cuts cost about O(n log n · d)
+/// plus the checks (O(u log² u · d) over units). Polls `params.interrupt` per part and per
 /// column tried (throws Interrupted).
 MondrianResult mondrian(const LossModel& qi, const Neighbours& neighbours, const MondrianParams& params);
 
