@@ -177,7 +177,8 @@ def _audit_table(
     metric, weights = as_arguments(relation)
     report = audit_arrays(values, groups, k=k, epsilon=epsilon, delta=delta, metric=metric,
                           weights=weights, n_threads=n_threads)
-    report = replace(report, scales=scales, taxonomies=tuple(c for c in sens_cols if c in given))
+    report = replace(report.named(sens_cols), scales=scales,
+                     taxonomies=tuple(c for c in sens_cols if c in given))
     if not policy:
         return report
     kept = np.flatnonzero(np.asarray(groups).reshape(-1) >= 0) if audited is not table else None

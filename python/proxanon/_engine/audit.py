@@ -48,7 +48,7 @@ from numpy.typing import NDArray
 
 from proxanon import _core, _validate
 from proxanon._groups import group_runs
-from proxanon._results.audit import AuditReport
+from proxanon._results.audit import AuditReport, ColumnExposure
 from proxanon.distances import Relation, pairwise, resolve
 
 #: Rows per chunk when a distance function or a graph is audited (chunk x chunk at most).
@@ -149,13 +149,13 @@ def audit_owned(sens: NDArray[np.float64], labels: NDArray[np.int64], *, k: int,
         sorted_counts = _core.class_counts(np.ascontiguousarray(sens), metric,
                                            [float(x) for x in w], eps, order, starts,
                                            threads=threads)
+    exposures = _column_exposures(sens, relation, eps, d, order, starts, sizes, threads)
 
     neighbour_counts = np.empty(n, dtype=np.int64)
     neighbour_counts[order] = sorted_counts
 
     max_per_group = np.maximum.reduceat(sorted_counts, starts)
-    t = np.floor((1.0 - d) * (sizes - 1).astype(np.float64)
-                 + _validate.ALLOWANCE_TOLERANCE).astype(np.int64)
+    t = _allowed(sizes, d)
     group_risk = np.ones(group_ids.shape[0], dtype=np.float64)
     multi = sizes > 1
     group_risk[multi] = max_per_group[multi] / (sizes[multi] - 1).astype(np.float64)
@@ -188,7 +188,49 @@ def audit_owned(sens: NDArray[np.float64], labels: NDArray[np.int64], *, k: int,
         violating_rows=_frozen(violating_rows),
         neighbour_counts=_frozen(neighbour_counts),
         weights=None if relation.weights is None else _frozen(relation.weights.copy()),
+        columns=exposures,
     )
+
+
+#: Built-in metrics over components, under which one column alone has a distance: the
+#: metric's between two values that differ in that column only.
+_COMPONENT_METRICS = ("l1", "l2", "linf", "min_component")
+
+
+def _column_exposures(sens: NDArray[np.float64], relation: Relation, eps: float, d: float,
+                      order: NDArray[np.int64], starts: NDArray[np.int64],
+                      sizes: NDArray[np.int64], threads: int) -> tuple[ColumnExposure, ...]:
+    """Each sensitive column's own exposure (docs/design/privacy-model.md#each-column-alone):
+    the class counts of that column alone, under the metric's distance between values that
+    differ in it only (``w_j |x_j - y_j|``; L2: ``sqrt(w_j) |x_j - y_j|``, the same one
+    column under L2 with weight w_j). Empty with one column or a metric that is not a
+    built-in over components. Cost: one class count per column, as the joint audit's."""
+    s = sens.shape[1]
+    if (s < 2 or relation.weights is None or relation.label not in _COMPONENT_METRICS
+            or relation.name not in _COMPONENT_METRICS):
+        return ()
+    t = _allowed(sizes, d)
+    row_t = np.repeat(t, sizes)
+    out = []
+    for j in range(s):
+        counts = _core.class_counts(np.ascontiguousarray(sens[:, j:j + 1]), relation.name,
+                                    [float(relation.weights[j])], eps, order, starts,
+                                    threads=threads)
+        most = np.maximum.reduceat(counts, starts)
+        multi = sizes > 1
+        risk = np.ones(sizes.shape[0], dtype=np.float64)
+        risk[multi] = most[multi] / (sizes[multi] - 1).astype(np.float64)
+        out.append(ColumnExposure(column=f"component {j}", max_risk=float(risk.max()),
+                                  violating_groups=int((most > t).sum()),
+                                  violating_rows=int((counts > row_t).sum())))
+    return tuple(out)
+
+
+def _allowed(sizes: NDArray[np.int64], d: float) -> NDArray[np.int64]:
+    """t(G) per group of ``sizes`` rows: the most epsilon-neighbours a row may have."""
+    allowed: NDArray[np.int64] = np.floor((1.0 - d) * (sizes - 1).astype(np.float64)
+                                          + _validate.ALLOWANCE_TOLERANCE).astype(np.int64)
+    return allowed
 
 
 def _check_no_overflow(columns: list[NDArray[np.float64]], col_weights: list[float],

@@ -203,8 +203,8 @@ def hierarchies_of(inputs: _Inputs) -> dict[str, Hierarchy]:
 def with_scales(check: AuditReport, inputs: _Inputs, audited: pd.DataFrame) -> AuditReport:
     """``check`` with the scales of the sensitive columns over the rows ``audited`` and the
     columns compared by tree distance, as ``proxanon.audit`` of the published table reads
-    them."""
-    return replace(check, scales=scales_of(inputs, audited),
+    them, and each sensitive column's own exposure labelled with its name."""
+    return replace(check.named(inputs.sens_cols), scales=scales_of(inputs, audited),
                    taxonomies=tuple(c for c in inputs.sens_cols if c in inputs.given))
 
 

@@ -13,7 +13,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from proxanon._display import Summarized, html_writer
-from proxanon._results.audit import AuditReport
+from proxanon._results.audit import AuditReport, column_exposure_text
 from proxanon._results.measures import GroupSummary
 from proxanon._results.partition import Partition
 from proxanon.hierarchy import Hierarchy
@@ -67,6 +67,12 @@ class Report(Summarized):
     classes, and loss, GCP and NCP measure how widely each group spans the QIs (what
     generalizing it would cost, and what spreads a count query's estimate), not a change to
     any published value.
+    Each sensitive column alone (with two or more under l1, l2, linf or min_component;
+    docs/design/privacy-model.md#each-column-alone): ``column_risk``, its largest share of a
+    class within epsilon of a row on that column only, and ``column_exposed``, the classes
+    where that share is above 1 - delta (0 everywhere under min_component, which counts a
+    neighbour on any one column; possible under a joint distance, which protects the
+    combination).
     Class sizes: ``min_group_size``, ``max_group_size``, ``largest_class_share`` (the
     largest class's share of the published rows) and ``class_size_quantiles`` (the sizes at
     the 50%, 90% and 99% quantiles of the classes, lower).
@@ -110,6 +116,8 @@ class Report(Summarized):
     levels: dict[str, int] = field(default_factory=dict)
     lattice_nodes: int = 0
     nodes_checked: int = 0
+    column_risk: dict[str, float] = field(default_factory=dict)
+    column_exposed: dict[str, int] = field(default_factory=dict)
 
     def _summary_fields(self) -> list[tuple[str, Any]]:
         return [("satisfied", self.satisfied), ("rows", self.n), ("groups", self.groups),
@@ -147,10 +155,14 @@ class Report(Summarized):
                     f"  max risk       : {self.max_risk:.4f} (rows within epsilon = "
                     f"{0.0 if math.isnan(self.epsilon) else self.epsilon:g} over {self.metric}; "
                     f"measured, not bounded); vulnerability {self.vulnerability:.2%}"]
+        columns = ([] if not self.column_risk else [
+            "  each column    : " + column_exposure_text(
+                [(c, risk, self.column_exposed.get(c, 0)) for c, risk in
+                 self.column_risk.items()], 1 - self.delta)])
         return [f"  privacy        : k = {self.k}, epsilon = {self.epsilon}, delta = "
                 f"{self.delta}, {self.metric} over {', '.join(self.sensitive)}",
                 f"  max risk       : {self.max_risk:.4f} (allowed 1 - delta = "
-                f"{1 - self.delta:.4f}); vulnerability {self.vulnerability:.2%}"]
+                f"{1 - self.delta:.4f}); vulnerability {self.vulnerability:.2%}", *columns]
 
     def _engine_line(self, bound: str) -> str:
         """How the groups were formed: XColor's run, or the Mondrian-(ε, δ) cut (which has no
@@ -342,6 +354,7 @@ def build_report(asked: Asked, engine: EngineNumbers, check: AuditReport,
     verdict (the audit's, and any check it does not make); ``candidates``: the costs
     compared; ``suppressed_rows``: the input rows left out; ``publish``: how the groups are
     released (``"generalize"`` or ``"anatomy"``)."""
+    named = check.named(asked.sensitive)
     return Report(
         satisfied=satisfied, n=int(summary.sizes.sum()), groups=int(summary.sizes.size),
         **vars(asked),
@@ -354,5 +367,7 @@ def build_report(asked: Asked, engine: EngineNumbers, check: AuditReport,
         method=engine.method, fallback=engine.fallback, candidates=dict(candidates),
         repair_capped=engine.repair_capped, publish=publish, levels=dict(engine.levels),
         lattice_nodes=engine.lattice[0], nodes_checked=engine.lattice[1],
+        column_risk={c.column: c.max_risk for c in named.columns},
+        column_exposed={c.column: c.violating_groups for c in named.columns},
         **utility(summary, asked.quasi_identifiers),
     )

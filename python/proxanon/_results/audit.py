@@ -3,7 +3,7 @@ per group and per row (docs/design/privacy-model.md)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -15,6 +15,38 @@ from proxanon._results.criteria import CriterionVerdict
 
 #: How many of the worst groups ``str(report)`` lists.
 _WORST_SHOWN = 5
+
+
+@dataclass(frozen=True)
+class ColumnExposure:
+    """One sensitive column's own exposure under the audited partition: the checks of
+    (epsilon, delta)^k-dissimilarity with two rows counted as neighbours when they are
+    within epsilon on this column alone (the metric's distance between two values that
+    differ in this column only; docs/design/privacy-model.md#each-column-alone).
+
+    Attributes:
+        column: the sensitive column's name (``"component j"`` for arrays).
+        max_risk: the largest share of a class's other rows within epsilon of one of its
+            rows on this column alone.
+        violating_groups: classes in which a row has more than t(G) such neighbours: the
+            column alone is exposed beyond 1 - delta there.
+        violating_rows: rows with more than t(G) such neighbours.
+    """
+
+    column: str
+    max_risk: float
+    violating_groups: int
+    violating_rows: int
+
+    @property
+    def exposed(self) -> bool:
+        """Whether the column alone is exposed beyond 1 - delta in some class."""
+        return self.violating_groups > 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"column": self.column, "max_risk": float(self.max_risk),
+                "violating_groups": int(self.violating_groups),
+                "violating_rows": int(self.violating_rows), "exposed": self.exposed}
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -54,6 +86,11 @@ class AuditReport(Summarized):
         criteria: the verdict of each privacy criterion checked besides (epsilon, delta)^k
             (``audit(..., criteria=[...])``, docs/guide/criteria.md), one per criterion and
             column it reads; empty when none was asked for.
+        columns: with two or more sensitive columns under a built-in metric over
+            components (l1, l2, linf, min_component), each column's own exposure
+            (:class:`ColumnExposure`), in the order of the columns; else empty. The verdict
+            is the joint one: a column alone may be exposed where the table satisfies the
+            model (a joint distance protects the combination, min_component each value).
     """
 
     satisfied: bool
@@ -77,6 +114,16 @@ class AuditReport(Summarized):
     scales: dict[str, tuple[float, float]] = field(default_factory=dict)
     taxonomies: tuple[str, ...] = ()
     criteria: tuple[CriterionVerdict, ...] = ()
+    columns: tuple[ColumnExposure, ...] = ()
+
+    def named(self, names: Any) -> AuditReport:
+        """This report with its columns' exposures labelled by ``names`` (the sensitive
+        columns, in order); none where the audited components are not one per name."""
+        labels = [str(name) for name in names]
+        if len(labels) != len(self.columns):
+            return replace(self, columns=())
+        return replace(self, columns=tuple(replace(c, column=name)
+                                           for c, name in zip(self.columns, labels, strict=True)))
 
     def to_html(self, path: Any, table: Any = None, *, quasi_identifiers: Any = None,
                 sensitive: Any = None, groups: Any = None) -> None:
@@ -119,6 +166,7 @@ class AuditReport(Summarized):
             "n_violating_rows": int(self.violating_rows.shape[0]),
             "n_small_groups": int(self.small_groups.shape[0]),
             "criteria": [v.to_dict() for v in self.criteria],
+            "columns": [c.to_dict() for c in self.columns],
         }
 
     def worst_groups(self, count: int = _WORST_SHOWN) -> NDArray[np.int64]:
@@ -167,7 +215,24 @@ class AuditReport(Summarized):
                 f"    group {int(self.group_ids[i])}: {int(self.group_sizes[i])} rows, "
                 f"risk {float(self.group_risk[i]):.4f}"
             )
+        if self.columns:
+            lines.append("  each column    : " + column_exposure_text(
+                [(c.column, c.max_risk, c.violating_groups) for c in self.columns], allowed))
         if self.criteria:
             lines.append("  criteria       : (each class must satisfy each)")
             lines.extend(f"    {v}" for v in self.criteria)
         return "\n".join(lines)
+
+
+def column_exposure_text(columns: list[tuple[str, float, int]], allowed: float) -> str:
+    """One line of each sensitive column's own exposure (name, largest share, classes where
+    it alone is above 1 - delta) beside ``allowed`` = 1 - delta, and what protects each
+    value where a column alone is exposed."""
+    parts = [f"{name} {risk:.4f}"
+             + (f" (alone above 1 - delta in {classes:,} class(es))" if classes else "")
+             for name, risk, classes in columns]
+    text = "; ".join(parts) + f"; allowed {allowed:.4f}"
+    if any(classes for _, _, classes in columns):
+        text += ("; the distance joins the columns, so it protects their combination: "
+                 "metric min_component (--metric min_component) protects each column's value")
+    return text

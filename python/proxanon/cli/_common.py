@@ -343,7 +343,11 @@ def add_privacy_options(parser: argparse.ArgumentParser, *, optional: bool = Fal
                                 else ""))
     parser.add_argument("--metric", default="l1", type=str.lower,
                         choices=["l1", "l2", "linf", "min_component", "variational"],
-                        help="l1 (default), l2, linf, min_component or variational")
+                        help="l1 (default), l2, linf, min_component or variational. With "
+                             "several sensitive columns, l1, l2 and linf protect their "
+                             "combination (a column alone may stay close: the summary's 'each "
+                             "column' line says where); min_component protects each column's "
+                             "value")
     parser.add_argument("--weights", help="one weight per sensitive column, comma-separated")
 
 
