@@ -1,7 +1,8 @@
 """Outputs the command line refuses or follows (docs/guide/command-line.md#conventions-of-every-
 subcommand): a FIFO, a device or a socket is refused with or without --force (outputs replace
 a file, which would not reach a pipe's reader), a symbolic link is followed and kept, and no
-file the job reads, its hierarchies included, is written over."""
+file the job reads, its hierarchies included, is written over, nor the job file that
+`proxanon run` reads."""
 
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ def refused(done: subprocess.CompletedProcess[str], *needles: str) -> None:
 
 
 @pytest.mark.parametrize("force", [[], ["--force"]])
+@pytest.mark.slow
 def test_a_fifo_a_device_and_a_socket_are_refused(tmp_path: Path, force: list[str]) -> None:
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
@@ -74,3 +76,17 @@ def test_the_jobs_hierarchy_file_is_not_written_over(tmp_path: Path) -> None:
     refused(run(tmp_path, "--hierarchy", f"sex={tree}", "-o", str(tmp_path / "out.csv"),
                 "--report", str(tree), "--force"), str(tree))
     assert tree.read_bytes() == before
+
+
+def test_the_job_file_is_not_written_over_by_its_run(tmp_path: Path) -> None:
+    """`proxanon run JOB.toml` reads the job file: no output of the run may replace it."""
+    job = tmp_path / "job.toml"
+    saved = run(tmp_path, "-o", str(tmp_path / "out.csv"), "--save-job", str(job))
+    assert saved.returncode == 0, saved.stderr
+    before = job.read_bytes()
+    for option in ("-o", "--report", "--html"):
+        done = subprocess.run([sys.executable, "-m", "proxanon", "run", str(job), option,
+                               str(job), "--force"], capture_output=True, text=True,
+                              cwd=tmp_path, timeout=300, check=False)
+        refused(done, "refusing to write over the input file", str(job))
+    assert job.read_bytes() == before

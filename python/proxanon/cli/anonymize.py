@@ -104,7 +104,8 @@ def add_parser(commands: Any) -> None:
                         help="run on Dask (needs proxanon[dask]): INPUT may be a glob of "
                              "Parquet or CSV files, -o names a Parquet folder; without an "
                              "address a local cluster (one worker per core) is started")
-    parser.set_defaults(run=run)
+    # job_file: the job file `proxanon run` read these options from (an input too).
+    parser.set_defaults(run=run, job_file=None)
 
 
 def label_text(value: Any) -> str:
@@ -233,9 +234,10 @@ def run(args: argparse.Namespace) -> Outcome:
 
     _check_options(args)
     # Every file the job reads is guarded against being written over: the table, its
-    # hierarchies and the frontier.
+    # hierarchies, the frontier and the job file that `proxanon run` read.
     read = [args.input, *[given.split("=", 1)[1] for given in args.hierarchy or []
-                          if "=" in given], *([args.frontier] if args.frontier else [])]
+                          if "=" in given], *([args.frontier] if args.frontier else []),
+            *([args.job_file] if args.job_file else [])]
     target = output_path(args.output, read, args.force)
     report_target = (None if args.report is None
                      else output_path(args.report, [*read, args.output], args.force))

@@ -59,6 +59,7 @@ def run(args: argparse.Namespace) -> Outcome:
         raise UsageError(f"job {job}: {exc}") from None
     # From here on this is the anonymize command: the failure messages of proxanon's main
     # read its options from these arguments.
+    repeated.job_file = str(job)
     vars(args).update(vars(repeated))
     outcome = anonymize.run(repeated)
     return Outcome(outcome.status, (*outcome.lines, note) if note else outcome.lines)
