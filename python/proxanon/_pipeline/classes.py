@@ -5,6 +5,7 @@ classes."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,14 +33,21 @@ class ClassChecks:
 
     sens: NDArray[np.float64]
     checks: Checks
+    #: The criteria's own measure over the same rows (``CriteriaJob.failing``: the ids of
+    #: the classes of a mask of whole classes that fail one), for the steps whose native
+    #: code does not read the criteria (absorption); None without criteria.
+    failing: Callable[[NDArray[np.int64], NDArray[np.bool_]], NDArray[np.int64]] | None = None
 
     @classmethod
     def on(cls, sens: NDArray[np.float64], relation: Relation, *, k: int, eps: float | None,
            dlt: float | None, ell: int | None = None,
-           criteria: NativeCriteria | None = None) -> ClassChecks:
-        """The checks of ``sens`` under ``relation`` (``criteria``: over the same rows)."""
+           criteria: NativeCriteria | None = None,
+           failing: Callable[[NDArray[np.int64], NDArray[np.bool_]], NDArray[np.int64]]
+           | None = None) -> ClassChecks:
+        """The checks of ``sens`` under ``relation`` (``criteria``: over the same rows, and
+        ``failing`` their measure)."""
         return cls(sens=sens, checks=Checks(k=k, eps=eps, dlt=dlt, relation=relation, ell=ell,
-                                            criteria=criteria))
+                                            criteria=criteria), failing=failing)
 
     def unpacked(self) -> tuple[NDArray[np.float64], Relation, int, float | None, float | None,
                                 int | None]:
@@ -109,6 +117,13 @@ def _absorb_classes(classes: NDArray[np.int64], columns: list[QIColumn], checks:
     moved, count = run_specialize(classes, checks.sens, checks.checks,
                                   *(inputs or _published_key_inputs(columns)),
                                   step="absorb_failing" if failing else "absorb")
+    if count and checks.failing is not None:
+        # Absorption moves rows by the sensitive values alone: where a class it changed
+        # fails a criterion, no row moves.
+        changed = moved != classes
+        touched = np.isin(moved, np.union1d(moved[changed], classes[changed]))
+        if checks.failing(moved, touched).size:
+            return None
     return moved if count else None
 
 

@@ -140,10 +140,11 @@ class _Steps:
     def checks_on(self, sens: NDArray[np.float64], rel: Relation) -> ClassChecks:
         """The job's checks (k, epsilon, delta) on the sensitive values ``sens`` under ``rel``."""
         criteria = self.inputs.criteria
+        own = criteria is not None and sens is self.inputs.sens
         return ClassChecks.on(sens, rel, k=self.inputs.k, eps=self.inputs.eps,
                               dlt=self.inputs.dlt,
-                              criteria=None if criteria is None or sens is not self.inputs.sens
-                              else criteria.native)
+                              criteria=criteria.native if own and criteria else None,
+                              failing=criteria.failing if own and criteria else None)
 
     def audit_classes(self, sens: NDArray[np.float64], rel: Relation,
                       classes: NDArray[np.int64], used: int) -> AuditReport:

@@ -54,7 +54,8 @@ def _anonymize_mondrian(inputs: _Inputs, settings: AnonymizeSettings,
         return ClassChecks.on(job.sens, job.relation, k=job.k,
                               eps=job.eps if distance else None,
                               dlt=job.dlt if distance else None, ell=settings.ell,
-                              criteria=None if job.criteria is None else job.criteria.native)
+                              criteria=None if job.criteria is None else job.criteria.native,
+                              failing=None if job.criteria is None else job.criteria.failing)
 
     def released(rows: NDArray[np.int64]) -> tuple[list[QIColumn], ClassChecks, KeyInputs]:
         job = inputs.released(rows)
