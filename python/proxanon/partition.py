@@ -129,12 +129,9 @@ def partition(sensitive: ArrayLike, *, k: int, epsilon: float | None = None,
     sens = _validate.float_matrix(sensitive, "sensitive")
     relation = resolve(metric, weights, sens.shape[1], sens.shape[0])
     if _validate.choice(method, "method", _validate.METHODS) == "mondrian":
-        if quasi_identifiers is None:
-            raise ValueError("method='mondrian' cuts along the quasi-identifiers: pass "
-                             "quasi_identifiers")
-        qi = _validate.float_matrix(quasi_identifiers, "quasi_identifiers", rows=sens.shape[0])
         return run_mondrian(sens, Checks(k=k, eps=epsilon, dlt=delta, relation=relation, ell=l),
-                            qi, None, on_infeasible=on_infeasible, started=started)
+                            _mondrian_qi(quasi_identifiers, sens.shape[0]), None,
+                            on_infeasible=on_infeasible, started=started)
     if l is not None:
         raise ValueError("l (distinct l-diversity) applies to method='mondrian' only")
     request = _xcolor_request(
@@ -202,3 +199,11 @@ def _run_xcolor(sens: NDArray[np.float64], request: _XColorRequest) -> Partition
     with reporter if reporter is not None else nullcontext():
         return run_engine(sens, request.run, qi=request.qi, on_infeasible=request.on_infeasible,
                           max_suppression=request.max_suppression)
+
+
+def _mondrian_qi(quasi_identifiers: ArrayLike | None, n: int) -> NDArray[np.float64]:
+    """The QI codes Mondrian's cut reads, checked once here at the public edge."""
+    if quasi_identifiers is None:
+        raise ValueError("method='mondrian' cuts along the quasi-identifiers: pass "
+                         "quasi_identifiers")
+    return _validate.float_matrix(quasi_identifiers, "quasi_identifiers", rows=n)
