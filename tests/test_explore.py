@@ -189,7 +189,7 @@ def test_the_command_writes_the_csv_and_the_png(tmp_path, table, grid, capsys):
                   "--delta", "0.5,0.9", "-o", str(out), "--plot", str(png))
     assert status == 0
     written = pd.read_csv(out, keep_default_na=False, na_values=[""])
-    assert list(written.columns) == COLUMNS
+    assert list(written.columns) == [*COLUMNS, "job"]
     # The CSV file reads back to the frame explore returns (but for the seconds).
     keep = [c for c in COLUMNS if c not in ("seconds", "proof")]
     pd.testing.assert_frame_equal(written[keep], grid[keep])
@@ -228,6 +228,7 @@ def _setting_index(grid: pd.DataFrame, setting: tuple[int, float, float]) -> int
     return list(zip(grid["k"], grid["epsilon"], grid["delta"], strict=True)).index(setting)
 
 
+@pytest.mark.slow
 def test_the_report_shows_where_the_release_sits(tmp_path, table, grid):
     result = _anonymize(table, 10, 0.05, 0.5)
     page = anonymization_html(result, table, frontier=grid)
@@ -341,3 +342,114 @@ def test_the_command_takes_criteria_and_full_domain_recoding(tmp_path, table, ca
                   "marital-status", "-o", str(out), "--force")
     assert status == 1
     assert set(pd.read_csv(out)["verdict"]) <= {"infeasible", "proven infeasible"}
+
+
+STEP = 0.02
+
+
+@pytest.fixture(scope="module")
+def search(table: pd.DataFrame) -> proxanon.EpsilonSearch:
+    return proxanon.find_epsilon(table, quasi_identifiers=QI, sensitive=SENSITIVE, k=10,
+                                 delta=[0.5, 0.9], step=STEP, epsilon_max=0.4)
+
+
+def test_find_gives_an_epsilon_that_holds_and_a_step_above_that_does_not(table, search):
+    largest = search.largest
+    assert list(largest["delta"]) == [0.5, 0.9]
+    for row in largest.itertuples():
+        if not math.isnan(row.epsilon):
+            held = _anonymize(table, 10, row.epsilon, row.delta)
+            assert held.satisfied and held.report.gcp == pytest.approx(row.gcp)
+        assert row.next_verdict in ("infeasible", "proven infeasible")
+        assert row.next_epsilon == pytest.approx((0 if math.isnan(row.epsilon)
+                                                  else row.epsilon) + STEP)
+        above = search.settings[(search.settings["epsilon"] == row.next_epsilon)
+                                & (search.settings["delta"] == row.delta)]
+        assert list(above["verdict"]) == [row.next_verdict]
+        if row.next_verdict == "infeasible":
+            with pytest.raises(InfeasibleError):
+                _anonymize(table, 10, row.next_epsilon, row.delta)
+    # Bisection: a few settings per delta, not every step of 20.
+    assert (largest["tried"] <= 8).all()
+    assert len(search.settings) == int(largest["tried"].sum())
+
+
+def test_find_reuses_known_settings_and_runs_nothing_again(table, search, monkeypatch):
+    calls = []
+    real = EXPLORE_MODULE.anonymize
+    monkeypatch.setattr(EXPLORE_MODULE, "anonymize",
+                        lambda *a, **kw: calls.append(kw) or real(*a, **kw))
+    again = proxanon.find_epsilon(table, quasi_identifiers=QI, sensitive=SENSITIVE, k=10,
+                                  delta=[0.5, 0.9], step=STEP, epsilon_max=0.4,
+                                  known=search.settings)
+    assert calls == []
+    pd.testing.assert_frame_equal(again.largest, search.largest)
+    first = search.settings.iloc[1]  # a setting anonymize settled (the first is a proof)
+    grid = explore(table, quasi_identifiers=QI, sensitive=SENSITIVE, k=10,
+                   epsilon=first["epsilon"], delta=first["delta"], known=search.settings)
+    assert calls == []
+    assert grid.iloc[0]["verdict"] == first["verdict"]
+    assert grid.iloc[0]["seconds"] == first["seconds"]
+
+
+@pytest.mark.parametrize(("changes", "needle"), [
+    ({"step": 0}, "step must be a finite number > 0"),
+    ({"step": 0.5, "epsilon_max": 0.1}, "step (0.5) is larger than epsilon_max"),
+    ({"known": "frontier.csv"}, "known must be a DataFrame"),
+])
+def test_find_refuses_bad_values(table, changes, needle):
+    arguments = {"quasi_identifiers": QI, "sensitive": SENSITIVE, "k": 10, "delta": 0.5,
+                 "step": 0.05, **changes}
+    with pytest.raises((ValueError, TypeError), match=re.escape(needle)):
+        proxanon.find_epsilon(table, **arguments)
+
+
+def test_the_command_finds_appends_and_refuses_another_job(tmp_path, table, search, capsys):
+    out = tmp_path / "frontier.csv"
+    assert _cli(tmp_path, table, "--k", "10", "--delta", "0.5", "--epsilon", "0.4", "--find",
+                str(STEP), "-o", str(out)) == 0
+    printed = capsys.readouterr().out
+    first = pd.read_csv(out)
+    row = search.largest.iloc[0]
+    assert "next_verdict" in printed and f"{row.epsilon:.4g}" in printed
+    assert set(first["delta"]) == {0.5} and first["job"].nunique() == 1
+    # Appending the other delta keeps the first run's settings and adds the new ones once.
+    assert _cli(tmp_path, table, "--k", "10", "--delta", "0.5,0.9", "--epsilon", "0.4",
+                "--find", str(STEP), "-o", str(out), "--append") == 0
+    both = pd.read_csv(out)
+    assert not both.duplicated(["k", "epsilon", "delta"]).any()
+    pd.testing.assert_frame_equal(both.iloc[:len(first)], first)
+    assert set(both["delta"]) == {0.5, 0.9}
+    assert f"{len(first)} of them there before" in capsys.readouterr().out
+    # Another metric is another job: refused, the file kept.
+    status = _cli(tmp_path, table, "--k", "10", "--delta", "0.5", "--epsilon", "0.4",
+                  "--find", str(STEP), "-o", str(out), "--append", "--metric", "l2")
+    assert status == 2 and "another input file or other options" in capsys.readouterr().err
+    pd.testing.assert_frame_equal(pd.read_csv(out), both)
+    assert _cli(tmp_path, table, "--k", "10", "--delta", "0.5", "--epsilon", "0.4",
+                "--find", "0.5", "-o", str(tmp_path / "x.csv")) == 2
+    assert "--find STEP takes one --epsilon" in capsys.readouterr().err
+
+
+def test_ctrl_c_keeps_the_settings_finished(tmp_path, table, monkeypatch, capsys):
+    real = EXPLORE_MODULE._anonymized
+    runs = []
+
+    def interrupted(*args, **kwargs):
+        runs.append(1)
+        if len(runs) == 3:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(EXPLORE_MODULE, "_anonymized", interrupted)
+    with pytest.raises(proxanon.ExploreInterrupted) as stop:
+        explore(table, quasi_identifiers=QI, sensitive=SENSITIVE, k=5, epsilon=[0.02, 0.05],
+                delta=[0.5, 0.9])
+    assert len(stop.value.frontier) == 2
+    runs.clear()
+    out = tmp_path / "frontier.csv"
+    status = _cli(tmp_path, table, "--k", "5", "--epsilon", "0.02,0.05", "--delta", "0.5,0.9",
+                  "-o", str(out))
+    assert status == 130
+    assert len(pd.read_csv(out)) == 2
+    assert "wrote 2 settings (those finished)" in capsys.readouterr().err

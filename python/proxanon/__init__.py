@@ -12,6 +12,7 @@ from proxanon import datasets, evaluate
 # (proxanon._display.html_writer): imported with the package, they are always registered.
 from proxanon import html_report as _html_report  # noqa: F401
 from proxanon._errors import (
+    ExploreInterrupted,
     GraphTooDenseError,
     InfeasibleError,
     LeadingZerosError,
@@ -31,7 +32,7 @@ from proxanon._results.privacy import PrivacyMeasures, RiskBin, privacy_measures
 from proxanon.advise import Advice, advise
 from proxanon.anonymize import anonymize
 from proxanon.audit import audit
-from proxanon.explore import explore, explore_plot
+from proxanon.explore import EpsilonSearch, explore, explore_plot, find_epsilon
 from proxanon.hierarchy import Hierarchy
 from proxanon.m_color import m_color
 from proxanon.partition import partition
@@ -48,6 +49,8 @@ __all__ = [
     "BetaLikeness",
     "CriterionVerdict",
     "DeltaDisclosure",
+    "EpsilonSearch",
+    "ExploreInterrupted",
     "GraphTooDenseError",
     "Hierarchy",
     "InfeasibleError",
@@ -67,6 +70,7 @@ __all__ = [
     "evaluate",
     "explore",
     "explore_plot",
+    "find_epsilon",
     "m_color",
     "partition",
     "privacy_measures",

@@ -71,3 +71,13 @@ class TimeLimitError(RuntimeError):
                          "more time, or try a larger epsilon or a smaller delta, which run "
                          "faster")
         self.seconds = seconds
+
+
+class ExploreInterrupted(KeyboardInterrupt):
+    """Ctrl-C during :func:`proxanon.explore` or :func:`proxanon.find_epsilon`: the settings
+    finished before it, as a frame of :data:`proxanon.FRONTIER_COLUMNS` (``frontier``), so a
+    caller can keep them (the command line writes them before it exits with status 130)."""
+
+    def __init__(self, frontier: object) -> None:
+        super().__init__("interrupted; the settings finished so far are in .frontier")
+        self.frontier = frontier

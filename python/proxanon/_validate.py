@@ -196,6 +196,14 @@ def real(value: Any, name: str) -> float:
         raise ValueError(f"{name} is too large for a float64, got {value!r}") from None
 
 
+def positive(value: Any, name: str) -> float:
+    """A finite number > 0."""
+    number = real(value, name)
+    if not number > 0 or math.isinf(number):
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+    return number
+
+
 def seconds(value: Any, name: str) -> float:
     """A time limit: a finite number of seconds > 0."""
     number = real(value, name)
