@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import proxanon
 from proxanon import audit, partition
 from proxanon._engine.proofs import infeasibility_proof
 from proxanon.advise import Advice, advise
@@ -489,3 +490,41 @@ def test_the_quick_degree_test_never_rules_out_a_row_that_has_the_degree(metric)
         for above in range(-1, n + 1):
             if theta > above:
                 assert _degree_possible(values, relation, eps, above)
+
+
+def test_advice_names_only_what_can_still_be_lowered() -> None:
+    """At epsilon = 0 only equal values are neighbours: a proof there does not suggest a
+    smaller epsilon, on the command line or in Python."""
+    from proxanon.cli.advise import verdict
+
+    values = np.r_[np.zeros(600), np.linspace(0.1, 1, 400)]  # 60% share one value
+    at_zero = proxanon.advise(values, k=10, epsilon=0.0, delta=0.9)
+    assert at_zero.infeasible_for_any_partition
+    assert at_zero.relaxable() == ("delta", "k")
+    line = verdict(at_zero)[1]
+    assert "--epsilon" not in line and "a smaller --delta, or leave rows out" in line
+    assert "smaller epsilon" not in str(at_zero)
+    wider = proxanon.advise(values, k=10, epsilon=0.05, delta=0.9)
+    assert "a smaller --epsilon or --delta, or leave rows out" in verdict(wider)[1]
+    assert "smaller epsilon" in str(wider)
+    assert proxanon.advise(values, k=1, epsilon=0.0, delta=0.0).relaxable() == ()
+
+
+def test_min_component_proof_counts_one_columns_window() -> None:
+    """Under min_component rows close in one column alone are neighbours: where 37% of the
+    rows share one amount, a class of 10 rows can hold at most 2 of them at delta = 0.8,
+    so no table exists (the issue's donor table), and the rows the proof names are pairwise
+    neighbours, checked pair by pair."""
+    rng = np.random.default_rng(0)
+    n = 2000
+    values = np.column_stack([np.where(rng.random(n) < 0.37, 0.01, rng.random(n)),
+                              rng.random(n), rng.random(n)])
+    found = advise(values, k=10, epsilon=0.002, delta=0.8, metric="min_component")
+    assert found.infeasible_for_any_partition
+    assert found.clique_shape.startswith("column ")
+    rows = values[np.asarray(found.clique_rows)]
+    gaps = np.abs(rows[:, None, :] - rows[None, :, :]).min(axis=2)
+    assert (gaps <= 0.002 + 1e-9).all() and found.clique_size == len(rows) >= 0.37 * n * 0.9
+    assert "component 0 alone" in str(found)
+    # The same table under l1: the columns together keep rows apart, and nothing is proven.
+    assert not advise(values, k=10, epsilon=0.002, delta=0.8).infeasible_for_any_partition

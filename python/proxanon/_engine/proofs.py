@@ -262,10 +262,24 @@ class Advice(Summarized):
             f"  to try: δ <= {proven_up_to} is proven to succeed; δ above {refuted} is proven "
             f"to fail in {self.m:,} groups; in between nothing is proven either way (not "
             "refuted is not a promise: XColor may still end with violations)"
-            "; a smaller epsilon (fewer neighbours); a smaller k (more groups: a larger k "
-            "lowers both bounds)"
+            + "".join(f"; {_RELAX_WORDS[name]}" for name in self.relaxable()
+                      if name != "delta")
         )
         return "\n".join(lines)
+
+    def relaxable(self) -> tuple[str, ...]:
+        """The parameters that can still be lowered to make the setting easier, of
+        ``("epsilon", "delta", "k")``: not epsilon at 0, not delta at 0 (or not given), not k
+        at 1. Advice names only these."""
+        return tuple(name for name, lowerable in (
+            ("epsilon", self.epsilon > 0), ("delta", bool(self.delta)), ("k", self.k > 1))
+            if lowerable)
+
+
+#: The words of :meth:`Advice.relaxable`'s parameters, as advice.
+_RELAX_WORDS = {"epsilon": "a smaller epsilon (fewer neighbours)",
+                "delta": "a smaller delta (a larger risk allowed)",
+                "k": "a smaller k (more groups: a larger k lowers both bounds)"}
 
 
 
@@ -379,7 +393,7 @@ class _Clique:
     size: int
     value: tuple[float, ...]
     rows: NDArray[np.int64]
-    shape: str = "ball"  # "ball", "orthant" or "value"
+    shape: str = "ball"  # "ball", "orthant", "value" or "column j" (_column_window)
 
 
 def _largest_clique(sens: NDArray[np.float64], relation: Relation, eps: float, threads: int,
@@ -424,7 +438,32 @@ def _largest_clique(sens: NDArray[np.float64], relation: Relation, eps: float, t
                    else _sampled_centres(len(sens)))
         found = max(found, _largest_orthant(sens, relation, eps, centres, threads),
                     key=lambda c: c.size)
+    one_column = _column_window(sens, relation, eps, threads)
+    if one_column is not None and one_column.size > found.size:
+        found = one_column
     return found
+
+
+def _column_window(sens: NDArray[np.float64], relation: Relation, eps: float,
+                   threads: int) -> _Clique | None:
+    """Under min_component on several columns, rows within epsilon of one another in one
+    column alone are pairwise neighbours (the distance is the smallest weighted component):
+    the largest window of one column's values (equal values included), over the columns.
+    None under any other metric. O(n log n) per column (``_core.largest_window``)."""
+    if relation.name != "min_component" or relation.weights is None or sens.shape[1] < 2:
+        return None
+    best: _Clique | None = None
+    for j in range(sens.shape[1]):
+        column = np.ascontiguousarray(sens[:, j:j + 1])
+        weight = [float(relation.weights[j])]
+        anchor = int(_core.largest_window(column, relation.name, weight, eps)["anchor"])
+        rows = _core.balls(column, relation.name, weight, eps, [anchor], members=True,
+                           threads=threads, shape="orthants")["rows"].astype(np.int64)
+        rows.setflags(write=False)
+        if best is None or rows.size > best.size:
+            best = _Clique(None, int(rows.size), tuple(float(x) for x in sens[anchor]), rows,
+                           f"column {j}")
+    return best
 
 
 #: Tables of at most this many rows have the orthant cliques of every row counted (Linf on
@@ -773,6 +812,9 @@ def _shape_note(clique: _Clique) -> str:
 
 
 def _shape_text(shape: str) -> str:
+    if shape.startswith("column "):  # _column_window's
+        return (f"within epsilon of one another in component {shape.split()[1]} alone (under "
+                "min_component, neighbours) from")
     return {"value": "with the value", "ball": "within epsilon/2 of",
             "orthant": "within epsilon of, and on one side in every component of,"}[shape]
 

@@ -40,7 +40,7 @@ def verdict(found: Advice) -> tuple[int, str]:
         return common.EXIT_INFEASIBLE, (
             f"verdict {at}: proven that no table satisfies the principle (no partition into "
             f"groups of at least k = {found.k} rows does); proxanon anonymize would fail: try "
-            "a smaller --epsilon or --delta, or leave rows out with --suppress")
+            + _smaller(found) + "leave rows out with --suppress")
     if found.provably_infeasible:
         return common.EXIT_OK, (
             f"verdict {at}: XColor's {found.m:,} groups of equal size cannot satisfy it; "
@@ -84,3 +84,10 @@ def run(args: argparse.Namespace) -> common.Outcome:
         lines.append(f"left out {columns.dropped.size:,} row(s) with an empty or missing QI or "
                      "sensitive value (--missing drop)")
     return common.Outcome(status, tuple(lines))
+
+
+def _smaller(found: Advice) -> str:
+    """"a smaller --epsilon or --delta, or " for the parameters that can still be lowered
+    (none at epsilon = 0 and delta = 0)."""
+    flags = [f"--{name}" for name in found.relaxable() if name != "k"]
+    return f"a smaller {' or '.join(flags)}, or " if flags else ""
