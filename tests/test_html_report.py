@@ -177,6 +177,7 @@ SCALES = [
 
 
 @pytest.mark.parametrize(("metric", "weights", "ranges", "span"), SCALES)
+@pytest.mark.slow
 def test_epsilon_in_the_column_units_is_the_neighbour_distance(metric, weights, ranges, span):
     """A difference of exactly epsilon-in-units in one column (the others equal) makes
     neighbours; a little more does not, for every weighted metric, whatever scale the check
@@ -246,6 +247,7 @@ def _published_foreign_table() -> pd.DataFrame:
     })
 
 
+@pytest.mark.slow
 def test_audit_of_any_published_table_through_the_command(tmp_path):
     table = _published_foreign_table()
     source = tmp_path / "published.csv"
@@ -328,6 +330,7 @@ def test_suppressed_rows_are_reported_and_measured(uci_adult):
     assert numbers["reidentification"] == pytest.approx(brute)
 
 
+@pytest.mark.slow
 def test_big_results_give_a_small_page():
     """Plots are binned and the worst classes capped: 20 times more rows, a page about as
     big."""
@@ -372,6 +375,7 @@ def test_missing_matplotlib_names_the_extra(monkeypatch):
         audit_html(check, table, quasi_identifiers=["zip", "age"], sensitive=["income"])
 
 
+@pytest.mark.slow
 def test_anonymize_command_writes_the_report_too(tmp_path, sample):
     source = tmp_path / "in.csv"
     sample[QI + SENSITIVE].to_csv(source, index=False)
@@ -486,3 +490,21 @@ def test_the_page_shows_no_original_value_unless_asked():
     assert len(internal) > len(shared)
     with pytest.raises(ValueError, match="original"):
         anonymization_html(result, include_original=True)
+
+
+def test_long_sections_fold_and_each_measure_says_what_it_means(page: str) -> None:
+    """The worst classes, the QI figures, the privacy measures and the timings fold away
+    under their titles; every privacy measure has a line on what it says; the ℓ of the
+    re-identification cards names what it counts, apart from the measures' worst column."""
+    for title in ("Worst classes", "Privacy measures", "Timings (seconds)",
+                  "Distribution of re-identification risk"):
+        assert re.search(rf"<details><summary>{re.escape(title)}", page), title
+    assert page.count("<details>") == page.count("</details>")
+    assert "What holds" in page and "<details><summary>What holds" not in page
+    measures = page[page.index("<summary>Privacy measures"):]
+    measures = measures[:measures.index("</table>")]
+    rows = re.findall(r"<tr><th>(.*?)</th><td>.*?</td><td class=\"note\">(.+?)</td></tr>",
+                      measures)
+    assert len(rows) == 14 and all(meaning.strip() for _, meaning in rows)
+    assert "distinct ℓ-diversity of the sensitive columns together" in page
+    assert "the worst single column" in page

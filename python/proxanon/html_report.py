@@ -373,24 +373,36 @@ def _measures_section(numbers: Mapping[str, Any]) -> list[str]:
     parts += [
         "<h2>Privacy measures</h2><p class=\"note\">As pycanon 1.3.6 measures them, over "
         f"{html.escape(', '.join(measures['sensitive']))} (the worst column).</p>",
-        "<table>", _rows([
-            ("k-anonymity", _cell(numbers, (key, "k_anonymity"))),
-            ("distinct ℓ-diversity", _cell(numbers, (key, "l_diversity"))),
-            ("entropy ℓ-diversity", _cell(numbers, (key, "entropy_l_diversity"))),
-            ("recursive (c, ℓ)-diversity: c", _cell(numbers, (key, "recursive_c_l_diversity",
-                                                              0))),
-            ("(α, k)-anonymity: α", _cell(numbers, (key, "alpha_k_anonymity", 0))),
-            ("t-closeness", _cell(numbers, (key, "t_closeness"))),
-            ("δ-disclosure", _cell(numbers, (key, "delta_disclosure"))),
-            ("basic β-likeness", _cell(numbers, (key, "basic_beta_likeness"))),
-            ("enhanced β-likeness", _cell(numbers, (key, "enhanced_beta_likeness"))),
-            ("prosecutor risk, largest", _cell(numbers, (key, "prosecutor_risk_max"))),
-            ("prosecutor risk, mean", _cell(numbers, (key, "prosecutor_risk_mean"))),
-            ("marketer risk", _cell(numbers, (key, "marketer_risk"))),
-            ("sample uniques", _cell(numbers, (key, "sample_uniques"))),
+        "<table><tr><th>measure</th><th>value</th><th>what it says</th></tr>",
+        _explained([
+            ("k-anonymity", (key, "k_anonymity"), "the smallest class"),
+            ("distinct ℓ-diversity", (key, "l_diversity"),
+             "the fewest distinct values of one sensitive column in a class"),
+            ("entropy ℓ-diversity", (key, "entropy_l_diversity"),
+             "e to the smallest entropy of a column's values in a class (1: a class holds "
+             "one value)"),
+            ("recursive (c, ℓ)-diversity: c", (key, "recursive_c_l_diversity", 0),
+             "the smallest c for which the most frequent value is below c times the rest"),
+            ("(α, k)-anonymity: α", (key, "alpha_k_anonymity", 0),
+             "the largest share of one value in a class"),
+            ("t-closeness", (key, "t_closeness"),
+             "the largest distance between a class's distribution and the table's (0 to 1)"),
+            ("δ-disclosure", (key, "delta_disclosure"),
+             "the largest |log| ratio of a value's share in a class to its share overall"),
+            ("basic β-likeness", (key, "basic_beta_likeness"),
+             "the largest relative gain of a value's share in a class over its share "
+             "overall (large where a rare value gathers in a class)"),
+            ("enhanced β-likeness", (key, "enhanced_beta_likeness"),
+             "β-likeness with the gain of rare values capped by their log"),
+            ("prosecutor risk, largest", (key, "prosecutor_risk_max"),
+             "1 / the smallest class: the best chance of picking a known person's row"),
+            ("prosecutor risk, mean", (key, "prosecutor_risk_mean"), "its mean over rows"),
+            ("marketer risk", (key, "marketer_risk"),
+             "classes / rows: the share of people re-identified when matching everyone"),
+            ("sample uniques", (key, "sample_uniques"), "rows alone in their class"),
             (f"records at risk (above {_number(measures['risk_threshold'])})",
-             _cell(numbers, (key, "records_at_risk"))),
-        ]), "</table>",
+             (key, "records_at_risk"), "rows whose prosecutor risk is above the threshold"),
+        ], numbers), "</table>",
         "<h2>Distribution of re-identification risk</h2><p class=\"note\">Records by "
         "prosecutor risk 1 / |class|.</p><table><tr><th>risk in</th><th>records</th>"
         "<th>share</th></tr>",
@@ -401,6 +413,29 @@ def _measures_section(numbers: Mapping[str, Any]) -> list[str]:
         "</table>",
     ]
     return parts
+
+
+def _folded(section: list[str]) -> list[str]:
+    """Each part of ``section`` that starts with an ``<h2>`` title, from there to the next,
+    as a collapsed ``<details>`` block under that title (long sections fold away)."""
+    out: list[str] = []
+    for part in section:
+        if part.startswith("<h2>"):
+            if out:
+                out.append("</details>")
+            title, rest = part[len("<h2>"):].split("</h2>", 1)
+            out += [f"<details><summary>{title}</summary>", rest]
+        else:
+            out.append(part)
+    return [*out, "</details>"] if out else out
+
+
+def _explained(rows: list[tuple[str, Sequence[str | int], str]],
+               numbers: Mapping[str, Any]) -> str:
+    """Rows of (label, key of the figure, one line on what it says)."""
+    return "".join(f"<tr><th>{html.escape(label)}</th><td>{_cell(numbers, key)}</td>"
+                   f'<td class="note">{html.escape(meaning)}</td></tr>'
+                   for label, key, meaning in rows)
 
 
 def _worst(check: AuditReport, count: int) -> NDArray[np.int64]:
@@ -471,7 +506,7 @@ def _png(figure: Figure) -> str:
 
 
 def _axes(width: float = 5.0, height: float = 3.0, columns: int = 1) -> tuple[Figure, list[Axes]]:
-    figure = _figure_class()(figsize=(width, height))
+    figure = _figure_class()(figsize=(width, height), layout="constrained")  # titles fit
     axes = [figure.add_subplot(1, columns, i + 1) for i in range(columns)]
     for ax in axes:
         ax.spines[["top", "right"]].set_visible(False)
@@ -619,9 +654,9 @@ def _plot_qi(name: str, published: pd.Series, original: pd.Series | None,
     for ax, (label, (counts, caption), colour) in zip(axes, panels, strict=True):
         ax.barh([_short(str(v)) for v in counts.index[::-1]], counts.to_numpy()[::-1],
                 color=colour)
-        ax.set_title(f"{name}: {label}{caption}", fontsize=9, wrap=True)
-        ax.set_xlabel("rows")
-    figure.tight_layout()
+        ax.set_title(label, fontsize=9)
+        ax.set_xlabel(f"rows{caption}", fontsize=8, wrap=True)
+    figure.suptitle(name, fontsize=10)
     return _png(figure)
 
 
@@ -667,6 +702,8 @@ table.worst{width:100%;font-size:.8rem}
 .plots{display:flex;flex-wrap:wrap;gap:12px;align-items:flex-start}
 .plots img{background:#fff;border:1px solid #dde1e6;border-radius:6px;max-width:100%}
 .note{color:#5a6470;font-size:.85rem}
+details>summary{font-size:1.15rem;font-weight:700;margin:28px 0 10px;cursor:pointer;
+border-bottom:2px solid #d8dce2;padding-bottom:4px}
 """
 
 
@@ -852,31 +889,36 @@ def _render(c: _Content) -> str:
               "largest prosecutor risk (1 / smallest class)"),
         _card(numbers, ("reidentification", "k_anonymity"), "k-anonymity level reached"),
         _card(numbers, ("reidentification", "l_diversity"),
-              "distinct ℓ-diversity level reached"),
+              "distinct ℓ-diversity of the sensitive columns together"),
         "</div>",
+        "<p class=\"note\">Classes smaller than 2k are near the smallest size allowed; a "
+        "table cut as finely as k allows has most of its rows there, which is expected, not "
+        "a fault. The ℓ here counts each combination of the sensitive columns' values once; "
+        "the privacy measures below take the worst single column, so they can be lower.</p>",
         "<h2>Classes and their risk</h2><div class=\"plots\">",
         _img(_plot_sizes(check), "distribution of published class sizes"),
         _img(_plot_risk(check), "risk of each class against 1 - delta"),
         "</div>",
     ]
-    parts += _measures_section(numbers)
+    parts += _folded(_measures_section(numbers))
     parts += _utility_section(c, numbers)
     parts += _frontier_section(c, numbers)
-    parts += _columns_section(c, numbers)
-    parts += [
+    parts += _folded(_columns_section(c, numbers))
+    parts += _folded([
         f"<h2>Worst classes (up to {c.max_classes})</h2>",
         "<p class=\"note\">Each class is named by its group, as <code>proxanon audit</code> "
         "names it (for a published table: its group column), with its published QI values. "
         "Violating classes first, then small ones, then by risk. A class's "
         "risk is the largest share of its other rows within ε of one of its rows.</p>",
         _worst_table(c, numbers),
-    ]
+    ])
     numbers["seconds"]["report"] = time.perf_counter() - tic
-    parts.append("<h2>Timings (seconds)</h2><table>")
-    parts.append(_rows([(name, _cell(numbers, ("seconds", name),
-                                     _seconds_text(numbers["seconds"][name])))
-                        for name in numbers["seconds"]]))
-    parts.append("</table>")
+    parts += _folded([
+        "<h2>Timings (seconds)</h2><table>",
+        _rows([(name, _cell(numbers, ("seconds", name),
+                            _seconds_text(numbers["seconds"][name])))
+               for name in numbers["seconds"]]),
+        "</table>"])
     block = json.dumps(numbers, indent=1, sort_keys=True).replace("</", "<\\/")
     parts.append(f'<script type="application/json" id="{_NUMBERS_ID}">{block}</script>')
     parts.append("</main></body></html>\n")
