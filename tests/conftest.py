@@ -14,6 +14,18 @@ from numpy.typing import NDArray
 from proxanon.datasets import load_adult
 from proxanon.tables import scale_sensitive
 
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Without ``-m``, the tests marked slow are left out (the README's command runs the
+    rest in minutes); ``-m slow`` runs them (CI does), ``-m "slow or not slow"`` all."""
+    if config.option.markexpr:
+        return
+    slow = [item for item in items if item.get_closest_marker("slow") is not None]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if item.get_closest_marker("slow") is None]
+
+
 #: The ARX copy of Adult and its hierarchy files, as the package bundles them.
 ARX_ADULT = Path(str(resources.files("proxanon.datasets") / "adult"))
 

@@ -114,6 +114,7 @@ def crowded_tables(draw: st.DrawFn) -> tuple[pd.DataFrame, dict[str, Hierarchy],
 
 @settings(max_examples=100, deadline=None)
 @given(case=st.one_of(tables(), crowded_tables()))
+@pytest.mark.slow
 def test_absorption_keeps_every_class_private_and_only_lowers_loss(case) -> None:
     frame, hierarchies, quasi, k, epsilon, delta = case
     sens = scaled_sensitive(frame)

@@ -46,6 +46,7 @@ def check_release(frame: pd.DataFrame, result, k: int, epsilon: float, delta: fl
 
 @settings(max_examples=80, deadline=None)
 @given(case=small_tables())
+@pytest.mark.slow
 def test_two_tables_hold_the_rows_and_groups_pass_brute_force(case) -> None:
     frame, k, epsilon, delta = case
     frame = frame.assign(note=[f"r{i:03d}" for i in range(len(frame))])
@@ -139,6 +140,7 @@ def brute_estimate(frame: pd.DataFrame, groups: np.ndarray,
     return estimate
 
 
+@pytest.mark.slow
 def test_count_query_estimate_matches_brute_force() -> None:
     frame = census(400, seed=2)
     result = anonymize(frame, quasi_identifiers=QI, sensitive=SA, k=5, epsilon=0.05,

@@ -90,6 +90,7 @@ def test_hierarchy_paths_are_read_as_arx_files(uci_adult):
     pd.testing.assert_frame_equal(by_path.table, by_object.table)
 
 
+@pytest.mark.slow
 def test_ordered_categorical_sensitive_columns_from_the_bundled_data():
     adult = load_adult()
     result = anonymize(adult.data, quasi_identifiers=QI,

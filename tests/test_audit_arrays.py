@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import scipy.sparse as sparse
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -38,6 +39,7 @@ def test_a_suppressed_partition_is_audited_with_the_graph_partition_used():
 
 @settings(max_examples=60, deadline=None)
 @given(st.data())
+@pytest.mark.slow
 def test_neighbour_counts_of_large_groups_match_brute_force(data) -> None:
     """Groups with more distinct values than the pairwise path takes are counted through an
     index over their own values: the counts, verdict and violating rows must equal a brute

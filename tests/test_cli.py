@@ -108,6 +108,7 @@ def assert_published(inp: pd.DataFrame, out: pd.DataFrame, qi: list[str],
 # --- anonymize and audit: the happy paths ------------------------------------------------
 
 
+@pytest.mark.slow
 def test_anonymize_then_audit(run, sample: pd.DataFrame, sample_csv: Path,
                               tmp_path: Path) -> None:
     proc = run("anonymize", sample_csv.name, "-o", "out.csv", *COLUMNS, *PRIVACY,
@@ -134,6 +135,7 @@ def test_anonymize_then_audit(run, sample: pd.DataFrame, sample_csv: Path,
 
 
 @pytest.mark.parametrize("give_sep", [True, False], ids=["--sep", "sniffed"])
+@pytest.mark.slow
 def test_semicolon_separated_input_keeps_its_separator(run, sample: pd.DataFrame,
                                                        tmp_path: Path, give_sep: bool) -> None:
     (tmp_path / "in.csv").write_text(sample.to_csv(sep=";", index=False), encoding="utf-8")
@@ -152,6 +154,7 @@ def test_semicolon_separated_input_keeps_its_separator(run, sample: pd.DataFrame
     assert check.returncode == 0, (check.stdout, check.stderr)
 
 
+@pytest.mark.slow
 def test_full_adult(run, adult: pd.DataFrame, tmp_path: Path) -> None:
     assert len(adult) == FULL_ROWS
     adult.to_csv(tmp_path / "adult.csv", index=False)
@@ -194,6 +197,7 @@ def test_a_reader_leaving_early_keeps_the_verdict(exe: str, sample_csv: Path,
 
 
 @pytest.mark.parametrize("where", ["ascii", "full"])
+@pytest.mark.slow
 def test_a_summary_standard_output_cannot_take_keeps_the_verdict(exe: str, sample_csv: Path,
                                                                  tmp_path: Path,
                                                                  where: str) -> None:
@@ -239,6 +243,7 @@ def test_force_overwrites_existing_output(run, sample_csv: Path, tmp_path: Path)
     assert len(table) == SAMPLE_ROWS and "group" in table.columns
 
 
+@pytest.mark.slow
 def test_best_effort_writes_infeasible_table(run, sample: pd.DataFrame, sample_csv: Path,
                                              tmp_path: Path) -> None:
     args = [*COLUMNS, "--k", "10", "--epsilon", "0.5", "--delta", "1.0"]
@@ -257,6 +262,7 @@ def test_best_effort_writes_infeasible_table(run, sample: pd.DataFrame, sample_c
 # --- demo ---------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_demo_with_output(run, tmp_path: Path) -> None:
     proc = run("demo", "-o", "demo.csv")
     assert proc.returncode == 0, proc.stderr
@@ -296,6 +302,7 @@ def test_python_dash_m_help(tmp_path: Path) -> None:
         assert command in proc.stdout
 
 
+@pytest.mark.slow
 def test_subcommand_help_and_missing_subcommand(run) -> None:
     proc = run("anonymize", "--help")
     assert proc.returncode == 0
@@ -308,6 +315,7 @@ def test_subcommand_help_and_missing_subcommand(run) -> None:
 # --- error paths: exit 2, one line on stderr, no traceback, no output file ----------------
 
 
+@pytest.mark.slow
 def test_missing_input_file(run, tmp_path: Path) -> None:
     assert_usage_error(run("anonymize", "nope.csv", "-o", "out.csv", *COLUMNS, *PRIVACY),
                        "nope.csv")
@@ -315,6 +323,7 @@ def test_missing_input_file(run, tmp_path: Path) -> None:
     assert_usage_error(run("audit", "nope.csv", *COLUMNS, *PRIVACY), "nope.csv")
 
 
+@pytest.mark.slow
 def test_missing_qi_column(run, sample_csv: Path, tmp_path: Path) -> None:
     proc = run("anonymize", sample_csv.name, "-o", "out.csv", "--qi", "age,no-such-column",
                "--sensitive", "education-num", *PRIVACY)
@@ -326,6 +335,7 @@ def test_missing_qi_column(run, sample_csv: Path, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("option", "value"), [("--k", "ten"), ("--k", "2.5"),
                                                ("--epsilon", "abc"), ("--delta", "half")])
+@pytest.mark.slow
 def test_bad_number_is_an_argparse_error(run, sample_csv: Path, tmp_path: Path, option: str,
                                          value: str) -> None:
     numbers = {"--k": "10", "--epsilon": "0.05", "--delta": "0.6", option: value}
@@ -339,6 +349,7 @@ def test_bad_number_is_an_argparse_error(run, sample_csv: Path, tmp_path: Path, 
     assert not (tmp_path / "out.csv").exists()
 
 
+@pytest.mark.slow
 def test_delta_out_of_range(run, sample_csv: Path, tmp_path: Path) -> None:
     proc = run("anonymize", sample_csv.name, "-o", "out.csv", *COLUMNS, "--k", "10",
                "--epsilon", "0.05", "--delta", "1.5")
@@ -357,6 +368,7 @@ def test_existing_output_needs_force(run, sample_csv: Path, tmp_path: Path) -> N
 
 
 @pytest.mark.parametrize("spelling", ["same", "absolute", "dotted"])
+@pytest.mark.slow
 def test_output_over_input_refused_even_with_force(run, sample_csv: Path, tmp_path: Path,
                                                    spelling: str) -> None:
     before = sample_csv.read_bytes()
@@ -368,6 +380,7 @@ def test_output_over_input_refused_even_with_force(run, sample_csv: Path, tmp_pa
     assert sample_csv.read_bytes() == before
 
 
+@pytest.mark.slow
 def test_output_is_a_folder(run, sample_csv: Path, tmp_path: Path) -> None:
     (tmp_path / "folder").mkdir()
     proc = run("anonymize", sample_csv.name, "-o", "folder", "--force", *COLUMNS, *PRIVACY)
@@ -376,6 +389,7 @@ def test_output_is_a_folder(run, sample_csv: Path, tmp_path: Path) -> None:
                            *PRIVACY), "nowhere")
 
 
+@pytest.mark.slow
 def test_hierarchy_missing_data_values(run, sample_csv: Path, tmp_path: Path) -> None:
     (tmp_path / "sex.csv").write_text("Male;*\n", encoding="utf-8")
     proc = run("anonymize", sample_csv.name, "-o", "out.csv", *COLUMNS, *PRIVACY,
@@ -396,6 +410,7 @@ def test_nonexistent_hierarchy_file(run, sample_csv: Path, tmp_path: Path) -> No
 
 
 @pytest.mark.parametrize("value", ["sex", "sex=", "=sex.csv"])
+@pytest.mark.slow
 def test_hierarchy_needs_column_equals_file(run, sample_csv: Path, value: str) -> None:
     proc = run("anonymize", sample_csv.name, "-o", "out.csv", *COLUMNS, *PRIVACY,
                "--hierarchy", value)
@@ -412,6 +427,7 @@ def test_infeasible_parameters(run, sample_csv: Path, tmp_path: Path) -> None:
     assert not (tmp_path / "out.csv").exists()
 
 
+@pytest.mark.slow
 def test_text_sensitive_column_needs_order(run, sample_csv: Path, tmp_path: Path) -> None:
     proc = run("anonymize", sample_csv.name, "-o", "out.csv", "--qi", "age,sex",
                "--sensitive", "education", *PRIVACY)
@@ -455,6 +471,7 @@ def test_a_qi_number_a_class_leaves_whole_is_published_as_written(run, tmp_path:
     assert whole >= 1
 
 
+@pytest.mark.slow
 def test_a_sensitive_column_of_dates_is_compared_as_dates(run, tmp_path: Path) -> None:
     """ISO dates (or a column named in --dates) are a sensitive scale, like the library's
     date columns; the output keeps the cells as written."""
@@ -473,6 +490,7 @@ def test_a_sensitive_column_of_dates_is_compared_as_dates(run, tmp_path: Path) -
 
 
 @pytest.mark.parametrize("mark", ["NaN", "nan", "NA", "null", "?"])
+@pytest.mark.slow
 def test_a_missing_value_mark_in_a_sensitive_column_is_named_as_missing(run, tmp_path: Path,
                                                                        mark: str) -> None:
     (tmp_path / "in.csv").write_text(f"q,s\n1,1\n1,{mark}\n1,3\n2,4\n2,5\n2,6\n")
@@ -482,6 +500,7 @@ def test_a_missing_value_mark_in_a_sensitive_column_is_named_as_missing(run, tmp
 
 
 @pytest.mark.parametrize("mark", ["NaN", "-nan", "NA", "?"])
+@pytest.mark.slow
 def test_a_missing_value_mark_in_a_qi_column_of_numbers_is_missing_not_text(
         run, tmp_path: Path, mark: str) -> None:
     """One mark would make the column text and publish every row as '*': it is named as
@@ -511,6 +530,7 @@ def test_order_repeating_a_level(run, sample_csv: Path) -> None:
     (b"a,b,c\n1,2,3\n1,2,3,4\n", "in.csv"),
     (b"\xff\xfea,b\n1,2\n", "in.csv"),
 ])
+@pytest.mark.slow
 def test_unreadable_csv(run, tmp_path: Path, content: bytes, needle: str) -> None:
     (tmp_path / "in.csv").write_bytes(content)
     assert_usage_error(run("audit", "in.csv", "--qi", "a", "--sensitive", "b", "--k", "1",
@@ -566,6 +586,7 @@ def test_progress_shows_on_a_terminal(tmp_path, sample_csv):
     assert b"proxanon: prepare (00:0" in seen and b"elapsed)" in seen
 
 
+@pytest.mark.slow
 def test_suppress_leaves_rows_out_within_the_budget(run, tmp_path, sample_csv, sample):
     """Infeasible for the repair alone; --suppress leaves a few rows out and the result audits."""
     out = tmp_path / "suppressed.csv"
@@ -610,6 +631,7 @@ def test_an_unknown_metric_is_refused_with_the_choices(run, sample_csv: Path) ->
     assert "'l3'" in proc.stderr and "min_component" in proc.stderr
 
 
+@pytest.mark.slow
 def test_audit_measures_prints_and_reports_the_measures_of_the_published_classes(
         run, sample_csv: Path, tmp_path: Path) -> None:
     import json

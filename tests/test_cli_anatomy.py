@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from tests.test_cli import COLUMNS, PRIVACY, SAMPLE_ROWS, SENSITIVE, assert_usage_error
 
@@ -15,6 +16,7 @@ pytest_plugins = ["tests.test_cli"]
 RELEASE = ["--publish", "anatomy", "-o", "qi.csv", "--sensitive-output", "sa.csv"]
 
 
+@pytest.mark.slow
 def test_anatomy_release_and_its_audit(run, sample: pd.DataFrame, sample_csv: Path,
                                        tmp_path: Path) -> None:
     raw = sample_csv.read_bytes().decode().splitlines()
@@ -62,6 +64,7 @@ def test_anatomy_parquet_keeps_column_types(run, sample: pd.DataFrame, tmp_path:
                           np.sort(qi_table["group"].to_numpy()))
 
 
+@pytest.mark.slow
 def test_anatomy_options_are_checked(run, sample_csv: Path) -> None:
     assert_usage_error(run("anonymize", sample_csv.name, "--publish", "anatomy", "-o", "q.csv",
                            *COLUMNS, *PRIVACY), "--sensitive-output")

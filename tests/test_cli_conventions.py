@@ -60,6 +60,7 @@ class _Unreadable:
 # --- standard input and output ------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_stdin_to_stdout_writes_what_the_file_run_writes(tmp_path: Path) -> None:
     source = _table(tmp_path)
     by_file = subprocess.run([_exe(), "anonymize", "in.csv", "-o", "out.csv", *COLUMNS,
@@ -351,6 +352,7 @@ def test_parquet_from_csv_keeps_numbers_and_text(tmp_path: Path, capsys) -> None
     assert (types["age"] == pa.int64()) == bool(ages.str.fullmatch(r"-?\d+").all())
 
 
+@pytest.mark.slow
 def test_dask_parquet_keeps_types_and_adds_no_index_column(tmp_path: Path, capsys) -> None:
     pytest.importorskip("distributed")
     import pyarrow.parquet as pq
@@ -413,6 +415,7 @@ def test_a_list_column_is_named_with_the_fix(tmp_path: Path, capsys) -> None:
     assert out.column("tags").equals(pq.read_table(source).column("tags"))
 
 
+@pytest.mark.slow
 def test_dask_refuses_a_list_qi_by_name_and_keeps_an_untouched_one(tmp_path: Path,
                                                                    capsys) -> None:
     pytest.importorskip("distributed")

@@ -444,6 +444,7 @@ def test_file_size_limit_leaves_no_partial_file(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv", "out.csv"]
 
 
+@pytest.mark.slow
 def test_ctrl_c_exits_130_and_writes_nothing(tmp_path: Path) -> None:
     """SIGINT once the native engine is working (its stage shows on a pseudo-terminal):
     exit 130, the one-line message, no output or temporary file. Whether the native loop

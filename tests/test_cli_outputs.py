@@ -67,6 +67,7 @@ def test_a_symbolic_link_is_followed_and_kept(tmp_path: Path) -> None:
     assert real.read_text().startswith("sex;age;")
 
 
+@pytest.mark.slow
 def test_the_jobs_hierarchy_file_is_not_written_over(tmp_path: Path) -> None:
     tree = tmp_path / "sex.csv"
     tree.write_bytes((ARX_ADULT / "adult_hierarchy_sex.csv").read_bytes())

@@ -95,6 +95,7 @@ def _table_and_arguments(case: str) -> tuple[pd.DataFrame, dict]:
 
 
 @pytest.mark.parametrize("case", ["census", "adult"])
+@pytest.mark.slow
 def test_the_bound_and_audit_taken_while_the_cut_is_built_choose_the_same_table(
         monkeypatch: pytest.MonkeyPatch, case: str) -> None:
     """On two threads, where the cut's thread is still at work when XColor's session ends,

@@ -112,6 +112,7 @@ def plain(table: pd.DataFrame) -> pd.DataFrame:
 
 @pytest.mark.parametrize("method", ["xcolor", "mondrian"])
 @pytest.mark.parametrize("criterion", CRITERIA, ids=str)
+@pytest.mark.slow
 def test_each_criterion_holds_in_every_published_class(table: pd.DataFrame, plain: pd.DataFrame,
                                                        criterion: Any, method: str) -> None:
     # Without the criterion, the published table fails it: the test binds.
@@ -277,6 +278,7 @@ def test_criteria_arguments_are_checked(table: pd.DataFrame) -> None:
               epsilon=0.1, delta=0.5)
 
 
+@pytest.mark.slow
 def test_adult_target() -> None:
     """The issue's target on Adult: distinct l >= 3, entropy l >= 2 and t <= 0.35 on
     occupation with (0.05, 0.6)^10 over (education-num, hours-per-week); pycanon and audit
@@ -298,6 +300,7 @@ def test_adult_target() -> None:
         assert independently_holds(result.table, qis, criterion), criterion
 
 
+@pytest.mark.slow
 def test_command_line_flags(tmp_path: Path) -> None:
     table = synthetic()
     table.to_csv(tmp_path / "in.csv", index=False)

@@ -19,6 +19,9 @@ distributed = pytest.importorskip("distributed")
 import proxanon  # noqa: E402
 import proxanon.dask as pdask  # noqa: E402
 
+#: Minutes of work in all: run by CI (`pytest -m slow`), not by the README's command.
+pytestmark = pytest.mark.slow
+
 QI = ["age", "sex", "race"]
 SA = ["edu", "work", "income"]
 

@@ -12,6 +12,9 @@ import textwrap
 
 import pytest
 
+#: Minutes of work in all: run by CI (`pytest -m slow`), not by the README's command.
+pytestmark = pytest.mark.slow
+
 pytest.importorskip("dask")
 
 PROBE = textwrap.dedent("""

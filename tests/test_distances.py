@@ -187,6 +187,7 @@ def test_advise_degree_for_every_form(case, form):
     assert a.n == n
 
 
+@pytest.mark.slow
 def test_anonymize_accepts_every_form(uci_adult):
     """A table job with a distance function and with a precomputed graph: same relation as the
     built-in, so the same published groups from the engine; the graph form refuses

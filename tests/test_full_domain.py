@@ -78,6 +78,7 @@ def tables(draw: st.DrawFn) -> tuple[pd.DataFrame, int, int, float]:
 
 @settings(max_examples=60, deadline=None)
 @given(case=tables())
+@pytest.mark.slow
 def test_the_node_published_is_the_lowest_loss_node_that_holds(case) -> None:
     """On small random tables, the published node's loss (over every row, a suppressed row
     costing 1 per QI) is the lowest of every node of the lattice that holds within the limit;

@@ -142,6 +142,7 @@ def test_delta_zero_needs_no_epsilon_and_ignores_the_sensitive_columns_type() ->
         anonymize(data, k=10, delta=0.5, **common)
 
 
+@pytest.mark.slow
 def test_same_table_for_any_thread_count() -> None:
     adult = load_adult()
     common = adult_setting(["age", "sex", "race", "marital-status", "education"])
@@ -150,6 +151,7 @@ def test_same_table_for_any_thread_count() -> None:
     pd.testing.assert_frame_equal(one.table, two.table)
 
 
+@pytest.mark.slow
 def test_command_line_takes_delta_zero_without_epsilon(tmp_path) -> None:
     """``proxanon anonymize --delta 0`` needs no ``--epsilon``; the published classes hold k
     rows each and the summary names the hierarchy cut; ``--delta 0.5`` without it is refused
@@ -179,6 +181,7 @@ def test_command_line_takes_delta_zero_without_epsilon(tmp_path) -> None:
     assert not (tmp_path / "no.csv").exists()
 
 
+@pytest.mark.slow
 def test_delta_zero_takes_a_text_sensitive_column_and_leaves_the_input_unchanged() -> None:
     """At δ = 0 no distance is read, so a sensitive column needs no order: text and unordered
     categoricals are taken (the risk counts equal values only), the input is not changed,

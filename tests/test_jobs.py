@@ -211,6 +211,7 @@ _keys = st.text(min_size=1, max_size=8)
 @given(st.dictionaries(_keys, _scalars | st.lists(_scalars, max_size=3)
                        | st.dictionaries(_keys, _scalars | st.dictionaries(_keys, _scalars),
                                          max_size=3), max_size=5))
+@pytest.mark.slow
 def test_the_toml_writer_is_read_back_by_the_reader(document):
     assert toml_loads(dumps(document, "a comment\nover two lines")) == document
 

@@ -80,6 +80,7 @@ def test_mondrian_l_diversity_on_adult_is_vulnerable_to_proximity():
     assert report.vulnerability > 0.3
 
 
+@pytest.mark.slow
 def test_anonymize_qi_start_halves_the_count_query_error(uci_adult):
     """The target was init='qi' with at most half the error of init='degree' at the same
     privacy; since every published class is specialized down the taxonomies,
@@ -130,6 +131,7 @@ def test_mondrian_refuses_what_it_cannot_start():
         partition(np.zeros(40), k=5, epsilon=0.1, delta=0.5, l=2)
 
 
+@pytest.mark.slow
 def test_checks_never_build_a_graph_too_dense_to_hold():
     """25,000 distinct values at epsilon = 0.5: their graph would need far more than
     MAX_GRAPH_ENTRIES adjacency entries (refused), so Mondrian's checks, and the default
@@ -153,6 +155,7 @@ def test_checks_never_build_a_graph_too_dense_to_hold():
         assert check.max_risk == pytest.approx(result.report.max_risk)
 
 
+@pytest.mark.slow
 def test_the_default_path_asks_for_no_grid_checks():
     """Where the relation is too dense to store (21,000 3-D values, epsilon = 1: every pair),
     Mondrian's checks would search a grid at every cut; the default anonymize asks for

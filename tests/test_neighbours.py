@@ -41,6 +41,7 @@ def relations(draw):
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(relations())
+@pytest.mark.slow
 def test_every_structure_answers_as_brute_force(case):
     sensitive, metric, weights, eps, members = case
     n, s = sensitive.shape

@@ -105,10 +105,12 @@ def anonymized_adult() -> pd.DataFrame:
     return table
 
 
+@pytest.mark.slow
 def test_adult_matches_pycanon(adult: pd.DataFrame) -> None:
     assert_matches_pycanon(adult, ADULT_QI, ["occupation"])
 
 
+@pytest.mark.slow
 def test_anonymized_adult_matches_pycanon(anonymized_adult: pd.DataFrame) -> None:
     measures = privacy_measures(anonymized_adult, quasi_identifiers=ADULT_QI,
                                 sensitive=["occupation"])
@@ -116,6 +118,7 @@ def test_anonymized_adult_matches_pycanon(anonymized_adult: pd.DataFrame) -> Non
     assert_matches_pycanon(anonymized_adult, ADULT_QI, ["occupation"])
 
 
+@pytest.mark.slow
 def test_adult_sample_numeric_and_text_sensitive_match_pycanon(adult: pd.DataFrame) -> None:
     sample = adult.sample(800, random_state=7).reset_index(drop=True)
     assert_matches_pycanon(sample, ["sex", "race", "marital-status", "education"],
@@ -146,6 +149,7 @@ def tables(draw: st.DrawFn) -> tuple[pd.DataFrame, list[str], list[str]]:
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tables())
+@pytest.mark.slow
 def test_random_tables_match_pycanon(drawn: tuple[pd.DataFrame, list[str], list[str]]) -> None:
     assert_matches_pycanon(*drawn)
 

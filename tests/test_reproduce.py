@@ -74,6 +74,7 @@ def number(cell: str) -> float:
 
 
 @pytest.mark.parametrize("name", FIGURES)
+@pytest.mark.slow
 def test_figure_is_a_valid_png(reproduction: tuple[Path, str], name: str) -> None:
     out, text = reproduction
     path = out / name

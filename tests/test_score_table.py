@@ -21,6 +21,7 @@ def adult() -> proxanon.datasets.Dataset:
 
 
 @pytest.mark.parametrize("hierarchies", [True, False])
+@pytest.mark.slow
 def test_equals_evaluate_on_proxanons_tables(adult, hierarchies: bool) -> None:
     trees = {c: adult.hierarchies[c] for c in QI} if hierarchies else None
     for kwargs in (dict(delta=0), dict(epsilon=0.05, delta=0.8)):

@@ -166,6 +166,7 @@ def check_against_baseline(frame: pd.DataFrame, hierarchies: dict[str, Hierarchy
 
 @settings(max_examples=60, deadline=None)
 @given(case=tables())
+@pytest.mark.slow
 def test_xcolor_classes_stay_private_and_only_shrink(case) -> None:
     frame, hierarchies, quasi, k, epsilon, delta = case
     check_against_baseline(frame, hierarchies, quasi, k, epsilon, delta, "xcolor")
@@ -585,6 +586,7 @@ def test_best_effort_on_adult_splits_a_failing_class() -> None:
     check_no_riskier_than_sources(result, baseline, sens, 10, 0.1, 0.7)
 
 
+@pytest.mark.slow
 def test_best_effort_on_adult_publishes_no_class_above_two_percent() -> None:
     """The class-size rule (docs/design/publishing.md) on the bundled Adult table with the ARX
     taxonomies on all four QIs at epsilon 0.1, delta 0.8, where no table is found: the best effort's

@@ -185,6 +185,7 @@ def test_a_mismatch_of_leading_zeros_names_the_fix_in_python(tmp_path: Path) -> 
     assert not isinstance(plain.value, LeadingZerosError)
 
 
+@pytest.mark.slow
 def test_the_dask_path_reads_a_column_with_a_hierarchy_as_text(tmp_path: Path, capsys) -> None:
     """``--dask`` reads the CSV with Dask, which would type ZIP codes as numbers: a column with
     a hierarchy (or named in --text) is read as text, so its codes find their leaves."""
@@ -201,6 +202,7 @@ def test_the_dask_path_reads_a_column_with_a_hierarchy_as_text(tmp_path: Path, c
     assert all(p in (g, "*") for g, p in zip(given["age"], published["age"], strict=True))
 
 
+@pytest.mark.slow
 def test_the_summary_notes_integer_codes_and_a_large_class(tmp_path) -> None:
     """A numeric QI of a few distinct whole numbers (race coded 1..5) is published as ranges:
     the summary says so and names --text; a QI of many values (age) gets no such note, nor

@@ -24,6 +24,9 @@ from proxanon._pipeline import classes as classes_module
 from proxanon._pipeline import job as steps
 from proxanon.datasets import load_adult
 
+#: Minutes of work in all: run by CI (`pytest -m slow`), not by the README's command.
+pytestmark = pytest.mark.slow
+
 THREADS = (1, 2, 3)
 #: The steps of ``run_specialize`` that split classes (the others absorb rows).
 SPLITS = ("split", "split_failing", "cover_failing")

@@ -23,6 +23,7 @@ def people(path: Path, n: int = 1500) -> None:
                   "hours": rng.integers(10, 70, n)}).to_csv(path, index=False)
 
 
+@pytest.mark.slow
 def test_the_whole_workflow_from_the_command_line(tmp_path: Path) -> None:
     exe = shutil.which("proxanon")
     if exe is None:
