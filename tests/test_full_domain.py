@@ -196,3 +196,27 @@ def test_command_line_recoding_global(tmp_path) -> None:
     assert len(published) == 30_162 - 531
     assert published.groupby(quasi).size().min() >= 10
     assert set(published["marital-status"]) <= set(load_adult().data["marital-status"])
+
+
+def test_the_html_report_shows_the_node() -> None:
+    """The report of a full-domain release names each QI's level and the lattice nodes
+    checked, each figure bound to its entry in the numbers block."""
+    pytest.importorskip("matplotlib")
+    from proxanon.html_report import anonymization_html, read_numbers
+
+    adult = load_adult()
+    quasi = ["age", "sex", "race", "marital-status"]
+    result = anonymize(adult.data.head(4000), quasi_identifiers=quasi, sensitive=["occupation"],
+                       k=10, delta=0, hierarchies={c: adult.hierarchies[c] for c in quasi},
+                       recoding="global", on_infeasible="suppress", max_suppression=0.05)
+    page = anonymization_html(result)
+    numbers = read_numbers(page)["recoding"]
+    assert numbers["levels"] == result.report.levels
+    assert numbers["nodes_checked"] == result.report.nodes_checked
+    assert numbers["suppressed_rows"] == len(result.report.suppressed_rows)
+    assert "<h2>Full-domain recoding</h2>" in page
+    for name in quasi:
+        assert f"<td>{name}</td>" in page
+    local = anonymize(adult.data.head(4000), quasi_identifiers=quasi, sensitive=["occupation"],
+                      k=10, delta=0, hierarchies={c: adult.hierarchies[c] for c in quasi})
+    assert "Full-domain recoding" not in anonymization_html(local)

@@ -100,6 +100,9 @@ class _Content:
     max_classes: int = MAX_CLASSES
     frontier: pd.DataFrame | None = None  # proxanon.explore's settings, this release among them
     internal: bool = False  # the page shows original values (include_original)
+    #: Full-domain recoding's node: {"levels": {QI: level}, "lattice_nodes", "nodes_checked",
+    #: "suppressed_rows"}; None for local recoding.
+    recoding: dict[str, Any] | None = None
 
 
 def anonymization_html(anonymization: Anonymization, original: pd.DataFrame | None = None, *,
@@ -178,7 +181,11 @@ def anonymization_html(anonymization: Anonymization, original: pd.DataFrame | No
         original=aligned if include_original else None,
         scale_source=aligned if aligned is not None else published,
         utility=utility, seconds=seconds, notes=notes, max_classes=max_classes,
-        frontier=frontier, internal=include_original)
+        frontier=frontier, internal=include_original,
+        recoding=None if not report.levels else {
+            "levels": dict(report.levels), "lattice_nodes": report.lattice_nodes,
+            "nodes_checked": report.nodes_checked,
+            "suppressed_rows": len(report.suppressed_rows)})
     if frontier is not None:
         frontier_cells(frontier)  # checked before any plot is drawn
     return _render(content)
@@ -314,6 +321,7 @@ def _numbers(c: _Content) -> dict[str, Any]:
             {"group": int(check.group_ids[i]), "size": int(sizes[i]),
              "risk": float(check.group_risk[i])} for i in _worst(check, c.max_classes)],
         **({} if c.frontier is None else {"frontier": _frontier_numbers(c)}),
+        **({} if c.recoding is None else {"recoding": c.recoding}),
     }
 
 
@@ -865,6 +873,8 @@ def _render(c: _Content) -> str:
         ]),
         "</table>",
     ]
+    if "recoding" in numbers:
+        parts.append(_recoding_table(numbers))
     if numbers["scaling"]:
         parts.append(_scaling_table(numbers))
     parts += [
@@ -951,6 +961,27 @@ def _columns_alone(numbers: Mapping[str, Any], allowed: float) -> list[str]:
             "</td></tr>")
     lines.append("</table>")
     return lines
+
+
+def _recoding_table(numbers: Mapping[str, Any]) -> str:
+    """Full-domain recoding's node: the level of each QI, and how much of the lattice the
+    search checked."""
+    recoding = numbers["recoding"]
+    lines = ["<h2>Full-domain recoding</h2>",
+             "<p class=\"note\">Every published row shows each quasi-identifier at one level "
+             "of its hierarchy (0: the value itself, higher: coarser), the same level in every "
+             "row: the node of the generalization lattice of lowest loss that satisfies every "
+             "check within the suppression limit. "
+             + _cell(numbers, ("recoding", "nodes_checked")) + " of the lattice's "
+             + _cell(numbers, ("recoding", "lattice_nodes")) + " nodes were checked (the "
+             "others were settled by bounds); "
+             + _cell(numbers, ("recoding", "suppressed_rows")) + " row(s) were suppressed."
+             "</p><table><tr><th>quasi-identifier</th><th>level</th></tr>"]
+    for name in recoding["levels"]:
+        lines.append(f"<tr><td>{html.escape(name)}</td>"
+                     f'<td class="n">{_cell(numbers, ("recoding", "levels", name))}</td></tr>')
+    lines.append("</table>")
+    return "".join(lines)
 
 
 def _scaling_table(numbers: Mapping[str, Any]) -> str:
