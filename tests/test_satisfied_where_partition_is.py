@@ -1,4 +1,4 @@
-"""anonymize gives up only where partition does too (issue 54's promise): on random tables
+"""anonymize gives up only where partition does too: on random tables
 whose QIs collide (many rows share each QI tuple), a setting that partition() satisfies,
 plain or QI-aware with every class searched, on the same rows scaled as anonymize scales
 them, is satisfied by the anatomy release (groups published apart, beside exact QIs). A
