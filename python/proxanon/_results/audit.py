@@ -224,6 +224,19 @@ class AuditReport(Summarized):
         return "\n".join(lines)
 
 
+def joined_exposures(parts: list[tuple[ColumnExposure, ...]]) -> tuple[ColumnExposure, ...]:
+    """Each column's exposure over disjoint sets of whole classes (a Dask table's parts),
+    from each part's: the largest risk, the classes and rows summed."""
+    present = [p for p in parts if p]
+    if not present or len({len(p) for p in present}) != 1:
+        return ()
+    return tuple(ColumnExposure(column=column[0].column,
+                                max_risk=max(c.max_risk for c in column),
+                                violating_groups=sum(c.violating_groups for c in column),
+                                violating_rows=sum(c.violating_rows for c in column))
+                 for column in zip(*present, strict=True))
+
+
 def column_exposure_text(columns: list[tuple[str, float, int]], allowed: float) -> str:
     """One line of each sensitive column's own exposure (name, largest share, classes where
     it alone is above 1 - delta) beside ``allowed`` = 1 - delta, and what protects each

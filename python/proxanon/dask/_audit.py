@@ -21,7 +21,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from proxanon import _validate
-from proxanon._results.audit import AuditReport
+from proxanon._results.audit import AuditReport, joined_exposures
 from proxanon.audit import audit_arrays
 from proxanon.dask._malloc import roomy
 from proxanon.distances import as_arguments
@@ -256,7 +256,8 @@ def assemble(results: list[PartResult], settings: PartAudit, numeric: list[str],
     """One report of ``n`` rows from the audits of its parts (disjoint sets of whole
     classes); ``numeric``: the sensitive columns scaled by their ranges."""
     report = combine([r for r in results if r[3] is not None], settings.qi_cols, n)
-    return replace(report, scales={c: settings.ranges[c] for c in numeric},
+    return replace(report.named(settings.sens_cols),
+                   scales={c: settings.ranges[c] for c in numeric},
                    taxonomies=tuple(c for c in settings.sens_cols if c in settings.hierarchies))
 
 
@@ -285,4 +286,5 @@ def combine(results: list[PartResult], qi_cols: list[str], n: int) -> AuditRepor
         n_groups=int(ids.size), k=first.k, epsilon=first.epsilon, delta=first.delta,
         metric=first.metric, group_ids=frozen[0], group_sizes=frozen[1],
         group_risk=frozen[2], violating_groups=frozen[3], small_groups=frozen[4],
-        violating_rows=frozen[5], neighbour_counts=frozen[6], weights=first.weights)
+        violating_rows=frozen[5], neighbour_counts=frozen[6], weights=first.weights,
+        columns=joined_exposures([r[3].columns for r in results if r[3] is not None]))
