@@ -136,33 +136,47 @@ def census_csv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child process is POSIX")
-def test_cli_sigint_exits_130_within_a_second(census_csv: Path, tmp_path: Path):
+def census_run(census_csv: Path, out: Path) -> tuple[list[str], list[float]]:
+    """The command the interrupt test (and bench/test_bench_interrupt.py) stops: best effort
+    on the 2M-row census table, written to ``out``; and the moments to stop it, from one run
+    to the end. The first is just after the interpreter's own start-up: until its site
+    module is imported (an editable install's import hooks take a while there), CPython
+    handles SIGINT itself ("init_import_site", exit 1) and no code of any package has run.
+    Then a quarter, half and three quarters of the way (reading, the cuts, the engine and its
+    rounds, writing)."""
     import shutil
     exe = shutil.which("proxanon")
     assert exe is not None, "the `proxanon` console script is not on PATH"
-    args = [exe, "anonymize", str(census_csv), "-o", str(tmp_path / "out.csv"),
-            "--qi", "age,sex,race", "--sensitive", "education,income", "--k", "10",
-            "--epsilon", "0.1", "--delta", "0.8", "--best-effort"]
-    # One run to the end gives the times: start-up (the imports, before the command's own
-    # handling), then a quarter, half and three quarters of the way (reading, the cuts, the
-    # engine and its rounds).
-    # The first moment is just after the interpreter's own start-up: until its site module
-    # is imported (an editable install's import hooks take a while there), CPython handles
-    # SIGINT itself ("init_import_site", exit 1) and no code of any package has run.
+    args = [exe, "anonymize", str(census_csv), "-o", str(out), "--qi", "age,sex,race",
+            "--sensitive", "education,income", "--k", "10", "--epsilon", "0.1", "--delta",
+            "0.8", "--best-effort"]
     tic = time.monotonic()
     subprocess.run([sys.executable, "-c", "pass"], check=True)
     interpreter = time.monotonic() - tic
     tic = time.monotonic()
     assert subprocess.run(args, capture_output=True, check=False).returncode in (0, 3)
     whole = time.monotonic() - tic
-    (tmp_path / "out.csv").unlink()
-    for delay in (interpreter + 0.1, whole / 4, whole / 2, 3 * whole / 4):
-        waited, status, _, err = _interrupt_after(args, -delay)
-        assert status == 130, (delay, whole, err[-2000:])
-        assert err.strip().splitlines()[-1].startswith("proxanon: interrupted"), err[-2000:]
-        assert "Traceback" not in err
-        assert not (tmp_path / "out.csv").exists()
+    out.unlink()
+    return args, [interpreter + 0.1, whole / 4, whole / 2, 3 * whole / 4]
+
+
+def stopped(args: list[str], delay: float, out: Path) -> float:
+    """The command stopped by SIGINT ``delay`` s after its start, checked (status 130, one
+    "interrupted" line, no traceback, no output file); the seconds it took to report it."""
+    waited, status, _, err = _interrupt_after(args, -delay)
+    assert status == 130, (delay, err[-2000:])
+    assert err.strip().splitlines()[-1].startswith("proxanon: interrupted"), err[-2000:]
+    assert "Traceback" not in err
+    assert not out.exists()
+    return waited
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child process is POSIX")
+def test_cli_sigint_exits_130_within_a_second(census_csv: Path, tmp_path: Path):
+    out = tmp_path / "out.csv"
+    args, moments = census_run(census_csv, out)
+    for delay in moments:
+        waited = stopped(args, delay, out)
         assert waited < SIGINT_WITHIN, f"exited {waited:.2f} s after SIGINT (sent {delay} s in)"
 
 
