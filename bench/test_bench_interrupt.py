@@ -40,4 +40,4 @@ def test_sigint_latency(benchmark, census_csv: Path, tmp_path: Path) -> None:
     benchmark.pedantic(stops, rounds=1, iterations=1)
     benchmark.extra_info.update(moments=[round(m, 2) for m in moments], latency=latency,
                                 worst=max(latency))
-    print(f"\\nSIGINT at {[round(m, 2) for m in moments]} s: exited after {latency} s")
+    print(f"\nSIGINT at {[round(m, 2) for m in moments]} s: exited after {latency} s")
