@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from proxanon._taxonomy.labels import distinct_values, factorize, given_label
+
 #: Calendar levels of :func:`date_paths`, finest first; each nests inside the next.
 DATE_LEVELS = ("day", "month", "quarter", "year", "decade", "century")
 
@@ -175,3 +177,18 @@ def date_paths(values: Iterable[Any], levels: Sequence[str],
             path = path[1:]
         paths.append((root, *reversed(path), label))
     return paths
+
+
+def ordered_leaves(values: Any) -> list[str]:
+    """The leaf labels of :func:`order_paths`, low to high: an ordered Categorical's
+    categories, else ``values`` as given; a value given twice is refused."""
+    if isinstance(values, (pd.Series, pd.Categorical)) and isinstance(
+            values.dtype, pd.CategoricalDtype) and values.dtype.ordered:
+        values = list(values.dtype.categories)
+    codes, uniques = factorize(values, "values")
+    distinct_values(values, (codes, uniques))
+    repeated = pd.Series(codes).duplicated().to_numpy()
+    if repeated.any():
+        raise ValueError(f"values list {uniques[codes[int(np.argmax(repeated))]]!r} more "
+                         "than once; give each value once, from low to high")
+    return [given_label(value, "values") for value in uniques]
