@@ -30,7 +30,7 @@ from proxanon import tableio
 from proxanon._results.anonymization import Report
 from proxanon._results.audit import AuditReport
 from proxanon.cli import main
-from proxanon.cli._common import json_value
+from proxanon.cli._writing import json_value
 from tests.test_cli import run_on_a_terminal
 
 #: The ARX occupation taxonomy shipped with the package's Adult data.

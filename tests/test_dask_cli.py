@@ -12,7 +12,7 @@ pytest.importorskip("distributed")
 
 import proxanon  # noqa: E402
 from proxanon.cli import main  # noqa: E402
-from proxanon.cli._common import EXIT_INFEASIBLE, EXIT_OK, EXIT_USAGE  # noqa: E402
+from proxanon.cli._status import EXIT_INFEASIBLE, EXIT_OK, EXIT_USAGE  # noqa: E402
 from tests.test_dask import QI, SA, census  # noqa: E402
 
 #: Minutes of work in all: run by CI (`pytest -m slow`), not by the README's command.

@@ -14,7 +14,8 @@ import pytest
 
 import proxanon
 from proxanon import Hierarchy, tableio
-from proxanon.cli._common import UsageError, names
+from proxanon.cli._options import names
+from proxanon.cli._status import UsageError
 
 
 def test_a_column_name_holding_a_comma_is_written_in_quotes(tmp_path: Path) -> None:

@@ -21,7 +21,8 @@ from typing import Any, NoReturn
 
 from proxanon import __version__
 from proxanon.cli import _toml
-from proxanon.cli._common import UsageError, pairs
+from proxanon.cli._options import pairs
+from proxanon.cli._status import UsageError
 
 #: Namespace entries that are no parameter of the run: where its files are, whether to
 #: overwrite them, how much it prints, and the parser's own entries. Hierarchies are

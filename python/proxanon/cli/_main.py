@@ -33,7 +33,8 @@ from proxanon.cli import (
     run,
     substitute,
 )
-from proxanon.cli._common import (
+from proxanon.cli._options import check_parameters
+from proxanon.cli._status import (
     EXIT_INFEASIBLE,
     EXIT_INTERRUPTED,
     EXIT_NOT_SATISFIED,
@@ -45,7 +46,6 @@ from proxanon.cli._common import (
     Outcome,
     UsageError,
     add_verbosity_options,
-    check_parameters,
     command_words,
     flag_words,
     verbosity,

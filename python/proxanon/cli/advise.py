@@ -9,7 +9,17 @@ import argparse
 from typing import Any
 
 from proxanon._engine.proofs import Advice
-from proxanon.cli import _common as common
+from proxanon.cli._options import (
+    add_dates_option,
+    add_input_options,
+    add_privacy_options,
+    floats,
+    names,
+    pairs,
+)
+from proxanon.cli._reading import position_unit, positions, read_input, text_option, typed_columns
+from proxanon.cli._status import EXIT_INFEASIBLE, EXIT_OK, Outcome
+from proxanon.cli._writing import output_path, report_json, write_bytes
 
 
 def add_parser(commands: Any) -> None:
@@ -19,13 +29,13 @@ def add_parser(commands: Any) -> None:
                     "columns the same way, and prints the bounds and proofs of "
                     "proxanon.advise: the largest delta proven to succeed, the largest one "
                     "not refuted, and, with --delta, whether no table can satisfy. Exit "
-                    f"status {common.EXIT_INFEASIBLE} when it proves that no table (no "
+                    f"status {EXIT_INFEASIBLE} when it proves that no table (no "
                     "partition into groups of at least k rows) satisfies the principle, "
-                    f"{common.EXIT_OK} otherwise.")
+                    f"{EXIT_OK} otherwise.")
     parser.add_argument("input", help="CSV file with a header row, or a .parquet file")
-    common.add_privacy_options(parser, optional=True, judged=True)
-    common.add_input_options(parser)
-    common.add_dates_option(parser)
+    add_privacy_options(parser, optional=True, judged=True)
+    add_input_options(parser)
+    add_dates_option(parser)
     parser.add_argument("--force", action="store_true", help="overwrite the --report file")
     parser.set_defaults(run=run)
 
@@ -33,57 +43,57 @@ def add_parser(commands: Any) -> None:
 def verdict(found: Advice) -> tuple[int, str]:
     """The exit status and the line that says what is proven at ``--delta``."""
     if found.delta is None:
-        return common.EXIT_OK, ("no --delta given: the bounds above only; pass --delta for "
+        return EXIT_OK, ("no --delta given: the bounds above only; pass --delta for "
                                 "a verdict")
     at = f"at delta = {found.delta:g}"
     if found.infeasible_for_any_partition:
-        return common.EXIT_INFEASIBLE, (
+        return EXIT_INFEASIBLE, (
             f"verdict {at}: proven that no table satisfies the principle (no partition into "
             f"groups of at least k = {found.k} rows does); proxanon anonymize would fail: try "
             + _smaller(found) + "leave rows out with --suppress")
     if found.provably_infeasible:
-        return common.EXIT_OK, (
+        return EXIT_OK, (
             f"verdict {at}: XColor's {found.m:,} groups of equal size cannot satisfy it; "
             "groups of other sizes are not ruled out, so proxanon anonymize may still find a "
             "table")
     if found.delta <= found.max_delta_proven:
-        return common.EXIT_OK, f"verdict {at}: proven that proxanon anonymize succeeds"
-    return common.EXIT_OK, (
+        return EXIT_OK, f"verdict {at}: proven that proxanon anonymize succeeds"
+    return EXIT_OK, (
         f"verdict {at}: not proven either way (success is proven up to delta = "
         f"{found.max_delta_proven:.4f}); only a run of proxanon anonymize can tell")
 
 
-def run(args: argparse.Namespace) -> common.Outcome:
+def run(args: argparse.Namespace) -> Outcome:
     from proxanon.advise import advise
     from proxanon.generalize import load_hierarchies
 
     report_target = (None if args.report is None
-                     else common.output_path(args.report, [args.input], args.force))
-    source = common.read_input(args.input, args)
-    qi = common.names(args.qi, "--qi") if args.qi is not None else []
-    sensitive = common.names(args.sensitive, "--sensitive")
-    hierarchies = load_hierarchies(common.pairs(args.hierarchy, "--hierarchy"), qi + sensitive,
+                     else output_path(args.report, [args.input], args.force))
+    source = read_input(args.input, args)
+    qi = names(args.qi, "--qi") if args.qi is not None else []
+    sensitive = names(args.sensitive, "--sensitive")
+    hierarchies = load_hierarchies(pairs(args.hierarchy, "--hierarchy"), qi + sensitive,
                                    source.names, sep=args.hierarchy_sep)
-    columns = common.typed_columns(
+    columns = typed_columns(
         source, qi, sensitive, missing=args.missing,
-        orders=common.pairs(args.order, "--order"), taxonomies=set(hierarchies),
-        dates=set(common.names(args.dates, "--dates")) if args.dates else set(),
-        text=common.text_option(args, source.names))
+        orders=pairs(args.order, "--order"), taxonomies=set(hierarchies),
+        dates=set(names(args.dates, "--dates")) if args.dates else set(),
+        text=text_option(args, source.names))
     found = advise(columns.frame, sensitive=sensitive, quasi_identifiers=qi or None,
                    hierarchies=hierarchies, k=args.k, epsilon=args.epsilon, delta=args.delta,
                    metric=args.metric,
-                   weights=common.floats(args.weights, "--weights") if args.weights else None)
+                   weights=floats(args.weights, "--weights") if args.weights else None)
     status, line = verdict(found)
     if report_target is not None:
-        common.write_bytes(report_target, common.report_json(
+        write_bytes(report_target, report_json(
             "advise", found, input=str(args.input), verdict=line,
-            positions=common.position_unit(source),
-            rows_with_empty_cells=common.positions(source, columns.dropped)))
+            positions=position_unit(source),
+            rows_with_empty_cells=positions(source, columns.dropped)))
     lines = [str(found), line, *columns.notes]
     if columns.dropped.size:
         lines.append(f"left out {columns.dropped.size:,} row(s) with an empty or missing QI or "
                      "sensitive value (--missing drop)")
-    return common.Outcome(status, tuple(lines))
+    return Outcome(status, tuple(lines))
 
 
 def _smaller(found: Advice) -> str:

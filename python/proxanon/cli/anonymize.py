@@ -10,33 +10,33 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from proxanon.cli._common import (
+from proxanon.cli._job import job_text, provenance
+from proxanon.cli._options import (
+    add_criteria_options,
+    add_dates_option,
+    add_input_options,
+    add_privacy_options,
+    criteria_from,
+    floats,
+    kept_as_text,
+)
+from proxanon.cli._reading import position_unit, positions, read_columns, read_frontier, read_line
+from proxanon.cli._status import (
     EXIT_NOT_SATISFIED,
     EXIT_OK,
     EXIT_STOPPED,
     GROUP_COLUMN,
     Outcome,
     UsageError,
-    add_criteria_options,
-    add_dates_option,
-    add_input_options,
-    add_privacy_options,
-    criteria_from,
-    distinct_outputs,
-    floats,
-    kept_as_text,
-    output_path,
-    position_unit,
-    positions,
-    read_columns,
-    read_frontier,
-    read_line,
-    report_json,
     show_progress,
+)
+from proxanon.cli._writing import (
+    distinct_outputs,
+    output_path,
+    report_json,
     summary_lines,
     write_bytes,
 )
-from proxanon.cli._job import job_text, provenance
 from proxanon.tableio import (
     CsvTable,
     ParquetTable,

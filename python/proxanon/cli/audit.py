@@ -12,8 +12,27 @@ from numpy.typing import NDArray
 
 from proxanon._results.audit import AuditReport
 from proxanon._results.privacy import PrivacyMeasures
-from proxanon.cli import _common as common
 from proxanon.cli._job import provenance
+from proxanon.cli._options import (
+    add_criteria_options,
+    add_input_options,
+    add_privacy_options,
+    criteria_from,
+    floats,
+    names,
+    pairs,
+)
+from proxanon.cli._reading import (
+    Columns,
+    position_unit,
+    positions,
+    read_input,
+    read_line,
+    text_option,
+    typed_columns,
+)
+from proxanon.cli._status import EXIT_NOT_SATISFIED, EXIT_OK, GROUP_COLUMN, Outcome, UsageError
+from proxanon.cli._writing import output_path, report_json, write_bytes
 from proxanon.tableio import CsvTable, ParquetTable
 
 
@@ -21,12 +40,12 @@ def add_parser(commands: Any) -> None:
     parser = commands.add_parser(
         "audit", help="check a published CSV or Parquet table",
         description="Groups the rows by their published QI values and checks every group. "
-                    f"Exit status {common.EXIT_OK} when the table satisfies the principle, "
-                    f"{common.EXIT_NOT_SATISFIED} when it does not.")
+                    f"Exit status {EXIT_OK} when the table satisfies the principle, "
+                    f"{EXIT_NOT_SATISFIED} when it does not.")
     parser.add_argument("table", help="CSV file with a header row, or a .parquet file")
-    common.add_privacy_options(parser, judged=True)
-    common.add_criteria_options(parser)
-    common.add_input_options(parser)
+    add_privacy_options(parser, judged=True)
+    add_criteria_options(parser)
+    add_input_options(parser)
     parser.add_argument("--sensitive-table", metavar="PATH",
                         help="audit an anatomy release: TABLE is its QI table and PATH its "
                              "sensitive table, joined by their group column")
@@ -51,7 +70,7 @@ class Audited:
     """An audit of a table file, with what the reports show next to it."""
 
     check: AuditReport
-    columns: common.Columns
+    columns: Columns
     groups: NDArray[np.int64]
     qi: list[str]
     sensitive: list[str]
@@ -67,22 +86,22 @@ def audited(args: argparse.Namespace) -> Audited:
 
     if getattr(args, "sensitive_table", None) is not None:  # `report` takes no pair
         return _audited_pair(args)
-    source = common.read_input(args.table, args)
-    qi = common.names(args.qi, "--qi")
-    sensitive = common.names(args.sensitive, "--sensitive")
-    criteria = common.criteria_from(args)
+    source = read_input(args.table, args)
+    qi = names(args.qi, "--qi")
+    sensitive = names(args.sensitive, "--sensitive")
+    criteria = criteria_from(args)
     # Only the sensitive columns' taxonomies matter: the groups are the published QI values.
-    hierarchies = load_hierarchies(common.pairs(args.hierarchy, "--hierarchy"), sensitive,
+    hierarchies = load_hierarchies(pairs(args.hierarchy, "--hierarchy"), sensitive,
                                    source.names, sep=args.hierarchy_sep)
-    columns = common.typed_columns(source, qi, sensitive, missing=args.missing,
-                                   orders=common.pairs(args.order, "--order"),
+    columns = typed_columns(source, qi, sensitive, missing=args.missing,
+                                   orders=pairs(args.order, "--order"),
                                    taxonomies=set(hierarchies),
-                                   text=common.text_option(args, source.names),
+                                   text=text_option(args, source.names),
                                    extra=[args.criteria_column] if args.criteria_column else [])
     groups = table_groups(columns.frame, qi)
     check = audit(columns.frame, groups, k=args.k, epsilon=args.epsilon, delta=args.delta,
                   metric=args.metric, sensitive=sensitive, hierarchies=hierarchies,
-                  weights=common.floats(args.weights, "--weights") if args.weights else None,
+                  weights=floats(args.weights, "--weights") if args.weights else None,
                   criteria=criteria, quasi_identifiers=qi)
     return Audited(check, columns, groups, qi, sensitive, source)
 
@@ -93,45 +112,45 @@ def _audited_pair(args: argparse.Namespace) -> Audited:
     from proxanon.audit import audit
     from proxanon.generalize import load_hierarchies
 
-    qi_source = common.read_input(args.table, args)
-    source = common.read_input(args.sensitive_table, args)
-    qi = common.names(args.qi, "--qi")
-    sensitive = common.names(args.sensitive, "--sensitive")
-    for where, needed in ((qi_source, [*qi, common.GROUP_COLUMN]),
-                          (source, [common.GROUP_COLUMN])):
+    qi_source = read_input(args.table, args)
+    source = read_input(args.sensitive_table, args)
+    qi = names(args.qi, "--qi")
+    sensitive = names(args.sensitive, "--sensitive")
+    for where, needed in ((qi_source, [*qi, GROUP_COLUMN]),
+                          (source, [GROUP_COLUMN])):
         absent = [c for c in needed if c not in where.names]
         if absent:
-            raise common.UsageError(f"column(s) {absent} not in {where.path}; its columns are "
+            raise UsageError(f"column(s) {absent} not in {where.path}; its columns are "
                                     f"{where.names}")
-    hierarchies = load_hierarchies(common.pairs(args.hierarchy, "--hierarchy"), sensitive,
+    hierarchies = load_hierarchies(pairs(args.hierarchy, "--hierarchy"), sensitive,
                                    source.names, sep=args.hierarchy_sep)
-    qi_columns = common.typed_columns(qi_source, [common.GROUP_COLUMN], [], missing="error",
+    qi_columns = typed_columns(qi_source, [GROUP_COLUMN], [], missing="error",
                                       orders={}, taxonomies=set())
-    columns = common.typed_columns(source, [common.GROUP_COLUMN], sensitive,
+    columns = typed_columns(source, [GROUP_COLUMN], sensitive,
                                    missing=args.missing,
-                                   orders=common.pairs(args.order, "--order"),
+                                   orders=pairs(args.order, "--order"),
                                    taxonomies=set(hierarchies))
-    check = audit(qi_columns.frame, common.GROUP_COLUMN, sensitive_table=columns.frame,
+    check = audit(qi_columns.frame, GROUP_COLUMN, sensitive_table=columns.frame,
                   k=args.k, epsilon=args.epsilon, delta=args.delta, metric=args.metric,
                   sensitive=sensitive, hierarchies=hierarchies,
-                  weights=common.floats(args.weights, "--weights") if args.weights else None)
+                  weights=floats(args.weights, "--weights") if args.weights else None)
     # The ids the audit gave the groups (in order of first appearance in the sensitive table).
-    groups = pd.factorize(columns.frame[common.GROUP_COLUMN])[0].astype(np.int64)
-    return Audited(check, columns, groups, [common.GROUP_COLUMN], sensitive, source)
+    groups = pd.factorize(columns.frame[GROUP_COLUMN])[0].astype(np.int64)
+    return Audited(check, columns, groups, [GROUP_COLUMN], sensitive, source)
 
 
-def run(args: argparse.Namespace) -> common.Outcome:
+def run(args: argparse.Namespace) -> Outcome:
     report_target = (None if args.report is None
-                     else common.output_path(args.report, [args.table], args.force))
+                     else output_path(args.report, [args.table], args.force))
     result = audited(args)
     report, columns, qi = result.check, result.columns, result.qi
     measures = _measures(args, result) if args.measures else None
     if report_target is not None:
         extra = {} if measures is None else {"measures": measures}
-        common.write_bytes(report_target, common.report_json(
+        write_bytes(report_target, report_json(
             "audit", report, input=str(args.table),
-            positions=common.position_unit(result.source),
-            rows_with_empty_cells=common.positions(result.source, columns.dropped),
+            positions=position_unit(result.source),
+            rows_with_empty_cells=positions(result.source, columns.dropped),
             **provenance(args, args.table), **extra))
     lines = [str(report), *columns.notes]
     if args.sensitive_table is None:  # an anatomy release publishes no QI values per group
@@ -146,8 +165,8 @@ def run(args: argparse.Namespace) -> common.Outcome:
                      "sensitive value (--missing drop)")
     if measures is not None:
         lines.extend(measure_lines(measures))
-    return common.Outcome(common.EXIT_OK if report.satisfied else common.EXIT_NOT_SATISFIED,
-                          tuple(lines), details=(common.read_line(result.source, args.table),))
+    return Outcome(EXIT_OK if report.satisfied else EXIT_NOT_SATISFIED,
+                          tuple(lines), details=(read_line(result.source, args.table),))
 
 
 def _measures(args: argparse.Namespace, result: Audited) -> PrivacyMeasures:

@@ -9,16 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from proxanon.cli._common import (
-    EXIT_NOT_SATISFIED,
-    EXIT_OK,
-    Outcome,
-    output_path,
-    report_json,
-    show_progress,
-    summary_lines,
-    write_bytes,
-)
+from proxanon.cli._status import EXIT_NOT_SATISFIED, EXIT_OK, Outcome, show_progress
+from proxanon.cli._writing import output_path, report_json, summary_lines, write_bytes
 
 
 def add_parser(commands: Any) -> None:

@@ -11,8 +11,10 @@ from typing import Any
 
 import pandas as pd
 
-from proxanon.cli import _common as common
-from proxanon.cli._common import EXIT_INFEASIBLE, EXIT_OK, Outcome, UsageError
+from proxanon.cli._options import add_criteria_options, add_input_options, criteria_from, floats
+from proxanon.cli._reading import read_columns
+from proxanon.cli._status import EXIT_INFEASIBLE, EXIT_OK, STDIO, Outcome, UsageError, show_progress
+from proxanon.cli._writing import distinct_outputs, output_path, report_json, write_bytes
 
 
 def add_parser(commands: Any) -> None:
@@ -46,7 +48,7 @@ def add_parser(commands: Any) -> None:
                         choices=["l1", "l2", "linf", "min_component", "variational"],
                         help="l1 (default), l2, linf, min_component or variational")
     parser.add_argument("--weights", help="one weight per sensitive column, comma-separated")
-    common.add_input_options(parser)
+    add_input_options(parser)
     parser.add_argument("--dates", metavar="COL,...",
                         help="columns of ISO dates (YYYY-MM-DD), as for proxanon anonymize")
     parser.add_argument("-o", "--output", required=True, metavar="FRONTIER.csv",
@@ -69,7 +71,7 @@ def add_parser(commands: Any) -> None:
     parser.add_argument("--recoding", default="local", choices=["local", "global"],
                         help="local (default) or global (full-domain), as for proxanon "
                              "anonymize")
-    common.add_criteria_options(parser)
+    add_criteria_options(parser)
     parser.set_defaults(run=run)
 
 
@@ -84,8 +86,8 @@ def _grid_values(args: argparse.Namespace) -> tuple[list[int], list[float], list
         except ValueError:
             raise UsageError(f"--k must be comma-separated whole numbers, got {args.k!r}"
                              ) from None
-    epsilons = common.floats(args.epsilon, "--epsilon")
-    deltas = common.floats(args.delta, "--delta")
+    epsilons = floats(args.epsilon, "--epsilon")
+    deltas = floats(args.delta, "--delta")
     for option, value in [("--epsilon", e) for e in epsilons] + [("--delta", d) for d in deltas]:
         try:
             _validate.privacy(2, value if option == "--epsilon" else 0.0,
@@ -110,31 +112,31 @@ def run(args: argparse.Namespace) -> Outcome:
     if args.find is not None and (len(epsilons) != 1 or not 0 < args.find <= epsilons[0]):
         raise UsageError("--find STEP takes one --epsilon, the largest to try, and a STEP > 0 "
                          f"not above it; got --find {args.find:g} --epsilon {args.epsilon}")
-    appending = args.append and args.output != common.STDIO and Path(args.output).is_file()
-    target = common.output_path(args.output, [args.input], args.force or appending)
+    appending = args.append and args.output != STDIO and Path(args.output).is_file()
+    target = output_path(args.output, [args.input], args.force or appending)
     job = _job_key(args)
     known = _known(target, job) if appending else None
     others = [args.input, args.output]
     plot_target = (None if args.plot is None
-                   else common.output_path(args.plot, others, args.force))
+                   else output_path(args.plot, others, args.force))
     report_target = (None if args.report is None
-                     else common.output_path(args.report, others + [args.plot or ""],
+                     else output_path(args.report, others + [args.plot or ""],
                                              args.force))
-    common.distinct_outputs([("-o", target), ("--plot", plot_target),
+    distinct_outputs([("-o", target), ("--plot", plot_target),
                              ("--report", report_target)])
     if plot_target is not None:
         figure_class("--plot")  # fail before the work, naming the extra, without matplotlib
-    given = common.read_columns(args)
+    given = read_columns(args)
     found, frame = _settle(args, given, ks, epsilons, deltas, known, target, job)
     lines = ([_table(frame)] if found is None else [_largest_table(found)])
     frame = _write(target, frame, known, job, args.encoding)  # the file's settings, all
     lines.append(f"wrote {len(frame):,} settings to {target}"
                  + (f" ({len(known):,} of them there before)" if known is not None else ""))
     if plot_target is not None:
-        common.write_bytes(plot_target, png_bytes(explore_plot(frame)))
+        write_bytes(plot_target, png_bytes(explore_plot(frame)))
         lines.append(f"wrote the frontier to {plot_target}")
     if report_target is not None:
-        common.write_bytes(report_target, common.report_json(
+        write_bytes(report_target, report_json(
             "explore", frontier_cells(frame), input=str(args.input),
             output=str(target)))
     satisfied = bool((frame["verdict"] == "satisfied").any())
@@ -154,13 +156,13 @@ def _settle(args: argparse.Namespace, given: Any, ks: list[int], epsilons: list[
     common_args: dict[str, Any] = dict(
         quasi_identifiers=given.qi, sensitive=given.sensitive, k=ks, delta=deltas,
         metric=args.metric,
-        weights=common.floats(args.weights, "--weights") if args.weights else None,
+        weights=floats(args.weights, "--weights") if args.weights else None,
         hierarchies=given.hierarchies,
         on_infeasible=("suppress" if args.suppress is not None
                        else "best_effort" if args.best_effort else "raise"),
         max_suppression=args.suppress if args.suppress is not None else 0.0,
         method=args.method, moves=args.moves, max_seconds=args.max_seconds,
-        progress=common.show_progress(args), criteria=common.criteria_from(args),
+        progress=show_progress(args), criteria=criteria_from(args),
         recoding=args.recoding, known=known)
     try:
         if args.find is None:
@@ -191,7 +193,7 @@ def _job_key(args: argparse.Namespace) -> str:
 
     from proxanon.cli._job import sha256
 
-    content = "stdin" if args.input == common.STDIO else sha256(args.input)
+    content = "stdin" if args.input == STDIO else sha256(args.input)
     options = {name: value for name, value in sorted(vars(args).items())
                if name not in _NOT_THE_JOB}
     text = json.dumps([content, options], sort_keys=True, default=str)
@@ -221,7 +223,7 @@ def _write(target: Any, frame: pd.DataFrame, known: pd.DataFrame | None, job: st
     key; returns them (without it)."""
     rows = frame if known is None else pd.concat([known, frame], ignore_index=True)
     rows = rows.drop_duplicates(subset=["k", "epsilon", "delta"], keep="first")
-    common.write_bytes(target, rows.assign(job=job).to_csv(index=False).encode(encoding))
+    write_bytes(target, rows.assign(job=job).to_csv(index=False).encode(encoding))
     return rows.reset_index(drop=True)
 
 

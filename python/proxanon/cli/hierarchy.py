@@ -8,7 +8,10 @@ from typing import Any
 
 import pandas as pd
 
-from proxanon.cli import _common as common
+from proxanon.cli._options import floats, names, separator
+from proxanon.cli._reading import read_input
+from proxanon.cli._status import EXIT_OK, Outcome, UsageError
+from proxanon.cli._writing import output_path, write_bytes
 from proxanon.hierarchy import Hierarchy
 
 #: The builders that take a value: option, its metavar and its help.
@@ -50,7 +53,7 @@ def add_parser(commands: Any) -> None:
     parser.add_argument("--root", default="*", help="label of the root (*)")
     parser.add_argument("-o", "--output", required=True, help="the hierarchy file to write")
     parser.add_argument("--force", action="store_true", help="overwrite the output file")
-    parser.add_argument("--sep", type=common.separator,
+    parser.add_argument("--sep", type=separator,
                         help="CSV separator of the input (default: sniffed from the header)")
     parser.add_argument("--encoding", default="utf-8",
                         help="text encoding of the CSV input and of the output (utf-8)")
@@ -67,19 +70,19 @@ def _options_fit(args: argparse.Namespace) -> None:
               ("--values", args.values is not None, args.order is not None, "--order"))
     for option, given, chosen, owner in owners:
         if given and not chosen:
-            raise common.UsageError(f"{option} goes with {owner}")
+            raise UsageError(f"{option} goes with {owner}")
 
 
 def _masking(values: pd.Series, args: argparse.Namespace) -> Hierarchy:
     if pd.api.types.is_numeric_dtype(values.dtype) and args.width is None:
-        raise common.UsageError(
+        raise UsageError(
             f"column {args.column!r} of {args.input} holds numbers, which have no leading "
             "zeros; pass --width N to write them with leading zeros to N digits")
     if args.width is None:
         lengths = values.astype(str).str.len()
         if lengths.nunique() > 1:
             short, long = values.iloc[int(lengths.argmin())], values.iloc[int(lengths.argmax())]
-            raise common.UsageError(
+            raise UsageError(
                 f"column {args.column!r} holds codes of different lengths ({short!r}, "
                 f"{long!r}); masking needs one width: pass --width {int(lengths.max())} to "
                 "pad codes of digits with leading zeros")
@@ -94,7 +97,7 @@ def _numbers(values: pd.Series, args: argparse.Namespace, option: str) -> pd.Ser
     if not bad.any():
         return numbers
     if option == "--intervals":
-        raise common.UsageError(
+        raise UsageError(
             f"--intervals needs numbers, but column {args.column!r} holds "
             f"{values.iloc[int(bad.argmax())]!r}; use --order or --masking for text")
     return None
@@ -105,7 +108,7 @@ def _ordered_values(values: pd.Series, args: argparse.Namespace) -> list[Any]:
         given = [part.strip() for part in args.values.split(",")]
         absent = sorted(set(values.astype(str)) - set(given))
         if absent:
-            raise common.UsageError(
+            raise UsageError(
                 f"--values lacks {len(absent)} value(s) of column {args.column!r}, e.g. "
                 f"{absent[:5]}; list every value once, from low to high")
         return given
@@ -123,36 +126,36 @@ def build(values: pd.Series, args: argparse.Namespace) -> Hierarchy:
         return _masking(values, args)
     if args.intervals is not None:
         numbers = _numbers(values, args, "--intervals")
-        return Hierarchy.from_intervals(numbers, common.floats(args.intervals, "--intervals"),
+        return Hierarchy.from_intervals(numbers, floats(args.intervals, "--intervals"),
                                         origin=args.origin, root=args.root)
     if args.order is not None:
         try:
             sizes = [int(part) for part in args.order.split(",")]
         except ValueError:
-            raise common.UsageError(
+            raise UsageError(
                 f"--order takes whole numbers such as 2,4, got {args.order!r}") from None
         return Hierarchy.from_order(_ordered_values(values, args), sizes, root=args.root)
-    return Hierarchy.from_dates(values, common.names(args.dates, "--dates"), root=args.root)
+    return Hierarchy.from_dates(values, names(args.dates, "--dates"), root=args.root)
 
 
-def run(args: argparse.Namespace) -> common.Outcome:
+def run(args: argparse.Namespace) -> Outcome:
     _options_fit(args)
-    target = common.output_path(args.output, [args.input], args.force)
-    source = common.read_input(args.input, args)
+    target = output_path(args.output, [args.input], args.force)
+    source = read_input(args.input, args)
     if args.column not in source.names:
-        raise common.UsageError(f"column {args.column!r} is not in {args.input}; its "
+        raise UsageError(f"column {args.column!r} is not in {args.input}; its "
                                 f"columns are {source.names}")
     column = source.column(args.column)
     empty = column.isna().to_numpy() | (column.astype(str).str.strip() == "").to_numpy()
     values = column[~empty].reset_index(drop=True)
     if values.empty:
-        raise common.UsageError(f"column {args.column!r} of {args.input} has no values")
+        raise UsageError(f"column {args.column!r} of {args.input} has no values")
     hierarchy = build(values, args)
-    common.write_bytes(target, hierarchy.csv_bytes(args.hierarchy_sep, args.encoding,
+    write_bytes(target, hierarchy.csv_bytes(args.hierarchy_sep, args.encoding,
                                                    str(target)))
     lines = [f"wrote the hierarchy of column {args.column!r} to {target}: "
              f"{hierarchy.n_leaves:,} leaves, height {hierarchy.height}, e.g. "
              f"{args.hierarchy_sep.join(hierarchy.rows()[0])}"]
     if empty.any():
         lines.append(f"left out {int(empty.sum()):,} empty cell(s) of column {args.column!r}")
-    return common.Outcome(common.EXIT_OK, tuple(lines))
+    return Outcome(EXIT_OK, tuple(lines))

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from proxanon.cli import anonymize
-from proxanon.cli._common import Outcome, UsageError
 from proxanon.cli._job import job_argv
+from proxanon.cli._status import Outcome, UsageError
 
 
 def add_parser(commands: Any) -> None:

@@ -9,7 +9,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from proxanon.cli import _common as common
+from proxanon.cli._options import add_format_option, names, separator
+from proxanon.cli._reading import read_input, read_line
+from proxanon.cli._status import EXIT_OK, Outcome, UsageError
+from proxanon.cli._writing import distinct_outputs, output_path, write_bytes
 from proxanon.tableio import check_writable, write_table
 
 
@@ -28,8 +31,8 @@ def add_parser(commands: Any) -> None:
                         help="fraction of the localities kept, in (0, 1] (0.1)")
     parser.add_argument("--iterations", type=int, default=4000, help="random-walk steps (4000)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (0)")
-    common.add_format_option(parser)
-    parser.add_argument("--sep", type=common.separator,
+    add_format_option(parser)
+    parser.add_argument("--sep", type=separator,
                         help="CSV separator (default: sniffed from the header)")
     parser.add_argument("--encoding", default="utf-8",
                         help="text encoding of the CSV input and output (default utf-8)")
@@ -37,20 +40,20 @@ def add_parser(commands: Any) -> None:
     parser.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace) -> common.Outcome:
+def run(args: argparse.Namespace) -> Outcome:
     from proxanon.substitute import checked_settings, substitute
 
     checked_settings(args.segment_size, args.poi_fraction, args.iterations, args.seed)
-    target = common.output_path(args.output, [args.input], args.force)
+    target = output_path(args.output, [args.input], args.force)
     extra = (None if args.constraints is None
-             else common.output_path(args.constraints, [args.input, args.output], args.force))
-    common.distinct_outputs([("-o", target), ("--constraints", extra)])
-    source = common.read_input(args.input, args)
+             else output_path(args.constraints, [args.input, args.output], args.force))
+    distinct_outputs([("-o", target), ("--constraints", extra)])
+    source = read_input(args.input, args)
     check_writable(source, target)
-    columns = common.names(args.columns, "--columns")
+    columns = names(args.columns, "--columns")
     absent = [c for c in columns if c not in source.names]
     if absent:
-        raise common.UsageError(f"--columns: column(s) {absent} not in {args.input}; its "
+        raise UsageError(f"--columns: column(s) {absent} not in {args.input}; its "
                                 f"columns are {source.names}")
     numbers = pd.DataFrame(index=pd.RangeIndex(source.n_rows))
     for column in columns:
@@ -59,7 +62,7 @@ def run(args: argparse.Namespace) -> common.Outcome:
         bad = parsed.isna().to_numpy()
         if bad.any():
             row = int(bad.argmax())
-            raise common.UsageError(f"column {column!r} is not numeric: {cells.iloc[row]!r} on "
+            raise UsageError(f"column {column!r} is not numeric: {cells.iloc[row]!r} on "
                                     f"{source.position(row)}; substitute numeric columns only")
         numbers[column] = parsed.astype("float64")
     result = substitute(numbers, columns, segment_size=args.segment_size,
@@ -70,7 +73,7 @@ def run(args: argparse.Namespace) -> common.Outcome:
                 replace={c: [repr(float(v)) for v in result.table[c]] for c in columns},
                 append={})
     if extra is not None and constraints is not None:
-        common.write_bytes(extra, constraints)
-    return common.Outcome(common.EXIT_OK, (f"{result!r} in {result.seconds:.2f} s",
+        write_bytes(extra, constraints)
+    return Outcome(EXIT_OK, (f"{result!r} in {result.seconds:.2f} s",
                                            f"wrote {source.n_rows:,} rows to {target}"),
-                          details=(common.read_line(source, args.input),))
+                          details=(read_line(source, args.input),))

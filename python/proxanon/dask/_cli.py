@@ -20,18 +20,9 @@ from typing import Any
 import dask.dataframe as dd
 import pandas as pd
 
-from proxanon.cli._common import (
-    EXIT_NOT_SATISFIED,
-    EXIT_OK,
-    STDIO,
-    Outcome,
-    UsageError,
-    floats,
-    kept_as_text,
-    names,
-    pairs,
-    summary_lines,
-)
+from proxanon.cli._options import floats, kept_as_text, names, pairs
+from proxanon.cli._status import EXIT_NOT_SATISFIED, EXIT_OK, STDIO, Outcome, UsageError
+from proxanon.cli._writing import summary_lines
 from proxanon.dask._anonymize import anonymize
 from proxanon.dask._cluster import connect
 from proxanon.generalize import load_hierarchies
