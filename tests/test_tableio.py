@@ -234,7 +234,7 @@ def test_missing_pyarrow_names_the_extra(tmp_path: Path, monkeypatch: pytest.Mon
             raise ModuleNotFoundError(f"No module named {name!r}", name=name)
         return real(name, package)
 
-    monkeypatch.setattr(tableio.importlib, "import_module", without_pyarrow)
+    monkeypatch.setattr(importlib, "import_module", without_pyarrow)
     (tmp_path / "in.parquet").write_bytes(b"PAR1")
     with pytest.raises(ParquetUnavailableError, match=r"proxanon\[parquet\]"):
         read_table(tmp_path / "in.parquet")
