@@ -24,8 +24,8 @@ namespace {
 /// The open classes of initialize as a 4-ary min-heap of (degree sum, class): the pairs are
 /// distinct (classes differ), so any heap pops them in one order, std::priority_queue's
 /// included. Four children share a cache line and a row's class is found and re-keyed in one
-/// sift down (replace_top) rather than a pop and a push: at 1M rows and 100k classes the
-/// binary heap missed cache on every level (initialize took 30-50x its time at 100k rows).
+/// sift down (replace_top) rather than a pop and a push: with 100k classes and more, a binary
+/// heap misses cache on every level.
 class OpenClasses {
 public:
     struct Entry {

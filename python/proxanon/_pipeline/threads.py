@@ -25,15 +25,12 @@ from proxanon._results.partition import Partition
 #: Share of the rows that fail in Mondrian's groups above which the plain partition's session
 #: is started beside the QI-aware one, before the cut is specialized (after it, with
 #: suppression): a guess of which work will be needed, never a change of the table. On Adult
-#: the QI-aware path succeeded where at most 5.4% failed and failed where 30% or more did
-#: (with at most 30% suppressed at epsilon 0.1, delta 0.8 it fails too: the verdict took
-#: 6.6-8.3 s with the plain session after the QI-aware one, 3.6-4.6 s with it beside; at
-#: delta 0.7, where the QI-aware path succeeds, 4.6-5.3 s either way).
+#: the QI-aware path succeeds where at most about 5% of the rows fail and fails where 30% or
+#: more do, and then needs the plain session, which is cheaper started early.
 _HARD_SHARE = 0.2
 #: Rows above which ``anonymize`` on two threads or more seeks the proof of infeasibility
-#: beside XColor's run rather than before it: there the proof takes 25 ms or more (0.1 s at
-#: 1M census rows), more than the thread's start and XColor's stop cost (5-30 ms, which
-#: made proven verdicts on 30k-50k rows take 17-90 ms instead of 12-57 ms).
+#: beside XColor's run rather than before it: from there on the proof costs more than
+#: starting a thread and stopping XColor's run (docs/performance.md), below it less.
 _PROOF_BESIDE_ROWS = 1 << 18
 
 
@@ -58,7 +55,7 @@ class _Threads(_Steps):
         # before finishing the cut (after it, with suppression, where the caller compares
         # with the cut as soon as its session ends), unless the caller's thread asked for it
         # already; the caller stops it when it is not needed. Only the order of work changes,
-        # never a table (Adult, ARX taxonomies, eps 0.1: 0.67 s instead of 0.88 s).
+        # never a table.
         # Set by the cut's thread: the cut with its audit and its repair (``cut_and_repair``),
         # and the plain session where it computes it (``plain_ahead``).
         self.cut_ready: Future[tuple[CheckedCut | None, _Published | None]] = Future()
@@ -156,8 +153,8 @@ class _Threads(_Steps):
                 self.built_ready.set_result(None)
         self.cut_ready.set_result((built, repaired))
         # A cut that satisfies is published when it costs no more than XColor's table (as on
-        # census-like tables): its table is generalized here while XColor's run goes on
-        # (0.1 s at 1M rows, off the caller's path).
+        # census-like tables): its table is generalized here while XColor's run goes on,
+        # off the caller's path.
         generalized = None  # else the caller generalizes it, if it needs it
         try:
             if built is not None and built[1].satisfied:
