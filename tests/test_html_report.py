@@ -448,7 +448,7 @@ def test_a_mondrian_result_without_epsilon_says_its_verdict_is_vacuous(sample):
 def test_published_intervals_spread_their_rows_without_losing_any():
     """The 'after' histogram of a numeric QI: every row is counted once, and classes of one
     value land where the original rows are."""
-    from proxanon.html_report import _edges, _spread
+    from proxanon._report.plots import _edges, _spread
 
     rng = np.random.default_rng(2)
     values = rng.integers(17, 91, size=5000).astype(np.float64)

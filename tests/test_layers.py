@@ -36,7 +36,7 @@ LAYERS: list[tuple[str, list[str]]] = [
                             "_pipeline.threads", "_pipeline.choose", "_pipeline.publish",
                             "_pipeline.verdict", "_pipeline.criteria", "_pipeline.anatomy",
                             "_pipeline.full_domain"]),
-    ("renderers", ["html_report", "evaluate", "frontier"]),
+    ("renderers", ["html_report", "_report", "_report.*", "evaluate", "frontier"]),
     ("entry points", ["", "__main__", "anonymize", "partition", "audit", "advise",
                       "substitute", "m_color", "datasets", "explore", "cli", "cli.*", "dask",
                       "dask.*"]),
