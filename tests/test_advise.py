@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import proxanon
 from proxanon import audit, partition
-from proxanon._engine.proofs import infeasibility_proof
+from proxanon._engine.infeasibility import infeasibility_proof
 from proxanon.advise import Advice, advise
 from proxanon.distances import resolve
 from tests.conftest import brute_neighbours
@@ -475,7 +475,7 @@ def test_the_degree_bound_proves_a_star_that_no_clique_refutes():
 
 @pytest.mark.parametrize("metric", ["l1", "l2", "linf"])
 def test_the_quick_degree_test_never_rules_out_a_row_that_has_the_degree(metric):
-    from proxanon._engine.proofs import _degree_possible
+    from proxanon._engine.infeasibility import _degree_possible
 
     rng = np.random.default_rng(7)
     for _ in range(200):

@@ -25,7 +25,8 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
 from proxanon import _validate
-from proxanon._engine.proofs import advice, infeasibility_proof
+from proxanon._engine.infeasibility import infeasibility_proof
+from proxanon._engine.proofs import advice
 from proxanon._errors import (
     ExploreInterrupted,
     GraphTooDenseError,

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from proxanon._engine.proofs import infeasibility_proof
+from proxanon._engine.infeasibility import infeasibility_proof
 from proxanon._engine.verdicts import infeasible_message
 from proxanon._pipeline.candidates import _Published
 from proxanon._pipeline.inputs import _Inputs
