@@ -215,6 +215,247 @@ struct Line {
     bool same_value(std::size_t a, std::size_t b) const { return run[a].value_first == run[b].value_first; }
 };
 
+std::size_t at(std::int64_t v) { return static_cast<std::size_t>(v); }
+
+/// The number of groups of `groups` (ids 0 .. G-1), once the rows are known to number fewer
+/// than 2^32, every code of `qi` (n x d) to be finite and no id to be negative. O(n · d).
+std::size_t checked_group_count(const std::vector<std::int64_t>& groups, const double* qi, std::size_t d) {
+    const std::size_t n = groups.size();
+    if (n >= std::numeric_limits<std::uint32_t>::max()) throw std::invalid_argument("spread_equal_tuples takes fewer than 2^32 rows");
+    for (std::size_t i = 0; i < n * d; ++i) {
+        if (!std::isfinite(qi[i])) {
+            throw std::invalid_argument("quasi-identifier code at row " + std::to_string(i / d) + ", column " +
+                                        std::to_string(i % d) + " is not finite");
+        }
+    }
+    std::int64_t top = -1;
+    for (const std::int64_t g : groups) {
+        if (g < 0) throw std::invalid_argument("groups must be 0 .. G-1");
+        top = std::max(top, g);
+    }
+    return at(top) + 1;
+}
+
+/// The rows' codes, sensitive ids and groups with the rows renumbered in QI order (given row
+/// order[p] becomes p), and each given row's new number in `position`. O(n · d).
+void renumber_rows(const std::vector<std::int64_t>& order, const double* qi_given, std::size_t d,
+                   const std::vector<std::int64_t>& sensitive_ids, const std::vector<std::int64_t>& groups,
+                   std::vector<double>& codes, std::vector<std::int64_t>& ids,
+                   std::vector<std::uint32_t>& owner, std::vector<std::uint32_t>& position) {
+    for (std::size_t p = 0; p < order.size(); ++p) {
+        const std::size_t r = at(order[p]);
+        position[r] = static_cast<std::uint32_t>(p);
+        std::copy(qi_given + r * d, qi_given + (r + 1) * d, codes.begin() + static_cast<std::ptrdiff_t>(p * d));
+        ids[p] = sensitive_ids[r];
+        owner[p] = static_cast<std::uint32_t>(groups[r]);
+    }
+}
+
+/// The groups of the step on rows renumbered in QI order, in flat arrays rather than a heap
+/// vector per group: group g's members are member[first[g] .. first[g + 1]), in the order of
+/// their given rows; its tuple lies at tuples[g · width], its bounds at bounds[g · d].
+struct Groups {
+    std::size_t d, width;
+    std::vector<std::uint32_t> owner;      ///< per row, its group
+    std::vector<std::size_t> first;
+    std::vector<std::uint32_t> member;
+    std::vector<std::uint32_t> slot;       ///< per row, its place in `member`
+    std::vector<double> tuples;
+    std::vector<Exchange::Bounds> bounds;
+
+    double* tuple_of(std::size_t g) { return tuples.data() + g * width; }
+    Exchange::Bounds* bounds_of(std::size_t g) { return bounds.data() + g * d; }
+    void update_bounds(const Exchange& exchange, std::size_t g) {
+        exchange.bounds(member.data() + first[g], member.data() + first[g + 1], bounds_of(g));
+    }
+};
+
+/// Fills `first`, `member` and `slot` of `out` from the given rows' groups and their new
+/// numbers; throws where a group of 0 .. count_groups - 1 is empty. O(n).
+void place_members(const std::vector<std::int64_t>& groups, const std::vector<std::uint32_t>& position,
+                   std::size_t count_groups, Groups& out) {
+    const std::size_t n = groups.size();
+    out.first.assign(count_groups + 1, 0);
+    for (const std::int64_t g : groups) ++out.first[at(g) + 1];
+    for (std::size_t g = 0; g < count_groups; ++g) {
+        if (out.first[g + 1] == 0) throw std::invalid_argument("groups must be 0 .. G-1 with none empty");
+        out.first[g + 1] += out.first[g];
+    }
+    out.member.resize(n);
+    out.slot.resize(n);
+    std::vector<std::size_t> fill(out.first.begin(), out.first.end() - 1);
+    for (std::size_t r = 0; r < n; ++r) {
+        const std::size_t place = fill[at(groups[r])]++;
+        out.member[place] = position[r];
+        out.slot[position[r]] = static_cast<std::uint32_t>(place);
+    }
+}
+
+/// The group of every row, as given.
+std::vector<std::int64_t> given_rows(const std::vector<std::int64_t>& order, const std::vector<std::uint32_t>& owner) {
+    std::vector<std::int64_t> out(owner.size());
+    for (std::size_t p = 0; p < owner.size(); ++p) out[at(order[p])] = owner[p];
+    return out;
+}
+
+/// The (remainder, cell) pairs found to give a used or coarser tuple. A group's new tuple
+/// depends only on its extremes without the row it gives and on the QI combination ("cell")
+/// of the row it takes; whether it is coarser, also on its own tuple
+/// (Exchange::remainder_key). Such a pair is not priced again, for any group: where one QI
+/// combination holds far more than k rows, many groups share their extremes and none of them
+/// can be told apart twice the same way. A tuple seldom falls out of use again, so the memo is
+/// kept for the whole step: a greedy choice, as deterministic as the rest.
+/// The memo holds, per remainder, the set of cells found futile with it. A group's rows share
+/// one remainder unless a row is a column's only extreme, so a row's pairs are looked up in
+/// one small set that stays in cache (at 3M census rows: 15M lookups, each of them a cache
+/// miss in one table of every pair).
+class FutileCells {
+public:
+    /// Makes `key` (the remainder_key of the group and the row it would give) the remainder
+    /// that contains() and insert() speak of.
+    void select(std::uint64_t key) {
+        if (key != owner_key_) {  // owner_memo_ is always owner_key_'s set (or kNone)
+            owner_key_ = key;
+            const auto it = memo_of_.find(key);
+            owner_memo_ = it == memo_of_.end() ? kNone : it->second;
+        }
+    }
+    /// `cell`: the cell's rank + 1 (KeySet's key 0 stands for 1).
+    bool contains(std::uint64_t cell) const { return owner_memo_ != kNone && futile_[owner_memo_].contains(cell); }
+    void insert(std::uint64_t cell) {
+        if (owner_memo_ == kNone) {
+            owner_memo_ = futile_.size();
+            futile_.emplace_back(16);
+            memo_of_.emplace(owner_key_, owner_memo_);
+        }
+        futile_[owner_memo_].insert(cell);
+    }
+
+private:
+    std::unordered_map<std::uint64_t, std::size_t> memo_of_;  // remainder key -> its set
+    std::vector<KeySet> futile_;                               // per remainder: cell + 1
+    std::uint64_t owner_key_ = 0;    // the selected remainder
+    std::size_t owner_memo_ = kNone;  // futile_'s set of owner_key_, kNone while it has none
+};
+
+/// The search of the step: a group whose tuple another group also publishes tries its rows
+/// in member order, each against the first rows of the runs of the same sensitive value
+/// nearest to its own run, and stops at its first exchange. Each try prices the two groups
+/// with one row replaced, cheapest rejections first, in reused buffers: O(group size · d) and
+/// no allocation.
+class TupleSpread {
+public:
+    /// `tries`: the candidate exchanges the step may price; `scratch`: a tuple buffer to reuse.
+    TupleSpread(const Line& line, const Exchange& exchange, Groups& groups, TupleCounts& count,
+                const ExchangeParams& params, std::size_t tries, Tuple scratch)
+        : line_(line), exchange_(exchange), groups_(groups), count_(count), params_(params),
+          tries_(tries), now_g_(std::move(scratch)) {}
+
+    /// Tries group g's rows until one is exchanged; false once the step's tries are spent.
+    bool spread(std::size_t g) {
+        Groups& gs = groups_;
+        if (count_.get(gs.tuple_of(g)) == 1) return true;
+        for (std::size_t i = gs.first[g]; i < gs.first[g + 1]; ++i) {
+            const std::size_t x = gs.member[i];
+            // The next row's run and its neighbours, fetched while this row is tried: where
+            // the groups' tuples fill most of the QI space, a group that finds no exchange
+            // reads the runs of all its rows, and each first read of a run waited on memory
+            // (3M census rows: the loop 1.3-1.6 s -> 1.1-1.3 s, the same groups).
+            if (i + 1 < gs.first[g + 1]) {
+                const std::size_t next_run = line_.run_of_row[gs.member[i + 1]];
+                __builtin_prefetch(&line_.run[next_run > 0 ? next_run - 1 : 0]);
+                __builtin_prefetch(&line_.run[next_run]);
+                __builtin_prefetch(&line_.run[next_run + 1]);
+            }
+            nearby_runs(x);
+            futile_.select(exchange_.remainder_key(gs.bounds_of(g), static_cast<std::int64_t>(x)));
+            for (const std::size_t run : found_) {
+                if (futile_.contains(cell_key(run))) continue;
+                const Tried tried = try_run(g, i, x, run);
+                if (tried == Tried::kSpent) return false;
+                if (tried == Tried::kExchanged) return true;
+            }
+        }
+        return true;
+    }
+
+private:
+    enum class Tried { kNoExchange, kExchanged, kSpent };
+
+    std::uint64_t cell_key(std::size_t run) const { return static_cast<std::uint64_t>(line_.run[run].cell) + 1; }
+    bool used(const Tuple& t) const { return count_.get(t) > 0; }
+
+    /// The runs of the same sensitive value nearest to row x's run, nearest first, into found_.
+    void nearby_runs(std::size_t x) {
+        found_.clear();
+        const std::size_t r = line_.run_of_row[x];
+        for (std::size_t step = 1; step <= params_.cells; ++step) {
+            for (const bool below : {true, false}) {
+                if (below && step > r) continue;
+                const std::size_t s = below ? r - step : r + step;
+                if (s < line_.runs() && line_.same_value(r, s)) found_.push_back(s);
+            }
+        }
+    }
+
+    /// Tries row x, member i of group g, against the first rows of run `run` of other groups.
+    Tried try_run(std::size_t g, std::size_t i, std::size_t x, std::size_t run) {
+        Groups& gs = groups_;
+        const std::size_t begin = line_.run[run].start;
+        const std::size_t end = std::min<std::size_t>(line_.run[run + 1].start, begin + params_.rows_per_cell);
+        for (std::size_t pos = begin; pos < end; ++pos) {
+            const std::size_t y = line_.rows[pos];
+            if (pos + 1 < end) __builtin_prefetch(&gs.owner[line_.rows[pos + 1]]);  // the next row's group
+            const std::size_t h = gs.owner[y];
+            if (h == g) continue;
+            if (tries_ == 0) return Tried::kSpent;
+            --tries_;
+            poll(params_.interrupt);
+            exchange_.tuple(gs.bounds_of(g), static_cast<std::int64_t>(x), static_cast<std::int64_t>(y), now_g_);
+            if (used(now_g_) || exchange_.coarser(now_g_, gs.tuple_of(g))) {
+                futile_.insert(cell_key(run));  // so for every row of this run
+                return Tried::kNoExchange;
+            }
+            exchange_.tuple(gs.bounds_of(h), static_cast<std::int64_t>(y), static_cast<std::int64_t>(x), now_h_);
+            const bool h_same = std::equal(now_h_.begin(), now_h_.end(), gs.tuple_of(h));
+            if (now_g_ == now_h_ || (!h_same && used(now_h_)) || exchange_.coarser(now_h_, gs.tuple_of(h))) {
+                continue;
+            }
+            trade(g, h, i, x, y);
+            return Tried::kExchanged;
+        }
+        return Tried::kNoExchange;
+    }
+
+    /// Row x, member i of group g, and row y of group h change groups, to the tuples priced.
+    void trade(std::size_t g, std::size_t h, std::size_t i, std::size_t x, std::size_t y) {
+        Groups& gs = groups_;
+        count_.add(gs.tuple_of(g), -1);
+        count_.add(gs.tuple_of(h), -1);
+        count_.add(now_g_, 1);
+        count_.add(now_h_, 1);
+        std::copy(now_g_.begin(), now_g_.end(), gs.tuple_of(g));
+        std::copy(now_h_.begin(), now_h_.end(), gs.tuple_of(h));
+        gs.member[i] = static_cast<std::uint32_t>(y);
+        gs.member[gs.slot[y]] = static_cast<std::uint32_t>(x);
+        gs.update_bounds(exchange_, g);
+        gs.update_bounds(exchange_, h);
+        std::swap(gs.slot[x], gs.slot[y]);
+        gs.owner[x] = static_cast<std::uint32_t>(h);
+        gs.owner[y] = static_cast<std::uint32_t>(g);
+    }
+
+    const Line& line_;
+    const Exchange& exchange_;
+    Groups& groups_;
+    TupleCounts& count_;
+    const ExchangeParams& params_;
+    std::size_t tries_;
+    Tuple now_g_, now_h_;
+    std::vector<std::size_t> found_;
+    FutileCells futile_;
+};
+
 }  // namespace
 
 std::vector<std::int64_t> spread_equal_tuples(const std::vector<std::int64_t>& groups,
@@ -226,20 +467,7 @@ std::vector<std::int64_t> spread_equal_tuples(const std::vector<std::int64_t>& g
     if (sensitive_ids.size() != n) throw std::invalid_argument("sensitive_ids and groups differ in rows");
     if (taxonomies.size() != d) throw std::invalid_argument("one taxonomy entry per QI column is needed");
     if (n == 0 || d == 0) return groups;
-    if (n >= std::numeric_limits<std::uint32_t>::max()) throw std::invalid_argument("spread_equal_tuples takes fewer than 2^32 rows");
-    for (std::size_t i = 0; i < n * d; ++i) {
-        if (!std::isfinite(qi_given[i])) {
-            throw std::invalid_argument("quasi-identifier code at row " + std::to_string(i / d) + ", column " +
-                                        std::to_string(i % d) + " is not finite");
-        }
-    }
-    std::int64_t top = -1;
-    for (const std::int64_t g : groups) {
-        if (g < 0) throw std::invalid_argument("groups must be 0 .. G-1");
-        top = std::max(top, g);
-    }
-    const auto at = [](std::int64_t v) { return static_cast<std::size_t>(v); };
-    const std::size_t count_groups = at(top) + 1;
+    const std::size_t count_groups = checked_group_count(groups, qi_given, d);
     // The step works on rows renumbered in QI order: a group's rows and the candidates near
     // them then lie close together in memory (at 3M rows, 3.7 s -> 2.3 s); the members of
     // each group stay in the order of their given row numbers, and rows of one QI combination
@@ -250,173 +478,33 @@ std::vector<std::int64_t> spread_equal_tuples(const std::vector<std::int64_t>& g
     const std::vector<std::int64_t> order = qi_row_order(qi_given, n, d);
     std::vector<double> codes(n * d);
     std::vector<std::int64_t> ids(n);
-    std::vector<std::uint32_t> owner(n), position(n);
-    for (std::size_t p = 0; p < n; ++p) {
-        const std::size_t r = at(order[p]);
-        position[r] = static_cast<std::uint32_t>(p);
-        std::copy(qi_given + r * d, qi_given + (r + 1) * d, codes.begin() + static_cast<std::ptrdiff_t>(p * d));
-        ids[p] = sensitive_ids[r];
-        owner[p] = static_cast<std::uint32_t>(groups[r]);
-    }
+    Groups step{d, 2 * d, {}, {}, {}, {}, {}, {}};
+    step.owner.resize(n);
+    std::vector<std::uint32_t> position(n);
+    renumber_rows(order, qi_given, d, sensitive_ids, groups, codes, ids, step.owner, position);
     const double* qi = codes.data();
-    // Group g's members are member[first[g] .. first[g + 1]), in the order of their given rows.
-    std::vector<std::size_t> first(count_groups + 1, 0);
-    for (const std::int64_t g : groups) ++first[at(g) + 1];
-    for (std::size_t g = 0; g < count_groups; ++g) {
-        if (first[g + 1] == 0) throw std::invalid_argument("groups must be 0 .. G-1 with none empty");
-        first[g + 1] += first[g];
-    }
-    std::vector<std::uint32_t> member(n), slot(n);  // slot: place of each row in `member`
-    {
-        std::vector<std::size_t> fill(first.begin(), first.end() - 1);
-        for (std::size_t r = 0; r < n; ++r) {
-            const std::size_t place = fill[at(groups[r])]++;
-            member[place] = position[r];
-            slot[position[r]] = static_cast<std::uint32_t>(place);
-        }
-    }
+    place_members(groups, position, count_groups, step);
     std::vector<std::uint32_t>().swap(position);  // not needed again (40 MB at 10M rows)
     const Exchange exchange(qi, d, taxonomies);
-    const std::size_t width = 2 * d;
-    std::vector<double> tuples(count_groups * width);  // group g's tuple at g * width
-    const auto tuple_of = [&](std::size_t g) { return tuples.data() + g * width; };
-    TupleCounts count(width);
-    std::vector<Exchange::Bounds> bounds(count_groups * d);
-    const auto bounds_of = [&](std::size_t g) { return bounds.data() + g * d; };
-    const auto update_bounds = [&](std::size_t g) {
-        exchange.bounds(member.data() + first[g], member.data() + first[g + 1], bounds_of(g));
-    };
-    Tuple now_g, now_h;
+    step.tuples.resize(count_groups * step.width);
+    TupleCounts count(step.width);
+    step.bounds.resize(count_groups * d);
+    Tuple now;
     for (std::size_t g = 0; g < count_groups; ++g) {
-        update_bounds(g);
-        exchange.tuple(bounds_of(g), -1, -1, now_g);
-        std::copy(now_g.begin(), now_g.end(), tuple_of(g));
-        count.add(tuple_of(g), 1);
+        step.update_bounds(exchange, g);
+        exchange.tuple(step.bounds_of(g), -1, -1, now);
+        std::copy(now.begin(), now.end(), step.tuple_of(g));
+        count.add(step.tuple_of(g), 1);
     }
     if (count.keys() == count_groups) return groups;
-    // The group of every row, as given.
-    const auto given_rows = [&] {
-        std::vector<std::int64_t> out(n);
-        for (std::size_t p = 0; p < n; ++p) out[at(order[p])] = owner[p];
-        return out;
-    };
 
     const Line line(qi, n, d, ids);
     std::vector<std::int64_t>().swap(ids);
-    // The runs of the same sensitive value nearest to row x's run, nearest first.
-    std::vector<std::size_t> found;
-    auto candidates = [&](std::size_t x) {
-        found.clear();
-        const std::size_t r = line.run_of_row[x];
-        for (std::size_t step = 1; step <= params.cells; ++step) {
-            for (const bool below : {true, false}) {
-                if (below && step > r) continue;
-                const std::size_t s = below ? r - step : r + step;
-                if (s < line.runs() && line.same_value(r, s)) found.push_back(s);
-            }
-        }
-    };
-
-    const auto used = [&](const Tuple& t) {
-        return count.get(t) > 0;
-    };
-    // Each try prices the two groups with one row replaced, cheapest rejections first, in
-    // reused buffers: O(group size · d) and no allocation.
-    // A group's new tuple depends only on its extremes without the row it gives and on the
-    // QI combination ("cell") of the row it takes; whether it is coarser, also on its own
-    // tuple (Exchange::remainder_key). A (remainder, cell) pair found to give a used or
-    // coarser tuple is not priced again, for any group: where one QI combination holds far
-    // more than k rows, many groups share their extremes and none of them can be told apart
-    // twice the same way. A tuple seldom falls out of use again, so the memo is kept for the
-    // whole step: a greedy choice, as deterministic as the rest.
-    // The memo holds, per remainder, the set of cells found futile with it. A group's rows
-    // share one remainder unless a row is a column's only extreme, so a row's pairs are looked
-    // up in one small set that stays in cache (at 3M census rows: 15M lookups, each of them a
-    // cache miss in one table of every pair).
-    std::unordered_map<std::uint64_t, std::size_t> memo_of;  // remainder key -> its set
-    std::vector<KeySet> futile;                               // per remainder: cell + 1
-    std::uint64_t owner_key = 0;  // remainder_key of the group and the row it would give
-    std::size_t owner_memo = kNone;  // futile's set of owner_key, kNone while it has none
-    const auto cell_key = [&](std::size_t run_y) {
-        return static_cast<std::uint64_t>(line.run[run_y].cell) + 1;  // KeySet's key 0 stands for 1
-    };
-    const auto is_futile = [&](std::size_t run_y) {
-        return owner_memo != kNone && futile[owner_memo].contains(cell_key(run_y));
-    };
-    const auto set_futile = [&](std::size_t run_y) {
-        if (owner_memo == kNone) {
-            owner_memo = futile.size();
-            futile.emplace_back(16);
-            memo_of.emplace(owner_key, owner_memo);
-        }
-        futile[owner_memo].insert(cell_key(run_y));
-    };
-    std::size_t tries = params.tries_per_row * n;
+    TupleSpread search(line, exchange, step, count, params, params.tries_per_row * n, std::move(now));
     for (std::size_t g = 0; g < count_groups; ++g) {
-        if (count.get(tuple_of(g)) == 1) continue;
-        bool done = false;
-        for (std::size_t i = first[g]; i < first[g + 1] && !done; ++i) {
-            const std::size_t x = member[i];
-            // The next row's run and its neighbours, fetched while this row is tried: where
-            // the groups' tuples fill most of the QI space, a group that finds no exchange
-            // reads the runs of all its rows, and each first read of a run waited on memory
-            // (3M census rows: the loop 1.3-1.6 s -> 1.1-1.3 s, the same groups).
-            if (i + 1 < first[g + 1]) {
-                const std::size_t next_run = line.run_of_row[member[i + 1]];
-                __builtin_prefetch(&line.run[next_run > 0 ? next_run - 1 : 0]);
-                __builtin_prefetch(&line.run[next_run]);
-                __builtin_prefetch(&line.run[next_run + 1]);
-            }
-            candidates(x);
-            const std::uint64_t key = exchange.remainder_key(bounds_of(g), static_cast<std::int64_t>(x));
-            if (key != owner_key) {  // owner_memo is always owner_key's set (or kNone)
-                owner_key = key;
-                const auto it = memo_of.find(key);
-                owner_memo = it == memo_of.end() ? kNone : it->second;
-            }
-            for (std::size_t c = 0; c < found.size() && !done; ++c) {
-                const std::size_t run = found[c];
-                if (is_futile(run)) continue;
-                const std::size_t begin = line.run[run].start;
-                const std::size_t end = std::min<std::size_t>(line.run[run + 1].start, begin + params.rows_per_cell);
-                for (std::size_t pos = begin; pos < end; ++pos) {
-                    const std::size_t y = line.rows[pos];
-                    if (pos + 1 < end) __builtin_prefetch(&owner[line.rows[pos + 1]]);  // likewise
-                    const std::size_t h = owner[y];
-                    if (h == g) continue;
-                    if (tries == 0) return given_rows();
-                    --tries;
-                    poll(params.interrupt);
-                    exchange.tuple(bounds_of(g), static_cast<std::int64_t>(x), static_cast<std::int64_t>(y), now_g);
-                    if (used(now_g) || exchange.coarser(now_g, tuple_of(g))) {
-                        set_futile(run);  // so for every row of this run
-                        break;
-                    }
-                    exchange.tuple(bounds_of(h), static_cast<std::int64_t>(y), static_cast<std::int64_t>(x), now_h);
-                    const bool h_same = std::equal(now_h.begin(), now_h.end(), tuple_of(h));
-                    if (now_g == now_h || (!h_same && used(now_h)) || exchange.coarser(now_h, tuple_of(h))) {
-                        continue;
-                    }
-                    count.add(tuple_of(g), -1);
-                    count.add(tuple_of(h), -1);
-                    count.add(now_g, 1);
-                    count.add(now_h, 1);
-                    std::copy(now_g.begin(), now_g.end(), tuple_of(g));
-                    std::copy(now_h.begin(), now_h.end(), tuple_of(h));
-                    member[i] = static_cast<std::uint32_t>(y);
-                    member[slot[y]] = static_cast<std::uint32_t>(x);
-                    update_bounds(g);
-                    update_bounds(h);
-                    std::swap(slot[x], slot[y]);
-                    owner[x] = static_cast<std::uint32_t>(h);
-                    owner[y] = static_cast<std::uint32_t>(g);
-                    done = true;
-                    break;
-                }
-            }
-        }
+        if (!search.spread(g)) break;
     }
-    return given_rows();
+    return given_rows(order, step.owner);
 }
 
 }  // namespace proxanon

@@ -219,28 +219,16 @@ bool SwapLoop::retry_set_aside(XColorResult& result) {
     return false;
 }
 
-/// Steps 2-3 of the loop for violation v: among exchangeable partners v' (v movable to the
-/// class V' of v', Lambda < 0) pick the one minimizing loss(V \ {v} ∪ {v'}) +
-/// loss(V' \ {v'} ∪ {v}) - loss(V) - loss(V'), then Lambda, then the lower row index; swap.
-/// `only` restricts the search to those classes (retries); otherwise classes are examined
-/// outward from v's own class until `search_limit` were examined and a partner was seen;
-/// past the limit with no partner yet (and in retries), only while the run's budget lasts.
-bool SwapLoop::try_exchange(std::int32_t v, const std::vector<std::size_t>* only,
-                            XColorResult& result) {
-    const LossModel& loss = col_.loss();
-    const std::int32_t* value = col_.row_values();
-    const std::int32_t* own = col_.own_counts();
-    const std::int32_t a = value[v];
-    const auto home = static_cast<std::size_t>(col_.class_of(v));
-    // Whether a search since the last swap found no partner for another row of value a in
-    // class V: then this one finds none either, and is settled without reading a class (its
-    // budgets and counters charged as if it had). Every movability test and every term of
-    // Lambda reads v only through a and V (D_V(v), D_W(v), N[a], the tally of V \ {v}); the
-    // loss only ranks partners. And the classes that search covered cover this one's: while
-    // the speculative budget lasts, a search that finds no partner has, itself or with the
-    // searches that set v aside before (a retry reads the classes changed since), examined
-    // every other class; once it is spent, retries end and first searches examine the first
-    // `limit` classes outward from V, a limit that only shrinks.
+/// Whether a search since the last swap found no partner for another row of value a in class
+/// V (`key`: V and a): then this one finds none either, and is settled without reading a class
+/// (its budgets and counters charged as if it had). Every movability test and every term of
+/// Lambda reads v only through a and V (D_V(v), D_W(v), N[a], the tally of V \ {v}); the loss
+/// only ranks partners. And the classes that search covered cover this one's: while the
+/// speculative budget lasts, a search that finds no partner has, itself or with the searches
+/// that set v aside before (a retry reads the classes changed since), examined every other
+/// class; once it is spent, retries end and first searches examine the first `limit` classes
+/// outward from V, a limit that only shrinks.
+bool SwapLoop::settled_without_partner(std::uint64_t key) {
     const std::size_t swaps_now = swap_classes_.size() / 2;
     if (no_partner_swaps_ != swaps_now) {
         // clear() costs the table's buckets, which never shrink: after a burst of searches
@@ -249,35 +237,176 @@ bool SwapLoop::try_exchange(std::int32_t v, const std::vector<std::size_t>* only
         else if (!no_partner_.empty()) no_partner_.clear();
         no_partner_swaps_ = swaps_now;
     }
-    const std::uint64_t key = (static_cast<std::uint64_t>(home) << 32) | static_cast<std::uint32_t>(a);
     const bool settled = shortcuts_.settle_known && no_partner_.count(key) != 0;
     settled_searches_ += settled ? 1 : 0;
-    const std::int32_t own_v = own[v];
-    const bool priced = loss.active();
-    double home_loss = 0.0;
-    // A floor of home_after over every partner: the cost of V \ {v}'s own ranges (a column
-    // it leaves empty costs at least 0). Summed in home_after's order, as exchange_floor()
-    // is in exchange()'s: a class whose floor exceeds the best change priced so far holds no
-    // better partner, in floating point too, and its rows are not priced.
-    double home_floor = 0.0;
-    if (!settled) {
-        mark_.clear();
-        mark_.add(a, 1);
-        // tally_count(w): members of V \ {v} in the closed neighbourhood of w, i.e. D_V(v') - [v~v'].
-        col_.tally_class(home, v);
-    }
-    if (priced && !settled) {  // per-column range of V \ {v}, from V's extremes: O(d), not O(|V| d)
-        home_loss = col_.extremes(home).loss();
-        col_.extremes(home).without(loss.row(v), rest_lo_, rest_hi_);
-        for (std::size_t i = 0; i < rest_lo_.size(); ++i) {
-            home_floor += rest_lo_[i] <= rest_hi_[i] ? loss.cost(i, rest_lo_[i], rest_hi_[i]) : 0.0;
-        }
-    }
+    return settled;
+}
 
-    std::int32_t best = -1;
-    double best_loss = 0.0;
-    std::int64_t best_lambda = 0;
-    std::int32_t best_own_v = 0;
+/// N[a] marked, V \ {v} tallied and, priced, V's loss and the floor of its loss after any
+/// exchange: per-column range of V \ {v}, from V's extremes, O(d), not O(|V| d).
+void SwapLoop::prepare_home(Search& s) {
+    mark_.clear();
+    mark_.add(s.a, 1);
+    // tally_count(w): members of V \ {v} in the closed neighbourhood of w, i.e. D_V(v') - [v~v'].
+    col_.tally_class(s.home, s.v);
+    if (!s.priced) return;
+    const LossModel& loss = col_.loss();
+    s.home_loss = col_.extremes(s.home).loss();
+    col_.extremes(s.home).without(loss.row(s.v), rest_lo_, rest_hi_);
+    for (std::size_t i = 0; i < rest_lo_.size(); ++i) {
+        s.home_floor += rest_lo_[i] <= rest_hi_[i] ? loss.cost(i, rest_lo_[i], rest_hi_[i]) : 0.0;
+    }
+}
+
+/// D_W(v) for class c and v's value a: from c's index, else kept from an earlier search while
+/// c has not changed (big_counts_ for classes of kCountedClassRows rows or more, small_counts_
+/// once made), else counted over c's rows, O(|c|).
+std::int32_t SwapLoop::count_in_class(std::size_t c, std::int32_t a) {
+    const std::int32_t* value = col_.row_values();
+    const std::int32_t* first = col_.begin(c);
+    const std::int32_t* last = col_.end(c);
+    const auto count_v = [&] {  // D_V'(v)
+        std::int32_t d = 0;
+        for (const std::int32_t* p = first; p != last; ++p) d += mark_.count(value[*p]);
+        return d;
+    };
+    std::int32_t d_c = 0;
+    if (col_.counts_by_index(c)) {
+        d_c = col_.count_near(c, a);
+    } else if (col_.size(c) >= kCountedClassRows) {
+        auto& kept = big_counts_[(static_cast<std::uint64_t>(c) << 32) | static_cast<std::uint32_t>(a)];
+        if (kept.first != col_.version(c) + 1) kept = {col_.version(c) + 1, count_v()};  // 0: none yet
+        d_c = kept.second;
+    } else if (small_counts_.empty()) {
+        d_c = count_v();
+        if (++small_counted_ >= small_slots_ / 4) small_counts_.resize(small_slots_);
+    } else {
+        SmallCount& kept = small_counts_[small_slot(c, a)];
+        const auto stamp = static_cast<std::uint32_t>(col_.version(c) + 1);  // 0: none yet
+        if (kept.stamp != stamp || kept.cls != static_cast<std::uint32_t>(c) || kept.value != a) {
+            kept = {static_cast<std::uint32_t>(c), a, stamp, count_v()};
+        }
+        d_c = kept.count;
+    }
+    return d_c;
+}
+
+/// Row w of V' with value b, adjacent = [a ~ b]: `tally()` gives tally_count(b). Makes w the
+/// best partner where it is exchangeable and beats the best so far.
+template <typename Tally>
+void SwapLoop::consider(Search& s, const Away& away, std::int32_t w, std::int32_t adjacent, const Tally& tally) {
+    // Lambda without its one non-negative term, the tally: when that alone rules w
+    // out (or, unpriced, cannot beat the best), the tally is never counted.
+    const std::int64_t floor = std::int64_t{away.d_c} - s.own_v - col_.own_counts()[w] - adjacent;
+    if (floor >= 0 || (!s.priced && s.best >= 0 && floor > s.best_lambda)) return;
+    const std::int64_t lambda = floor + tally();
+    if (lambda >= 0) return;
+    double loss_change = 0.0;
+    if (s.priced) {
+        const LossModel& loss = col_.loss();
+        const GroupExtremes& extremes = col_.extremes(away.c);
+        const double* xv = loss.row(s.v);
+        const double* xw = loss.row(w);
+        double home_after = 0.0;
+        for (std::size_t i = 0; i < rest_lo_.size(); ++i) {
+            home_after += loss.cost(i, std::min(rest_lo_[i], xw[i]), std::max(rest_hi_[i], xw[i]));
+        }
+        if (s.best >= 0 && home_after + away.floor - s.home_loss - extremes.loss() > s.best_loss) return;
+        loss_change = home_after + extremes.exchange(loss, xw, xv) - s.home_loss - extremes.loss();
+    }
+    const bool better = s.best < 0 || loss_change < s.best_loss ||
+        (loss_change == s.best_loss && (lambda < s.best_lambda || (lambda == s.best_lambda && w < s.best)));
+    if (better) {
+        s.best = w; s.best_loss = loss_change; s.best_lambda = lambda;
+        s.best_own_v = away.d_c - adjacent;
+    }
+}
+
+/// Class c, to which v is movable (d_c = D_c(v)), examined as V' for v: skipped where, priced,
+/// a floor of its exchanges' loss change exceeds the best change so far; else every row of it
+/// considered.
+void SwapLoop::examine_class(Search& s, std::size_t c, std::int32_t d_c) {
+    const LossModel& loss = col_.loss();
+    // A floor of V''s loss after any exchange bringing v: the class is skipped, or a row's
+    // exchange() not priced, where a floor of the change exceeds the best one so far.
+    const double away_floor = s.priced ? col_.extremes(c).exchange_floor(loss, loss.row(s.v)) : 0.0;
+    if (s.priced && s.best >= 0 && s.home_floor + away_floor - s.home_loss - col_.extremes(c).loss() > s.best_loss) return;
+    const Away away{c, d_c, away_floor};
+    const auto* entries = col_.index_of(c);
+    if (entries == nullptr) {
+        const std::int32_t* value = col_.row_values();
+        const std::int32_t* last = col_.end(c);
+        for (const std::int32_t* p = col_.begin(c); p != last; ++p) {
+            const std::int32_t w = *p;
+            const std::int32_t b = value[w];
+            consider(s, away, w, mark_.count(b), [&] { return col_.tally_count(b); });
+        }
+        return;
+    }
+    examine_indexed(s, away, *entries);
+}
+
+/// The rows of an indexed class V' in value order. The best partner is the least (loss change,
+/// Lambda, row) over V', whatever order its rows are read in. An indexed class is read in value
+/// order, so the tally of each value is read from V's index by two pointers that only move
+/// forward (the neighbourhood of an ascending value ascends, Neighbours::interval), placed by
+/// one binary search: O(log |V| + |V'| + the entries of V they pass) for the class, not a
+/// binary search per value (at 80k rows of bench/test_bench_coarse_qis.py those were a fifth of
+/// the run).
+void SwapLoop::examine_indexed(Search& s, const Away& away, const std::vector<Colouring::Entry>& entries) {
+    const LossModel& loss = col_.loss();
+    const std::int32_t* own = col_.own_counts();
+    const auto* home_entries = col_.index_of(s.home);
+    const Colouring::Entry* lo = home_entries ? home_entries->data() : nullptr;
+    const Colouring::Entry* hi = lo;
+    const Colouring::Entry* home_end = home_entries ? lo + home_entries->size() : nullptr;
+    bool placed = false;  // lo found by binary search at the first tally, then walked
+    const Colouring::Entry* const entry_end = entries.data() + entries.size();
+    for (const Colouring::Entry* ep = entries.data(); ep != entry_end; ++ep) {
+        const Colouring::Entry& e = *ep;
+        // The rows read in value order lie anywhere in memory: their counts and QI
+        // values are fetched a few entries ahead.
+        if (entry_end - ep > kAhead) {
+            const std::int32_t ahead = ep[kAhead].second;
+            __builtin_prefetch(own + ahead);
+            if (s.priced) __builtin_prefetch(loss.row(ahead));
+        }
+        const std::int32_t b = e.first;
+        const std::int32_t adjacent = mark_.count(b);
+        if (home_entries == nullptr) {
+            consider(s, away, e.second, adjacent, [&] { return col_.tally_count(b); });
+            continue;
+        }
+        consider(s, away, e.second, adjacent, [&] {
+            const auto [from, to] = col_.neighbours().interval(b);
+            if (!placed) {
+                lo = std::lower_bound(lo, home_end, from,
+                                      [](const Colouring::Entry& x, std::int32_t id) { return x.first < id; });
+                placed = true;
+            }
+            while (lo != home_end && lo->first < from) ++lo;
+            if (hi < lo) hi = lo;
+            while (hi != home_end && hi->first < to) ++hi;
+            return static_cast<std::int32_t>(hi - lo) - adjacent;
+        });
+    }
+}
+
+/// Steps 2-3 of the loop for violation v: among exchangeable partners v' (v movable to the
+/// class V' of v', Lambda < 0) pick the one minimizing loss(V \ {v} ∪ {v'}) +
+/// loss(V' \ {v'} ∪ {v}) - loss(V) - loss(V'), then Lambda, then the lower row index; swap.
+/// `only` restricts the search to those classes (retries); otherwise classes are examined
+/// outward from v's own class until `search_limit` were examined and a partner was seen;
+/// past the limit with no partner yet (and in retries), only while the run's budget lasts.
+bool SwapLoop::try_exchange(std::int32_t v, const std::vector<std::size_t>* only,
+                            XColorResult& result) {
+    const std::int32_t a = col_.row_values()[v];
+    const auto home = static_cast<std::size_t>(col_.class_of(v));
+    const std::uint64_t key = (static_cast<std::uint64_t>(home) << 32) | static_cast<std::uint32_t>(a);
+    const bool settled = settled_without_partner(key);
+    Search s(v, a, home, col_.own_counts()[v], col_.loss().active());
+    if (!settled) prepare_home(s);
+
     std::size_t examined = 0;
     const std::size_t m = col_.classes();
     const std::size_t total = only ? only->size() : m - 1;
@@ -286,7 +415,7 @@ bool SwapLoop::try_exchange(std::int32_t v, const std::vector<std::size_t>* only
         : in_vain_left_ == 0 ? std::min(options_.search_limit, kSpentLimit)
         : options_.search_limit;
     for (std::size_t step = 0; step < total; ++step) {
-        if (examined >= limit && best >= 0) break;
+        if (examined >= limit && s.best >= 0) break;
         // Past the limit with no partner yet, and every class of a retry, are speculative:
         // only while the run's budget lasts (search_limit = 0, the paper's full scan: none).
         if (budgeted && (only || examined >= limit)) {
@@ -299,126 +428,22 @@ bool SwapLoop::try_exchange(std::int32_t v, const std::vector<std::size_t>* only
         if (c == home) continue;
         ++examined;
         if (settled) continue;
-        const std::int32_t* first = col_.begin(c);
-        const std::int32_t* last = col_.end(c);
-        const auto count_v = [&] {  // D_V'(v)
-            std::int32_t d = 0;
-            for (const std::int32_t* p = first; p != last; ++p) d += mark_.count(value[*p]);
-            return d;
-        };
-        std::int32_t d_c = 0;
-        if (col_.counts_by_index(c)) {
-            d_c = col_.count_near(c, a);
-        } else if (col_.size(c) >= kCountedClassRows) {
-            auto& kept = big_counts_[(static_cast<std::uint64_t>(c) << 32) | static_cast<std::uint32_t>(a)];
-            if (kept.first != col_.version(c) + 1) kept = {col_.version(c) + 1, count_v()};  // 0: none yet
-            d_c = kept.second;
-        } else if (small_counts_.empty()) {
-            d_c = count_v();
-            if (++small_counted_ >= small_slots_ / 4) small_counts_.resize(small_slots_);
-        } else {
-            SmallCount& kept = small_counts_[small_slot(c, a)];
-            const auto stamp = static_cast<std::uint32_t>(col_.version(c) + 1);  // 0: none yet
-            if (kept.stamp != stamp || kept.cls != static_cast<std::uint32_t>(c) || kept.value != a) {
-                kept = {static_cast<std::uint32_t>(c), a, stamp, count_v()};
-            }
-            d_c = kept.count;
-        }
+        const std::int32_t d_c = count_in_class(c, a);
         if (d_c > col_.allowed(c)) continue;  // not movable
-        // A floor of V''s loss after any exchange bringing v: the class is skipped, or a row's
-        // exchange() not priced, where a floor of the change exceeds the best one so far.
-        const double away_floor = priced ? col_.extremes(c).exchange_floor(loss, loss.row(v)) : 0.0;
-        if (priced && best >= 0 && home_floor + away_floor - home_loss - col_.extremes(c).loss() > best_loss) continue;
-        // Row w of V' with value b, adjacent = [a ~ b]: tally() gives tally_count(b).
-        const auto consider = [&](std::int32_t w, std::int32_t adjacent, const auto& tally) {
-            // Lambda without its one non-negative term, the tally: when that alone rules w
-            // out (or, unpriced, cannot beat the best), the tally is never counted.
-            const std::int64_t floor = std::int64_t{d_c} - own_v - own[w] - adjacent;
-            if (floor >= 0 || (!priced && best >= 0 && floor > best_lambda)) return;
-            const std::int64_t lambda = floor + tally();
-            if (lambda >= 0) return;
-            double loss_change = 0.0;
-            if (priced) {
-                const GroupExtremes& away = col_.extremes(c);
-                const double* xv = loss.row(v);
-                const double* xw = loss.row(w);
-                double home_after = 0.0;
-                for (std::size_t i = 0; i < rest_lo_.size(); ++i) {
-                    home_after += loss.cost(i, std::min(rest_lo_[i], xw[i]), std::max(rest_hi_[i], xw[i]));
-                }
-                if (best >= 0 && home_after + away_floor - home_loss - away.loss() > best_loss) return;
-                loss_change = home_after + away.exchange(loss, xw, xv) - home_loss - away.loss();
-            }
-            const bool better = best < 0 || loss_change < best_loss ||
-                (loss_change == best_loss && (lambda < best_lambda || (lambda == best_lambda && w < best)));
-            if (better) {
-                best = w; best_loss = loss_change; best_lambda = lambda;
-                best_own_v = d_c - adjacent;
-            }
-        };
-        // The best partner is the least (loss change, Lambda, row) over V', whatever order
-        // its rows are read in. An indexed class is read in value order, so the tally of
-        // each value is read from V's index by two pointers that only move forward (the
-        // neighbourhood of an ascending value ascends, Neighbours::interval), placed by one
-        // binary search: O(log |V| + |V'| + the entries of V they pass) for the class, not a
-        // binary search per value (at 80k rows of bench/test_bench_coarse_qis.py those were
-        // a fifth of the run).
-        const auto* entries = col_.index_of(c);
-        if (entries == nullptr) {
-            for (const std::int32_t* p = first; p != last; ++p) {
-                const std::int32_t w = *p;
-                const std::int32_t b = value[w];
-                consider(w, mark_.count(b), [&] { return col_.tally_count(b); });
-            }
-            continue;
-        }
-        const auto* home_entries = col_.index_of(home);
-        const Colouring::Entry* lo = home_entries ? home_entries->data() : nullptr;
-        const Colouring::Entry* hi = lo;
-        const Colouring::Entry* home_end = home_entries ? lo + home_entries->size() : nullptr;
-        bool placed = false;  // lo found by binary search at the first tally, then walked
-        const Colouring::Entry* const entry_end = entries->data() + entries->size();
-        for (const Colouring::Entry* ep = entries->data(); ep != entry_end; ++ep) {
-            const Colouring::Entry& e = *ep;
-            // The rows read in value order lie anywhere in memory: their counts and QI
-            // values are fetched a few entries ahead.
-            if (entry_end - ep > kAhead) {
-                const std::int32_t ahead = ep[kAhead].second;
-                __builtin_prefetch(own + ahead);
-                if (priced) __builtin_prefetch(loss.row(ahead));
-            }
-            const std::int32_t b = e.first;
-            const std::int32_t adjacent = mark_.count(b);
-            if (home_entries == nullptr) {
-                consider(e.second, adjacent, [&] { return col_.tally_count(b); });
-                continue;
-            }
-            consider(e.second, adjacent, [&] {
-                const auto [from, to] = col_.neighbours().interval(b);
-                if (!placed) {
-                    lo = std::lower_bound(lo, home_end, from,
-                                          [](const Colouring::Entry& x, std::int32_t id) { return x.first < id; });
-                    placed = true;
-                }
-                while (lo != home_end && lo->first < from) ++lo;
-                if (hi < lo) hi = lo;
-                while (hi != home_end && hi->first < to) ++hi;
-                return static_cast<std::int32_t>(hi - lo) - adjacent;
-            });
-        }
+        examine_class(s, c, d_c);
     }
     classes_examined_ += static_cast<std::int64_t>(examined);
-    if (best < 0) {
+    if (s.best < 0) {
         if (budgeted && !only) in_vain_left_ -= std::min(in_vain_left_, std::min(examined, limit));
         no_partner_.insert(key);
         return false;
     }
-    const auto away = static_cast<std::size_t>(col_.class_of(best));
-    col_.swap(v, best, best_lambda, best_own_v);
+    const auto away = static_cast<std::size_t>(col_.class_of(s.best));
+    col_.swap(v, s.best, s.best_lambda, s.best_own_v);
     swap_classes_.push_back(static_cast<std::int32_t>(home));
     swap_classes_.push_back(static_cast<std::int32_t>(away));
-    if (options_.trace) result.swap_log.insert(result.swap_log.end(), {v, best, best_lambda});
-    refresh_after_swap(home, best);
+    if (options_.trace) result.swap_log.insert(result.swap_log.end(), {v, s.best, s.best_lambda});
+    refresh_after_swap(home, s.best);
     refresh_after_swap(away, v);
     return true;
 }

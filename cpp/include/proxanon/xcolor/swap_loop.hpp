@@ -93,6 +93,53 @@ private:
     bool retry_set_aside(XColorResult& result);
     bool try_exchange(std::int32_t v, const std::vector<std::size_t>* only, XColorResult& result);
 
+    /// One violation's search for a partner (try_exchange): what it reads v through, and the
+    /// best partner so far (best < 0: none yet).
+    struct Search {
+        Search(std::int32_t v_, std::int32_t a_, std::size_t home_, std::int32_t own_v_, bool priced_)
+            : v(v_), a(a_), home(home_), own_v(own_v_), priced(priced_) {}
+        std::int32_t v;
+        std::int32_t a;            ///< v's value
+        std::size_t home;          ///< v's class V
+        std::int32_t own_v;        ///< D_V(v)
+        bool priced;               ///< the loss model is active: partners are ranked by loss
+        double home_loss = 0.0;    ///< loss(V), priced
+        /// A floor of loss(V \ {v} ∪ {w}) over every partner w: the cost of V \ {v}'s own
+        /// ranges (a column it leaves empty costs at least 0). Summed in the order of
+        /// consider()'s home_after, as exchange_floor() is in exchange()'s: a class whose
+        /// floor exceeds the best change priced so far holds no better partner, in floating
+        /// point too, and its rows are not priced.
+        double home_floor = 0.0;
+        std::int32_t best = -1;
+        double best_loss = 0.0;
+        std::int64_t best_lambda = 0;
+        std::int32_t best_own_v = 0;
+    };
+    /// The class V' examined: c, D_V'(v) and a floor of its loss after any exchange bringing v.
+    struct Away {
+        std::size_t c;
+        std::int32_t d_c;
+        double floor;
+    };
+    /// Whether an earlier search since the last swap settles this one (`key`: v's class and
+    /// value) without reading a class; clears that record after a swap.
+    bool settled_without_partner(std::uint64_t key);
+    /// Marks N[v's value], tallies V \ {v} and, priced, fills rest_lo_/rest_hi_, home_loss and
+    /// home_floor.
+    void prepare_home(Search& s);
+    /// D_W(v) for class c and v's value a, kept between searches while c is unchanged. Inline
+    /// (defined in swap_loop.cpp, its only user): a search reads it for every class it examines.
+    inline std::int32_t count_in_class(std::size_t c, std::int32_t a);
+    /// Considers every row of class c (d_c = D_c(v), v movable to c) as v's partner, unless a
+    /// floor of the loss change rules the class out first.
+    void examine_class(Search& s, std::size_t c, std::int32_t d_c);
+    /// examine_class over an indexed class, its rows (`entries`) in value order.
+    void examine_indexed(Search& s, const Away& away, const std::vector<Colouring::Entry>& entries);
+    /// Row w of V' (adjacent = [v's value ~ w's]; `tally()` gives its tally count) as the best
+    /// partner, where it is exchangeable and beats the best so far.
+    template <typename Tally>
+    void consider(Search& s, const Away& away, std::int32_t w, std::int32_t adjacent, const Tally& tally);
+
     Colouring& col_;
     const XColorOptions& options_;
     NeighbourCount mark_;  ///< N[value of the violation being repaired]
