@@ -13,6 +13,8 @@ import proxanon
 from proxanon import _core
 from tests.conftest import brute_neighbours
 
+METRIC = _core.Metric.__members__  # the native metric of each built-in name
+
 METRICS = ("l1", "l2", "linf")
 
 
@@ -34,7 +36,7 @@ def value_tables(draw):
 @given(value_tables())
 def test_neighbour_graph_matches_brute_force(case):
     values, weights, metric, eps = case
-    graph = _core.neighbour_graph(values, metric, weights.tolist(), eps)
+    graph = _core.neighbour_graph(values, METRIC[metric], weights.tolist(), eps)
     distinct, counts, row_value = graph["values"], graph["counts"], graph["row_value"]
     offsets, targets = graph["offsets"], graph["targets"]
     # The value table: distinct rows in lexicographic order, with multiplicities.
@@ -85,7 +87,8 @@ def test_order_by_label_takes_the_whole_int64_range():
 
 def test_neighbour_graph_tolerance_matches_paper_table_one():
     # |0.7 - 0.8| = 0.10000000000000009 in float64, yet the paper counts it as within 0.1.
-    graph = _core.neighbour_graph(np.array([[0.7], [0.8], [0.9000001]]), "l1", [1.0], 0.1)
+    values = np.array([[0.7], [0.8], [0.9000001]])
+    graph = _core.neighbour_graph(values, _core.Metric.l1, [1.0], 0.1)
     assert graph["targets"][graph["offsets"][0]:graph["offsets"][1]].tolist() == [1]
     assert graph["targets"][graph["offsets"][2]:graph["offsets"][3]].tolist() == []
 
@@ -93,7 +96,7 @@ def test_neighbour_graph_tolerance_matches_paper_table_one():
 def test_neighbour_graph_refuses_too_dense_a_graph():
     values = np.linspace(0, 1, 300).reshape(-1, 1)
     with pytest.raises(proxanon.GraphTooDenseError, match="adjacency entries"):
-        _core.neighbour_graph(values, "l1", [1.0], 1.0, max_entries=1000)
+        _core.neighbour_graph(values, _core.Metric.l1, [1.0], 1.0, max_entries=1000)
 
 
 def reference_initialize(degree: np.ndarray, m: int) -> np.ndarray:
@@ -219,7 +222,7 @@ def test_class_counts_take_runs_of_every_row_once() -> None:
     sens = np.array([[0.0], [0.5], [0.0], [0.04], [0.5]])
     order = np.array([0, 2, 3, 1, 4], dtype=np.int64)  # classes {0, 2, 3} and {1, 4}
     starts = np.array([0, 3], dtype=np.int64)
-    counts = _core.class_counts(sens, "l1", [1.0], 0.05, order, starts)
+    counts = _core.class_counts(sens, _core.Metric.l1, [1.0], 0.05, order, starts)
     assert counts.tolist() == [2, 2, 2, 1, 1]
     bad = [(np.array([0, 2, 2, 1, 4]), starts, "every row once"),
            (np.array([0, 2, 3, 1]), starts, "every row once"),
@@ -230,5 +233,5 @@ def test_class_counts_take_runs_of_every_row_once() -> None:
            (order, np.array([], dtype=np.int64), "rise from 0")]
     for given_order, given_starts, message in bad:
         with pytest.raises(ValueError, match=message):
-            _core.class_counts(sens, "l1", [1.0], 0.05, given_order.astype(np.int64),
+            _core.class_counts(sens, _core.Metric.l1, [1.0], 0.05, given_order.astype(np.int64),
                                given_starts.astype(np.int64))

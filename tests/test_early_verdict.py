@@ -16,6 +16,8 @@ from proxanon.distances import resolve
 from tests.conftest import brute_neighbours
 from tests.test_small_instances import largest_coverable, small_instances
 
+METRIC = _core.Metric.__members__  # the native metric of each built-in name
+
 
 def spec_t(size: int, delta: float) -> int:
     return math.floor((1.0 - delta) * (size - 1) + 1e-9)
@@ -208,14 +210,14 @@ def test_balls_are_the_rows_within_the_radius(metric, w, rows, levels):
     w = np.asarray(w)
     centres = [0, 17, rows - 1, 5]
     for radius in (0.0, 0.1, 0.125, 0.25, 0.5):
-        got = _core.balls(values, metric, w.tolist(), radius, centres, members=True)
+        got = _core.balls(values, METRIC[metric], w.tolist(), radius, centres, members=True)
         for i, centre in enumerate(centres):
             inside = [r for r in range(rows)
                       if brute_neighbours(values[centre], values[r], metric, w, radius)]
             assert got["sizes"][i] == len(inside)
             if i == 0:
                 np.testing.assert_array_equal(got["rows"], inside)
-        alone = _core.balls(values, metric, w.tolist(), radius, [centres[1]], members=True)
+        alone = _core.balls(values, METRIC[metric], w.tolist(), radius, [centres[1]], members=True)
         assert alone["sizes"][0] == got["sizes"][1]
 
 
@@ -228,7 +230,7 @@ def test_orthants_are_the_neighbours_on_one_side_of_the_anchor(levels):
     weights = [1.0, 1.0, 1.0]
     centres = [0, 33, 199]
     for eps in (0.0, 0.125, 0.5):
-        got = _core.balls(values, "linf", weights, eps, centres, members=True,
+        got = _core.balls(values, _core.Metric.linf, weights, eps, centres, members=True,
                           shape="orthants")
         for i, centre in enumerate(centres):
             near = [r for r in range(200)

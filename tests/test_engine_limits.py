@@ -16,6 +16,8 @@ from proxanon import _core
 from proxanon._engine import runs
 from proxanon.distances import resolve
 
+METRIC = _core.Metric.__members__  # the native metric of each built-in name
+
 
 def exact_neighbours(x: float, y: float, metric: str, eps: float) -> bool:
     """The neighbour test of docs/design/privacy-model.md in exact rational arithmetic (one
@@ -41,7 +43,7 @@ EXTREMES = [
 def test_extreme_values_and_tiny_epsilon_give_the_exact_graph(values, eps, metric):
     # Grid keys overflowed (undefined behaviour) for a range beyond double or a cell width
     # far below it; now the graph is exactly the pairs within the threshold.
-    graph = _core.neighbour_graph(np.array(values).reshape(-1, 1), metric, [1.0], eps)
+    graph = _core.neighbour_graph(np.array(values).reshape(-1, 1), METRIC[metric], [1.0], eps)
     distinct = graph["values"][:, 0]
     for u, x in enumerate(distinct):
         got = graph["targets"][graph["offsets"][u]:graph["offsets"][u + 1]].tolist()
@@ -61,14 +63,14 @@ def test_partition_of_values_at_the_ends_of_double_range_is_satisfied_and_audite
 
 def test_core_refuses_non_finite_sensitive_values_by_position():
     with pytest.raises(ValueError, match="row 1, component 0 is not finite"):
-        _core.neighbour_graph(np.array([[0.0], [np.nan]]), "l1", [1.0], 0.1)
+        _core.neighbour_graph(np.array([[0.0], [np.nan]]), _core.Metric.l1, [1.0], 0.1)
 
 
 def test_graph_too_dense_is_a_value_error_type_exported_by_the_package():
     assert issubclass(proxanon.GraphTooDenseError, ValueError)
     values = np.linspace(0, 1, 2000)
     with pytest.raises(proxanon.GraphTooDenseError, match="adjacency entries"):
-        _core.neighbour_graph(values, "l1", [1.0], 0.5, max_entries=10_000)
+        _core.neighbour_graph(values, _core.Metric.l1, [1.0], 0.5, max_entries=10_000)
 
 
 #: Appended to a child's code: prints the child's own peak memory in KiB (VmHWM; ru_maxrss

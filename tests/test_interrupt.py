@@ -36,7 +36,7 @@ LONG_GRAPH = textwrap.dedent("""
     from proxanon import _core
     values = np.random.default_rng(0).random((100_000, 6))
     print("ready", flush=True)
-    _core.neighbour_graph(values, "l1", [1 / 6] * 6, 0.05)
+    _core.neighbour_graph(values, _core.Metric.l1, [1 / 6] * 6, 0.05)
     print("finished", flush=True)
 """)
 

@@ -12,6 +12,9 @@ import pytest
 
 from proxanon import _core
 
+METRIC = _core.Metric.__members__  # the native metric of each built-in name
+STRUCTURE = _core.Structure.__members__  # the native structure of each name
+
 
 def lattice(n: int, levels: int, seed: int) -> np.ndarray:
     """``n`` values on a lattice of step 1/levels (distances never fall at epsilon's edge),
@@ -31,7 +34,8 @@ def test_value_ids_of_many_distinct_values_are_their_ranks(values):
     distinct, inverse = np.unique(values, return_inverse=True)
     assert distinct.size > 65_536  # the radix ranking, not the hash
     np.testing.assert_array_equal(_core.value_ids(values[:, None]), inverse.reshape(-1))
-    table = _core.value_relation(values[:, None], "l1", [1.0], 0.0, neighbours="sorted")
+    table = _core.value_relation(values[:, None], _core.Metric.l1, [1.0], 0.0,
+                                 neighbours=_core.Structure.sorted)
     np.testing.assert_array_equal(table["values"][:, 0], distinct)
     assert not np.signbit(table["values"][table["values"] == 0.0]).any()  # -0.0 as 0.0
     np.testing.assert_array_equal(table["counts"], np.bincount(inverse.reshape(-1)))
@@ -81,7 +85,8 @@ def test_initialize_with_many_classes_follows_algorithm_one(kind, m_of):
 @pytest.mark.parametrize("eps", [0.0, 0.0004, 0.003])
 def test_sorted_degrees_across_blocks_match_the_graph(metric, eps):
     values = lattice(60_000, 20_000, 4)[:, None]
-    got = {structure: _core.value_relation(values, metric, [1.0], eps, neighbours=structure)
+    got = {structure: _core.value_relation(values, METRIC[metric], [1.0], eps,
+                                           neighbours=STRUCTURE[structure])
            for structure in ("sorted", "graph")}
     assert got["sorted"]["neighbours"] == "sorted" and got["graph"]["neighbours"] == "graph"
     assert got["sorted"]["values"].shape[0] > 3 * 4096  # several blocks
@@ -95,12 +100,12 @@ def test_largest_window_and_one_ball_match_counts_over_sorted_values():
     ordered = np.sort(values)
     upper = np.searchsorted(ordered, ordered + eps, side="right")  # past the last neighbour
     lower = np.searchsorted(ordered, ordered - eps, side="left")
-    window = _core.largest_window(values[:, None], "l1", [1.0], eps)
+    window = _core.largest_window(values[:, None], _core.Metric.l1, [1.0], eps)
     assert window["size"] == int((upper - np.arange(values.size)).max())
     assert window["degree"] == int((upper - lower - 1).max())
     centre = int(np.argmin(np.abs(values - 0.5)))
     radius = 1.5 * step
-    ball = _core.balls(values[:, None], "l1", [1.0], radius, [centre], members=True)
+    ball = _core.balls(values[:, None], _core.Metric.l1, [1.0], radius, [centre], members=True)
     inside = np.flatnonzero(np.abs(values - values[centre]) <= radius)
     assert ball["sizes"].tolist() == [inside.size]
     np.testing.assert_array_equal(ball["rows"], inside)
@@ -118,6 +123,6 @@ def test_largest_window_names_the_lowest_row_of_ties(levels):
     near = np.abs(values[None, :] - values[:, None]) <= eps
     size = (near & at_or_after).sum(axis=1)
     degree = near.sum(axis=1) - 1
-    window = _core.largest_window(values[:, None], "l1", [1.0], eps)
+    window = _core.largest_window(values[:, None], _core.Metric.l1, [1.0], eps)
     assert (window["size"], window["anchor"]) == (size.max(), int(np.argmax(size)))
     assert (window["degree"], window["degree_row"]) == (degree.max(), int(np.argmax(degree)))

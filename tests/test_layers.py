@@ -31,7 +31,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("native adapters", ["_engine.options", "_engine.stats", "_engine.verdicts",
                          "_engine.proofs", "_engine.cliques", "_engine.infeasibility",
                          "_engine.proof_texts", "_engine.runs", "_engine.classes", "_engine.audit",
-                         "_engine.substitution", "_engine.lattice"]),
+                         "_engine.substitution", "_engine.lattice", "_engine.relations"]),
     ("anonymize pipeline", ["_pipeline", "_pipeline.inputs", "_pipeline.classes",
                             "_pipeline.mondrian", "_pipeline.candidates", "_pipeline.job",
                             "_pipeline.threads", "_pipeline.choose", "_pipeline.publish",

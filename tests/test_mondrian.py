@@ -144,7 +144,7 @@ def test_checks_never_build_a_graph_too_dense_to_hold():
     frame = pd.DataFrame({"age": rng.integers(18, 90, n), "income": rng.random(n)})
     values = frame[["income"]].to_numpy()
     with pytest.raises(GraphTooDenseError):
-        _core.neighbour_graph(values, "l1", [1.0], 0.5)
+        _core.neighbour_graph(values, _core.Metric.l1, [1.0], 0.5)
     common = dict(quasi_identifiers="age", sensitive="income", k=10, epsilon=0.5, delta=0.3,
                   on_infeasible="best_effort")
     for method in ("mondrian", "xcolor"):

@@ -11,6 +11,9 @@ from proxanon import InfeasibleError, _core, audit, partition
 from tests.conftest import brute_neighbours
 from tests.test_partition import instances
 
+METRIC = _core.Metric.__members__  # the native metric of each built-in name
+STRUCTURE = _core.Structure.__members__  # the native structure of each name
+
 METRICS = ("l1", "l2", "linf", "min_component")
 
 
@@ -50,7 +53,8 @@ def test_every_structure_answers_as_brute_force(case):
                       for b in range(n)] for a in range(n)])
     pairs = [(a, b) for a in range(n) for b in range(n)]
     for structure in structures(s):
-        got = _core.neighbour_queries(sensitive, metric, weights.tolist(), eps, structure,
+        got = _core.neighbour_queries(sensitive, METRIC[metric], weights.tolist(), eps,
+                                      STRUCTURE[structure],
                                       [r for pair in pairs for r in pair], members,
                                       list(range(n)))
         assert got["neighbours"] == structure
@@ -65,7 +69,8 @@ def test_values_exactly_epsilon_apart_are_neighbours_in_every_structure():
     # 0.7 - 0.6 = 0.09999999999999998 and 0.8 - 0.7 = 0.10000000000000009: both at epsilon.
     values = np.array([[0.6], [0.7], [0.8], [0.95]])
     for structure in structures(1):
-        got = _core.neighbour_queries(values, "l1", [1.0], 0.1, structure, [], [], [])
+        got = _core.neighbour_queries(values, _core.Metric.l1, [1.0], 0.1, STRUCTURE[structure],
+                                      [], [], [])
         np.testing.assert_array_equal(got["degree"], [1, 2, 1, 0], err_msg=structure)
 
 
@@ -160,7 +165,8 @@ def test_degrees_are_the_same_for_any_number_of_threads(components, metric):
     values = np.round(np.random.default_rng(2).random((5000, components)) * 400) / 400
     weights = [1.0] * components
     structure = "sorted" if components == 1 else "grid"
-    runs = [_core.neighbour_queries(values, metric, weights, 0.03, structure, [], [], [],
+    runs = [_core.neighbour_queries(values, METRIC[metric], weights, 0.03, STRUCTURE[structure],
+                                    [], [], [],
                                     threads=threads)["degree"] for threads in (1, 2, 3, 7)]
     for degree in runs[1:]:
         np.testing.assert_array_equal(degree, runs[0])

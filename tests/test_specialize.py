@@ -211,8 +211,9 @@ def test_native_call_takes_row_arrays_and_names_a_misshapen_one() -> None:
     common: dict[str, Any] = dict(
         quasi_identifiers=codes, qi_taxonomies=[(np.asarray(tree.parent, np.int32),
                                                  tree.n_leaves)],
-        node_keys=[list(range(len(tree.labels)))], sensitive=sens, metric="l1",
-        weights=[0.5, 0.5], epsilon=0.01, k=10, l=0, delta=0.8)
+        node_keys=[list(range(len(tree.labels)))],
+        relation=proxanon._core.Relation(sens, proxanon._core.Metric.l1, [0.5, 0.5], 0.01), k=10,
+        l=0, delta=0.8)
     classes = np.zeros(len(frame), dtype=np.int32)
     as_array = proxanon._core.specialize(classes=classes, **common)["classes"]
     as_list = proxanon._core.specialize(classes=classes.tolist(), **common)["classes"]
@@ -234,12 +235,13 @@ def test_peeling_on_a_line_splits_as_the_same_relation_given_as_a_graph(seed: in
     start = np.zeros(n, dtype=np.int32)
     common: dict[str, Any] = dict(quasi_identifiers=qi, qi_taxonomies=[None], node_keys=[[]],
                                   k=k, delta=delta)
-    on_line = proxanon._core.specialize(classes=start, sensitive=sens, metric="l1",
-                                        weights=[1.0], epsilon=eps, l=0, **common)
-    graph = proxanon._core.neighbour_graph(sens, "l1", [1.0], eps, 1 << 30)
-    as_graph = proxanon._core.specialize_graph(
-        classes=start, row_value=graph["row_value"], offsets=graph["offsets"],
-        targets=graph["targets"], **common)
+    l1 = proxanon._core.Metric.l1
+    on_line = proxanon._core.specialize(
+        classes=start, relation=proxanon._core.Relation(sens, l1, [1.0], eps), l=0, **common)
+    graph = proxanon._core.neighbour_graph(sens, l1, [1.0], eps, 1 << 30)
+    as_graph = proxanon._core.specialize(
+        classes=start, relation=proxanon._core.Relation(graph["row_value"], graph["offsets"],
+                                                        graph["targets"]), l=0, **common)
     assert on_line["splits"] > 0
     assert np.array_equal(on_line["classes"], as_graph["classes"])
     classes = np.asarray(on_line["classes"])
@@ -546,14 +548,18 @@ def test_failing_split_refuses_checks_it_cannot_weigh() -> None:
         classes=np.zeros(len(frame), dtype=np.int32),
         quasi_identifiers=tree.leaf_index(frame["q"].to_numpy()).astype(float)[:, None],
         qi_taxonomies=[(np.asarray(tree.parent, np.int32), tree.n_leaves)],
-        node_keys=[list(range(len(tree.labels)))], sensitive=scaled_sensitive(frame),
-        metric="l1", weights=[0.5, 0.5], k=10, delta=0.8, step="split_failing")
+        node_keys=[list(range(len(tree.labels)))], k=10, delta=0.8, step="split_failing")
+    sens = scaled_sensitive(frame)
+
+    def relation(epsilon: float | None) -> proxanon._core.Relation:
+        return proxanon._core.Relation(sens, proxanon._core.Metric.l1, [0.5, 0.5], epsilon)
+
     with pytest.raises(ValueError, match="needs epsilon and no l"):
-        proxanon._core.specialize(epsilon=0.01, l=2, **common)
+        proxanon._core.specialize(relation=relation(0.01), l=2, **common)
     with pytest.raises(ValueError, match="needs epsilon and no l"):
-        proxanon._core.specialize(epsilon=None, l=0, **common)
+        proxanon._core.specialize(relation=relation(None), l=0, **common)
     with pytest.raises(ValueError, match="step must be"):
-        proxanon._core.specialize(epsilon=0.01, l=0, **{**common, "step": "split_all"})
+        proxanon._core.specialize(relation=relation(0.01), l=0, **{**common, "step": "split_all"})
 
 
 def test_best_effort_on_adult_splits_a_failing_class() -> None:

@@ -284,8 +284,8 @@ def _long_cut() -> tuple[Callable[[int], dict], int]:
     quasi = rng.random((n, 3))
 
     def cut(rows: int) -> dict:
-        return _core.mondrian(sensitive[:rows], "l1", [0.5, 0.5], 0.05, 10, 0.8, 0,
-                              quasi[:rows], [])
+        relation = _core.Relation(sensitive[:rows], _core.Metric.l1, [0.5, 0.5], 0.05)
+        return _core.mondrian(relation, 10, 0.8, 0, quasi[:rows], [])
     return cut, n
 
 

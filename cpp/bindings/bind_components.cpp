@@ -48,7 +48,7 @@ py::array_t<std::int32_t> initialize_classes(const Int64Array& degree, std::size
 /// D_V(r) per row of a partition given as runs of rows (class_counts.hpp), in the order of
 /// `order`, with the GIL released: `order` lists every row once, grouped by class, and class c
 /// is order[starts[c] .. starts[c + 1]) (the last to the end).
-py::array_t<std::int64_t> class_counts(const DoubleArray& sensitive, const std::string& metric,
+py::array_t<std::int64_t> class_counts(const DoubleArray& sensitive, Metric metric,
                                        const std::vector<double>& weights, double epsilon,
                                        const Int64Array& order, const Int64Array& starts,
                                        std::size_t threads) {
@@ -84,7 +84,7 @@ py::array_t<std::int64_t> class_counts(const DoubleArray& sensitive, const std::
     std::vector<std::int64_t> out;
     signals.run([&] {
         py::gil_scoped_release release;
-        const Distance distance(parse_metric(metric), weights, epsilon);
+        const Distance distance(metric, weights, epsilon);
         const ValueTable table = ValueTable::from_rows(sa.data, sa.rows, sa.cols);
         out = class_neighbour_counts(table, distance, runs, threads, signals.interrupt());
     });

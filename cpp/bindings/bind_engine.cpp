@@ -1,6 +1,6 @@
-// pybind11 glue for XColor's engine: a partition over the sensitive values or over a given
-// relation, a session of merge rounds, and the live progress and statistics of a run; the
-// GIL is released around the core.
+// pybind11 glue for XColor's engine: a partition over a bound relation (relation.hpp), a
+// session of merge rounds, and the live progress and statistics of a run; the GIL is released
+// around the core.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -24,6 +24,7 @@
 #include "proxanon/xcolor/xcolor.hpp"
 
 #include "convert.hpp"
+#include "relation.hpp"
 #include "signal_check.hpp"
 
 using namespace proxanon;
@@ -78,7 +79,7 @@ py::dict engine_dict(XColorResult&& result, std::size_t distinct, std::size_t va
     return out;
 }
 
-/// The engine run shared by both entry points: `build` makes the relation, the rest is the same.
+/// The engine run over the structure `build` makes.
 py::dict run_engine(const RelationBuilder& build, std::size_t n, const py::handle& given,
                     const std::optional<DoubleArray>& quasi_identifiers,
                     const std::vector<TaxonomySpec>& qi_taxonomies,
@@ -117,91 +118,13 @@ py::dict run_engine(const RelationBuilder& build, std::size_t n, const py::handl
     return engine_dict(std::move(result), distinct, value_edges, structure, seconds_graph, options.trace);
 }
 
-py::dict run_partition(const DoubleArray& sensitive, const std::string& metric,
-                       const std::vector<double>& weights, double epsilon,
-                       const py::handle& options, const std::optional<DoubleArray>& quasi_identifiers,
+py::dict run_partition(const BoundRelation& relation, const py::handle& options,
+                       const std::optional<DoubleArray>& quasi_identifiers,
                        const std::vector<TaxonomySpec>& qi_taxonomies,
                        const std::optional<Int32Array>& initial_groups,
-                       std::size_t max_graph_entries, const std::string& neighbours) {
-    const Matrix sa = as_matrix(sensitive, "sensitive");
-    const Metric kind = parse_metric(metric);
-    const Structure asked = parse_structure(neighbours);
-    RelationBuilder build = [&](ValueTable& table, std::size_t threads, Interrupt* interrupt) {
-        const Distance distance(kind, weights, epsilon);
-        table = ValueTable::from_rows(sa.data, sa.rows, sa.cols);
-        return Neighbours::build(table, distance, asked, max_graph_entries, threads, interrupt);
-    };
-    return run_engine(build, sa.rows, options, quasi_identifiers, qi_taxonomies,
-                      to_vector(initial_groups, "initial_groups"));
-}
-
-/// The same run over a relation given as value ids per row and a CSR adjacency between the
-/// values (a user's distance evaluated in Python, or a precomputed neighbour graph).
-py::dict run_partition_graph(const Int32Array& row_values, const Int64Array& offset_array,
-                             const Int32Array& target_array, const py::handle& options,
-                             const std::optional<DoubleArray>& quasi_identifiers,
-                             const std::vector<TaxonomySpec>& qi_taxonomies,
-                             const std::optional<Int32Array>& initial_groups) {
-    Csr csr = to_csr(row_values, offset_array, target_array);
-    const std::size_t n = csr.row_value.size();
-    const RelationBuilder build = csr_relation(csr.row_value, csr.offsets, csr.targets);
-    return run_engine(build, n, options, quasi_identifiers, qi_taxonomies,
-                      to_vector(initial_groups, "initial_groups"));
-}
-
-/// A session's relation over any rows of a matrix of sensitive values (the arrays outlive it).
-RowsRelation matrix_rows(const Matrix& sa, Metric kind, const std::vector<double>& weights, double epsilon,
-                         Structure asked, std::size_t max_graph_entries) {
-    return [sa, kind, weights, epsilon, asked, max_graph_entries](
-               ValueTable& table, const std::vector<std::int32_t>& rows, std::size_t threads, Interrupt* interrupt) {
-        const Distance distance(kind, weights, epsilon);
-        if (rows.size() == sa.rows) {
-            table = ValueTable::from_rows(sa.data, sa.rows, sa.cols);
-        } else {
-            std::vector<double> sub(rows.size() * sa.cols);
-            for (std::size_t i = 0; i < rows.size(); ++i) {
-                const double* x = sa.data + static_cast<std::size_t>(rows[i]) * sa.cols;
-                std::copy(x, x + sa.cols, sub.begin() + static_cast<std::ptrdiff_t>(i * sa.cols));
-            }
-            table = ValueTable::from_rows(sub.data(), rows.size(), sa.cols);
-        }
-        return Neighbours::build(table, distance, asked, max_graph_entries, threads, interrupt);
-    };
-}
-
-/// A session's relation given as value ids per row and a CSR adjacency between the values:
-/// over a subset of the rows, the values it uses, renumbered in order, and their induced graph.
-RowsRelation csr_rows(const std::vector<std::int32_t>& row_value, const std::vector<std::int64_t>& offsets,
-                      const std::vector<std::int32_t>& targets) {
-    if (offsets.empty()) throw std::invalid_argument("offsets needs one entry per value plus one");
-    return [&row_value, &offsets, &targets](ValueTable& table, const std::vector<std::int32_t>& rows,
-                                            std::size_t /*threads*/, Interrupt* interrupt) {
-        const std::size_t values = offsets.size() - 1;
-        if (rows.size() == row_value.size()) {
-            table = ValueTable::from_labels(row_value, values);
-            return Neighbours(table, NeighbourGraph::from_csr(offsets, targets), interrupt);
-        }
-        std::vector<std::int32_t> id(values, -1);
-        for (const std::int32_t r : rows) id[static_cast<std::size_t>(row_value[static_cast<std::size_t>(r)])] = 0;
-        std::int32_t next = 0;
-        for (std::int32_t& u : id) {
-            if (u == 0) u = next++;
-        }
-        std::vector<std::int32_t> sub;
-        for (const std::int32_t r : rows) sub.push_back(id[static_cast<std::size_t>(row_value[static_cast<std::size_t>(r)])]);
-        std::vector<std::int64_t> off{0};
-        std::vector<std::int32_t> to;
-        for (std::size_t u = 0; u < values; ++u) {
-            if (id[u] < 0) continue;
-            for (auto p = offsets[u]; p < offsets[u + 1]; ++p) {
-                const std::int32_t w = id[static_cast<std::size_t>(targets[static_cast<std::size_t>(p)])];
-                if (w >= 0) to.push_back(w);
-            }
-            off.push_back(static_cast<std::int64_t>(to.size()));
-        }
-        table = ValueTable::from_labels(std::move(sub), static_cast<std::size_t>(next));
-        return Neighbours(table, NeighbourGraph::from_csr(std::move(off), std::move(to)), interrupt);
-    };
+                       std::size_t max_graph_entries, Structure neighbours) {
+    return run_engine(relation.engine(neighbours, max_graph_entries), relation.rows(), options, quasi_identifiers,
+                      qi_taxonomies, to_vector(initial_groups, "initial_groups"));
 }
 
 /// A session (session.hpp) over `relation`; the merge rounds' options as given.
@@ -246,60 +169,32 @@ py::dict session_with(const RowsRelation& relation, std::size_t n, const py::han
     return out;
 }
 
-py::dict run_session_rows(const DoubleArray& sensitive, const std::string& metric,
-                          const std::vector<double>& weights, double epsilon, const py::handle& options,
-                          const DoubleArray& quasi_identifiers, const std::vector<TaxonomySpec>& qi_taxonomies,
-                          const std::vector<std::vector<std::int32_t>>& node_keys, const Int64Array& sensitive_ids,
-                          bool qi_aware, std::optional<std::size_t> max_rounds, double budget,
-                          const std::optional<Int32Array>& start,
-                          std::size_t max_graph_entries, const std::string& neighbours) {
-    const Matrix sa = as_matrix(sensitive, "sensitive");
-    const RowsRelation relation = matrix_rows(sa, parse_metric(metric), weights, epsilon,
-                                              parse_structure(neighbours), max_graph_entries);
-    return session_with(relation, sa.rows, options, quasi_identifiers, qi_taxonomies, node_keys, sensitive_ids,
-                        qi_aware, max_rounds, budget, to_vector(start, "start"));
-}
-
-py::dict run_session_graph(const Int32Array& row_values, const Int64Array& offset_array,
-                           const Int32Array& target_array, const py::handle& options,
-                           const DoubleArray& quasi_identifiers, const std::vector<TaxonomySpec>& qi_taxonomies,
-                           const std::vector<std::vector<std::int32_t>>& node_keys, const Int64Array& sensitive_ids,
-                           bool qi_aware, std::optional<std::size_t> max_rounds, double budget,
-                           const std::optional<Int32Array>& start) {
-    const Csr csr = to_csr(row_values, offset_array, target_array);
-    const RowsRelation relation = csr_rows(csr.row_value, csr.offsets, csr.targets);
-    return session_with(relation, csr.row_value.size(), options, quasi_identifiers, qi_taxonomies, node_keys,
-                        sensitive_ids, qi_aware, max_rounds, budget, to_vector(start, "start"));
+py::dict session_over(const BoundRelation& relation, const py::handle& options,
+                     const DoubleArray& quasi_identifiers, const std::vector<TaxonomySpec>& qi_taxonomies,
+                     const std::vector<std::vector<std::int32_t>>& node_keys, const Int64Array& sensitive_ids,
+                     bool qi_aware, std::optional<std::size_t> max_rounds, double budget,
+                     const std::optional<Int32Array>& start, std::size_t max_graph_entries, Structure neighbours) {
+    return session_with(relation.over_rows(neighbours, max_graph_entries), relation.rows(), options,
+                        quasi_identifiers, qi_taxonomies, node_keys, sensitive_ids, qi_aware, max_rounds, budget,
+                        to_vector(start, "start"));
 }
 
 }  // namespace
 
 void register_engine(py::module_& mod) {
-    mod.def("partition", &run_partition, py::arg("sensitive"), py::arg("metric"),
-            py::arg("weights"), py::arg("epsilon"), py::arg("options"),
+    mod.def("partition", &run_partition, py::arg("relation"), py::arg("options"),
             py::arg("quasi_identifiers") = py::none(),
             py::arg("qi_taxonomies") = std::vector<TaxonomySpec>{},
             py::arg("initial_groups") = py::none(), py::arg("max_graph_entries") = kMaxGraphEntries,
-            py::arg("neighbours") = "auto",
-            "Build the neighbour structure, run INITIALIZE, the swap loop and what options ask for.");
-    mod.def("partition_graph", &run_partition_graph, py::arg("row_value"), py::arg("offsets"),
-            py::arg("targets"), py::arg("options"), py::arg("quasi_identifiers") = py::none(),
-            py::arg("qi_taxonomies") = std::vector<TaxonomySpec>{},
-            py::arg("initial_groups") = py::none(),
-            "Run the engine over a given relation: value id per row and CSR between values.");
-    mod.def("session", &run_session_rows, py::arg("sensitive"), py::arg("metric"), py::arg("weights"),
-            py::arg("epsilon"), py::arg("options"), py::arg("quasi_identifiers"), py::arg("qi_taxonomies"),
-            py::arg("node_keys"), py::arg("sensitive_ids"), py::arg("qi_aware"), py::arg("max_rounds"),
-            py::arg("budget"), py::arg("start") = py::none(),
-            py::arg("max_graph_entries") = kMaxGraphEntries, py::arg("neighbours") = "auto",
+            py::arg("neighbours") = Structure::Auto,
+            "Build the neighbour structure of `relation`, run INITIALIZE, the swap loop and what "
+            "options ask for.");
+    mod.def("session", &session_over, py::arg("relation"), py::arg("options"), py::arg("quasi_identifiers"),
+            py::arg("qi_taxonomies"), py::arg("node_keys"), py::arg("sensitive_ids"), py::arg("qi_aware"),
+            py::arg("max_rounds"), py::arg("budget"), py::arg("start") = py::none(),
+            py::arg("max_graph_entries") = kMaxGraphEntries, py::arg("neighbours") = Structure::Auto,
             "One session: XColor's run, then rounds merging groups that publish one QI tuple and "
             "repairing the merged classes, over structures built once (session.hpp).");
-    mod.def("session_graph", &run_session_graph, py::arg("row_value"), py::arg("offsets"),
-            py::arg("targets"), py::arg("options"), py::arg("quasi_identifiers"),
-            py::arg("qi_taxonomies"), py::arg("node_keys"), py::arg("sensitive_ids"),
-            py::arg("qi_aware"), py::arg("max_rounds"), py::arg("budget"),
-            py::arg("start") = py::none(),
-            "The same over a given relation: value id per row and CSR between values.");
 
     py::class_<Progress>(mod, "Progress",
                          "Live counters of a running partition, readable from another thread.")

@@ -1,6 +1,5 @@
 // pybind11 glue for Mondrian's strict cut and the steps that refine published classes
-// (specialize, the covering split, absorption), over the sensitive values or a given
-// relation; the GIL is released around the core.
+// (specialize, the covering split, absorption), over a bound relation (relation.hpp); the GIL is released around the core.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -28,6 +27,7 @@
 #include "proxanon/publish/vacate.hpp"
 
 #include "convert.hpp"
+#include "relation.hpp"
 #include "signal_check.hpp"
 
 using namespace proxanon;
@@ -62,15 +62,12 @@ CriteriaData criteria_data(const std::vector<Int32Array>& codes, const std::vect
     return data;
 }
 
-/// The checks of a Mondrian part (and of a specialized class).
-/// The structure a part's checks read: the epsilon relation (a graph where it is small
-/// enough, else a grid unless !grid_checks), or none without epsilon.
-Neighbours part_neighbours(const ValueTable& table, const std::string& metric, const std::vector<double>& weights,
-                           std::optional<double> epsilon, std::size_t max_graph_entries, Interrupt* interrupt,
-                           bool grid_checks) {
-    if (epsilon) {
-        return Neighbours::for_checks(table, Distance(parse_metric(metric), weights, *epsilon), max_graph_entries,
-                                      interrupt, grid_checks);
+/// The structure a part's checks read (Mondrian's and specialization's): the epsilon relation
+/// (a graph where it is small enough, else a grid unless !grid_checks), or none without epsilon.
+Neighbours part_neighbours(const ValueTable& table, const BoundRelation& relation, std::size_t max_graph_entries,
+                           Interrupt* interrupt, bool grid_checks) {
+    if (relation.epsilon()) {
+        return Neighbours::for_checks(table, relation.distance(), max_graph_entries, interrupt, grid_checks);
     }
     return Neighbours(table, NeighbourGraph::from_csr(std::vector<std::int64_t>(table.size() + 1, 0), {}), interrupt);
 }
@@ -93,21 +90,22 @@ struct PartChecks {
     PartChecks(const PartChecks&) = delete;
     PartChecks& operator=(const PartChecks&) = delete;
 
-    /// `work(neighbours)` with the GIL released, over the structure these checks read of the
-    /// sensitive values `sa` (part_neighbours); the seconds it took, that structure included.
+    /// `work(neighbours)` with the GIL released, over the structure these checks read of
+    /// `relation`'s sensitive values (part_neighbours); the seconds it took, that structure
+    /// included.
     template <typename F>
-    double run(const Matrix& sa, const std::string& metric, const std::vector<double>& weights,
-               std::optional<double> epsilon, std::size_t max_graph_entries, bool grid_checks, F&& work) {
+    double run(const BoundRelation& relation, std::size_t max_graph_entries, bool grid_checks, F&& work) {
+        const Matrix& sa = relation.sensitive();
         return signals.run([&] {
             py::gil_scoped_release release;
             const auto start = std::chrono::steady_clock::now();
             // Without the distance check or distinct l the checks never read the sensitive
             // values: one abstract value for every row, not a grouping of n values.
-            const ValueTable table = epsilon || params.l > 0
+            const ValueTable table = relation.epsilon() || params.l > 0
                 ? ValueTable::from_rows(sa.data, sa.rows, sa.cols)
                 : ValueTable::from_labels(std::vector<std::int32_t>(sa.rows, 0), 1);
             const Neighbours neighbours =
-                part_neighbours(table, metric, weights, epsilon, max_graph_entries, params.interrupt, grid_checks);
+                part_neighbours(table, relation, max_graph_entries, params.interrupt, grid_checks);
             work(neighbours);
             return seconds_since(start);
         });
@@ -127,29 +125,25 @@ MondrianParams checks(std::size_t k, std::size_t l, bool dissimilarity, double d
     return params;
 }
 
-py::dict run_mondrian(const DoubleArray& sensitive, const std::string& metric,
-                      const std::vector<double>& weights, std::optional<double> epsilon,
-                      std::size_t k, double delta, std::size_t l,
+py::dict run_mondrian(const BoundRelation& relation, std::size_t k, double delta, std::size_t l,
                       const DoubleArray& quasi_identifiers,
                       const std::vector<TaxonomySpec>& qi_taxonomies, bool grid_checks,
                       std::size_t max_graph_entries, const std::vector<Int32Array>& criteria_codes,
                       const std::vector<std::int32_t>& criteria_values,
                       const std::vector<bool>& criteria_numeric, const CriteriaSpecs& criteria,
                       bool follow_hierarchy, std::int64_t max_suppressed) {
-    const Matrix sa = as_matrix(sensitive, "sensitive");
     const Matrix qi = as_matrix(quasi_identifiers, "quasi_identifiers");
-    if (qi.rows != sa.rows) throw std::invalid_argument("quasi_identifiers and sensitive differ in rows");
+    if (qi.rows != relation.rows()) throw std::invalid_argument("quasi_identifiers and the relation differ in rows");
     if (max_suppressed != 0 && !follow_hierarchy) {
         throw std::invalid_argument("max_suppressed applies to the hierarchy cut (follow_hierarchy=True) only");
     }
     std::vector<std::optional<Taxonomy>> taxonomies = make_taxonomies(qi_taxonomies);
-    PartChecks checked(k, l, epsilon.has_value(), delta, criteria_codes, criteria_values, criteria_numeric, criteria,
-                       sa.rows);
+    PartChecks checked(k, l, relation.epsilon().has_value(), delta, criteria_codes, criteria_values,
+                       criteria_numeric, criteria, relation.rows());
     const MondrianParams& params = checked.params;
     MondrianResult result;
     std::int64_t merged = 0, units = 0, suppressed = 0;
-    const double seconds = checked.run(sa, metric, weights, epsilon, max_graph_entries, grid_checks,
-                                       [&](const Neighbours& neighbours) {
+    const double seconds = checked.run(relation, max_graph_entries, grid_checks, [&](const Neighbours& neighbours) {
         const LossModel loss(qi.data, qi.rows, qi.cols, std::move(taxonomies));
         if (follow_hierarchy) {
             HierarchyCutResult cut = hierarchy_cut(loss, neighbours, params, max_suppressed);
@@ -179,14 +173,13 @@ py::dict run_mondrian(const DoubleArray& sensitive, const std::string& metric,
 /// One quasi-identifier of the lattice: per level the node of each leaf, and each node's NCP.
 using LatticeSpec = std::pair<std::vector<Int32Array>, std::vector<double>>;
 
-py::dict run_lattice(const DoubleArray& sensitive, const std::string& metric, const std::vector<double>& weights,
-                     std::optional<double> epsilon, std::size_t k, double delta, std::size_t l,
+py::dict run_lattice(const BoundRelation& relation, std::size_t k, double delta, std::size_t l,
                      const std::vector<LatticeSpec>& columns, const Int32Array& leaf, const Int64Array& offsets,
                      const Int32Array& rows, std::int64_t max_suppressed, bool monotone,
                      std::size_t max_graph_entries, const std::vector<Int32Array>& criteria_codes,
                      const std::vector<std::int32_t>& criteria_values, const std::vector<bool>& criteria_numeric,
                      const CriteriaSpecs& criteria) {
-    const Matrix sa = as_matrix(sensitive, "sensitive");
+    const std::size_t n = relation.rows();
     std::vector<LatticeColumn> lattice;
     for (const auto& [levels, ncp] : columns) {
         LatticeColumn column{{}, ncp};
@@ -194,20 +187,19 @@ py::dict run_lattice(const DoubleArray& sensitive, const std::string& metric, co
         lattice.push_back(std::move(column));
     }
     LatticeUnits units{to_vector(leaf, "leaf"), to_vector(offsets, "offsets"), to_vector(rows, "rows")};
-    if (units.offsets.empty() || units.offsets.front() != 0 || units.offsets.back() != static_cast<std::int64_t>(sa.rows) ||
-        units.rows.size() != sa.rows || !std::is_sorted(units.offsets.begin(), units.offsets.end())) {
+    if (units.offsets.empty() || units.offsets.front() != 0 || units.offsets.back() != static_cast<std::int64_t>(n) ||
+        units.rows.size() != n || !std::is_sorted(units.offsets.begin(), units.offsets.end())) {
         throw std::invalid_argument("offsets and rows must give every row of the table to one unit");
     }
     for (const std::int32_t r : units.rows) {
-        if (r < 0 || static_cast<std::size_t>(r) >= sa.rows) throw std::invalid_argument("a unit's row is out of range");
+        if (r < 0 || static_cast<std::size_t>(r) >= n) throw std::invalid_argument("a unit's row is out of range");
     }
     if (max_suppressed < 0) throw std::invalid_argument("max_suppressed must be >= 0");
-    PartChecks checked(k, l, epsilon.has_value(), delta, criteria_codes, criteria_values, criteria_numeric, criteria,
-                       sa.rows);
+    PartChecks checked(k, l, relation.epsilon().has_value(), delta, criteria_codes, criteria_values,
+                       criteria_numeric, criteria, n);
     const MondrianParams& params = checked.params;
     LatticeResult result;
-    const double seconds = checked.run(sa, metric, weights, epsilon, max_graph_entries, true,
-                                       [&](const Neighbours& neighbours) {
+    const double seconds = checked.run(relation, max_graph_entries, true, [&](const Neighbours& neighbours) {
         result = search_lattice(lattice, units, neighbours, params, max_suppressed, monotone);
     });
     py::dict out;
@@ -281,51 +273,23 @@ py::dict specialize_with(const RelationBuilder& build, std::size_t n, std::vecto
 
 py::dict run_specialize(const Int32Array& classes, const DoubleArray& quasi_identifiers,
                         const std::vector<TaxonomySpec>& qi_taxonomies,
-                        const std::vector<std::vector<std::int32_t>>& node_keys,
-                        const DoubleArray& sensitive, const std::string& metric,
-                        const std::vector<double>& weights, std::optional<double> epsilon,
+                        const std::vector<std::vector<std::int32_t>>& node_keys, const BoundRelation& relation,
                         std::size_t k, std::size_t l, double delta, std::size_t max_graph_entries,
                         const std::string& step, std::size_t threads,
                         const std::vector<Int32Array>& criteria_codes,
                         const std::vector<std::int32_t>& criteria_values,
                         const std::vector<bool>& criteria_numeric, const CriteriaSpecs& criteria) {
-    const Matrix sa = as_matrix(sensitive, "sensitive");
     const CriteriaData criteria_checked =
-        criteria_data(criteria_codes, criteria_values, criteria_numeric, criteria, sa.rows);
-    const Metric kind = parse_metric(metric);
-    // The structure `Auto` picks, as the engine's, for checks only (no grid degrees): a set's
-    // counts on an implicit one come from class_counts.hpp.
-    RelationBuilder build = [&](ValueTable& table, std::size_t /*threads*/, Interrupt* interrupt) {
-        table = ValueTable::from_rows(sa.data, sa.rows, sa.cols);
-        if (!epsilon) {
-            return Neighbours(table, NeighbourGraph::from_csr(std::vector<std::int64_t>(table.size() + 1, 0), {}),
-                              interrupt);
-        }
-        return Neighbours::for_checks(table, Distance(kind, weights, *epsilon), max_graph_entries,
-                                      interrupt);
-    };
-    return specialize_with(build, sa.rows, to_vector(classes, "classes"), quasi_identifiers, qi_taxonomies,
-                           node_keys, k, l, epsilon.has_value(), delta, step, threads, &criteria_checked);
-}
-
-py::dict run_specialize_graph(const Int32Array& classes, const DoubleArray& quasi_identifiers,
-                              const std::vector<TaxonomySpec>& qi_taxonomies,
-                              const std::vector<std::vector<std::int32_t>>& node_keys,
-                              const Int32Array& row_values, const Int64Array& offset_array,
-                              const Int32Array& target_array, std::size_t k, double delta,
-                              const std::string& step, std::size_t threads) {
-    Csr csr = to_csr(row_values, offset_array, target_array);
-    const std::size_t n = csr.row_value.size();
-    const RelationBuilder build = csr_relation(csr.row_value, csr.offsets, csr.targets);
-    return specialize_with(build, n, to_vector(classes, "classes"), quasi_identifiers, qi_taxonomies, node_keys,
-                           k, 0, true, delta, step, threads);
+        criteria_data(criteria_codes, criteria_values, criteria_numeric, criteria, relation.rows());
+    return specialize_with(relation.checks(max_graph_entries), relation.rows(), to_vector(classes, "classes"),
+                           quasi_identifiers, qi_taxonomies, node_keys, k, l, relation.epsilon().has_value(), delta,
+                           step, threads, &criteria_checked);
 }
 
 }  // namespace
 
 void register_mondrian(py::module_& mod) {
-    mod.def("mondrian", &run_mondrian, py::arg("sensitive"), py::arg("metric"),
-            py::arg("weights"), py::arg("epsilon"), py::arg("k"), py::arg("delta"),
+    mod.def("mondrian", &run_mondrian, py::arg("relation"), py::arg("k"), py::arg("delta"),
             py::arg("l"), py::arg("quasi_identifiers"),
             py::arg("qi_taxonomies") = std::vector<TaxonomySpec>{}, py::arg("grid_checks") = true,
             py::arg("max_graph_entries") = kMaxGraphEntries,
@@ -340,8 +304,7 @@ void register_mondrian(py::module_& mod) {
             "criteria_*: privacy criteria each part also satisfies (criteria_check.hpp);\n"
             "grid_checks=False refuses (GraphTooDenseError) where they would need a grid\n"
             "(a graph of more than max_graph_entries).");
-    mod.def("lattice", &run_lattice, py::arg("sensitive"), py::arg("metric"), py::arg("weights"),
-            py::arg("epsilon"), py::arg("k"), py::arg("delta"), py::arg("l"), py::arg("columns"),
+    mod.def("lattice", &run_lattice, py::arg("relation"), py::arg("k"), py::arg("delta"), py::arg("l"), py::arg("columns"),
             py::arg("leaf"), py::arg("offsets"), py::arg("rows"), py::arg("max_suppressed"),
             py::arg("monotone"), py::arg("max_graph_entries") = kMaxGraphEntries,
             py::arg("criteria_codes") = std::vector<Int32Array>{},
@@ -352,8 +315,8 @@ void register_mondrian(py::module_& mod) {
             "node of each leaf per level and each node's NCP; units: leaf codes (units x d) and\n"
             "their rows (CSR offsets, rows).");
     mod.def("specialize", &run_specialize, py::arg("classes"), py::arg("quasi_identifiers"),
-            py::arg("qi_taxonomies"), py::arg("node_keys"), py::arg("sensitive"), py::arg("metric"),
-            py::arg("weights"), py::arg("epsilon"), py::arg("k"), py::arg("l"), py::arg("delta"),
+            py::arg("qi_taxonomies"), py::arg("node_keys"), py::arg("relation"), py::arg("k"), py::arg("l"),
+            py::arg("delta"),
             py::arg("max_graph_entries") = kMaxGraphEntries, py::arg("step") = "split",
             py::arg("threads") = 1, py::arg("criteria_codes") = std::vector<Int32Array>{},
             py::arg("criteria_values") = std::vector<std::int32_t>{},
@@ -368,11 +331,6 @@ void register_mondrian(py::module_& mod) {
             "that empty small classes publishing tuples those parts need and absorb again "
             "(vacate.hpp). The splits run on `threads` threads (0: the hardware's), with the same "
             "result for any number.");
-    mod.def("specialize_graph", &run_specialize_graph, py::arg("classes"),
-            py::arg("quasi_identifiers"), py::arg("qi_taxonomies"), py::arg("node_keys"),
-            py::arg("row_value"), py::arg("offsets"), py::arg("targets"), py::arg("k"),
-            py::arg("delta"), py::arg("step") = "split", py::arg("threads") = 1,
-            "The same over a given relation: value id per row and CSR between values.");
     mod.def("absorb_cap", &absorb_cap, py::arg("n"), py::arg("k"),
             "Absorption's cap: the larger of 2k rows and 1/200 of the n rows (absorb.hpp).");
     mod.def("largest_class_rows", &largest_class_rows, py::arg("n"),

@@ -38,7 +38,7 @@ py::dict graph_dict(ValueTable&& table, NeighbourGraph&& graph) {
     return out;
 }
 
-py::dict neighbour_graph(const DoubleArray& sensitive, const std::string& metric,
+py::dict neighbour_graph(const DoubleArray& sensitive, Metric metric,
                          const std::vector<double>& weights, double epsilon,
                          std::size_t max_entries) {
     const Matrix sa = as_matrix(sensitive, "sensitive");
@@ -47,7 +47,7 @@ py::dict neighbour_graph(const DoubleArray& sensitive, const std::string& metric
     SignalCheck signals;
     signals.run([&] {
         py::gil_scoped_release release;
-        const Distance distance(parse_metric(metric), weights, epsilon);
+        const Distance distance(metric, weights, epsilon);
         table = ValueTable::from_rows(sa.data, sa.rows, sa.cols);
         graph = NeighbourGraph::build(table, distance, max_entries, signals.interrupt());
     });
@@ -57,14 +57,14 @@ py::dict neighbour_graph(const DoubleArray& sensitive, const std::string& metric
 /// The three answers of a neighbour structure, per row, for tests against brute force:
 /// the row degree of each row, adjacency of each row pair, and for each probe row the number
 /// of `members` rows in its closed neighbourhood.
-py::dict neighbour_queries(const DoubleArray& sensitive, const std::string& metric,
+py::dict neighbour_queries(const DoubleArray& sensitive, Metric metric,
                            const std::vector<double>& weights, double epsilon,
-                           const std::string& neighbours, const std::vector<std::int32_t>& pairs,
+                           Structure neighbours, const std::vector<std::int32_t>& pairs,
                            const std::vector<std::int32_t>& members,
                            const std::vector<std::int32_t>& probes, std::size_t threads) {
     const Matrix sa = as_matrix(sensitive, "sensitive");
-    const Structure asked = parse_structure(neighbours);
-    const Distance distance(parse_metric(metric), weights, epsilon);
+    const Structure asked = neighbours;
+    const Distance distance(metric, weights, epsilon);
     const ValueTable table = ValueTable::from_rows(sa.data, sa.rows, sa.cols);
     const auto row = [&](std::int32_t r) {
         if (r < 0 || static_cast<std::size_t>(r) >= sa.rows) throw std::invalid_argument("row out of range");
@@ -91,11 +91,11 @@ py::dict neighbour_queries(const DoubleArray& sensitive, const std::string& metr
 /// The distinct values, their multiplicities, each row's value id and each value's row
 /// degree, from the structure `neighbours` picks (no graph is returned, so none need be
 /// stored); with `centre` >= 0 also the values adjacent to that one (it included), O(U).
-py::dict value_relation(const DoubleArray& sensitive, const std::string& metric,
+py::dict value_relation(const DoubleArray& sensitive, Metric metric,
                         const std::vector<double>& weights, double epsilon,
-                        const std::string& neighbours, std::int64_t centre, std::size_t threads) {
+                        Structure neighbours, std::int64_t centre, std::size_t threads) {
     const Matrix sa = as_matrix(sensitive, "sensitive");
-    const Structure asked = parse_structure(neighbours);
+    const Structure asked = neighbours;
     ValueTable table;
     std::vector<std::int64_t> degree;
     std::vector<std::int32_t> around;
@@ -103,7 +103,7 @@ py::dict value_relation(const DoubleArray& sensitive, const std::string& metric,
     SignalCheck signals;
     signals.run([&] {
         py::gil_scoped_release release;
-        const Distance distance(parse_metric(metric), weights, epsilon);
+        const Distance distance(metric, weights, epsilon);
         table = ValueTable::from_rows(sa.data, sa.rows, sa.cols);
         const Neighbours nb = Neighbours::build(table, distance, asked, kMaxGraphEntries, threads,
                                                 signals.interrupt());
@@ -131,21 +131,21 @@ py::dict value_relation(const DoubleArray& sensitive, const std::string& metric,
 /// Runs f(rows, distance) on the rows of `sensitive` without the GIL, interruptible: the one
 /// way the row-level queries (balls, windows) meet a weighted built-in distance.
 template <typename F>
-void on_rows(const DoubleArray& sensitive, const std::string& metric,
+void on_rows(const DoubleArray& sensitive, Metric metric,
              const std::vector<double>& weights, double epsilon, F&& f) {
     const Matrix sa = as_matrix(sensitive, "sensitive");
     if (weights.size() != sa.cols) throw std::invalid_argument("one weight per sensitive column is needed");
     SignalCheck signals;
     signals.run([&] {
         py::gil_scoped_release release;
-        f(sa, Distance(parse_metric(metric), weights, epsilon), signals.interrupt());
+        f(sa, Distance(metric, weights, epsilon), signals.interrupt());
     });
 }
 
 /// Rows within `radius` of each centre row (itself included): their number per centre, and
 /// with `members` the rows of the first centre's ball, ascending (balls.hpp). Nothing else is
 /// built, so a few centres give a lower bound on the largest ball in O(n) memory.
-py::dict balls(const DoubleArray& sensitive, const std::string& metric,
+py::dict balls(const DoubleArray& sensitive, Metric metric,
                const std::vector<double>& weights, double radius,
                const std::vector<std::int64_t>& centres, bool members, std::size_t threads,
                const std::string& shape) {
@@ -163,7 +163,7 @@ py::dict balls(const DoubleArray& sensitive, const std::string& metric,
 
 /// One weighted component: the largest window of rows from an anchor up to its last
 /// epsilon-neighbour, and the largest degree (balls.hpp): {anchor, size, degree_row, degree}.
-py::dict window_clique(const DoubleArray& sensitive, const std::string& metric,
+py::dict window_clique(const DoubleArray& sensitive, Metric metric,
                        const std::vector<double>& weights, double epsilon) {
     Windows found;
     on_rows(sensitive, metric, weights, epsilon, [&](const Matrix& sa, const Distance& distance, Interrupt*) {
@@ -189,7 +189,7 @@ void register_neighbours(py::module_& mod) {
             py::arg("members"), py::arg("probes"), py::arg("threads") = 0,
             "A neighbour structure's row degrees, pair adjacency and counts of a row set.");
     mod.def("value_relation", &value_relation, py::arg("sensitive"), py::arg("metric"),
-            py::arg("weights"), py::arg("epsilon"), py::arg("neighbours") = "auto",
+            py::arg("weights"), py::arg("epsilon"), py::arg("neighbours") = Structure::Auto,
             py::arg("centre") = -1, py::arg("threads") = 0,
             "Distinct values, counts, row value ids, row degree per value, and one value's neighbours.");
     mod.def("balls", &balls, py::arg("sensitive"), py::arg("metric"), py::arg("weights"),

@@ -12,14 +12,6 @@ std::optional<std::vector<std::int32_t>> to_vector(const std::optional<Int32Arra
     return to_vector(*array, name);
 }
 
-Metric parse_metric(const std::string& name) {
-    if (name == "l1") return Metric::L1;
-    if (name == "l2") return Metric::L2;
-    if (name == "linf") return Metric::Linf;
-    if (name == "min_component") return Metric::MinComponent;
-    throw std::invalid_argument("unknown metric '" + name + "'");
-}
-
 Matrix as_matrix(const DoubleArray& array, const char* name) {
     if (array.ndim() == 1) return {array.data(), static_cast<std::size_t>(array.shape(0)), 1};
     if (array.ndim() == 2) {
@@ -52,18 +44,6 @@ void check_node_keys(const std::vector<TaxonomySpec>& qi_taxonomies,
             throw std::invalid_argument("node_keys of a taxonomy column needs one key per node");
         }
     }
-}
-
-RelationBuilder csr_relation(std::vector<std::int32_t>& row_value, std::vector<std::int64_t>& offsets,
-                             std::vector<std::int32_t>& targets) {
-    if (offsets.empty()) throw std::invalid_argument("offsets needs one entry per value plus one");
-    const std::size_t values = offsets.size() - 1;
-    return [&row_value, &offsets, &targets, values](ValueTable& table, std::size_t /*threads*/,
-                                                    Interrupt* interrupt) {
-        table = ValueTable::from_labels(std::move(row_value), values);
-        return Neighbours(table, NeighbourGraph::from_csr(std::move(offsets), std::move(targets)),
-                          interrupt);
-    };
 }
 
 }  // namespace proxanon::bindings

@@ -1,6 +1,6 @@
 // What the binding files share: the numpy array types, their conversion to vectors and
-// matrices (and of vectors back to numpy), metric names, taxonomy specs, and the relation
-// given as value ids per row and a CSR adjacency. Private to cpp/bindings.
+// matrices (and of vectors back to numpy), taxonomy specs, and the relation given as value ids
+// per row and a CSR adjacency. Private to cpp/bindings.
 #pragma once
 
 #include <pybind11/numpy.h>
@@ -60,8 +60,6 @@ py::array_t<T> to_numpy(std::vector<T>&& data) {
     return py::array_t<T>(static_cast<py::ssize_t>(owned->size()), owned->data(), owner);
 }
 
-Metric parse_metric(const std::string& name);
-
 /// A 2-D view (n x cols) of a C-contiguous float64 array; 1-D means one column.
 struct Matrix {
     const double* data;
@@ -86,10 +84,5 @@ void check_node_keys(const std::vector<TaxonomySpec>& qi_taxonomies,
 /// Fills the value table and builds the neighbour structure over it on the threads given
 /// (0: the hardware's), polling the interrupt given; runs with the GIL released.
 using RelationBuilder = std::function<Neighbours(ValueTable& table, std::size_t threads, Interrupt*)>;
-
-/// The relation given as value ids per row and a CSR adjacency between the values; the
-/// builder takes the vectors over.
-RelationBuilder csr_relation(std::vector<std::int32_t>& row_value, std::vector<std::int64_t>& offsets,
-                             std::vector<std::int32_t>& targets);
 
 }  // namespace proxanon::bindings

@@ -6,6 +6,7 @@
 
 namespace py = pybind11;
 
+void register_relation(py::module_& mod);        // relation.cpp
 void register_engine(py::module_& mod);          // bind_engine.cpp
 void register_mondrian(py::module_& mod);        // bind_mondrian.cpp
 void register_neighbours(py::module_& mod);      // bind_neighbours.cpp
@@ -17,6 +18,7 @@ void register_csv(py::module_& mod);             // bind_csv.cpp
 PYBIND11_MODULE(_core, mod) {
     mod.doc() = "proxanon's native XColor engine (see proxanon.partition for the public API)";
 
+    register_relation(mod);  // first: the others' defaults name its enums
     register_engine(mod);
     register_mondrian(mod);
     register_neighbours(mod);

@@ -1,6 +1,6 @@
 """Type stubs for the native module (cpp/bindings/module.cpp)."""
 
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, overload
 
 import numpy as np
 from numpy.typing import NDArray
@@ -10,6 +10,57 @@ SpecializeStep = Literal["split", "split_failing", "cover_failing", "absorb", "a
 
 # One entry per row, value or edge: a 1-D integer array (a list converts too, slowly).
 _Ints = NDArray[np.integer[Any]] | list[int]
+
+class _Enum:
+    @property
+    def value(self) -> int: ...
+    @property
+    def name(self) -> str: ...
+    __members__: dict[str, Any]
+
+class Metric(_Enum):
+    """The built-in distances (distance.hpp)."""
+
+    l1: Metric
+    l2: Metric
+    linf: Metric
+    min_component: Metric
+    __members__: dict[str, Metric]
+
+class Structure(_Enum):
+    """How the epsilon-neighbour relation is held (neighbours.hpp)."""
+
+    auto: Structure
+    graph: Structure
+    sorted: Structure
+    grid: Structure
+    __members__: dict[str, Structure]
+
+class CriterionKind(_Enum):
+    """The privacy criteria the native checks know (criteria_check.hpp)."""
+
+    distinct: CriterionKind
+    entropy: CriterionKind
+    recursive: CriterionKind
+    t_closeness: CriterionKind
+    beta_likeness: CriterionKind
+    delta_disclosure: CriterionKind
+    __members__: dict[str, CriterionKind]
+
+class Relation:
+    """The relation one job's native calls share (cpp/bindings/relation.hpp)."""
+
+    @overload
+    def __init__(self, sensitive: NDArray[np.float64], metric: Metric, weights: list[float],
+                 epsilon: float | None) -> None: ...
+    @overload
+    def __init__(self, row_value: _Ints, offsets: _Ints, targets: _Ints) -> None: ...
+    @property
+    def rows(self) -> int: ...
+    @property
+    def given(self) -> bool: ...
+    @property
+    def epsilon(self) -> float | None: ...
 
 class _Options(Protocol):
     """proxanon._engine.options.EngineOptions, as the binding reads it."""
@@ -36,31 +87,16 @@ class _Options(Protocol):
     def progress(self) -> Progress | None: ...
 
 def partition(
-    sensitive: NDArray[np.float64],
-    metric: str,
-    weights: list[float],
-    epsilon: float,
+    relation: Relation,
     options: _Options,
     quasi_identifiers: NDArray[np.float64] | None = None,
     qi_taxonomies: list[tuple[NDArray[np.int32], int] | None] = ...,
     initial_groups: _Ints | None = None,
     max_graph_entries: int = ...,
-    neighbours: str = "auto",
-) -> dict[str, Any]: ...
-def partition_graph(
-    row_value: _Ints,
-    offsets: _Ints,
-    targets: _Ints,
-    options: _Options,
-    quasi_identifiers: NDArray[np.float64] | None = None,
-    qi_taxonomies: list[tuple[NDArray[np.int32], int] | None] = ...,
-    initial_groups: _Ints | None = None,
+    neighbours: Structure = ...,
 ) -> dict[str, Any]: ...
 def mondrian(
-    sensitive: NDArray[np.float64],
-    metric: str,
-    weights: list[float],
-    epsilon: float | None,
+    relation: Relation,
     k: int,
     delta: float,
     l: int,  # noqa: E741
@@ -76,10 +112,7 @@ def mondrian(
     max_suppressed: int = 0,
 ) -> dict[str, Any]: ...
 def lattice(
-    sensitive: NDArray[np.float64],
-    metric: str,
-    weights: list[float],
-    epsilon: float | None,
+    relation: Relation,
     k: int,
     delta: float,
     l: int,  # noqa: E741
@@ -98,10 +131,7 @@ def lattice(
 def absorb_cap(n: int, k: int) -> int: ...
 def largest_class_rows(n: int) -> int: ...
 def session(
-    sensitive: NDArray[np.float64],
-    metric: str,
-    weights: list[float],
-    epsilon: float,
+    relation: Relation,
     options: Any,
     quasi_identifiers: NDArray[np.float64],
     qi_taxonomies: list[tuple[NDArray[np.int32], int] | None],
@@ -112,66 +142,38 @@ def session(
     budget: float,
     start: _Ints | None = ...,
     max_graph_entries: int = ...,
-    neighbours: str = ...,
-) -> dict[str, Any]: ...
-def session_graph(
-    row_value: _Ints,
-    offsets: _Ints,
-    targets: _Ints,
-    options: Any,
-    quasi_identifiers: NDArray[np.float64],
-    qi_taxonomies: list[tuple[NDArray[np.int32], int] | None],
-    node_keys: list[list[int]],
-    sensitive_ids: NDArray[np.int64],
-    qi_aware: bool,
-    max_rounds: int | None,
-    budget: float,
-    start: _Ints | None = ...,
+    neighbours: Structure = ...,
 ) -> dict[str, Any]: ...
 def specialize(
     classes: _Ints,
     quasi_identifiers: NDArray[np.float64],
     qi_taxonomies: list[tuple[NDArray[np.int32], int] | None],
     node_keys: list[list[int]],
-    sensitive: NDArray[np.float64],
-    metric: str,
-    weights: list[float],
-    epsilon: float | None,
+    relation: Relation,
     k: int,
     l: int,  # noqa: E741
     delta: float,
     max_graph_entries: int = ...,
     step: SpecializeStep = ...,
+    threads: int = 1,
     criteria_codes: list[NDArray[np.int32]] = ...,
     criteria_values: list[int] = ...,
     criteria_numeric: list[bool] = ...,
     criteria: list[tuple[int, float, float, int]] = ...,
 ) -> dict[str, Any]: ...
-def specialize_graph(
-    classes: _Ints,
-    quasi_identifiers: NDArray[np.float64],
-    qi_taxonomies: list[tuple[NDArray[np.int32], int] | None],
-    node_keys: list[list[int]],
-    row_value: _Ints,
-    offsets: _Ints,
-    targets: _Ints,
-    k: int,
-    delta: float,
-    step: SpecializeStep = ...,
-) -> dict[str, Any]: ...
 def neighbour_graph(
     sensitive: NDArray[np.float64],
-    metric: str,
+    metric: Metric,
     weights: list[float],
     epsilon: float,
     max_entries: int = ...,
 ) -> dict[str, NDArray[Any]]: ...
 def neighbour_queries(
     sensitive: NDArray[np.float64],
-    metric: str,
+    metric: Metric,
     weights: list[float],
     epsilon: float,
-    neighbours: str,
+    neighbours: Structure,
     pairs: list[int],
     members: list[int],
     probes: list[int],
@@ -179,7 +181,7 @@ def neighbour_queries(
 ) -> dict[str, Any]: ...
 def balls(
     sensitive: NDArray[np.float64],
-    metric: str,
+    metric: Metric,
     weights: list[float],
     radius: float,
     centres: list[int],
@@ -191,22 +193,22 @@ def value_ids(sensitive: NDArray[np.float64]) -> NDArray[np.int64]: ...
 def order_by_label(labels: NDArray[np.int64]) -> NDArray[np.int64]: ...
 def largest_window(
     sensitive: NDArray[np.float64],
-    metric: str,
+    metric: Metric,
     weights: list[float],
     epsilon: float,
 ) -> dict[str, int]: ...
 def value_relation(
     sensitive: NDArray[np.float64],
-    metric: str,
+    metric: Metric,
     weights: list[float],
     epsilon: float,
-    neighbours: str = "auto",
+    neighbours: Structure = ...,
     centre: int = -1,
     threads: int = 0,
 ) -> dict[str, Any]: ...
 def class_counts(
     sensitive: NDArray[np.float64],
-    metric: str,
+    metric: Metric,
     weights: list[float],
     epsilon: float,
     order: NDArray[np.int64],

@@ -47,6 +47,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from proxanon import _core, _validate
+from proxanon._engine.relations import metric as native_metric
 from proxanon._groups import group_runs
 from proxanon._results.audit import AuditReport, ColumnExposure
 from proxanon.distances import Relation, pairwise, resolve
@@ -146,7 +147,7 @@ def audit_owned(sens: NDArray[np.float64], labels: NDArray[np.int64], *, k: int,
         col_weights = [float(w[j]) for j in used]
         _check_no_overflow(columns, col_weights, metric, threshold)
         # Counted in the order of the runs: no second ordering by label, no gather.
-        sorted_counts = _core.class_counts(np.ascontiguousarray(sens), metric,
+        sorted_counts = _core.class_counts(np.ascontiguousarray(sens), native_metric(metric),
                                            [float(x) for x in w], eps, order, starts,
                                            threads=threads)
     exposures = _column_exposures(sens, relation, eps, d, order, starts, sizes, threads)
@@ -213,7 +214,8 @@ def _column_exposures(sens: NDArray[np.float64], relation: Relation, eps: float,
     row_t = np.repeat(t, sizes)
     out = []
     for j in range(s):
-        counts = _core.class_counts(np.ascontiguousarray(sens[:, j:j + 1]), relation.name,
+        counts = _core.class_counts(np.ascontiguousarray(sens[:, j:j + 1]),
+                                    native_metric(relation.name),
                                     [float(relation.weights[j])], eps, order, starts,
                                     threads=threads)
         most = np.maximum.reduceat(counts, starts)

@@ -40,6 +40,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from proxanon import _core
+from proxanon._engine.relations import metric as native_metric
 from proxanon._engine.verdicts import too_dense
 from proxanon._errors import GraphTooDenseError
 from proxanon.distances import Relation, row_graph, value_graph
@@ -52,7 +53,7 @@ def _graph(sens: NDArray[np.float64], relation: Relation, radius: float,
     structure ``partition`` would pick: many distinct values never make a stored graph."""
     if relation.kind == "builtin":
         try:
-            return _core.value_relation(sens, relation.name, _weights(relation), radius,
+            return _core.value_relation(sens, *_metric(relation), radius,
                                         threads=threads)
         except GraphTooDenseError as exc:
             raise too_dense(radius, relation, exc) from None
@@ -96,7 +97,7 @@ def _largest_clique(sens: NDArray[np.float64], relation: Relation, eps: float, t
     ORTHANT_ALL_ROWS rows, so they are not counted again."""
     if _weighted(relation, sens.shape[1]) == 1:
         if window is None:
-            window = _core.largest_window(sens, relation.name, _weights(relation), eps)
+            window = _core.largest_window(sens, *_metric(relation), eps)
         return _orthant(sens, relation, eps, window["anchor"], threads)
     # The ball of radius ~eps/2 is a clique only under the triangle inequality; without it
     # only identical values (always neighbours) are a proven clique.
@@ -144,9 +145,9 @@ def _column_window(sens: NDArray[np.float64], relation: Relation, eps: float,
     best: _Clique | None = None
     for j in range(sens.shape[1]):
         column = np.ascontiguousarray(sens[:, j:j + 1])
-        weight = [float(relation.weights[j])]
-        anchor = int(_core.largest_window(column, relation.name, weight, eps)["anchor"])
-        rows = _core.balls(column, relation.name, weight, eps, [anchor], members=True,
+        metric, weight = native_metric(relation.name), [float(relation.weights[j])]
+        anchor = int(_core.largest_window(column, metric, weight, eps)["anchor"])
+        rows = _core.balls(column, metric, weight, eps, [anchor], members=True,
                            threads=threads, shape="orthants")["rows"].astype(np.int64)
         rows.setflags(write=False)
         if best is None or rows.size > best.size:
@@ -180,7 +181,7 @@ def _orthants_apply(relation: Relation, columns: int) -> bool:
 def _largest_orthant(sens: NDArray[np.float64], relation: Relation, eps: float,
                      centres: NDArray[np.int64], threads: int) -> _Clique:
     """The largest orthant clique anchored at one of ``centres`` (ties: the first)."""
-    sizes = _core.balls(sens, relation.name, _weights(relation), eps, centres.tolist(),
+    sizes = _core.balls(sens, *_metric(relation), eps, centres.tolist(),
                         threads=threads, shape="orthants")["sizes"]
     return _orthant(sens, relation, eps, int(centres[int(np.argmax(sizes))]), threads)
 
@@ -188,7 +189,7 @@ def _largest_orthant(sens: NDArray[np.float64], relation: Relation, eps: float,
 def _orthant(sens: NDArray[np.float64], relation: Relation, eps: float, anchor: int,
              threads: int) -> _Clique:
     """The largest orthant clique anchored at row ``anchor``, its rows ascending."""
-    rows = _core.balls(sens, relation.name, _weights(relation), eps, [anchor], members=True,
+    rows = _core.balls(sens, *_metric(relation), eps, [anchor], members=True,
                        threads=threads, shape="orthants")["rows"].astype(np.int64)
     rows.setflags(write=False)
     return _Clique(None, int(rows.size), tuple(float(x) for x in sens[anchor]), rows, "orthant")
@@ -214,7 +215,7 @@ def _sampled_clique(sens: NDArray[np.float64], relation: Relation, eps: float,
     if radius is None or relation.kind != "builtin" or not relation.is_metric:
         return None
     centres = _sampled_centres(sens.shape[0])
-    sizes = _core.balls(sens, relation.name, _weights(relation), radius,
+    sizes = _core.balls(sens, *_metric(relation), radius,
                         centres.tolist(), threads=threads)["sizes"]
     best = int(centres[int(np.argmax(sizes))])
     found = _ball(sens, relation, radius, best, tuple(float(x) for x in sens[best]), threads)
@@ -227,10 +228,15 @@ def _sampled_clique(sens: NDArray[np.float64], relation: Relation, eps: float,
 def _ball(sens: NDArray[np.float64], relation: Relation, radius: float, centre: int,
           value: tuple[float, ...], threads: int) -> _Clique:
     """The rows within ``radius`` of row ``centre`` (a built-in metric), O(n)."""
-    rows = _core.balls(sens, relation.name, _weights(relation), radius, [centre],
+    rows = _core.balls(sens, *_metric(relation), radius, [centre],
                        members=True, threads=threads)["rows"].astype(np.int64)
     rows.setflags(write=False)
     return _Clique(radius, int(rows.size), value, rows)
+
+
+def _metric(relation: Relation) -> tuple[_core.Metric, list[float]]:
+    """A built-in ``relation``'s native metric and weights, as ``_core``'s row kernels take them."""
+    return native_metric(relation.name), _weights(relation)
 
 
 def _weights(relation: Relation) -> list[float]:

@@ -57,10 +57,10 @@ from proxanon import _core
 from proxanon._engine.cliques import (
     _Clique,
     _largest_clique,
+    _metric,
     _sampled_centres,
     _sampled_clique,
     _weighted,
-    _weights,
 )
 from proxanon._engine.proof_texts import (
     _degree_reason,
@@ -163,7 +163,7 @@ def infeasibility_proof(sens: NDArray[np.float64], relation: Relation, k: int, e
         return reason if (any_infeasible if any_partition else infeasible) else None
 
     # One weighted component: the window and the degree come from one pass.
-    window = (_core.largest_window(sens, relation.name, _weights(relation), eps)
+    window = (_core.largest_window(sens, *_metric(relation), eps)
               if _weighted(relation, sens.shape[1]) == 1 else None)
     # Several components: a few balls first (O(n) each), the exact largest only if needed.
     sampled = _sampled_clique(sens, relation, eps, threads) if sens.shape[1] > 1 else None
@@ -222,7 +222,7 @@ def _degree_witness(sens: NDArray[np.float64], relation: Relation, eps: float,
     if window is not None:
         return int(window["degree_row"]), int(window["degree"])
     centres = _sampled_centres(sens.shape[0])
-    sizes = _core.balls(sens, relation.name, _weights(relation), eps, centres.tolist(),
+    sizes = _core.balls(sens, *_metric(relation), eps, centres.tolist(),
                         threads=threads)["sizes"]
     best = int(np.argmax(sizes))
     return int(centres[best]), int(sizes[best]) - 1

@@ -9,11 +9,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from proxanon import _core
-from proxanon._engine.options import Checks
+from proxanon._engine.options import Checks, criterion_kind
+from proxanon._engine.relations import bind
 from proxanon._engine.runs import MAX_GRAPH_ENTRIES
-
-#: The criterion kind that does not hold of unions of passing classes (recursive (c, l)).
-_RECURSIVE = 2
 
 
 @dataclass(frozen=True)
@@ -51,12 +49,12 @@ def run_lattice(sens: NDArray[np.float64], checks: Checks, columns: list[Lattice
     CSR offsets and rows."""
     relation, criteria = checks.relation, checks.criteria
     dissimilar = checks.eps is not None
+    # Recursive (c, l)-diversity does not hold of unions of passing classes.
     monotone = not dissimilar and (criteria is None or all(
-        spec[0] != _RECURSIVE for spec in criteria.specs))
+        spec[0] != criterion_kind("recursive") for spec in criteria.specs))
     leaf, offsets, rows = units
     raw = _core.lattice(
-        sens, relation.name, [] if relation.weights is None else relation.weights.tolist(),
-        checks.eps if dissimilar else None, checks.k,
+        bind(relation, sens, checks.eps if dissimilar else None).native, checks.k,
         checks.dlt if dissimilar and checks.dlt is not None else 0.0, 0,
         [(column.levels, column.ncp.tolist()) for column in columns],
         np.ascontiguousarray(leaf, dtype=np.int32).reshape(-1), offsets, rows,

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from proxanon import _core
 from proxanon._engine import kernels
 from proxanon._progress import ProgressReporter
 from proxanon.distances import Relation
@@ -48,12 +49,18 @@ class NativeRun:
     started: float = 0.0
 
 
+def criterion_kind(name: str) -> int:
+    """The native code of a criterion kind ("distinct", "entropy", "recursive",
+    "t_closeness", "beta_likeness" or "delta_disclosure"): ``_core.CriterionKind``'s, the one
+    list (cpp/bindings/relation.cpp)."""
+    return int(_core.CriterionKind.__members__[name].value)
+
+
 @dataclass(frozen=True)
 class NativeCriteria:
     """Privacy criteria as the native checks take them (cpp/include/proxanon/mondrian/
     criteria_check.hpp): per column its codes 0..m-1 per row, m and whether numeric; per
-    criterion (kind, value, c, column index), kinds 0 distinct, 1 entropy and 2 recursive
-    l-diversity, 3 t-closeness, 4 beta-likeness, 5 delta-disclosure."""
+    criterion (kind, value, c, column index), the kind a ``_core.CriterionKind``'s value."""
 
     codes: tuple[NDArray[np.int32], ...]
     values: tuple[int, ...]

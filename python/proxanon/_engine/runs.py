@@ -16,6 +16,7 @@ from numpy.typing import NDArray
 from proxanon import _core, _validate
 from proxanon._engine.options import Checks, NativeRun
 from proxanon._engine.proofs import early_verdict, feasibility_advice, inequality_4_bound
+from proxanon._engine.relations import bind, structure
 from proxanon._engine.stats import EngineStats
 from proxanon._engine.verdicts import (
     infeasible_message,
@@ -26,7 +27,6 @@ from proxanon._engine.verdicts import (
 from proxanon._errors import GraphTooDenseError, InfeasibleError
 from proxanon._results.partition import Partition
 from proxanon._words import Param, text
-from proxanon.distances import row_graph, value_graph
 
 if TYPE_CHECKING:
     from proxanon._core import SpecializeStep
@@ -93,9 +93,9 @@ def run_mondrian(sens: NDArray[np.float64], checks: Checks, qi: NDArray[np.float
     if dissimilar and relation.kind != "builtin":
         raise ValueError("method='mondrian' checks dissimilarity with the built-in metrics")
     raw = _core.mondrian(
-        sens, relation.name, [] if relation.weights is None else relation.weights.tolist(),
-        eps if dissimilar else None, k, dlt, ell_checked, qi, qi_taxonomies or [], grid_checks,
-        max_graph_entries, **({} if checks.criteria is None else checks.criteria.arguments()),
+        bind(relation, sens, eps if dissimilar else None).native, k, dlt, ell_checked, qi,
+        qi_taxonomies or [], grid_checks, max_graph_entries,
+        **({} if checks.criteria is None else checks.criteria.arguments()),
         follow_hierarchy=follow_hierarchy, max_suppressed=max_suppressed)
     groups = np.asarray(raw["groups"], dtype=np.int64)
     satisfied = bool(raw["satisfied"])
@@ -168,21 +168,13 @@ def run_specialize(classes: NDArray[np.int64], sens: NDArray[np.float64], checks
         classes=classes.astype(np.int32), quasi_identifiers=qi,
         qi_taxonomies=qi_taxonomies, node_keys=keys, k=checks.k,
         delta=0.0 if delta is None else delta, step=step, threads=threads)
+    # A given graph is checked for k and (epsilon, delta) alone.
+    given = relation.weights is None and epsilon is not None
     try:
-        if relation.weights is not None or epsilon is None:  # a built-in metric, or no distance
-            raw = _core.specialize(
-                sensitive=sens, metric=relation.name if relation.weights is not None else "l1",
-                weights=[] if relation.weights is None else relation.weights.tolist(),
-                epsilon=epsilon, l=0 if ell is None else ell,
-                max_graph_entries=CHECK_GRAPH_ENTRIES, **common,
-                **({} if checks.criteria is None else checks.criteria.arguments()))
-        else:
-            if relation.kind == "callable":
-                row_value, offsets, targets, _ = value_graph(relation, sens, epsilon)
-            else:
-                row_value, offsets, targets = row_graph(relation, sens.shape[0])
-            raw = _core.specialize_graph(row_value=row_value, offsets=offsets, targets=targets,
-                                         **common)
+        raw = _core.specialize(
+            relation=bind(relation, sens, epsilon).native, l=0 if ell is None or given else ell,
+            max_graph_entries=CHECK_GRAPH_ENTRIES, **common,
+            **({} if checks.criteria is None or given else checks.criteria.arguments()))
     except GraphTooDenseError:
         return classes, 0
     return (np.asarray(raw["classes"], dtype=np.int64),
@@ -208,14 +200,11 @@ def run_engine(sens: NDArray[np.float64], run: NativeRun, *,
     data: dict[str, Any] = dict(
         quasi_identifiers=qi, qi_taxonomies=qi_taxonomies or [],
         initial_groups=initial_groups)
-    eps, options = run.eps, run.options
+    options = run.options
     raw, calls = _call_native(
         run, sens,
-        lambda name, weights: _core.partition(sens, name, weights, eps, options,
-                                              max_graph_entries=MAX_GRAPH_ENTRIES,
-                                              neighbours=run.neighbours, **data),
-        lambda row_value, offsets, targets: _core.partition_graph(
-            row_value, offsets, targets, options, **data))
+        lambda relation: _core.partition(relation, options, max_graph_entries=MAX_GRAPH_ENTRIES,
+                                         neighbours=structure(run.neighbours), **data))
     result = _partition_of(raw, run, calls)
     suppressed, stats = result.suppressed_rows, result.stats
     if on_infeasible == "suppress" and n - suppressed.size < options.k:
@@ -237,30 +226,18 @@ def run_engine(sens: NDArray[np.float64], run: NativeRun, *,
 
 
 def _call_native(run: NativeRun, sens: NDArray[np.float64],
-                 builtin: Callable[[str, list[float]], dict[str, Any]],
-                 graph: Callable[[NDArray[np.int32], NDArray[np.int64], NDArray[np.int32]],
-                                 dict[str, Any]]
-                 ) -> tuple[dict[str, Any], int]:
-    """One native run (``builtin`` with a built-in metric's name and weights, else ``graph``
-    with the value ids per row and the CSR between values, evaluated here) and the distance
-    function's calls; the graph's building time is added to the run's "seconds_graph"
+                 call: Callable[[_core.Relation], dict[str, Any]]) -> tuple[dict[str, Any], int]:
+    """One native run (``call`` over the run's relation, bound here) and the distance
+    function's calls; the time a callable's graph took is added to the run's "seconds_graph"
     (``raw["last"]`` for a session). GraphTooDenseError becomes the user's error."""
     relation, eps, reporter = run.relation, run.eps, run.reporter
     if reporter is not None:
         reporter.engine_running = True
-    calls = 0
     try:
-        if relation.weights is not None:  # a built-in metric
-            return builtin(relation.name, relation.weights.tolist()), calls
-        tic = time.perf_counter()
-        if relation.kind == "callable":
-            row_value, offsets, targets, calls = value_graph(relation, sens, eps)
-        else:
-            row_value, offsets, targets = row_graph(relation, sens.shape[0])
-        built = time.perf_counter() - tic
-        raw = graph(row_value, offsets, targets)
-        (raw["last"] if "last" in raw else raw)["seconds_graph"] += built
-        return raw, calls
+        bound = bind(relation, sens, eps)
+        raw = call(bound.native)
+        (raw["last"] if "last" in raw else raw)["seconds_graph"] += bound.seconds
+        return raw, bound.calls
     except GraphTooDenseError as exc:
         raise too_dense(eps, relation, exc) from None
     finally:
@@ -342,11 +319,8 @@ def run_session(sens: NDArray[np.float64], run: NativeRun, qi: NDArray[np.float6
         start=None if start is None else start.astype(np.int32))
     raw, calls = _call_native(
         run, sens,
-        lambda name, weights: _core.session(sens, name, weights, run.eps,
-                                            max_graph_entries=MAX_GRAPH_ENTRIES,
-                                            neighbours=run.neighbours, **common),
-        lambda row_value, offsets, targets: _core.session_graph(
-            row_value, offsets, targets, **common))
+        lambda relation: _core.session(relation, max_graph_entries=MAX_GRAPH_ENTRIES,
+                                       neighbours=structure(run.neighbours), **common))
     last = _partition_of(raw["last"], run, calls)
     if raw["too_few"]:
         raise InfeasibleError(nothing_released(last.groups.size, last.suppressed_rows.size,

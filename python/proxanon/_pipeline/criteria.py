@@ -20,11 +20,10 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from proxanon._engine.options import NativeCriteria
+from proxanon._engine.options import NativeCriteria, criterion_kind
 from proxanon._errors import InfeasibleError
 from proxanon._pipeline.classes import _audit_groups, _merge_equal_tuples
 from proxanon._results.criteria import (
-    L_KINDS,
     BetaLikeness,
     CodedColumns,
     Criterion,
@@ -136,17 +135,17 @@ class CriteriaJob:
 
 
 def _native_kind(criterion: Criterion) -> tuple[int, float, float]:
-    """(kind, value, c) of ``criterion`` for :class:`NativeCriteria`."""
+    """(kind, value, c) of ``criterion`` for :class:`NativeCriteria`, its kind named by the
+    core (:func:`criterion_kind`)."""
     if isinstance(criterion, LDiversity):
-        kind = L_KINDS.index(criterion.kind)
-        return kind, float(criterion.l), float(criterion.c or 0.0)
+        return criterion_kind(criterion.kind), float(criterion.l), float(criterion.c or 0.0)
     if isinstance(criterion, TCloseness):
-        return 3, criterion.t, 0.0
+        return criterion_kind("t_closeness"), criterion.t, 0.0
     if isinstance(criterion, BetaLikeness):
-        return 4, criterion.beta, 0.0
+        return criterion_kind("beta_likeness"), criterion.beta, 0.0
     if not isinstance(criterion, DeltaDisclosure):
         raise TypeError(f"not a privacy criterion: {criterion!r}")
-    return 5, criterion.delta, 0.0
+    return criterion_kind("delta_disclosure"), criterion.delta, 0.0
 
 
 def enforce_criteria(classes: _Ints, columns: list[QIColumn], job: CriteriaJob,
