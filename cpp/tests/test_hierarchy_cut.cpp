@@ -148,8 +148,8 @@ double check_result(const HierarchyCutResult& result, const Case& c, std::int64_
     return cost;
 }
 
-/// Identical rows travel as one unit without the distance check: the cut ran on fewer
-/// units than rows where rows repeat, and on every row with the check.
+/// Identical rows travel as one unit: the cut ran on fewer units than rows where rows repeat,
+/// with the distance check (over a graph) too where they share their sensitive value.
 void check_units() {
     const std::size_t n = 60, d = 1;
     std::vector<double> qi(n), sa(n, 0.0);
@@ -167,6 +167,16 @@ void check_units() {
     // Each leaf holds exactly 20 rows: each is published exactly, in a class of its own.
     for (std::size_t r = 0; r < n; ++r) CHECK(cut.groups[r] == cut.groups[r % 3]);
     CHECK(cut.groups[0] != cut.groups[1] && cut.groups[1] != cut.groups[2]);
+    // Two sensitive values, far apart: six units of rows equal in both, and the same cut.
+    for (std::size_t r = 0; r < n; ++r) sa[r] = r % 2 == 0 ? 0.0 : 1.0;
+    const ValueTable two = ValueTable::from_rows(sa.data(), n, 1);
+    const Neighbours graph = Neighbours::for_checks(two, Distance(Metric::L1, {1.0}, 0.1), std::size_t{1} << 20, nullptr);
+    params.dissimilarity = true;
+    params.delta = 0.5;
+    const HierarchyCutResult checked = hierarchy_cut(loss, graph, params);
+    CHECK(checked.units == 6);
+    CHECK(checked.satisfied);
+    for (std::size_t r = 0; r < n; ++r) CHECK(checked.groups[r] == checked.groups[r % 3]);
 }
 
 /// CriteriaCheck's running counts (start, add, holds_running) agree with holds() of the

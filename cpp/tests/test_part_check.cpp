@@ -1,6 +1,6 @@
 // C++ unit tests of the part checks (part_check.hpp), with no Python: run by ctest.
 // PartChecker::measure_shed against measure() of the rows left, over a sparse graph and a
-// dense one; and a peeling round's relief against brute force, on a line, over a graph and by
+// dense one; passes_weighted() against passes() of the same rows; and a peeling round's relief against brute force, on a line, over a graph and by
 // pair tests in two components.
 #include <algorithm>
 #include <cstdint>
@@ -73,6 +73,53 @@ void test_measure_shed_against_measure() {
     }
 }
 
+void test_passes_weighted_against_passes() {
+    // passes_weighted() of a set given as one row per value with its count says what passes()
+    // of the rows says, with the distance check (sparse and dense graphs), distinct l alone,
+    // and k alone.
+    for (const double epsilon : {0.04, 0.6}) {
+        const std::size_t n = 600, s = 2;
+        const std::vector<double> rows = random_levels(n, s, 40, 17);
+        const ValueTable table = ValueTable::from_rows(rows.data(), n, s);
+        const Distance distance(Metric::L1, {0.5, 0.5}, epsilon);
+        const Neighbours nb = Neighbours::build(table, distance, Structure::Graph, kMaxGraphEntries);
+        MondrianParams only_l;
+        only_l.k = 5;
+        only_l.l = 6;
+        MondrianParams only_k;
+        only_k.k = 40;
+        for (const MondrianParams& params : {dissimilarity_checks(5, 0.7), dissimilarity_checks(3, 0.3), only_l, only_k}) {
+            PartChecker by_rows(nb, params), by_values(nb, params);
+            std::mt19937 rng(static_cast<unsigned>(epsilon * 1000) + static_cast<unsigned>(params.l));
+            int passed = 0, trials = 0;
+            for (const std::size_t every : {2u, 5u, 20u, 60u}) {
+                for (int trial = 0; trial < 15; ++trial, ++trials) {
+                    std::vector<std::int32_t> piece;
+                    std::map<std::int32_t, std::pair<std::int32_t, std::int64_t>> per_value;
+                    for (std::size_t r = 0; r < n; ++r) {
+                        if (rng() % every != 0) continue;
+                        piece.push_back(static_cast<std::int32_t>(r));
+                        auto& [rep, count] = per_value.try_emplace(by_rows.value_of(static_cast<std::int32_t>(r)),
+                                                                   static_cast<std::int32_t>(r), 0).first->second;
+                        ++count;
+                        (void)rep;
+                    }
+                    std::vector<std::int32_t> reps;
+                    std::vector<std::int64_t> counts;
+                    for (const auto& [u, entry] : per_value) {
+                        reps.push_back(entry.first);
+                        counts.push_back(entry.second);
+                    }
+                    const bool expected = by_rows.passes(piece.data(), piece.data() + piece.size());
+                    CHECK(by_values.passes_weighted(reps.data(), counts.data(), reps.size()) == expected);
+                    passed += expected;
+                }
+            }
+            CHECK(passed > 0 || params.dissimilarity);  // the k and l cases pass on large sets
+        }
+    }
+}
+
 void test_relief_against_brute_force() {
     // A peeling round's relief (part_check.hpp) on a line (sorted, and a graph over the same
     // one component), over a graph off a line and by pair tests in two components: the rows
@@ -118,5 +165,6 @@ void test_relief_against_brute_force() {
 }  // namespace
 
 int main() {
-    return run_tests("part check", {test_relief_against_brute_force, test_measure_shed_against_measure});
+    return run_tests("part check", {test_relief_against_brute_force, test_measure_shed_against_measure,
+                                    test_passes_weighted_against_passes});
 }

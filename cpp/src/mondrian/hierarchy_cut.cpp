@@ -46,7 +46,8 @@ public:
            std::int64_t max_suppressed)
         : qi_(qi), params_(params), checker_(nb, params), d_(qi.dimensions()), max_suppressed_(max_suppressed),
           n_(nb.table().row_value.size()),
-          weighted_(!params.dissimilarity && params.l == 0) {
+          weighted_(!params.dissimilarity && params.l == 0),
+          value_units_(!weighted_ && (!params.dissimilarity || checker_.graph() != nullptr)) {
         if (params.criteria != nullptr && !params.criteria->empty()) criteria_.emplace(*params.criteria);
         std::size_t most = 0;
         for (std::size_t i = 0; i < d_; ++i) {
@@ -127,7 +128,8 @@ private:
     std::size_t d_;
     std::int64_t max_suppressed_;  ///< rows the cut may suppress where that lowers its cost
     std::size_t n_;
-    bool weighted_;
+    bool weighted_;      ///< k and the counting criteria alone: units of equal codes, monotone checks
+    bool value_units_;   ///< the distance check or distinct l over a graph: units of equal codes and value
     std::int64_t budget_ = 0;              ///< rows the cut may still suppress
     double min_saving_ = -1.0;             ///< a suppression must save more than this per row
     std::vector<Part> suppressed_;         ///< remainders suppressed, in cut order
@@ -141,7 +143,9 @@ private:
 };
 
 void Cutter::build_units() {
-    RowUnits units = weighted_ ? identical_rows(qi_, params_.criteria, n_) : single_rows(n_);
+    RowUnits units = weighted_       ? identical_rows(qi_, params_.criteria, n_)
+                     : value_units_ ? identical_rows(qi_, params_.criteria, n_, &checker_.table().row_value)
+                                    : single_rows(n_);
     unit_rows_ = std::move(units.rows);
     unit_begin_ = std::move(units.begin);
 }
@@ -178,6 +182,15 @@ bool Cutter::passes(const Part& part) {
             counts_.push_back(p.count);
         }
         return criteria_->holds(rows_.data(), counts_.data(), rows_.size());
+    }
+    if (value_units_) {
+        rows_.clear();
+        counts_.clear();
+        for (const Piece& p : part) {
+            rows_.push_back(rep_row(p.unit));
+            counts_.push_back(p.count);
+        }
+        return checker_.passes_weighted(rows_.data(), counts_.data(), rows_.size());
     }
     rows_.clear();
     for (const Piece& p : part) {

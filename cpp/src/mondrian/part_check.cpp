@@ -65,6 +65,29 @@ bool PartChecker::passes(const std::int32_t* begin, const std::int32_t* end) {
                         [&](std::int32_t u) { return graph_degree(u) > allowed_; });
 }
 
+bool PartChecker::passes_weighted(const std::int32_t* rows, const std::int64_t* counts, std::size_t m) {
+    std::int64_t size = 0;
+    for (std::size_t i = 0; i < m; ++i) size += counts[i];
+    if (size < static_cast<std::int64_t>(params_.k)) return false;
+    if (criteria_ && !criteria_->holds(rows, counts, m)) return false;
+    if (params_.l == 0 && !params_.dissimilarity) return true;
+    if (params_.dissimilarity && !graph_) throw std::logic_error("passes_weighted needs a graph with epsilon");
+    for (std::int32_t u : present_) count_[at(u)] = degree_[at(u)] = 0;
+    present_.clear();
+    allowed_ = allowed_neighbours(static_cast<std::size_t>(size), params_.delta);
+    work_ += m;
+    const auto& row_value = nb_.table().row_value;
+    for (std::size_t i = 0; i < m; ++i) {
+        const std::int32_t u = row_value[at(rows[i])];
+        if (count_[at(u)] == 0) present_.push_back(u);
+        count_[at(u)] += counts[i];
+    }
+    if (present_.size() < params_.l) return false;
+    if (!params_.dissimilarity) return true;
+    return std::none_of(present_.begin(), present_.end(),
+                        [&](std::int32_t u) { return graph_degree(u) > allowed_; });
+}
+
 std::int64_t PartChecker::measure(const std::int32_t* begin, const std::int32_t* end) {
     criteria_failed_ = criteria_ && !criteria_->holds(begin, end);
     count_present(begin, end);

@@ -17,7 +17,8 @@ RowUnits single_rows(std::size_t n) {
     return units;
 }
 
-RowUnits identical_rows(const LossModel& qi, const CriteriaData* criteria, std::size_t n) {
+RowUnits identical_rows(const LossModel& qi, const CriteriaData* criteria, std::size_t n,
+                        const std::vector<std::int32_t>* values) {
     // Each column's ranks fold into one key per row (densified before it could overflow),
     // ordered by a radix sort. A column of whole numbers over a short range (taxonomy leaf
     // codes, criterion codes) is its own rank less its minimum; any other is ranked through
@@ -63,6 +64,10 @@ RowUnits identical_rows(const LossModel& qi, const CriteriaData* criteria, std::
             for (std::size_t r = 0; r < n; ++r) column[r] = static_cast<double>(c.codes[r]);
             fold();
         }
+    }
+    if (values != nullptr) {
+        for (std::size_t r = 0; r < n; ++r) column[r] = static_cast<double>((*values)[r]);
+        fold();
     }
     const std::vector<std::int64_t> order = radix_order(key);
     RowUnits units;

@@ -42,6 +42,10 @@ public:
     /// Whether the set passes (measure(...) == 0 and at least k rows), stopping at the first
     /// value over t(G) over a graph; afterwards only present() and allowed() are readable.
     bool passes(const std::int32_t* begin, const std::int32_t* end);
+    /// passes() of a set given as m rows, `counts[i]` rows of the value (and criterion codes)
+    /// of `rows[i]` each: the same answer as passes() of those rows, in O(m + the degrees
+    /// read). With the distance check it needs a graph (throws std::logic_error without one).
+    bool passes_weighted(const std::int32_t* rows, const std::int64_t* counts, std::size_t m);
     /// Whether the set last measured (measure(), not measure_shed()) failed a privacy
     /// criterion (MondrianParams::criteria); then measure() counted all its rows violating.
     bool criteria_failed() const { return criteria_failed_; }
@@ -68,6 +72,7 @@ public:
     /// of values tested (a caller bounds its checks by it).
     std::size_t work() const { return work_; }
     std::int32_t value_of(std::int32_t row) const { return nb_.table().row_value[at(row)]; }
+    const ValueTable& table() const { return nb_.table(); }
     std::size_t values() const { return nb_.size(); }
 
 private:

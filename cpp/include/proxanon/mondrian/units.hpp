@@ -2,7 +2,8 @@
 // unit have equal QI codes and equal codes in every privacy criterion's column, so a cut
 // that checks only k-anonymity and the criteria (no distance between sensitive values, no
 // distinct-l over them) sends a unit's rows to one side together, and measures a set of
-// units by their weights (docs/design/mondrian.md#units).
+// units by their weights (docs/design/mondrian.md#units). With equal sensitive value ids
+// too, the distance check and distinct l measure a set of units by their weights as well.
 // Invariant: `rows` holds each row once; units in lexicographic order of their codes, rows in
 // input order within a unit.
 // Cost: O(n (d + criteria)) time through dense ranks and one radix sort; memory O(n).
@@ -30,7 +31,10 @@ struct RowUnits {
 /// Every row its own unit, in input order.
 RowUnits single_rows(std::size_t n);
 
-/// The units of identical rows of `qi` (n rows) and of the criteria's columns (may be null).
-RowUnits identical_rows(const LossModel& qi, const CriteriaData* criteria, std::size_t n);
+/// The units of identical rows of `qi` (n rows), of the criteria's columns (may be null) and,
+/// where given, of `values` (a sensitive value id per row: units whose rows the distance
+/// check and distinct l cannot tell apart either).
+RowUnits identical_rows(const LossModel& qi, const CriteriaData* criteria, std::size_t n,
+                        const std::vector<std::int32_t>* values = nullptr);
 
 }  // namespace proxanon
