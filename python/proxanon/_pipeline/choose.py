@@ -79,7 +79,7 @@ class _Job(_Threads):
                                        inputs.threads)
         if not self.passes(check, session.released):
             return None
-        costs = {"xcolor (at least)": floor, "mondrian": cut.summary.gcp()}
+        costs = {"xcolor (at least)": floor, cut.name(): cut.summary.gcp()}
         self.seconds.update(session.seconds)  # the audit's time is the cut's (_publish_mondrian)
         return _CutPicked(cut, cut_check, costs, self.cut_table())
 
@@ -116,10 +116,10 @@ class _Job(_Threads):
         cut, cut_check = built
         if not cut_check.satisfied:
             return None, {}
-        costs = {"mondrian": cut.summary.gcp()}
+        costs = {cut.name(): cut.summary.gcp()}
         if xcolor is not None and self.acceptable(xcolor):
             costs = {"xcolor": _cost(xcolor.summary, self.n_all), **costs}
-            if costs["xcolor"] <= costs["mondrian"]:
+            if costs["xcolor"] <= costs[cut.name()]:
                 return None, costs
         return _CutPicked(cut, cut_check, costs, self.cut_table()), costs
 

@@ -37,12 +37,11 @@ from proxanon._pipeline.classes import (
     _specialize_classes,
 )
 from proxanon._pipeline.inputs import _Inputs
-from proxanon._pipeline.mondrian import _Cut, _mondrian_cut
+from proxanon._pipeline.mondrian import RawCuts, _best_cut, _Cut
 from proxanon._pipeline.verdict import epsilon_in_units, rows_by_value
 from proxanon._progress import ProgressReporter
 from proxanon._results.audit import AuditReport
 from proxanon._results.measures import summarize_groups
-from proxanon._results.partition import Partition
 from proxanon.distances import Relation
 from proxanon.tables import encode_sensitive, numeric_scales
 
@@ -285,38 +284,44 @@ class _Steps:
 
     # The Mondrian-(ε, δ) cut
 
-    def raw_cut(self) -> Partition | None:
-        """Mondrian's groups for the cut, or None where the relation's graph is too dense.
+    def raw_cut(self) -> RawCuts | None:
+        """Mondrian's groups for the cut: the median cut and, where some QI has a hierarchy of
+        more than one level, the hierarchy cut; None where the relation's graph is too dense.
 
         None where the relation's graph would hold more than CHECK_GRAPH_ENTRIES entries, since
         Mondrian's checks read every present value's neighbours at every cut (or search a
-        grid), which took minutes on dense continuous values."""
+        grid), which took minutes on dense continuous values. Without such a hierarchy the
+        hierarchy cut splits as the median cut does, at several times its cost (a synthetic
+        census of 100,000 rows with flat text QIs: 0.9 s against 0.14 s)."""
         inputs = self.inputs
+        checks = Checks(k=inputs.k, eps=inputs.eps, dlt=inputs.dlt, relation=inputs.relation,
+                        criteria=None if inputs.criteria is None else inputs.criteria.native)
+        deep = any(tax is not None and tax[0].size > tax[1] + 1 for tax in inputs.taxonomies)
         try:
-            return run_mondrian(inputs.sens,
-                                Checks(k=inputs.k, eps=inputs.eps, dlt=inputs.dlt,
-                                       relation=inputs.relation,
-                                       criteria=None if inputs.criteria is None
-                                       else inputs.criteria.native),
-                                inputs.qi, inputs.taxonomies, on_infeasible="best_effort",
-                                started=time.perf_counter(), grid_checks=False,
-                                max_graph_entries=CHECK_GRAPH_ENTRIES)
+            median, *hierarchy = [
+                run_mondrian(inputs.sens, checks, inputs.qi, inputs.taxonomies,
+                             on_infeasible="best_effort", started=time.perf_counter(),
+                             grid_checks=False, max_graph_entries=CHECK_GRAPH_ENTRIES,
+                             follow_hierarchy=follow)
+                for follow in ((False, True) if deep else (False,))]
         except GraphTooDenseError:
             return None
+        return RawCuts(median=median, hierarchy=hierarchy[0] if hierarchy else None)
 
-    def finish_cut(self, part: Partition | None, spent: float,
+    def finish_cut(self, raw: RawCuts | None, spent: float,
                    beside: bool) -> CheckedCut | None:
         """The cut with the audit of its classes, from Mondrian's groups; None without them.
 
-        The Mondrian-(ε, δ) cut (specialized) from ``part``, Mondrian's groups (None: see
-        ``raw_cut``). ``spent``: seconds ``part`` took."""
+        The Mondrian-(ε, δ) cut from ``raw`` (None: see ``raw_cut``): of its two cuts, the one
+        :func:`proxanon._pipeline.mondrian._best_cut` picks, finished. ``spent``: seconds
+        ``raw`` took."""
         inputs = self.inputs
         tic = time.perf_counter()
-        if part is None:
+        if raw is None:
             return None
-        cut = _mondrian_cut(inputs.columns, self.checks_on(inputs.sens, inputs.relation),
-                            (inputs.qi, inputs.taxonomies, inputs.node_keys), part=part,
-                            threads=self.threads_for(beside))
+        cut = _best_cut(inputs.columns, self.checks_on(inputs.sens, inputs.relation),
+                        (inputs.qi, inputs.taxonomies, inputs.node_keys), raw,
+                        self.threads_for(beside))
         # The verdict is the audit's of the published classes (specialization may have
         # split a class that Mondrian's own cut left failing).
         check = self.audit_classes(inputs.sens, inputs.relation, cut.groups,

@@ -22,7 +22,7 @@ from proxanon._pipeline.classes import (
     _merge_equal_tuples,
     _specialize_classes,
 )
-from proxanon._results.anonymization import GROUP_COLUMN
+from proxanon._results.anonymization import GROUP_COLUMN, HIERARCHY_CUT
 from proxanon._results.measures import GroupSummary, summarize_groups
 from proxanon._results.partition import Partition
 from proxanon.generalize import QIColumn
@@ -46,6 +46,11 @@ class _Cut:
     released: NDArray[np.int64] | None = None
     priced: float | None = None
 
+    def name(self) -> str:
+        """How ``Report.method`` and ``Report.candidates`` name this cut: the hierarchy cut or
+        strict Mondrian's median cut ("mondrian")."""
+        return HIERARCHY_CUT if self.part.stats.get("cut") == "hierarchy" else "mondrian"
+
     def cost(self) -> float:
         """GCP over every input row and the input's ranges, a suppressed row counting as fully
         generalized: what cuts are compared by."""
@@ -58,7 +63,7 @@ Released = Callable[[NDArray[np.int64]], tuple[list[QIColumn], ClassChecks, KeyI
 
 
 def _mondrian_cut(columns: list[QIColumn], checks: ClassChecks, keys: KeyInputs, *,
-                  part: Partition | None = None, threads: int = 1,
+                  threads: int = 1,
                   grid_checks: bool = True, max_graph_entries: int = MAX_GRAPH_ENTRIES,
                   follow_hierarchy: bool = False, suppress: int = 0,
                   released: Released | None = None) -> _Cut:
@@ -66,22 +71,19 @@ def _mondrian_cut(columns: list[QIColumn], checks: ClassChecks, keys: KeyInputs,
     tuple), classes of 2k rows or more specialized, giant classes' rows absorbed
     (:func:`_absorb_classes`), and their summary (``rounds``, also
     ``part.stats["merge_rounds"]``: 1 when the pass merged). O(n log n) per level of cuts.
-    ``part``: a cut's groups where the caller has them already, else built here: the
-    hierarchy cut (docs/design/mondrian.md#the-hierarchy-cut) and strict Mondrian's median
-    cut where ``follow_hierarchy`` (the table job at δ = 0), the median cut alone
-    otherwise (``method="mondrian"``, the paper's baseline, and the default path's
-    Mondrian-(ε, δ) candidate). Of several, the one whose native verdict holds and whose
-    finished table has the lowest GCP is returned (the first on ties), so the hierarchy
-    cut is never published where it costs more than strict Mondrian's. ``suppress``: rows
+    The cuts: the hierarchy cut (docs/design/mondrian.md#the-hierarchy-cut) and strict
+    Mondrian's median cut where ``follow_hierarchy`` (the table job at δ = 0), the median
+    cut alone otherwise (``method="mondrian"``, the paper's baseline); of two, the one
+    :func:`_best_cut` picks, so the hierarchy cut is never published where it costs more
+    than strict Mondrian's. (The default path's Mondrian-(ε, δ) candidate builds the same
+    two beside XColor's run, and picks by :func:`_best_cut` too.) ``suppress``: rows
     the hierarchy cut may leave out where that lowers the cost (GCP over every row, a
     suppressed row costing 1), its table then finished over ``released(rows kept)``.
     ``keys``: ``_published_key_inputs`` of ``columns``; ``grid_checks``,
     ``max_graph_entries``: as :func:`proxanon._engine.runs.run_mondrian`; ``threads``:
     specialization's."""
-    sens, relation, k, eps, dlt, ell = checks.unpacked()
+    sens = checks.sens
     qi, taxonomies, _ = keys
-    if part is not None:
-        return _finished_cut(columns, checks, keys, part, threads)
     built = [run_mondrian(sens, checks.checks, qi, taxonomies, on_infeasible="best_effort",
                           started=time.perf_counter(), grid_checks=grid_checks,
                           max_graph_entries=max_graph_entries, follow_hierarchy=follow,
@@ -89,18 +91,47 @@ def _mondrian_cut(columns: list[QIColumn], checks: ClassChecks, keys: KeyInputs,
              for follow in ((True, False) if follow_hierarchy else (False,))]
     if not follow_hierarchy:
         return _finished_cut(columns, checks, keys, built[0], threads)
-    # The hierarchy cut tried every split its checks allow: no specialization after it.
-    cut = _suppressed_cut(columns, built[0], released, threads) if (
-        built[0].suppressed_rows.size) else (
-        _finished_cut(columns, checks, keys, built[0], threads, specialize=False))
-    median = built[1]
+    return _best_cut(columns, checks, keys, RawCuts(median=built[1], hierarchy=built[0]),
+                     threads, released)
+
+
+@dataclass(frozen=True)
+class RawCuts:
+    """Mondrian's groups as the native cuts leave them: strict Mondrian's median cut and,
+    where it was built, the hierarchy cut (docs/design/mondrian.md#the-hierarchy-cut)."""
+
+    median: Partition
+    hierarchy: Partition | None = None
+
+    def remaining_violations(self) -> int:
+        """The violating rows of the cut with fewer of them (the one a repair would start
+        from)."""
+        return min(int(part.stats["remaining_violations"])
+                   for part in (self.median, self.hierarchy) if part is not None)
+
+
+def _best_cut(columns: list[QIColumn], checks: ClassChecks, keys: KeyInputs, raw: RawCuts,
+              threads: int, released: Released | None = None) -> _Cut:
+    """Of ``raw``'s cuts, each finished, the one whose native verdict holds and whose table
+    has the lowest GCP (the hierarchy cut on ties); where neither holds, the one with fewer
+    violating rows. The hierarchy cut tried every split its checks allow: it is not
+    specialized. The median cut is finished (specialized and absorbed) only where the
+    classes those steps cannot change cost no more than the hierarchy cut's table."""
+    if raw.hierarchy is None:
+        return _finished_cut(columns, checks, keys, raw.median, threads)
+    hierarchy, median, k = raw.hierarchy, raw.median, checks.checks.k
+    cut = _suppressed_cut(columns, hierarchy, released, threads) if (
+        hierarchy.suppressed_rows.size) else (
+        _finished_cut(columns, checks, keys, hierarchy, threads, specialize=False))
     # Specialization and absorption keep the median cut's classes under 2k rows: where they
     # alone cost more than the hierarchy cut, the median cut is not finished.
     if cut.part.satisfied and _cost_floor(columns, median.groups, k, median.groups.size) > (
             cut.cost() * (1 + 1e-9)):
         return cut
     other = _finished_cut(columns, checks, keys, median, threads)
-    return min((cut, other), key=lambda c: (not c.part.satisfied, c.cost()))
+    return min((cut, other), key=lambda c: (
+        not c.part.satisfied,
+        0 if c.part.satisfied else int(c.part.stats["remaining_violations"]), c.cost()))
 
 
 def _suppressed_cut(columns: list[QIColumn], part: Partition, released: Released | None,

@@ -28,7 +28,6 @@ from proxanon._pipeline.verdict import infeasible_text
 from proxanon._progress import ProgressReporter
 from proxanon._results.anonymization import (
     GROUP_COLUMN,
-    HIERARCHY_CUT,
     Anonymization,
     Asked,
     EngineNumbers,
@@ -130,8 +129,7 @@ def _publish_mondrian(inputs: _Inputs, checks: ClassChecks, cut: _Cut,
                else ".\nRelax the parameters or use method='xcolor'."), partition=part)
     report = build_report(
         asked_of(inputs, eps, dlt),
-        EngineNumbers(method=HIERARCHY_CUT if part.stats.get("cut") == "hierarchy"
-                      else "mondrian", merge_rounds=cut.rounds),
+        EngineNumbers(method=cut.name(), merge_rounds=cut.rounds),
         check, summary, satisfied=satisfied, seconds=seconds,
         candidates=picked.costs if picked is not None else {},
         suppressed_rows=part.suppressed_rows)
@@ -335,8 +333,8 @@ def _criteria_choice(inputs: _Inputs, job: _Job, chosen: _Published,
     check = with_criteria(_audit_groups(inputs.sens, cut.groups, inputs.relation, inputs.k,
                                          inputs.eps, inputs.dlt, inputs.threads),
                            inputs.criteria, cut.groups)
-    costs = {"xcolor": _cost(chosen.summary, len(inputs.data)), "mondrian": cut.summary.gcp()}
-    if not check.satisfied or (chosen.check.satisfied and costs["xcolor"] <= costs["mondrian"]):
+    costs = {"xcolor": _cost(chosen.summary, len(inputs.data)), cut.name(): cut.summary.gcp()}
+    if not check.satisfied or (chosen.check.satisfied and costs["xcolor"] <= costs[cut.name()]):
         return chosen, {**candidates, **costs}
     return _CutPicked(cut, check, costs, None)
 

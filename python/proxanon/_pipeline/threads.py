@@ -19,8 +19,7 @@ from proxanon._engine.runs import Session
 from proxanon._pipeline.candidates import _Published
 from proxanon._pipeline.inputs import _Inputs
 from proxanon._pipeline.job import CheckedCut, _Steps
-from proxanon._pipeline.mondrian import _mondrian_table, _Unwanted
-from proxanon._results.partition import Partition
+from proxanon._pipeline.mondrian import RawCuts, _mondrian_table, _Unwanted
 
 #: Share of the rows that fail in Mondrian's groups above which the plain partition's session
 #: is started beside the QI-aware one, before the cut is specialized (after it, with
@@ -96,10 +95,10 @@ class _Threads(_Steps):
 
     # The Mondrian-(ε, δ) cut, on its thread or on the caller's
 
-    def hard(self, part: Partition | None) -> bool:
+    def hard(self, part: RawCuts | None) -> bool:
         """Whether Mondrian's groups fail in > _HARD_SHARE of the rows; never with suppression."""
         return (part is not None and not self.suppress
-                and part.stats["remaining_violations"] > _HARD_SHARE * self.n_all)
+                and part.remaining_violations() > _HARD_SHARE * self.n_all)
 
     def build_cut(self) -> CheckedCut | None:
         """The cut and its audit, built on the caller's thread; sets ``cut_hard``.
@@ -199,7 +198,7 @@ class _Threads(_Steps):
 
     # The plain partition's table (XColor as ``partition`` runs it by default)
 
-    def plain_ahead(self, part: Partition | None) -> None:
+    def plain_ahead(self, part: RawCuts | None) -> None:
         """On the cut's thread: the plain session, where it is likely needed and not claimed.
 
         The plain session, computed into ``plain_ready`` where Mondrian's groups fail in
@@ -207,7 +206,7 @@ class _Threads(_Steps):
         suppression too: there the QI-aware path fails where its suppression exceeds
         the budget, and the plain one decides)."""
         wanted = (part is not None
-                  and part.stats["remaining_violations"] > _HARD_SHARE * self.n_all)
+                  and part.remaining_violations() > _HARD_SHARE * self.n_all)
         with self.plain_lock:
             self.plain_beside = wanted and not self.plain_claimed
         if self.plain_beside:

@@ -30,6 +30,7 @@ HIERARCHY_CUT = "hierarchy cut"
 FULL_DOMAIN = "full-domain"
 #: The candidate tables (``Report.candidates``) in words.
 _CANDIDATE_WORDS = {"xcolor": "XColor's table", "mondrian": "the Mondrian cut",
+                    HIERARCHY_CUT: "the hierarchy cut",
                     _XCOLOR_BOUND: "XColor's table",
                     "xcolor from the Mondrian cut": "XColor's repair of the Mondrian cut"}
 
@@ -52,8 +53,8 @@ class Report(Summarized):
     ratio except that a group with one category costs 0; ``ncp`` the per-column average NCP
     over rows; ``discernibility`` Σ_G |G|²; ``average_group_size`` n / groups.
     ``method``: how the published groups were formed, ``"xcolor"``, ``"mondrian"`` (also
-    when the default ``anonymize`` published the Mondrian-(ε, δ) cut), ``"hierarchy cut"``
-    (at δ = 0, docs/design/mondrian.md#the-hierarchy-cut) or ``"full-domain"``
+    when the default ``anonymize`` published strict Mondrian's Mondrian-(ε, δ) cut),
+    ``"hierarchy cut"`` (docs/design/mondrian.md#the-hierarchy-cut) or ``"full-domain"``
     (``recoding="global"``: ``levels`` gives the generalization level of each QI,
     ``lattice_nodes`` the nodes of its lattice and ``nodes_checked`` those whose classes the
     search checked); ``candidates``: the
