@@ -309,3 +309,31 @@ def test_componentwise_refuses_a_relation_without_components():
     relation = resolve(gap, None, 1, 12)
     with pytest.raises(TypeError, match=r"built-in metric .* got the gap"):
         componentwise(relation, [None])
+
+
+def test_one_job_builds_a_callables_graph_once(uci_adult, monkeypatch) -> None:
+    """The steps of one ``anonymize`` (sessions, specializations, absorption) share the graph
+    a distance function gives: its pairs are evaluated once per job, not once per native
+    call, and the table is the one the built-in metric publishes with the same start."""
+    from proxanon import anonymize
+    from proxanon._engine import relations
+
+    built: list[int] = []
+    real = relations.value_graph
+
+    def counted(*args, **kwargs):
+        built.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(relations, "value_graph", counted)
+    sample = uci_adult.head(3000).reset_index(drop=True)
+    args = {"quasi_identifiers": ["age", "sex", "race"], "sensitive": ["education-num"],
+            "k": 10, "epsilon": 0.05, "delta": 0.6, "on_infeasible": "best_effort"}
+    by_function = anonymize(sample, metric=l1_function, **args)
+    assert len(built) == 1
+    second = anonymize(sample, metric=l1_function, **args)  # a new job resolves anew
+    assert len(built) == 2
+    np.testing.assert_array_equal(second.groups, by_function.groups)
+    assert audit(by_function.table, quasi_identifiers=args["quasi_identifiers"],
+                 sensitive=args["sensitive"], k=10, epsilon=0.05,
+                 delta=0.6).satisfied == by_function.satisfied

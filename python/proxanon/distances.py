@@ -26,7 +26,7 @@ import math
 import reprlib
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -57,6 +57,10 @@ class Relation:
     matrix: Any = None              # scipy.sparse matrix for kind == "graph"
     is_metric: bool = False         # the triangle inequality holds
     taxonomy: bool = False          # some column is compared by its taxonomy (componentwise)
+    #: The graphs between values already built from this relation (a callable's or a given
+    #: graph's), by the values and epsilon they were built for: one job builds each once
+    #: (``proxanon._engine.relations.bind``).
+    graphs: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def threshold(self, epsilon: float) -> float:
         """The largest distance of neighbours (the C++ core's one definition)."""
