@@ -104,7 +104,7 @@ def test_the_bound_and_audit_taken_while_the_cut_is_built_choose_the_same_table(
     audited after it, whether the cut then wins (census) or fails (Adult's rows)."""
     frame, arguments = _table_and_arguments(case)
     first = anonymize(frame, n_threads=1, **arguments)
-    build_cut = steps_module._mondrian_cut
+    build_cut = steps_module._best_cut
     audit_groups = steps_module._audit_groups
     caller_audits: list[int] = []
 
@@ -117,7 +117,7 @@ def test_the_bound_and_audit_taken_while_the_cut_is_built_choose_the_same_table(
             caller_audits.append(args[-1])
         return audit_groups(*args)
 
-    monkeypatch.setattr(steps_module, "_mondrian_cut", late_cut)
+    monkeypatch.setattr(steps_module, "_best_cut", late_cut)
     monkeypatch.setattr(steps_module, "_audit_groups", watched_audit)
     late = anonymize(frame, n_threads=2, **arguments)
     assert caller_audits[0] == 1  # taken early, on the thread the cut's thread leaves
@@ -125,7 +125,8 @@ def test_the_bound_and_audit_taken_while_the_cut_is_built_choose_the_same_table(
         assert caller_audits == [1]  # and not again
         assert late.report.method == "mondrian"
     else:
-        assert late.report.method == "xcolor" and "mondrian" not in late.report.candidates
+        assert late.report.method == "xcolor"
+        assert not {"mondrian", "hierarchy cut"} & set(late.report.candidates)
     assert late.report.candidates == first.report.candidates
     pd.testing.assert_frame_equal(late.table, first.table)
     np.testing.assert_array_equal(late.groups, first.groups)
