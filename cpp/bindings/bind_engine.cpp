@@ -40,15 +40,9 @@ XColorOptions options_from(const py::handle& given) {
     options.delta = given.attr("delta").cast<double>();
     options.search_limit = given.attr("search_limit").cast<std::size_t>();
     options.trace = given.attr("trace").cast<bool>();
-    const auto init = given.attr("init").cast<std::string>();
-    if (init == "degree") options.init = Init::Degree;
-    else if (init == "qi") options.init = Init::Qi;
-    else throw std::invalid_argument("unknown init '" + init + "'");
+    options.init = given.attr("native_init").cast<Init>();
     options.init_block = given.attr("init_block").cast<std::size_t>();
-    const auto moves = given.attr("moves").cast<std::string>();
-    if (moves == "swap") options.moves = Moves::Swap;
-    else if (moves == "auto") options.moves = Moves::Auto;
-    else throw std::invalid_argument("unknown moves '" + moves + "'");
+    options.moves = given.attr("native_moves").cast<Moves>();
     options.suppress = given.attr("suppress").cast<bool>();
     options.threads = given.attr("threads").cast<std::size_t>();
     const py::object progress = given.attr("progress");

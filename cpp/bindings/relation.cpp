@@ -1,5 +1,5 @@
 // BoundRelation (relation.hpp) and its binding: _core.Relation, and the enums that cross the
-// boundary by name (Metric, Structure, CriterionKind), one definition each, here.
+// boundary by name (Metric, Structure, Init, Moves, CriterionKind), one definition each, here.
 #include "relation.hpp"
 
 #include <pybind11/stl.h>
@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "proxanon/mondrian/criteria_check.hpp"
+#include "proxanon/xcolor/xcolor.hpp"
 
 namespace proxanon::bindings {
 
@@ -147,6 +148,12 @@ void register_relation(py::module_& mod) {
         .value("graph", Structure::Graph)
         .value("sorted", Structure::Sorted)
         .value("grid", Structure::Grid);
+    py::enum_<Init>(mod, "Init", "XColor's starting colouring (xcolor.hpp).")
+        .value("degree", Init::Degree)
+        .value("qi", Init::Qi);
+    py::enum_<Moves>(mod, "Moves", "The moves of XColor's repair (xcolor.hpp).")
+        .value("auto", Moves::Auto)
+        .value("swap", Moves::Swap);
     py::enum_<CriterionSpec::Kind>(mod, "CriterionKind", "The privacy criteria the native checks know (criteria_check.hpp).")
         .value("distinct", CriterionSpec::Distinct)
         .value("entropy", CriterionSpec::Entropy)

@@ -36,6 +36,20 @@ class Structure(_Enum):
     grid: Structure
     __members__: dict[str, Structure]
 
+class Init(_Enum):
+    """XColor's starting colouring (xcolor.hpp)."""
+
+    degree: Init
+    qi: Init
+    __members__: dict[str, Init]
+
+class Moves(_Enum):
+    """The moves of XColor's repair (xcolor.hpp)."""
+
+    auto: Moves
+    swap: Moves
+    __members__: dict[str, Moves]
+
 class CriterionKind(_Enum):
     """The privacy criteria the native checks know (criteria_check.hpp)."""
 
@@ -74,11 +88,11 @@ class _Options(Protocol):
     @property
     def trace(self) -> bool: ...
     @property
-    def init(self) -> str: ...
+    def native_init(self) -> Init: ...
     @property
     def init_block(self) -> int: ...
     @property
-    def moves(self) -> str: ...
+    def native_moves(self) -> Moves: ...
     @property
     def suppress(self) -> bool: ...
     @property

@@ -49,15 +49,17 @@ _NOT_REAL_TYPES = (str, bytes, datetime.date, datetime.timedelta, np.datetime64,
 
 METRICS = ("l1", "l2", "linf")
 ON_INFEASIBLE = ("raise", "best_effort", "suppress")
-MOVES = ("auto", "swap")
-#: Starting colourings: Algorithm 1 as published, or the QI-aware start.
-INITS = ("degree", "qi")
+#: The repair's moves, and the starting colourings (Algorithm 1 as published, or the
+#: QI-aware start): the core's enums name them.
+MOVES = tuple(kernels.Moves.__members__)
+INITS = tuple(kernels.Init.__members__)
 #: Partitioning algorithms.
 METHODS = ("xcolor", "mondrian")
 #: How a table's groups are released (docs/design/publishing.md).
 PUBLISH = ("generalize", "anatomy")
-#: Neighbour structures (see ``partition``): the rule of "auto" lives in the core.
-NEIGHBOURS = ("auto", "graph", "sorted", "grid")
+#: Neighbour structures (see ``partition``), as the core's enum names them; the rule of
+#: "auto" lives in the core too.
+NEIGHBOURS = tuple(kernels.Structure.__members__)
 #: The largest search_limit: groups are numbered by 32-bit ids, so any limit this large
 #: already examines every group.
 MAX_SEARCH_LIMIT = 2**31 - 1

@@ -1,5 +1,6 @@
 """What the lower layers of the package read from the C++ core: its tolerances, the
-exceptions it raises, its progress counters and stop requests, two small kernels, and the
+exceptions it raises, the names of its starts, moves and neighbour structures (enums), its
+progress counters and stop requests, two small kernels, and the
 CSV records reader and writer (cpp/include/proxanon/io/csv.hpp) that ``tableio`` uses.
 
 The bottom of the package: it imports only ``proxanon._core``, and every module below the
@@ -13,8 +14,11 @@ from proxanon._core import (
     NEIGHBOUR_SLACK,
     CsvError,
     GraphTooDenseError,
+    Init,
+    Moves,
     Progress,
     StopRequest,
+    Structure,
     csv_columns,
     csv_fields,
     csv_records,
@@ -28,8 +32,11 @@ __all__ = [
     "NEIGHBOUR_SLACK",
     "CsvError",
     "GraphTooDenseError",
+    "Init",
+    "Moves",
     "Progress",
     "StopRequest",
+    "Structure",
     "csv_columns",
     "csv_fields",
     "csv_records",

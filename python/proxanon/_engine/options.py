@@ -33,6 +33,16 @@ class EngineOptions:
     threads: int = 1                # for the row degrees; the result is the same for any number
     progress: kernels.Progress | None = field(default=None, compare=False)
 
+    @property
+    def native_init(self) -> _core.Init:
+        """``init`` as the core's enum, which names the starts (cpp/bindings/relation.cpp)."""
+        return _core.Init.__members__[self.init]
+
+    @property
+    def native_moves(self) -> _core.Moves:
+        """``moves`` as the core's enum."""
+        return _core.Moves.__members__[self.moves]
+
 
 @dataclass(frozen=True, kw_only=True)
 class NativeRun:
