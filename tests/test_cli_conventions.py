@@ -25,7 +25,7 @@ import pytest
 
 import proxanon
 from proxanon._errors import InfeasibleError
-from proxanon._words import Call, Param, text, worded
+from proxanon._messages import Call, Param, text, worded
 from proxanon.cli import main
 from proxanon.cli._status import command_words, flag_words
 from tests.test_cli_io import COLUMNS, PRIVACY, _cli, _one_line_error, _raw_rows, _write_raw

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from proxanon._groups import group_runs
+from proxanon._group_runs import group_runs
 
 
 @given(st.lists(st.integers(-3, 40), max_size=200))

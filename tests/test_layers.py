@@ -19,9 +19,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "python" / "proxanon"
 #: ``__init__``), or a package name ending in ".*" for all of its modules.
 LAYERS: list[tuple[str, list[str]]] = [
     ("native kernels", ["_core", "_engine", "_engine.kernels"]),
-    ("foundations", ["_startup", "_words", "_errors", "_validate", "_display", "_progress",
-                     "_beside",
-                     "_groups", "_tableio", "_tableio.*", "tableio"]),
+    ("foundations", ["_startup", "_messages", "_errors", "_validate", "_display", "_progress",
+                     "_work_beside", "_group_runs", "_tableio", "_tableio.*", "tableio"]),
     ("data models", ["_taxonomy", "_taxonomy.*", "hierarchy", "distances", "tables", "generalize"]),
     ("measures and results", ["_results", "_results.measures", "_results.workload",
                               "_results.published",

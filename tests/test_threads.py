@@ -18,10 +18,10 @@ from hypothesis import strategies as st
 
 import proxanon
 from proxanon import InfeasibleError, advise, anonymize, audit, partition
-from proxanon._beside import Beside
 from proxanon._engine import runs
 from proxanon._pipeline import classes as classes_module
 from proxanon._pipeline import job as steps
+from proxanon._work_beside import Beside
 from proxanon.datasets import load_adult
 
 #: Minutes of work in all: run by CI (`pytest -m slow`), not by the README's command.

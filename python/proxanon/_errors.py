@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from proxanon._engine import kernels
-from proxanon._words import Text, text
+from proxanon._messages import Text, text
 
 #: The epsilon-neighbour graph would exceed ``_core.MAX_GRAPH_ENTRIES`` adjacency entries; a
 #: ValueError raised (from C++) before the graph is allocated, its message giving the size
@@ -18,8 +18,8 @@ class InfeasibleError(ValueError):
     maximum degree, the bound of inequality (4)) and what to try; ``partition`` holds the
     best-effort result so a caller can still inspect it.
 
-    The message is also kept as :class:`proxanon._words.Text` (``text``), which names the
-    options it suggests apart from its words (see :mod:`proxanon._words`).
+    The message is also kept as :class:`proxanon._messages.Text` (``text``), which names the
+    options it suggests apart from its words (see :mod:`proxanon._messages`).
     """
 
     def __init__(self, message: str | Text, partition: object | None = None) -> None:
@@ -34,7 +34,7 @@ class InfeasibleError(ValueError):
 
 class ParameterError(ValueError):
     """A parameter out of its range, refused before any work: ``parameter`` is its Python
-    name, ``text`` the message naming it apart from its words (:mod:`proxanon._words`)."""
+    name, ``text`` the message naming it apart from its words (:mod:`proxanon._messages`)."""
 
     def __init__(self, message: str | Text, parameter: str) -> None:
         super().__init__(str(message))

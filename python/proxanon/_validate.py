@@ -21,7 +21,7 @@ from numpy.typing import NDArray
 
 from proxanon._engine import kernels
 from proxanon._errors import ParameterError
-from proxanon._words import Param, text
+from proxanon._messages import Param, text
 
 #: Float tolerance of the neighbour test (docs/design/privacy-model.md): x and y are
 #: epsilon-neighbours iff ``distance <= epsilon + NEIGHBOUR_TOLERANCE * max(1, epsilon)``. Without

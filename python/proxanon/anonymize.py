@@ -12,7 +12,6 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from proxanon import _validate
-from proxanon._beside import within
 from proxanon._pipeline.anatomy import publish_anatomy
 from proxanon._pipeline.full_domain import publish_full_domain
 from proxanon._pipeline.inputs import AnonymizeSettings
@@ -22,6 +21,7 @@ from proxanon._progress import ProgressReporter
 from proxanon._results.anonymization import GROUP_COLUMN as GROUP_COLUMN  # public
 from proxanon._results.anonymization import Anonymization
 from proxanon._results.criteria import Criterion, LDiversity, check_criteria
+from proxanon._work_beside import within
 from proxanon.hierarchy import Hierarchy
 from proxanon.tables import role_columns
 

@@ -22,7 +22,7 @@ from numpy.typing import NDArray
 from proxanon import _validate
 from proxanon._engine.substitution import substitute_column
 from proxanon._errors import ParameterError
-from proxanon._words import Param, text
+from proxanon._messages import Param, text
 from proxanon.generalize import check_exact_integers
 from proxanon.tables import column_list
 

@@ -48,7 +48,7 @@ from numpy.typing import NDArray
 
 from proxanon import _core, _validate
 from proxanon._engine.relations import metric as native_metric
-from proxanon._groups import group_runs
+from proxanon._group_runs import group_runs
 from proxanon._results.audit import AuditReport, ColumnExposure
 from proxanon.distances import Relation, pairwise, resolve
 

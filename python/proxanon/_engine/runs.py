@@ -25,8 +25,8 @@ from proxanon._engine.verdicts import (
     too_dense,
 )
 from proxanon._errors import GraphTooDenseError, InfeasibleError
+from proxanon._messages import Param, text
 from proxanon._results.partition import Partition
-from proxanon._words import Param, text
 
 if TYPE_CHECKING:
     from proxanon._core import SpecializeStep

@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from proxanon._errors import GraphTooDenseError
-from proxanon._words import Call, Param, Text, text
+from proxanon._messages import Call, Param, Text, text
 from proxanon.distances import Relation
 
-#: The options the verdicts suggest (worded by each interface: :mod:`proxanon._words`).
+#: The options the verdicts suggest (worded by each interface: :mod:`proxanon._messages`).
 BEST_EFFORT = Param("on_infeasible", "best_effort")
 SUPPRESS = Param("on_infeasible", "suppress")
 

@@ -9,13 +9,13 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from proxanon._beside import Beside
 from proxanon._engine.runs import Session, full_search_worth
 from proxanon._errors import InfeasibleError
 from proxanon._pipeline.candidates import _better, _cost, _cost_floor, _Published
 from proxanon._pipeline.mondrian import _Cut
 from proxanon._pipeline.threads import _Threads
 from proxanon._results.audit import AuditReport
+from proxanon._work_beside import Beside
 
 
 @dataclass(frozen=True)

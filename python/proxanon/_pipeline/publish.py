@@ -13,6 +13,7 @@ from numpy.typing import NDArray
 
 from proxanon import _validate
 from proxanon._errors import InfeasibleError
+from proxanon._messages import Param, text
 from proxanon._pipeline.candidates import _cost, _Published
 from proxanon._pipeline.choose import _CutPicked, _Job
 from proxanon._pipeline.classes import (
@@ -35,7 +36,6 @@ from proxanon._results.anonymization import (
 )
 from proxanon._results.audit import AuditReport
 from proxanon._results.measures import summarize_groups
-from proxanon._words import Param, text
 from proxanon.generalize import QIColumn, encode_qi, load_hierarchies
 from proxanon.hierarchy import Hierarchy
 from proxanon.tables import encode_sensitive, numeric_scales

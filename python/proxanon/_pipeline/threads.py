@@ -13,13 +13,13 @@ from concurrent.futures import Future
 
 import pandas as pd
 
-from proxanon._beside import Beside
 from proxanon._engine import kernels
 from proxanon._engine.runs import Session
 from proxanon._pipeline.candidates import _Published
 from proxanon._pipeline.inputs import _Inputs
 from proxanon._pipeline.job import CheckedCut, _Steps
 from proxanon._pipeline.mondrian import RawCuts, _mondrian_table, _Unwanted
+from proxanon._work_beside import Beside
 
 #: Share of the rows that fail in Mondrian's groups above which the plain partition's session
 #: is started beside the QI-aware one, before the cut is specialized (after it, with

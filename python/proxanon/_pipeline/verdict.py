@@ -12,9 +12,9 @@ from numpy.typing import NDArray
 
 from proxanon._engine.infeasibility import infeasibility_proof
 from proxanon._engine.verdicts import infeasible_message
+from proxanon._messages import Param, Text, text
 from proxanon._pipeline.candidates import _Published
 from proxanon._pipeline.inputs import _Inputs
-from proxanon._words import Param, Text, text
 from proxanon.distances import Relation, box_radius
 from proxanon.generalize import format_number
 

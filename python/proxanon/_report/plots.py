@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from proxanon._groups import group_runs
+from proxanon._group_runs import group_runs
 from proxanon._report.formatting import _is_numeric, _number, _short
 from proxanon._results.audit import AuditReport
 from proxanon.frontier import figure_class, png_bytes

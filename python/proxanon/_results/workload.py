@@ -16,7 +16,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from proxanon import _validate
-from proxanon._groups import group_runs
+from proxanon._group_runs import group_runs
 from proxanon.tables import ordered_domain
 
 #: Sensitive attributes per query (the paper's qs).

@@ -21,7 +21,7 @@ from typing import NoReturn
 
 from proxanon import __version__, _startup
 from proxanon._errors import InfeasibleError, LeadingZerosError, TimeLimitError
-from proxanon._words import worded
+from proxanon._messages import worded
 from proxanon.cli import (
     advise,
     anonymize,

@@ -1,7 +1,7 @@
 """What every subcommand says and returns: exit statuses, the summary's verbosity, and
 library messages worded with the command's flags (docs/guide/command-line.md).
 
-A library message names the options it suggests as typed pieces (:mod:`proxanon._words`);
+A library message names the options it suggests as typed pieces (:mod:`proxanon._messages`);
 :func:`flag_words` and :func:`command_words` render them as flags and subcommands, so a
 message is never edited as text. ``-`` stands for standard input or output
 (:data:`STDIO`).
@@ -13,7 +13,7 @@ import argparse
 import sys
 from dataclasses import dataclass
 
-from proxanon._words import NO_VALUE, Call, Param
+from proxanon._messages import NO_VALUE, Call, Param
 
 #: Exit statuses of the ``proxanon`` command.
 EXIT_OK = 0              # done; the table satisfies the principle
@@ -88,7 +88,7 @@ class Outcome:
 
 
 def flag_words(param: Param) -> str:
-    """How the command line names a library parameter a message names (:mod:`proxanon._words`):
+    """How the command line names a library parameter a message names (:mod:`proxanon._messages`):
     its flag, with the value where the message means one (``--best-effort``, ``--k 1``); a
     parameter without a flag keeps its Python words."""
     value = param.value

@@ -21,8 +21,8 @@ from numpy.typing import NDArray
 
 from proxanon import _validate
 from proxanon._errors import InfeasibleError
+from proxanon._messages import Text
 from proxanon._results.anonymization import GROUP_COLUMN
-from proxanon._words import Text
 from proxanon.anonymize import anonymize as anonymize_table
 from proxanon.dask._audit import PartAudit, PartResult, audit_rows, in_order
 from proxanon.dask._malloc import roomy
@@ -49,7 +49,7 @@ class Facts:
 
 
 #: A run's second output: the facts of its published piece, or, when its rows are
-#: infeasible alone, the single-machine error's message (its :class:`~proxanon._words.Text`
+#: infeasible alone, the single-machine error's message (its :class:`~proxanon._messages.Text`
 #: names the options it suggests).
 Outcome = Facts | str | Text
 
