@@ -337,3 +337,29 @@ def test_one_job_builds_a_callables_graph_once(uci_adult, monkeypatch) -> None:
     assert audit(by_function.table, quasi_identifiers=args["quasi_identifiers"],
                  sensitive=args["sensitive"], k=10, epsilon=0.05,
                  delta=0.6).satisfied == by_function.satisfied
+
+
+def test_the_names_of_what_to_protect_resolve_to_the_metric_that_protects_it(uci_adult):
+    """metric="each" is min_component (each sensitive column's value protected alone) and
+    "combination" is l1 (the columns together): the same tables, the report naming the
+    metric; an unknown name is refused with every name listed."""
+    from proxanon import anonymize
+
+    sample = uci_adult.head(2000).reset_index(drop=True)
+    args = {"quasi_identifiers": ["age", "sex", "race"],
+            "sensitive": ["education-num", "hours-per-week"], "k": 10, "epsilon": 0.02,
+            "delta": 0.6, "on_infeasible": "best_effort"}
+    for intent, metric in (("each", "min_component"), ("Combination", "l1")):
+        named = anonymize(sample, metric=intent, **args)
+        direct = anonymize(sample, metric=metric, **args)
+        np.testing.assert_array_equal(named.groups, direct.groups)
+        assert named.report.metric == direct.report.metric
+        assert named.satisfied == direct.satisfied
+    each = audit(anonymize(sample, metric="each", **args).table,
+                 quasi_identifiers=args["quasi_identifiers"], sensitive=args["sensitive"],
+                 k=10, epsilon=0.02, delta=0.6, metric="each")
+    # Under min_component a neighbour on any one column is a neighbour: no column alone is
+    # riskier than the classes are.
+    assert each.columns and all(c.max_risk <= each.max_risk + 1e-12 for c in each.columns)
+    with pytest.raises(ValueError, match="each, combination"):
+        resolve("every", None, 2, 10)

@@ -4,7 +4,8 @@ relation.
 - Built-ins over components on a common scale: ``"l1"``, ``"l2"``, ``"linf"`` (weighted,
   weights default to 1/s), ``"min_component"`` (min_i w_i |x_i − y_i|, the XColor paper's
   Example 2; weights default to 1 and must be positive) and ``"variational"``
-  (½ Σ |p_i − q_i| between probability vectors; takes no weights).
+  (½ Σ |p_i − q_i| between probability vectors; takes no weights). ``"each"`` and
+  ``"combination"`` name what is protected instead: ``"min_component"`` and ``"l1"``.
 - A Python callable ``f(X, Y) -> distances`` over blocks of rows: called on blocks of
   *distinct* values (at most ``BLOCK`` × ``BLOCK`` at a time), never once per pair.
   It must be symmetric and return real distances >= 0 (anything else, NaN included, is
@@ -37,6 +38,12 @@ from proxanon._engine import kernels
 from proxanon.hierarchy import Hierarchy
 
 BUILTINS = ("l1", "l2", "linf", "min_component", "variational")
+#: Names of what is to be protected, each resolved to the built-in that protects it
+#: (docs/guide/feasibility.md): "each" sensitive column's value alone (``min_component``:
+#: rows close in any one column are neighbours), or their "combination" (``l1``).
+INTENTS = {"each": "min_component", "combination": "l1"}
+#: Every name ``metric=`` takes.
+METRIC_NAMES = (*BUILTINS, *INTENTS)
 #: Built-ins that satisfy the triangle inequality (advise's clique proof needs it).
 TRUE_METRICS = ("l1", "l2", "linf", "variational")
 #: Distinct values per block handed to a callable.
@@ -104,12 +111,14 @@ def resolve(metric: Any, weights: Any, columns: int, rows: int) -> Relation:
         label = getattr(metric, "__name__", type(metric).__name__)
         return Relation("callable", "callable", label, function=metric,
                         is_metric=bool(getattr(metric, "is_metric", False)))
+    if isinstance(metric, str) and metric.lower() in INTENTS:
+        metric = INTENTS[metric.lower()]
     if not isinstance(metric, str) or metric.lower() not in BUILTINS:
         given = (f"{type(metric).__name__} of shape {metric.shape} (for neighbour pairs "
                  "given as a matrix, pass scipy.sparse.csr_matrix(distances <= epsilon))"
                  if hasattr(metric, "shape") else reprlib.repr(metric))
         raise ValueError(
-            f"unknown metric {given}; choose one of {', '.join(BUILTINS)}, a function "
+            f"unknown metric {given}; choose one of {', '.join(METRIC_NAMES)}, a function "
             "f(X, Y) returning distances, or a scipy.sparse neighbour graph")
     name = metric.lower()
     if name == "variational":

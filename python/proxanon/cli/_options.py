@@ -18,6 +18,7 @@ import numpy as np
 
 from proxanon import _validate
 from proxanon.cli._status import UsageError
+from proxanon.distances import METRIC_NAMES
 from proxanon.tableio import (
     FORMATS,
 )
@@ -182,14 +183,22 @@ def add_privacy_options(parser: argparse.ArgumentParser, *, optional: bool = Fal
                         help="a group's risk may be at most 1 - delta"
                              + (" (optional: without it, the bounds only)" if optional
                                 else ""))
-    parser.add_argument("--metric", default="l1", type=str.lower,
-                        choices=["l1", "l2", "linf", "min_component", "variational"],
-                        help="l1 (default), l2, linf, min_component or variational. With "
-                             "several sensitive columns, l1, l2 and linf protect their "
-                             "combination (a column alone may stay close: the summary's 'each "
-                             "column' line says where); min_component protects each column's "
-                             "value")
+    add_metric_option(parser, METRIC_HELP)
     parser.add_argument("--weights", help="one weight per sensitive column, comma-separated")
+
+
+#: What ``--metric`` says in every command that takes it.
+METRIC_HELP = ("l1 (default), l2, linf, min_component or variational; or what to protect: "
+               "'each' (each sensitive column's value alone: min_component) or 'combination' "
+               "(l1). With several sensitive columns, l1, l2 and linf protect their "
+               "combination (a column alone may stay close: the summary's 'each column' line "
+               "says where); min_component protects each column's value")
+
+
+def add_metric_option(parser: argparse.ArgumentParser, help_text: str) -> None:
+    """``--metric``, its choices those of ``metric=`` (``distances.METRIC_NAMES``)."""
+    parser.add_argument("--metric", default="l1", type=str.lower, choices=list(METRIC_NAMES),
+                        help=help_text)
 
 
 def add_criteria_options(parser: argparse.ArgumentParser) -> None:

@@ -11,7 +11,14 @@ from typing import Any
 
 import pandas as pd
 
-from proxanon.cli._options import add_criteria_options, add_input_options, criteria_from, floats
+from proxanon.cli._options import (
+    METRIC_HELP,
+    add_criteria_options,
+    add_input_options,
+    add_metric_option,
+    criteria_from,
+    floats,
+)
 from proxanon.cli._reading import read_columns
 from proxanon.cli._status import EXIT_INFEASIBLE, EXIT_OK, STDIO, Outcome, UsageError, show_progress
 from proxanon.cli._writing import distinct_outputs, output_path, report_json, write_bytes
@@ -44,9 +51,7 @@ def add_parser(commands: Any) -> None:
     parser.add_argument("--delta", required=True,
                         help="delta(s), comma-separated (e.g. 0.5,0.8): a group's risk may be "
                              "at most 1 - delta")
-    parser.add_argument("--metric", default="l1", type=str.lower,
-                        choices=["l1", "l2", "linf", "min_component", "variational"],
-                        help="l1 (default), l2, linf, min_component or variational")
+    add_metric_option(parser, METRIC_HELP)
     parser.add_argument("--weights", help="one weight per sensitive column, comma-separated")
     add_input_options(parser)
     parser.add_argument("--dates", metavar="COL,...",
