@@ -44,9 +44,8 @@ def partition(sensitive: ArrayLike, *, k: int, epsilon: float | None = None,
         ``"l1"``, ``"l2"``, ``"linf"`` (weighted; weights default to ``1/s`` each),
         ``"min_component"``, ``"variational"``, a function ``f(X, Y) -> distances`` (called
         on blocks of distinct values), or a scipy.sparse n × n matrix whose nonzeros are the
-        neighbour pairs (then ``epsilon`` may be omitted); or what to protect: ``"each"``
-        sensitive column's value alone (``"min_component"``) or their ``"combination"``
-        (``"l1"``). See :mod:`proxanon.distances`.
+        neighbour pairs (then ``epsilon`` may be omitted); or ``"each"`` (min_component) or
+        ``"combination"`` (l1), what to protect. See :mod:`proxanon.distances`.
     quasi_identifiers
         Optional float array ``(n, d)``. When given, swaps are chosen to keep each group's
         QI ranges narrow (the loss of §V-B); without it the swap that lowers the potential
