@@ -95,28 +95,18 @@ RelationBuilder BoundRelation::engine(Structure asked, std::size_t max_graph_ent
 }
 
 RowsRelation BoundRelation::over_rows(Structure asked, std::size_t max_graph_entries) const {
-    if (given()) {
-        return [this](ValueTable& table, const std::vector<std::int32_t>& rows, std::size_t /*threads*/,
-                      Interrupt* interrupt) {
-            if (rows.size() == rows_) {
-                table = ValueTable::from_labels(csr_->row_value, csr_->offsets.size() - 1);
-                return Neighbours(table, NeighbourGraph::from_csr(csr_->offsets, csr_->targets), interrupt);
-            }
-            return induced(*csr_, table, rows, interrupt);
-        };
-    }
-    return [this, asked, max_graph_entries](ValueTable& table, const std::vector<std::int32_t>& rows,
-                                            std::size_t threads, Interrupt* interrupt) {
-        if (rows.size() == sa_.rows) {
-            table = ValueTable::from_rows(sa_.data, sa_.rows, sa_.cols);
-        } else {
-            std::vector<double> sub(rows.size() * sa_.cols);
-            for (std::size_t i = 0; i < rows.size(); ++i) {
-                const double* x = sa_.data + static_cast<std::size_t>(rows[i]) * sa_.cols;
-                std::copy(x, x + sa_.cols, sub.begin() + static_cast<std::ptrdiff_t>(i * sa_.cols));
-            }
-            table = ValueTable::from_rows(sub.data(), rows.size(), sa_.cols);
+    // Over every row, the engine's structure; over a subset, the same built for its rows.
+    return [this, whole = engine(asked, max_graph_entries), asked, max_graph_entries](
+               ValueTable& table, const std::vector<std::int32_t>& rows, std::size_t threads,
+               Interrupt* interrupt) {
+        if (rows.size() == rows_) return whole(table, threads, interrupt);
+        if (given()) return induced(*csr_, table, rows, interrupt);
+        std::vector<double> sub(rows.size() * sa_.cols);
+        for (std::size_t i = 0; i < rows.size(); ++i) {
+            const double* x = sa_.data + static_cast<std::size_t>(rows[i]) * sa_.cols;
+            std::copy(x, x + sa_.cols, sub.begin() + static_cast<std::ptrdiff_t>(i * sa_.cols));
         }
+        table = ValueTable::from_rows(sub.data(), rows.size(), sa_.cols);
         return Neighbours::build(table, distance(), asked, max_graph_entries, threads, interrupt);
     };
 }
